@@ -1,0 +1,68 @@
+"""`hub-cli`: one program, many commands. `--help`/`-h` never reads settings or the network."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from hubcli import exits
+
+app = typer.Typer(
+    name="hub-cli",
+    help="Agent Hub: serve the hub, talk to it, and look after its data.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from hubcore.config import ConfigError, load
+
+    try:
+        return load()
+    except ConfigError as exc:
+        sys.stderr.write(f"hub-cli: {exc.message}\n")
+        raise typer.Exit(exits.NOT_CONFIGURED) from None
+
+
+@app.callback(invoke_without_command=True)
+def main(ctx: typer.Context) -> None:
+    """With no command, serve."""
+    if ctx.invoked_subcommand is None:
+        serve()
+
+
+@app.command()
+def serve() -> None:
+    """Serve the hub on its configured bind (default 127.0.0.1:8080). No flags: settings come from
+    the config file and HUB_* variables."""
+    from hubcli.serve import run_serve
+
+    raise typer.Exit(run_serve(_settings()))
+
+
+@app.command()
+def config(
+    path: bool = typer.Option(False, "--path", help="Print the config file's path."),
+    check: bool = typer.Option(False, "--check", help="Exit non-zero naming any unknown or bad setting."),
+) -> None:
+    """Show where the settings live, or check them."""
+    from hubcore import config as cfg
+
+    if path or not check:
+        typer.echo(str(cfg.config_path()))
+    if check:
+        problems = cfg.check()
+        for line in problems:
+            sys.stderr.write(f"hub-cli config: {line}\n")
+        if problems:
+            raise typer.Exit(exits.NOT_CONFIGURED)
+        if not path:
+            typer.echo("config ok")
+
+
+def run() -> None:
+    app()

@@ -1,0 +1,257 @@
+"""Settings: a TOML file with `[hub]` and `[client]` sections, overridden by `HUB_*` variables.
+
+The file is `$HUB_CONFIG`, else `$XDG_CONFIG_HOME/agent-hub/config.toml`, else
+`~/.config/agent-hub/config.toml`. Every setting the spec names is recognised here, including those
+whose feature arrives later, so `config --check` can tell a typo from a real key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Final
+
+from hubcore.errors import HubError
+
+
+@dataclass(frozen=True)
+class Key:
+    """One recognised setting: its type, default and environment variable."""
+
+    kind: type
+    default: Any
+    env: str
+
+
+def _k(kind: type, default: Any, env: str) -> Key:
+    return Key(kind, default, env)
+
+
+HUB_KEYS: Final[dict[str, Key]] = {
+    "bind": _k(str, "127.0.0.1:8080", "HUB_BIND"),
+    "data_dir": _k(str, "./data", "HUB_DATA_DIR"),
+    "admin_token": _k(str, None, "HUB_ADMIN_TOKEN"),
+    "tls_cert": _k(str, None, "HUB_TLS_CERT"),
+    "tls_key": _k(str, None, "HUB_TLS_KEY"),
+    "public_url": _k(str, None, "HUB_PUBLIC_URL"),
+    "min_free_bytes": _k(int, 256 * 1024 * 1024, "HUB_MIN_FREE_BYTES"),
+    "synchronous": _k(str, "normal", "HUB_SYNCHRONOUS"),
+    "shutdown_grace_secs": _k(float, 10.0, "HUB_SHUTDOWN_GRACE_SECS"),
+    "log_level": _k(str, "info", "HUB_LOG_LEVEL"),
+    "backup_dir": _k(str, None, "HUB_BACKUP_DIR"),
+    "integrity_sample_secs": _k(int, 0, "HUB_INTEGRITY_SAMPLE_SECS"),
+    "enrol": _k(str, "on", "HUB_ENROL"),
+    "trust_proxy": _k(list, [], "HUB_TRUST_PROXY"),
+    "enrol_pending_max": _k(int, 20, "HUB_ENROL_PENDING_MAX"),
+    "enrol_pending_ttl_secs": _k(int, 86400, "HUB_ENROL_PENDING_TTL_SECS"),
+    "notify_url": _k(str, None, "HUB_NOTIFY_URL"),
+    "notify_token": _k(str, None, "HUB_NOTIFY_TOKEN"),
+    "notify_interval_secs": _k(int, 60, "HUB_NOTIFY_INTERVAL_SECS"),
+    "events_per_project": _k(int, 1_000_000, "HUB_EVENTS_PER_PROJECT"),
+    "inbox_open_per_agent": _k(int, 100, "HUB_INBOX_OPEN_PER_AGENT"),
+    "inbox_open_per_project": _k(int, 1000, "HUB_INBOX_OPEN_PER_PROJECT"),
+    "prune_undo_secs": _k(int, 60, "HUB_PRUNE_UNDO_SECS"),
+    "open_stores_max": _k(int, 64, "HUB_OPEN_STORES_MAX"),
+    "store_idle_secs": _k(float, 60.0, "HUB_STORE_IDLE_SECS"),
+}
+
+CLIENT_KEYS: Final[dict[str, Key]] = {
+    "url": _k(str, None, "HUB_URL"),
+    "token": _k(str, None, "HUB_TOKEN"),
+    "agent_id": _k(str, None, "HUB_AGENT_ID"),
+    "project": _k(str, None, "HUB_PROJECT"),
+    "timeout": _k(float, 30.0, "HUB_TIMEOUT"),
+}
+
+SECTIONS: Final[dict[str, dict[str, Key]]] = {"hub": HUB_KEYS, "client": CLIENT_KEYS}
+
+
+class ConfigError(HubError):
+    """The config file or an override cannot be used; names the offending key or file."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_argument", message)
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("HUB_CONFIG"):
+        return Path(env["HUB_CONFIG"])
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agent-hub" / "config.toml"
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    bind: str = "127.0.0.1:8080"
+    data_dir: str = "./data"
+    admin_token: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    public_url: str | None = None
+    min_free_bytes: int = 256 * 1024 * 1024
+    synchronous: str = "normal"
+    shutdown_grace_secs: float = 10.0
+    log_level: str = "info"
+    backup_dir: str | None = None
+    integrity_sample_secs: int = 0
+    enrol: str = "on"
+    trust_proxy: list[str] = field(default_factory=list)
+    enrol_pending_max: int = 20
+    enrol_pending_ttl_secs: int = 86400
+    notify_url: str | None = None
+    notify_token: str | None = None
+    notify_interval_secs: int = 60
+    events_per_project: int = 1_000_000
+    inbox_open_per_agent: int = 100
+    inbox_open_per_project: int = 1000
+    prune_undo_secs: int = 60
+    open_stores_max: int = 64
+    store_idle_secs: float = 60.0
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir).expanduser().resolve()
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        return split_bind(self.bind)
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    url: str | None = None
+    token: str | None = None
+    agent_id: str | None = None
+    project: str | None = None
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    hub: HubSettings
+    client: ClientSettings
+    path: Path
+
+
+def split_bind(bind: str) -> tuple[str, int]:
+    host, sep, port = bind.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(f"bind {bind!r} is not host:port")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The parsed file, or `{}` when it does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def unknown_keys(raw: Mapping[str, Any]) -> list[str]:
+    """Dotted names of keys under `[hub]` or `[client]` that no setting knows."""
+    found = []
+    for section, keys in SECTIONS.items():
+        table = raw.get(section, {})
+        if not isinstance(table, dict):
+            found.append(section)
+            continue
+        found.extend(f"{section}.{name}" for name in table if name not in keys)
+    return found
+
+
+def _coerce(name: str, key: Key, value: Any, *, from_env: bool) -> Any:
+    if value is None:
+        return None
+    if key.kind is list:
+        if from_env:
+            return [part.strip() for part in str(value).split(",") if part.strip()]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        raise ConfigError(f"{name} must be a list of strings")
+    if key.kind is bool or isinstance(value, bool):
+        raise ConfigError(f"{name} must be a {key.kind.__name__}")
+    try:
+        if key.kind is int:
+            if isinstance(value, float):
+                raise ValueError
+            return int(value)
+        if key.kind is float:
+            return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, not {value!r}") from None
+    if not isinstance(value, str):
+        raise ConfigError(f"{name} must be a string")
+    return value
+
+
+def _section(section: str, table: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, key in SECTIONS[section].items():
+        if key.env in env and env[key.env] != "":
+            values[name] = _coerce(key.env, key, env[key.env], from_env=True)
+        elif name in table:
+            values[name] = _coerce(f"{section}.{name}", key, table[name], from_env=False)
+    return values
+
+
+def load(env: Mapping[str, str] | None = None, *, path: Path | None = None) -> Settings:
+    """Settings from the file and the environment. Unknown keys are tolerated here (serve keeps
+    running on an old file); `config --check` is where they are reported."""
+    env = os.environ if env is None else env
+    path = path or config_path(env)
+    raw = read_file(path)
+    hub_table = raw.get("hub", {}) if isinstance(raw.get("hub"), dict) else {}
+    client_table = raw.get("client", {}) if isinstance(raw.get("client"), dict) else {}
+    hub_values = _section("hub", hub_table, env)
+    hub = HubSettings(**{f.name: hub_values[f.name] for f in fields(HubSettings) if f.name in hub_values})
+    client_values = _section("client", client_table, env)
+    client = ClientSettings(**client_values)
+    validate(hub)
+    return Settings(hub=hub, client=client, path=path)
+
+
+def validate(hub: HubSettings) -> None:
+    split_bind(hub.bind)
+    if hub.synchronous not in ("normal", "full"):
+        raise ConfigError("hub.synchronous must be 'normal' or 'full'")
+    if hub.enrol not in ("on", "off"):
+        raise ConfigError("hub.enrol must be 'on' or 'off'")
+    if bool(hub.tls_cert) != bool(hub.tls_key):
+        raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
+    for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
+                 "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max"):
+        if getattr(hub, name) < 0:
+            raise ConfigError(f"hub.{name} must not be negative")
+    if hub.open_stores_max < 1:
+        raise ConfigError("hub.open_stores_max must be at least 1")
+
+
+def check(env: Mapping[str, str] | None = None, *, path: Path | None = None) -> list[str]:
+    """Problems with the configuration, one line each; empty when it is usable as it stands."""
+    env = os.environ if env is None else env
+    path = path or config_path(env)
+    try:
+        raw = read_file(path)
+    except ConfigError as exc:
+        return [exc.message]
+    problems = [f"unknown key {name} in {path}" for name in unknown_keys(raw)]
+    try:
+        load(env, path=path)
+    except ConfigError as exc:
+        problems.append(exc.message)
+    return problems
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")

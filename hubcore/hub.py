@@ -1,0 +1,123 @@
+"""The hub: one data directory, its stores, its services and its background work.
+
+`Hub.open(settings)` is an async context manager. On entry it takes the data directory's lock (so
+a second hub, or a standalone `hub-cli mcp`, cannot open the same directory), migrates `hub.db`,
+starts the hub store's actor and the services. On exit it stops background work and closes every
+actor, which checkpoints its file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import IO
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hubcore.clock import Clock, SystemClock
+from hubcore.config import HubSettings
+from hubcore.errors import HubError
+from hubcore.metrics import HubMetrics
+from hubcore.services.agents import AgentsService, revoke_reserved
+from hubcore.services.auth import AuthService
+from hubcore.services.core import Core
+from hubcore.services.health import HealthService
+from hubcore.services.projects import ProjectsService
+from hubcore.store.actor import StoreActor
+from hubcore.store.migrations import migrate
+
+log = logging.getLogger("hubcore.hub")
+
+LOCK_NAME = ".hub.lock"
+
+
+class DataDirLocked(HubError):
+    """Another process (a serving hub or a standalone stdio server) holds the data directory."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        super().__init__(
+            "unavailable",
+            f"data directory {path} is in use by another hub process ({holder or 'pid unknown'})",
+        )
+
+
+def lock_data_dir(data_dir: Path) -> IO[str]:
+    """Hold an exclusive lock on the data directory for as long as the returned file is open."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(data_dir / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115 (held for the hub's life)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise DataDirLocked(data_dir, holder) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def data_dir_in_use(data_dir: Path) -> bool:
+    """Whether a hub process holds `data_dir` right now (the check does not disturb it)."""
+    try:
+        lock_data_dir(data_dir).close()
+    except DataDirLocked:
+        return True
+    return False
+
+
+class Hub:
+    def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int) -> None:
+        self.core = core
+        self.settings = core.settings
+        self.task_group = task_group
+        self.schema_version = opened_version
+        self.metrics = core.metrics
+        self.auth = AuthService(core)
+        self.projects = ProjectsService(core)
+        self.agents = AgentsService(core)
+        self.health = HealthService(core, opened_version=opened_version)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_path
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, settings: HubSettings, *, clock: Clock | None = None) -> AsyncIterator[Hub]:
+        clock = clock or SystemClock()
+        data_dir = settings.data_path
+        lock = lock_data_dir(data_dir)
+        try:
+            db = data_dir / "hub.db"
+            version = await anyio.to_thread.run_sync(
+                lambda: migrate(db, now=clock.now(), synchronous=settings.synchronous)
+            )
+            store = StoreActor(db, synchronous=settings.synchronous, name="hub.db")
+            core = Core(settings=settings, clock=clock, store=store, metrics=HubMetrics(data_dir))
+            async with anyio.create_task_group() as stores:
+                await stores.start(store.run)
+                try:
+                    revoked = await store.execute(revoke_reserved)
+                    if revoked:
+                        log.warning("revoked the token of the reserved agent id 'hub'")
+                    # Background work (sweepers, notify sends) lives in its own group so that it
+                    # stops before the stores close under it.
+                    async with anyio.create_task_group() as background:
+                        hub = cls(core, background, opened_version=version)
+                        try:
+                            yield hub
+                        finally:
+                            background.cancel_scope.cancel()
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await store.aclose()
+        finally:
+            lock.close()

@@ -1,0 +1,62 @@
+"""The hub's Prometheus metrics, one registry per hub (no process-global state)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+
+def file_size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return None
+
+
+def free_bytes(path: Path) -> int | None:
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+class StorageCollector(Collector):
+    """Storage gauges measured at scrape time: free space, hub.db and its write-ahead log."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._data_dir = data_dir
+
+    def collect(self) -> Iterator[Metric]:
+        db = self._data_dir / "hub.db"
+        readings = {
+            "hub_data_free_bytes": ("Free bytes on the data directory's volume", free_bytes(self._data_dir)),
+            "hub_db_size_bytes": ("Size of hub.db", file_size(db)),
+            "hub_db_wal_bytes": ("Size of hub.db's write-ahead log", file_size(db.with_name("hub.db-wal"))),
+        }
+        for name, (doc, value) in readings.items():
+            if value is not None:  # unmeasurable is absent, never a made-up zero
+                yield GaugeMetricFamily(name, doc, value=value)
+
+
+class HubMetrics:
+    def __init__(self, data_dir: Path) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.http_requests = Counter(
+            "hub_http_requests", "HTTP requests by method and status class",
+            ["method", "status_class"], registry=self.registry,
+        )
+        self.failed_responses = Counter(
+            "hub_failed_responses", "Failed responses by hub error code", ["code"], registry=self.registry
+        )
+        self.registry.register(StorageCollector(data_dir))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,158 @@
+"""Projects: create, list, read, change, delete; personal spaces; confidentiality."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import conflict, forbidden, invalid
+from hubcore.services import validate
+from hubcore.services.access import project_missing, readable_project, require_admin, visibility
+from hubcore.services.core import Core
+
+PASSWORD_POLICIES = ("off", "optional", "required")
+
+
+def unseen_counts(conn: sqlite3.Connection, project_ids: list[str]) -> dict[str, int]:
+    """Feed events above the human's cursor, per project.
+
+    Counted from the events table once the feed store exists in the schema; until then there are no
+    events to be unseen.
+    """
+    has_events = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+    ).fetchone()
+    if not has_events or not project_ids:
+        return dict.fromkeys(project_ids, 0)
+    counts = {}
+    for pid in project_ids:
+        row = conn.execute(
+            """SELECT COUNT(*) FROM events e JOIN projects p ON p.id = e.project_id
+               WHERE e.project_id = ? AND e.id > COALESCE(p.last_seen_event, '')""",
+            (pid,),
+        ).fetchone()
+        counts[pid] = int(row[0])
+    return counts
+
+
+def render(row: sqlite3.Row, unseen: int) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "display_name": row["display_name"],
+        "owner_agent": row["owner_agent"],
+        "created_at": iso(row["created_at"]),
+        "unseen_events": unseen,
+        "is_personal": row["personal_of"] is not None,
+        "confidential": bool(row["confidential"]),
+        "artifact_password_policy": row["artifact_password_policy"],
+    }
+
+
+def insert_personal_space(conn: sqlite3.Connection, agent_id: str, display_name: str, now: float) -> None:
+    conn.execute(
+        """INSERT INTO projects (id, display_name, owner_agent, created_at, personal_of)
+           VALUES (?, ?, ?, ?, ?)""",
+        (validate.PERSONAL_PREFIX + agent_id, f"{display_name}'s space", agent_id, now, agent_id),
+    )
+
+
+class ProjectsService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def list(self, caller: Caller) -> list[dict[str, Any]]:
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            cond, params = visibility(caller)
+            rows = conn.execute(f"SELECT p.* FROM projects p WHERE {cond} ORDER BY p.id", params).fetchall()
+            unseen = unseen_counts(conn, [r["id"] for r in rows])
+            return [render(r, unseen[r["id"]]) for r in rows]
+
+        return await self.core.store.read(read)
+
+    async def get(self, caller: Caller, project_id: str) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = readable_project(conn, caller, project_id)
+            return render(row, unseen_counts(conn, [project_id])[project_id])
+
+        return await self.core.store.read(read)
+
+    async def create(self, caller: Caller, body: Any) -> dict[str, Any]:
+        body = validate.body_object(body)
+        pid = validate.project_id(body.get("id"))
+        if pid.startswith(validate.PERSONAL_PREFIX):
+            raise invalid("project ids starting with 'space-' are reserved for personal spaces", field="id")
+        name = validate.display_name(body["display_name"]) if body.get("display_name") is not None else pid
+        confidential = validate.boolean(body.get("confidential", False), field="confidential")
+        policy = validate.choice(
+            body.get("artifact_password_policy", "optional"), PASSWORD_POLICIES,
+            field="artifact_password_policy",
+        )
+        if caller.kind not in ("admin", "agent"):
+            raise forbidden("creating a project needs a token")
+        now = self.core.now()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            if conn.execute("SELECT 1 FROM projects WHERE id = ?", (pid,)).fetchone():
+                raise conflict(f"project {pid!r} already exists")
+            conn.execute(
+                """INSERT INTO projects (id, display_name, owner_agent, created_at, confidential,
+                   artifact_password_policy) VALUES (?, ?, ?, ?, ?, ?)""",
+                (pid, name, caller.agent_id, now, int(confidential), policy),
+            )
+            if confidential and caller.agent_id:
+                # The creator keeps sight of its own confidential project.
+                conn.execute(
+                    "INSERT INTO grants (agent_id, project_id, created_at) VALUES (?, ?, ?)",
+                    (caller.agent_id, pid, now),
+                )
+            row = conn.execute("SELECT * FROM projects WHERE id = ?", (pid,)).fetchone()
+            return render(row, 0)
+
+        return await self.core.store.execute(write)
+
+    async def update(self, caller: Caller, project_id: str, body: Any) -> dict[str, Any]:
+        body = validate.body_object(body)
+        if "id" in body:
+            raise invalid("a project's id cannot be changed; leave it out of the body", field="id")
+        changes: dict[str, Any] = {}
+        if "display_name" in body:
+            changes["display_name"] = validate.display_name(body["display_name"])
+        if "artifact_password_policy" in body:
+            changes["artifact_password_policy"] = validate.choice(
+                body["artifact_password_policy"], PASSWORD_POLICIES, field="artifact_password_policy"
+            )
+        if "confidential" in body:
+            changes["confidential"] = int(validate.boolean(body["confidential"], field="confidential"))
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = readable_project(conn, caller, project_id)
+            if changes.get("confidential") == 0 and row["confidential"] and not caller.is_admin:
+                raise forbidden("making a confidential project public needs the admin token")
+            if changes:
+                assignments = ", ".join(f"{col} = :{col}" for col in changes)
+                conn.execute(f"UPDATE projects SET {assignments} WHERE id = :id", {**changes, "id": project_id})
+            fresh = conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
+            return render(fresh, unseen_counts(conn, [project_id])[project_id])
+
+        return await self.core.store.execute(write)
+
+    async def delete(self, caller: Caller, project_id: str) -> None:
+        require_admin(caller, "deleting a project")
+        parts = list(self.core.project_parts)
+
+        def write(conn: sqlite3.Connection) -> None:
+            row = conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
+            if row is None:
+                raise project_missing(project_id)
+            if row["personal_of"] is not None:
+                raise conflict(f"project {project_id!r} is a personal space and cannot be deleted")
+            for part in parts:
+                part.purge_rows(conn, project_id)
+            conn.execute("DELETE FROM projects WHERE id = ?", (project_id,))
+
+        await self.core.store.execute(write)
+        for part in parts:
+            await part.after_delete(project_id)
+

@@ -1,0 +1,161 @@
+"""The hub store's schema, as forward-only migrations.
+
+Each migration runs in one transaction that also records its version in `schema_migrations`, so a
+store is always at exactly one version. Before any migration of an existing store the file is
+copied (through SQLite's backup API, so the copy is consistent) to
+`backups/pre-migration-v<from>-<timestamp>.db`; the three newest copies are kept. A store newer than
+this binary is refused, naming both versions.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hubcore.errors import HubError
+from hubcore.store.actor import connect
+
+log = logging.getLogger("hubcore.migrations")
+
+KEEP_PRE_MIGRATION_COPIES = 3
+STORE_KIND = "agent-hub"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
+    """A migration body made of plain statements (executescript would commit mid-migration)."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        for stmt in sql:
+            conn.execute(stmt)
+
+    return apply
+
+
+V1_FOUNDATION = statements(
+    """CREATE TABLE hub_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    f"""INSERT INTO hub_meta (key, value) VALUES ('store_kind', '{STORE_KIND}')""",
+    """CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'pending')),
+        created_at REAL NOT NULL,
+        last_seen_at REAL,
+        enrol_note TEXT,
+        token_hash TEXT UNIQUE,
+        token_created_at REAL
+    )""",
+    """CREATE TABLE projects (
+        id TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        owner_agent TEXT,
+        created_at REAL NOT NULL,
+        confidential INTEGER NOT NULL DEFAULT 0,
+        artifact_password_policy TEXT NOT NULL DEFAULT 'optional'
+            CHECK (artifact_password_policy IN ('off', 'optional', 'required')),
+        personal_of TEXT UNIQUE REFERENCES agents(id),
+        last_seen_event TEXT
+    )""",
+    """CREATE TABLE grants (
+        agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (agent_id, project_id)
+    )""",
+    """CREATE INDEX grants_by_project ON grants (project_id)""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "foundation", V1_FOUNDATION),)
+
+
+class StoreTooNew(HubError):
+    def __init__(self, found: int, supported: int) -> None:
+        super().__init__(
+            "unavailable",
+            f"hub.db is at schema version {found}, newer than this binary supports ({supported}); "
+            "run a newer agent-hub",
+            details={"found": found, "supported": supported},
+        )
+        self.found, self.supported = found, supported
+
+
+def supported_version(migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    return migrations[-1].version if migrations else 0
+
+
+def read_version(conn: sqlite3.Connection) -> int:
+    """The store's schema version; 0 for an empty file."""
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not has_table:
+        return 0
+    row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def _copy_before(conn: sqlite3.Connection, path: Path, version: int, now: float) -> Path:
+    backups = path.parent / "backups"
+    backups.mkdir(exist_ok=True)
+    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = backups / f"pre-migration-v{version}-{stamp}.db"
+    dest = sqlite3.connect(target)
+    try:
+        conn.backup(dest)
+    finally:
+        dest.close()
+    copies = sorted(backups.glob("pre-migration-v*-*.db"), key=lambda p: p.stat().st_mtime_ns)
+    for old in copies[:-KEEP_PRE_MIGRATION_COPIES]:
+        old.unlink(missing_ok=True)
+    log.info("copied hub.db at schema v%d to %s before migrating", version, target)
+    return target
+
+
+def migrate(
+    path: Path,
+    *,
+    now: float,
+    migrations: Sequence[Migration] = MIGRATIONS,
+    synchronous: str = "normal",
+) -> int:
+    """Bring the store at `path` to the newest version; returns the version it is at after."""
+    supported = supported_version(migrations)
+    conn = connect(path, synchronous=synchronous)
+    try:
+        current = read_version(conn)
+        if current > supported:
+            raise StoreTooNew(current, supported)
+        pending = [m for m in migrations if m.version > current]
+        if pending and current > 0:
+            _copy_before(conn, path, current, now)
+        for migration in pending:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if migration.version == 1:
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations "
+                        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+                    )
+                migration.apply(conn)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, now),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            log.info("migrated hub.db to schema v%d (%s)", migration.version, migration.name)
+        return read_version(conn)
+    finally:
+        conn.close()

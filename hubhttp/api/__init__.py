@@ -1,0 +1,1 @@
+"""REST API blueprints under /api/v1, one module per resource."""

@@ -1,0 +1,69 @@
+"""The Quart application: blueprints by resource and one error shape for everything."""
+
+from __future__ import annotations
+
+import logging
+
+from quart import Quart, Response
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
+
+from hubcore.errors import HubError
+from hubhttp.api import agents, projects
+from hubhttp.context import HUB_KEY
+from hubhttp.probes import bp as probes_bp
+from hubhttp.problems import PROBLEM_TYPE, count_failure, from_error, problem_body
+
+log = logging.getLogger("hubhttp")
+
+CODE_BY_STATUS = {
+    400: "invalid_argument",
+    401: "unauthenticated",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "invalid_argument",
+}
+
+
+def _metrics(app: Quart):  # type: ignore[no-untyped-def]
+    hub = app.extensions.get(HUB_KEY)
+    return hub.metrics if hub is not None else None
+
+
+def create_app() -> Quart:
+    app = Quart("agent_hub")
+    app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
+    for bp in (probes_bp, projects.bp, agents.bp):
+        app.register_blueprint(bp)
+
+    @app.errorhandler(HubError)
+    async def hub_error(err: HubError) -> Response:
+        status, headers, body = from_error(err)
+        count_failure(_metrics(app), err.code)
+        return Response(body, status=status, headers=headers, content_type=PROBLEM_TYPE)
+
+    @app.errorhandler(HTTPException)
+    async def http_error(err: HTTPException) -> Response:
+        status = err.code or 500
+        code = CODE_BY_STATUS.get(status, "internal" if status >= 500 else "invalid_argument")
+        headers: dict[str, str] = {}
+        detail = err.description or "request refused"
+        if isinstance(err, MethodNotAllowed) and err.valid_methods:
+            allowed = ", ".join(sorted(m for m in err.valid_methods if m != "OPTIONS"))
+            headers["Allow"] = allowed
+            detail = f"this route serves {allowed}"
+        elif status == 404:
+            detail = "no such route"
+        count_failure(_metrics(app), code)
+        return Response(problem_body(status, code, detail), status=status, headers=headers,
+                        content_type=PROBLEM_TYPE)
+
+    @app.errorhandler(Exception)
+    async def unexpected(err: Exception) -> Response:
+        log.exception("unhandled error", exc_info=err)
+        count_failure(_metrics(app), "internal")
+        return Response(problem_body(500, "internal", "the hub failed to answer this request"),
+                        status=500, content_type=PROBLEM_TYPE)
+
+    return app

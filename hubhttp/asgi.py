@@ -1,0 +1,87 @@
+"""The ASGI composition root: one listener for the REST API, public pages, probes and /mcp.
+
+`HubASGI` owns the lifespan: on startup it opens the `Hub` (and, later, enters the MCP session
+manager), then runs Quart's own startup; on shutdown it reverses that. Every HTTP request passes
+the `Gate` (global rules) and is counted in the metrics before it reaches Quart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+
+from hubcore.clock import Clock
+from hubcore.config import HubSettings
+from hubcore.errors import HubError
+from hubcore.hub import Hub
+from hubhttp.app import create_app
+from hubhttp.context import HUB_KEY
+from hubhttp.gate import Gate, Message, Receive, Scope, Send
+from hubhttp.problems import send_problem
+
+log = logging.getLogger("hubhttp.asgi")
+
+
+class HubASGI:
+    def __init__(self, settings: HubSettings, *, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.quart = create_app()
+        self._hub: Hub | None = None
+        self._gate = Gate(self.quart, self._current_hub)  # type: ignore[arg-type]
+        self.on_started: list[Callable[[Hub], None]] = []
+
+    def _current_hub(self) -> Hub:
+        if self._hub is None:
+            raise HubError("unavailable", "the hub is starting or stopping", retryable=True)
+        return self._hub
+
+    @property
+    def hub(self) -> Hub:
+        return self._current_hub()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return  # no websockets here
+        if self._hub is None:
+            await send_problem(send, self._unready(), None)
+            return
+        metrics = self._hub.metrics
+        method = scope["method"]
+
+        async def counted_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_class = f"{message['status'] // 100}xx"
+                metrics.http_requests.labels(method=method, status_class=status_class).inc()
+            await send(message)
+
+        await self._gate(scope, receive, counted_send)
+
+    def _unready(self) -> HubError:
+        return HubError("unavailable", "the hub is starting or stopping", retryable=True)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        async with AsyncExitStack() as stack:
+            try:
+                hub = await stack.enter_async_context(Hub.open(self.settings, clock=self.clock))
+                self._hub = hub
+                self.quart.extensions[HUB_KEY] = hub
+                await self.quart.startup()
+                stack.push_async_callback(self.quart.shutdown)
+            except BaseException as exc:
+                log.error("startup failed: %s", exc)
+                self._hub = None
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                raise
+            await send({"type": "lifespan.startup.complete"})
+            for hook in self.on_started:
+                hook(hub)
+            message = await receive()
+            self._hub = None
+        await send({"type": "lifespan.shutdown.complete"})

@@ -1,0 +1,58 @@
+"""Handler helpers: the hub, the caller, JSON in and out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from quart import Response, current_app, request
+
+from hubcore.caller import Caller
+from hubcore.errors import HubError
+from hubcore.hub import Hub
+
+HUB_KEY = "agent_hub"
+
+
+def hub() -> Hub:
+    return current_app.extensions[HUB_KEY]
+
+
+def caller() -> Caller:
+    found = request.scope.get("hub.caller")
+    return found if isinstance(found, Caller) else Caller.public()
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(data), status=status, mimetype="application/json", headers=headers)
+
+
+def no_content() -> Response:
+    return Response(b"", status=204)
+
+
+async def json_body(*, default: Any = None) -> Any:
+    """The parsed JSON body; `default` when there is none (None means a body is required)."""
+    raw = await request.get_data(as_text=False)
+    if not raw.strip():
+        if default is not None:
+            return default
+        raise HubError("invalid_argument", "this route needs a JSON object body")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise HubError("invalid_argument", f"the body is not valid JSON: {exc}") from None
+
+
+def query_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise HubError("invalid_argument", f"query {name} must be an integer") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" and {maximum}" if maximum is not None else ""
+        raise HubError("invalid_argument", f"query {name} must be between {minimum}{upper}")
+    return value

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from hubcore.clock import FakeClock
+from hubcore.config import HubSettings
+from tests.harness import HubClient, hub_client, test_settings
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> HubSettings:
+    return test_settings(tmp_path / "data")
+
+
+@pytest.fixture
+async def client(settings: HubSettings, clock: FakeClock) -> AsyncIterator[HubClient]:
+    async with hub_client(settings, clock) as c:
+        yield c
