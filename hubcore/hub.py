@@ -85,6 +85,12 @@ class Hub:
         self.agents = AgentsService(core)
         self.health = HealthService(core, opened_version=opened_version)
 
+    async def start_background(self) -> None:
+        """Start the hub's background work (sweepers, senders) in `self.task_group`.
+
+        Each later part adds its own task here; they are cancelled before the stores close.
+        """
+
     @property
     def data_dir(self) -> Path:
         return self.settings.data_path
@@ -112,6 +118,7 @@ class Hub:
                     # stops before the stores close under it.
                     async with anyio.create_task_group() as background:
                         hub = cls(core, background, opened_version=version)
+                        await hub.start_background()
                         try:
                             yield hub
                         finally:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
 import builtins
+import sqlite3
 from typing import Any
 
 from hubcore.caller import Caller
