@@ -1,0 +1,3 @@
+from hubcli.main import run
+
+run()

@@ -1,0 +1,186 @@
+"""The global HTTP rules: 400, 401 before the body, 415, 413 while streaming, 405, problems."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hubhttp.gate import MAX_BODY
+from tests.harness import ADMIN, HubClient
+
+pytestmark = pytest.mark.anyio
+
+
+def project_count(client: HubClient) -> int:
+    with client.db() as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM projects").fetchone()[0])
+
+
+def assert_problem(r: Any, status: int, code: str) -> dict[str, Any]:
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith("application/problem+json")
+    doc = r.json()
+    assert doc["status"] == status and doc["code"] == code and doc["type"] == "about:blank"
+    assert doc["title"] and doc["detail"]
+    return dict(doc)
+
+
+async def test_unknown_route_is_a_problem(client: HubClient) -> None:
+    assert_problem(await client.get("/nope", headers=ADMIN), 404, "not_found")
+    assert_problem(await client.get("/api/v1/nope", headers=ADMIN), 404, "not_found")
+
+
+async def test_admin_gate_without_token_is_401_whatever_the_body(client: HubClient) -> None:
+    r = await client.post("/api/v1/agents", content=b"\xff not json", headers={"content-type": "text/plain"})
+    doc = assert_problem(r, 401, "unauthenticated")
+    assert "admin token" in doc["detail"]
+    assert r.headers["www-authenticate"].startswith("Bearer")
+    r = await client.post("/api/v1/agents", content=b"x" * (MAX_BODY + 10))
+    assert_problem(r, 401, "unauthenticated")
+
+
+async def test_agent_token_is_not_the_admin_token(client: HubClient) -> None:
+    token = await client.make_agent("bot")
+    r = await client.get("/api/v1/agents", headers=client.agent(token))
+    assert_problem(r, 401, "unauthenticated")
+    r = await client.get("/metrics", headers=client.agent(token))
+    assert_problem(r, 401, "unauthenticated")
+
+
+async def test_wrong_scheme_and_garbage_tokens_are_401(client: HubClient) -> None:
+    for header in ("Basic abc", "Bearer", "Bearer ", "bearer nope", "token " + ADMIN["Authorization"][7:]):
+        r = await client.get("/api/v1/agents", headers={"Authorization": header})
+        assert_problem(r, 401, "unauthenticated")
+
+
+async def test_unreadable_query_is_400_before_the_gate(client: HubClient) -> None:
+    r = await client.get("/api/v1/agents?q=%ff%fe")
+    assert_problem(r, 400, "invalid_argument")
+    r = await client.get("/api/v1/agents?q=%ff", headers=ADMIN)
+    assert_problem(r, 400, "invalid_argument")
+
+
+async def test_bad_path_segment_is_400(client: HubClient) -> None:
+    assert_problem(await client.get("/api/v1/projects/%ff", headers=ADMIN), 400, "invalid_argument")
+    assert_problem(await client.get("/api/v1/projects/a%00b", headers=ADMIN), 400, "invalid_argument")
+
+
+async def test_method_not_served_is_405_with_allow(client: HubClient) -> None:
+    r = await client.put("/api/v1/projects", headers=ADMIN)
+    assert_problem(r, 405, "method_not_allowed")
+    assert set(r.headers["allow"].replace(" ", "").split(",")) >= {"GET", "POST"}
+    r = await client.post("/api/v1/projects/x", headers=ADMIN, json={})
+    assert_problem(r, 405, "method_not_allowed")
+    assert "PATCH" in r.headers["allow"] and "DELETE" in r.headers["allow"]
+
+
+async def test_non_json_body_is_415_and_writes_nothing(client: HubClient) -> None:
+    before = project_count(client)
+    r = await client.post("/api/v1/projects", content=b'{"id": "x"}',
+                          headers={**ADMIN, "content-type": "text/plain"})
+    doc = assert_problem(r, 415, "invalid_argument")
+    assert "application/json" in doc["detail"]
+    r = await client.post("/api/v1/projects", content=b'{"id": "x"}', headers=ADMIN)  # no content type
+    assert_problem(r, 415, "invalid_argument")
+    assert project_count(client) == before
+
+
+async def test_json_with_charset_is_accepted(client: HubClient) -> None:
+    r = await client.post("/api/v1/projects", content=b'{"id": "x"}',
+                          headers={**ADMIN, "content-type": "application/json; charset=utf-8"})
+    assert r.status_code == 201
+
+
+async def test_unparseable_json_is_400_and_writes_nothing(client: HubClient) -> None:
+    before = project_count(client)
+    r = await client.post("/api/v1/projects", content=b'{"id": ', headers={**ADMIN, "content-type": "application/json"})
+    assert_problem(r, 400, "invalid_argument")
+    r = await client.post("/api/v1/projects", json=["not", "an", "object"], headers=ADMIN)
+    assert_problem(r, 400, "invalid_argument")
+    assert project_count(client) == before
+
+
+def _padded_body(size: int) -> bytes:
+    """A JSON object body of exactly `size` bytes creating project `edge`."""
+    head = b'{"id": "edge", "pad": "'
+    tail = b'"}'
+    return head + b"a" * (size - len(head) - len(tail)) + tail
+
+
+async def test_body_at_the_limit_passes_and_one_over_is_413(client: HubClient) -> None:
+    before = project_count(client)
+    over = _padded_body(MAX_BODY + 1)
+    r = await client.post("/api/v1/projects", content=over, headers={**ADMIN, "content-type": "application/json"})
+    doc = assert_problem(r, 413, "payload_too_large")
+    assert str(MAX_BODY) in doc["detail"]
+    assert project_count(client) == before
+    at = _padded_body(MAX_BODY)
+    r = await client.post("/api/v1/projects", content=at, headers={**ADMIN, "content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    assert project_count(client) == before + 1
+
+
+async def _call_streaming(
+    client: HubClient, chunks: list[bytes], headers: list[tuple[bytes, bytes]]
+) -> tuple[int, int]:
+    """Send a chunked body straight to the ASGI app; returns (status, chunks the app pulled)."""
+    pulled = 0
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        pulled += 1
+        if pulled > len(chunks):
+            return {"type": "http.disconnect"}
+        return {"type": "http.request", "body": chunks[pulled - 1], "more_body": pulled < len(chunks)}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/v1/projects", "raw_path": b"/api/v1/projects", "query_string": b"",
+        "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
+    }
+    await client.app(scope, receive, send)
+    return status, pulled
+
+
+async def test_chunked_body_over_the_limit_stops_reading_at_the_limit(client: HubClient) -> None:
+    before = project_count(client)
+    chunk = b"a" * 65536
+    chunks = [b'{"id": "big", "pad": "'] + [chunk] * 80 + [b'"}']  # about 5 MiB
+    headers = [(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
+               (b"transfer-encoding", b"chunked")]
+    status, pulled = await _call_streaming(client, chunks, headers)
+    assert status == 413
+    # Reading stopped at the first chunk that crossed 4 MiB: nothing past it was buffered.
+    assert pulled == 1 + MAX_BODY // len(chunk)  # the head chunk, then 64 chunks cross the limit
+    assert project_count(client) == before
+
+
+async def test_declared_length_over_the_limit_is_refused_without_reading(client: HubClient) -> None:
+    headers = [(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
+               (b"content-length", str(MAX_BODY + 1).encode())]
+    status, pulled = await _call_streaming(client, [b"{}"], headers)
+    assert (status, pulled) == (413, 0)
+
+
+async def test_admin_gate_reads_no_body(client: HubClient) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+    status, pulled = await _call_streaming(client, [b"{}"], headers)
+    assert (status, pulled) == (401, 0)
+
+
+async def test_failures_are_counted_by_code_in_metrics(client: HubClient) -> None:
+    await client.get("/api/v1/agents")
+    await client.get("/api/v1/projects/missing", headers=ADMIN)
+    r = await client.get("/metrics", headers=ADMIN)
+    assert r.status_code == 200
+    text = r.text
+    assert 'hub_failed_responses_total{code="unauthenticated"} 1.0' in text
+    assert 'hub_failed_responses_total{code="not_found"} 1.0' in text
+    assert 'hub_http_requests_total{method="GET",status_class="4xx"} 2.0' in text
