@@ -1,0 +1,273 @@
+"""Session brains: one SQLite file per session, written only by its owner while it runs.
+
+Reads of any readable session's brain (by id or by agent and name) touch nothing of the caller's
+own session and never create a file; the file comes into being on the first write (an entry, or
+a tool call recorded for replay). Writes go through the brain file's own actor, opened on demand
+by the pool and closed when idle.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import HubError, conflict, invalid, not_found
+from hubcore.services.access import require_admin
+from hubcore.services.core import Core
+from hubcore.services.sessions import SessionRef, SessionsService, find
+from hubcore.store import brain
+from hubcore.store.actor import StoreActor
+from hubcore.store.pool import ActorPool
+
+ARGUMENT_SUMMARY_MAX = 500
+STORES = ("session", "project")
+
+
+def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreActor]:
+    def make(session_id: str) -> StoreActor:
+        return StoreActor(directory / f"{session_id}.db", setup=brain.setup, synchronous=synchronous,
+                          readers=2, mailbox_size=256, name=f"brain {session_id}")
+
+    return make
+
+
+def file_bytes(path: Path) -> int | None:
+    """The brain's bytes on disk (file and write-ahead log); 0 when it was never written."""
+    total = 0
+    for part in (path, path.with_name(path.name + "-wal")):
+        try:
+            total += os.stat(part).st_size
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    return total
+
+
+def not_utf8(path: str) -> HubError:
+    return HubError("invalid_argument", f"brain entry {path} holds bytes that are not UTF-8 text", status=422)
+
+
+def check_store(value: Any, *, required: bool) -> str:
+    if value is None and not required:
+        return "session"
+    if value not in STORES:
+        raise invalid("store must be 'session' or 'project'", field="store")
+    if value == "project":
+        raise invalid("store 'project' (the knowledge base) is not available on this hub yet", field="store")
+    return str(value)
+
+
+def encode_value(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise invalid("value must be a string", field="value")
+    data = value.encode("utf-8")
+    if len(data) > brain.VALUE_MAX:
+        raise HubError("payload_too_large", f"value is {len(data)} bytes; the limit is {brain.VALUE_MAX}",
+                       details={"limit": brain.VALUE_MAX})
+    return data
+
+
+def summarize(arguments: dict[str, Any]) -> str:
+    """A tool call's arguments for replay: long strings cut, the whole kept under 500 characters."""
+    short = {k: (v if not isinstance(v, str) or len(v) <= 80 else v[:80] + f"... ({len(v)} chars)")
+             for k, v in arguments.items()}
+    text = orjson.dumps(short, default=str).decode()
+    return text if len(text) <= ARGUMENT_SUMMARY_MAX else text[: ARGUMENT_SUMMARY_MAX - 3] + "..."
+
+
+class BrainsService:
+    def __init__(self, core: Core, pool: ActorPool, directory: Path) -> None:
+        self.core = core
+        self.pool = pool
+        self.directory = directory
+        self.sessions: SessionsService | None = None  # set by the hub once both exist
+
+    # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
+
+    def _target(self, session: Any, active: tuple[str, str] | None) -> SessionRef:
+        """The session a read names, defaulting to the connection's active one (id, project)."""
+        default_project = active[1] if active else None
+        if session is not None:
+            return SessionRef.parse(session, default_project=default_project)
+        if active is None:
+            raise conflict("no active session: call session_start first, or name a session to read")
+        return SessionRef(session_id=active[0])
+
+    async def read_entry(self, caller: Caller, *, path: Any, session: Any = None, store: Any = None,
+                         active: tuple[str, str] | None = None) -> dict[str, Any]:
+        check_store(store, required=False)
+        return await self.get(caller, self._target(session, active), path)
+
+    async def list_entries(self, caller: Caller, *, path: Any = "/fs/", session: Any = None, store: Any = None,
+                           active: tuple[str, str] | None = None) -> dict[str, Any]:
+        check_store(store, required=False)
+        return await self.list(caller, self._target(session, active), path)
+
+    async def write_entry(self, caller: Caller, *, path: Any, value: Any, store: Any, session: Any = None,
+                          if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
+        check_store(store, required=True)
+        row = await self._writable(caller, session, active)
+        return await self._put(caller, row["id"], path, value, if_version)
+
+    async def delete_entry(self, caller: Caller, *, path: Any, store: Any, session: Any = None,
+                           if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
+        check_store(store, required=True)
+        row = await self._writable(caller, session, active)
+        return await self._delete(row["id"], path, if_version)
+
+    async def _writable(self, caller: Caller, session: Any, active: tuple[str, str] | None) -> Any:
+        assert self.sessions is not None
+        ref = SessionRef.parse(session, default_project=active[1] if active else None) if session else None
+        return await self.sessions.writable(caller, ref, active[0] if active else None)
+
+    def path_of(self, session_id: str) -> Path:
+        return self.directory / f"{session_id}.db"
+
+    def bytes_of(self, session_id: str) -> int | None:
+        return file_bytes(self.path_of(session_id))
+
+    async def _session(self, caller: Caller, ref: SessionRef) -> sqlite3.Row:
+        return await self.core.store.read(lambda conn: find(conn, caller, ref))
+
+    async def _read(self, session_id: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run `fn` on the brain file, or return None when the file was never written."""
+        if not self.path_of(session_id).exists():
+            return None
+        async with self.pool.use(session_id) as actor:
+            return await actor.read(fn)
+
+    # -- reads ---------------------------------------------------------------------------------------
+
+    async def get(self, caller: Caller, session: SessionRef, path: Any) -> dict[str, Any]:
+        row = await self._session(caller, session)
+        where = brain.canonical(path)
+        entry = await self._read(row["id"], lambda conn: brain.get(conn, where))
+        if entry is None:
+            raise not_found(f"no brain entry at {where}")
+        try:
+            content = entry.value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise not_utf8(where) from None
+        return {
+            "path": where, "type": entry.kind, "content": content, "version": entry.version,
+            "size_bytes": len(entry.value),
+            "written_at": iso(entry.written_at) if entry.written_at is not None else None,
+            "session_id": row["id"],
+        }
+
+    async def list(self, caller: Caller, session: SessionRef, path: Any = "/fs/") -> builtins.dict[str, Any]:
+        row = await self._session(caller, session)
+        where = brain.canonical(path, allow_root=True)
+        found = await self._read(row["id"], lambda conn: _level_or_entry(conn, where))
+        entries, truncated = found if found is not None else ([], False)
+        return {"path": where, "entries": entries, "truncated": truncated, "session_id": row["id"]}
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    async def _put(self, caller: Caller, session_id: str, path: Any, value: Any,
+                   if_version: Any = None) -> dict[str, Any]:
+        """Write an entry to a session the caller owns (`_writable` checked that)."""
+        where = brain.canonical(path)
+        data = encode_value(value)
+        condition = _check_if_version(if_version)
+        if condition not in (None, brain.ABSENT) and not self.path_of(session_id).exists():
+            raise brain.mismatch(None)  # refused without creating the file
+        warnings = self._size_check(session_id, len(data))
+        now, actor_label = self.core.now(), caller.actor
+        async with self.pool.use(session_id) as actor:
+            version = await actor.execute(
+                lambda conn: brain.put(conn, where, data, if_version=condition, now=now, actor=actor_label)
+            )
+        return {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
+                "session_id": session_id}
+
+    async def _delete(self, session_id: str, path: Any, if_version: Any = None) -> dict[str, Any]:
+        where = brain.canonical(path)
+        condition = _check_if_version(if_version)
+        if not self.path_of(session_id).exists():
+            if condition not in (None, brain.ABSENT):
+                raise brain.mismatch(None)
+            raise not_found(f"no brain entry at {where}")
+        async with self.pool.use(session_id) as actor:
+            await actor.execute(lambda conn: brain.delete(conn, where, if_version=condition))
+        return {"ok": True, "path": where, "session_id": session_id}
+
+    def _size_check(self, session_id: str, incoming: int) -> builtins.list[str]:
+        size = self.bytes_of(session_id) or 0
+        if size + incoming >= brain.FILE_MAX:
+            raise HubError("payload_too_large",
+                           f"session brain {session_id} is at its {brain.FILE_MAX}-byte limit; writes are refused",
+                           details={"limit": brain.FILE_MAX, "size_bytes": size})
+        if size + incoming > brain.FILE_WARN:
+            return [f"session brain is {size + incoming} bytes, past the {brain.FILE_WARN}-byte warning mark"]
+        return []
+
+    # -- replay ----------------------------------------------------------------------------------------
+
+    async def record_call(self, session_id: str, tool: str, arguments: dict[str, Any], outcome: str) -> None:
+        now, summary = self.core.now(), summarize(arguments)
+        async with self.pool.use(session_id) as actor:
+            await actor.execute(
+                lambda conn: brain.record_call(conn, at=now, tool=tool, arguments=summary, outcome=outcome)
+            )
+
+    async def replay(self, caller: Caller, session_id: str) -> dict[str, Any]:
+        require_admin(caller, "reading a session's replay")
+        row = await self._session(caller, SessionRef(session_id=session_id))
+        rows = await self._read(row["id"], brain.calls) or []
+        events = [{"at": iso(r["at"]), "tool": r["tool"], "arguments": r["arguments"], "outcome": r["outcome"]}
+                  for r in rows]
+        return {"session_id": session_id, "events": events}
+
+    # -- files -----------------------------------------------------------------------------------------
+
+    async def copy(self, source_id: str, target_id: str) -> None:
+        """Copy a brain for a fork: a consistent snapshot of the source, read without its actor."""
+        source = self.path_of(source_id)
+        if not source.exists():
+            return
+        target = self.path_of(target_id)
+        await anyio.to_thread.run_sync(_snapshot, source, target)
+
+    async def remove(self, session_id: str) -> None:
+        await self.pool.close(session_id)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(self.path_of(session_id)) + suffix).unlink(missing_ok=True)
+
+
+def _check_if_version(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not (value == brain.ABSENT or value.startswith("sha256:")):
+        raise invalid("if_version must be 'absent' or a version 'sha256:...'", field="if_version")
+    return value
+
+
+def _level_or_entry(conn: sqlite3.Connection, where: str) -> tuple[list[dict[str, Any]], bool]:
+    if brain.read_entry(conn, where) is not None:
+        raise conflict(f"{where} is an entry, not a directory; read it with the entry route")
+    return brain.level(conn, where)
+
+
+def _snapshot(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=WAL")
+        finally:
+            dst.close()
+    finally:
+        src.close()

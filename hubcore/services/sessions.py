@@ -1,0 +1,390 @@
+"""Sessions: start (register, resume, adopt, fork), end, list, read, reassign.
+
+A session belongs to one project and one owner; its name is unique per owner inside the project,
+pruned-but-undoable sessions included (their name is a conflict naming them). Lifecycle events are
+`session` events with an `action`, exempt from the feed ceiling. The brain file is handled by
+`hubcore.services.brains`; a fork copies it after the new row commits.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import HubError, conflict, forbidden, invalid, not_found
+from hubcore.services import ids, validate
+from hubcore.services.access import readable_project, require_admin, visibility
+from hubcore.services.core import Core
+from hubcore.services.events import NewEvent, insert_event
+from hubcore.services.notifier import Effects
+
+NAME_MAX = 100
+HANDOFF_MAX = 4096
+HANDOFF_LISTED = 200
+LISTING_MAX = 200
+NAMESPACES = ["/fs/", "/kv/"]
+RECOVERY_PATH = "/fs/recovery.md"
+
+SESSION_COLUMNS = """s.id, s.project_id, s.name, s.owner, s.status, s.handoff, s.from_session, s.from_owner,
+    s.lineage, s.created_at, s.ended_at, s.last_activity_at, s.pruned_at"""
+
+
+def new_session_id(now: float) -> str:
+    return "ses_" + ids.encode(int(now * 1000), secrets.randbits(80))
+
+
+def session_missing(ref: str) -> HubError:
+    """The one answer for a session that is missing, pruned, or not readable by the caller."""
+    return not_found(f"session {ref!r} not found")
+
+
+def check_name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise invalid("name must be a non-empty string", field="name")
+    name = value.strip()
+    if len(name) > NAME_MAX or not validate.one_line(name):
+        raise invalid(f"name must be one line of at most {NAME_MAX} characters", field="name")
+    return name
+
+
+def check_handoff(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise invalid("handoff must be a string", field="handoff")
+    if len(value) > HANDOFF_MAX:
+        raise HubError("payload_too_large", f"handoff is {len(value)} characters; the limit is {HANDOFF_MAX}",
+                       details={"field": "handoff", "limit": HANDOFF_MAX})
+    return value.strip() or None
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """How a caller names a session: by id, or by owner and name inside a project."""
+
+    session_id: str | None = None
+    agent: str | None = None
+    name: str | None = None
+    project_id: str | None = None
+
+    @classmethod
+    def parse(cls, value: Any, *, default_project: str | None) -> SessionRef:
+        if isinstance(value, str):
+            return cls(session_id=value)
+        if not isinstance(value, dict):
+            raise invalid("session must be a session id or {session_id} or {agent, name, project_id}",
+                          field="session")
+        if value.get("session_id") is not None:
+            if not isinstance(value["session_id"], str):
+                raise invalid("session.session_id must be a string", field="session")
+            return cls(session_id=value["session_id"])
+        agent, name = value.get("agent"), value.get("name")
+        project = value.get("project_id", default_project)
+        if not isinstance(agent, str) or not isinstance(name, str) or not isinstance(project, str):
+            raise invalid("session needs session_id, or agent and name (project_id defaults to the "
+                          "active session's project)", field="session")
+        return cls(agent=agent, name=name, project_id=project)
+
+    def label(self) -> str:
+        return self.session_id or f"{self.agent}/{self.name}"
+
+
+def find(conn: sqlite3.Connection, caller: Caller, ref: SessionRef) -> sqlite3.Row:
+    """The session row the caller may read; pruned sessions are answered as never existing."""
+    cond, params = visibility(caller)
+    args: dict[str, str | None]
+    if ref.session_id is not None:
+        where, args = "s.id = :sid", {"sid": ref.session_id}
+    else:
+        where = "s.project_id = :pid AND s.owner = :owner AND s.name = :name"
+        args = {"pid": ref.project_id, "owner": ref.agent, "name": ref.name}
+    row = conn.execute(
+        f"""SELECT {SESSION_COLUMNS} FROM sessions s JOIN projects p ON p.id = s.project_id
+            WHERE {where} AND s.pruned_at IS NULL AND {cond}""",
+        {**args, **params},
+    ).fetchone()
+    if row is None:
+        raise session_missing(ref.label())
+    return row
+
+
+def lineage(row: sqlite3.Row) -> dict[str, Any] | None:
+    """Where the session came from: adopted from an owner, or forked from a session."""
+    if not row["lineage"]:
+        return None
+    return {"kind": row["lineage"], "from_session_id": row["from_session"], "from_owner": row["from_owner"]}
+
+
+def render(row: sqlite3.Row, *, brain_bytes: int | None, full_handoff: bool = False) -> dict[str, Any]:
+    handoff = row["handoff"]
+    out: dict[str, Any] = {
+        "id": row["id"],
+        "project_id": row["project_id"],
+        "name": row["name"],
+        "owner": row["owner"],
+        "status": row["status"],
+        "handoff": handoff,
+        "lineage": lineage(row),
+        "created_at": iso(row["created_at"]),
+        "ended_at": iso(row["ended_at"]) if row["ended_at"] is not None else None,
+        "last_activity_at": iso(row["last_activity_at"]),
+        "brain_bytes": brain_bytes,
+    }
+    if not full_handoff and handoff is not None and len(handoff) > HANDOFF_LISTED:
+        out["handoff"] = handoff[:HANDOFF_LISTED]
+        out["handoff_truncated"] = True
+    return out
+
+
+class SessionsService:
+    """Session rows and lifecycle. `brain_bytes(session_id)` measures a brain file (None: unmeasurable)."""
+
+    def __init__(self, core: Core, publish: Callable[[Effects], None],
+                 brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any]) -> None:
+        self.core = core
+        self._publish = publish
+        self._brain_bytes = brain_bytes
+        self._copy_brain = copy_brain
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _event(self, conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], action: str, actor: str,
+               effects: Effects, now: float, **extra: Any) -> None:
+        summary = f"session {row['name']} {action}"
+        insert_event(
+            conn,
+            NewEvent(project_id=row["project_id"], kind="session", actor=actor, summary=summary,
+                     payload={"action": action, "session_id": row["id"], "name": row["name"], **extra},
+                     session_id=row["id"], exempt=True),
+            now=now, cap=self.core.settings.events_per_project, effects=effects,
+        )
+
+    # -- start -------------------------------------------------------------------------------------
+
+    async def start(self, caller: Caller, project_id: Any, name: Any, source: Any = None) -> dict[str, Any]:
+        """Register, resume, adopt or fork; the result says which in `started`."""
+        if caller.kind not in ("admin", "agent"):
+            raise forbidden("starting a session needs a token")
+        pid = validate.project_id(project_id, field="project_id")
+        session_name = check_name(name)
+        ref = SessionRef.parse(source, default_project=pid) if source is not None else None
+        now, effects = self.core.now(), Effects()
+
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], str | None]:
+            readable_project(conn, caller, pid)
+            if ref is None:
+                return self._start_own(conn, caller, pid, session_name, now, effects), None
+            return self._start_from(conn, caller, pid, session_name, ref, now, effects)
+
+        result, fork_from = await self.core.store.execute(write)
+        self._publish(effects)
+        if fork_from is not None:
+            await self._copy_brain(fork_from, result["session_id"])
+        result["brain_bytes"] = self._brain_bytes(result["session_id"])
+        return result
+
+    def _holder(self, conn: sqlite3.Connection, pid: str, owner: str, name: str) -> sqlite3.Row | None:
+        return conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.project_id = ? AND s.owner = ? AND s.name = ?",
+            (pid, owner, name),
+        ).fetchone()
+
+    def _name_free(self, conn: sqlite3.Connection, pid: str, owner: str, name: str) -> None:
+        held = self._holder(conn, pid, owner, name)
+        if held is None:
+            return
+        if held["pruned_at"] is not None:
+            raise conflict(f"name {name!r} is held by pruned session {held['id']} until its undo window passes",
+                           session_id=held["id"])
+        raise conflict(f"{owner} already has a session named {name!r} in {pid}: {held['id']}",
+                       session_id=held["id"])
+
+    def _start_own(self, conn: sqlite3.Connection, caller: Caller, pid: str, name: str, now: float,
+                   effects: Effects) -> dict[str, Any]:
+        owner = caller.actor
+        held = self._holder(conn, pid, owner, name)
+        if held is not None and held["pruned_at"] is not None:
+            self._name_free(conn, pid, owner, name)
+        if held is not None and held["status"] == "active":
+            return self._started(conn, held["id"], "resumed", previous_handoff=held["handoff"])
+        if held is not None:
+            conn.execute("UPDATE sessions SET status = 'active', ended_at = NULL, last_activity_at = ? WHERE id = ?",
+                         (now, held["id"]))
+            self._event(conn, held, "started", owner, effects, now, resumed=True)
+            return self._started(conn, held["id"], "resumed", previous_handoff=held["handoff"])
+        sid = new_session_id(now)
+        conn.execute(
+            """INSERT INTO sessions (id, project_id, name, owner, status, created_at, last_activity_at)
+               VALUES (?, ?, ?, ?, 'active', ?, ?)""",
+            (sid, pid, name, owner, now, now),
+        )
+        self._event(conn, {"id": sid, "project_id": pid, "name": name}, "started", owner, effects, now)
+        return self._started(conn, sid, "created", previous_handoff=None)
+
+    def _start_from(self, conn: sqlite3.Connection, caller: Caller, pid: str, name: str, ref: SessionRef,
+                    now: float, effects: Effects) -> tuple[dict[str, Any], str | None]:
+        src = find(conn, caller, ref)
+        owner = caller.actor
+        if src["status"] == "ended":
+            if not (src["owner"] == owner and src["name"] == name):
+                self._name_free(conn, src["project_id"], owner, name)
+            conn.execute(
+                """UPDATE sessions SET owner = ?, name = ?, status = 'active', ended_at = NULL,
+                   last_activity_at = ?, lineage = 'adopted', from_session = NULL, from_owner = ?
+                   WHERE id = ?""",
+                (owner, name, now, src["owner"], src["id"]),
+            )
+            self._event(conn, {**dict(src), "name": name}, "adopted", owner, effects, now,
+                        previous_owner=src["owner"])
+            return self._started(conn, src["id"], "adopted", previous_handoff=src["handoff"],
+                                 previous_owner=src["owner"]), None
+        self._name_free(conn, src["project_id"], owner, name)
+        sid = new_session_id(now)
+        conn.execute(
+            """INSERT INTO sessions (id, project_id, name, owner, status, created_at, last_activity_at,
+               lineage, from_session, from_owner) VALUES (?, ?, ?, ?, 'active', ?, ?, 'forked', ?, ?)""",
+            (sid, src["project_id"], name, owner, now, now, src["id"], src["owner"]),
+        )
+        self._event(conn, {"id": sid, "project_id": src["project_id"], "name": name}, "forked", owner,
+                    effects, now, from_session_id=src["id"])
+        return self._started(conn, sid, "forked", previous_handoff=src["handoff"],
+                             previous_owner=src["owner"]), src["id"]
+
+    def _started(self, conn: sqlite3.Connection, sid: str, how: str, *, previous_handoff: str | None,
+                 previous_owner: str | None = None) -> dict[str, Any]:
+        row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (sid,)).fetchone()
+        return {
+            "session_id": sid,
+            "project_id": row["project_id"],
+            "name": row["name"],
+            "owner": row["owner"],
+            "status": row["status"],
+            "started": how,
+            "namespaces": NAMESPACES,
+            "recovery_path": RECOVERY_PATH,
+            "handoff": previous_handoff,
+            "previous_owner": previous_owner,
+            "lineage": lineage(row),
+        }
+
+    # -- end, reassign -----------------------------------------------------------------------------
+
+    async def end(self, caller: Caller, session_id: str, handoff: Any = None) -> dict[str, Any]:
+        note = check_handoff(handoff)
+        now, effects = self.core.now(), Effects()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = find(conn, caller, SessionRef(session_id=session_id))
+            if not caller.is_admin and row["owner"] != caller.actor:
+                raise forbidden(f"only the session's owner or the admin may end it; owner={row['owner']}")
+            if row["status"] != "active":
+                raise conflict(f"session {session_id} has already ended")
+            conn.execute("UPDATE sessions SET status = 'ended', ended_at = ?, handoff = ?, last_activity_at = ? "
+                         "WHERE id = ?", (now, note, now, session_id))
+            self._event(conn, row, "ended", caller.actor, effects, now, handoff=note is not None)
+            fresh = find(conn, caller, SessionRef(session_id=session_id))
+            return render(fresh, brain_bytes=None, full_handoff=True)
+
+        result = await self.core.store.execute(write)
+        self._publish(effects)
+        result["brain_bytes"] = self._brain_bytes(session_id)
+        return result
+
+    async def reassign(self, caller: Caller, session_id: str, body: Any) -> dict[str, Any]:
+        require_admin(caller, "reassigning a session")
+        agent = validate.agent_id(validate.body_object(body).get("agent"), field="agent")
+        now, effects = self.core.now(), Effects()
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = find(conn, caller, SessionRef(session_id=session_id))
+            if row["status"] != "active":
+                raise conflict(f"session {session_id} has ended; only a running session is reassigned")
+            target = conn.execute("SELECT status FROM agents WHERE id = ?", (agent,)).fetchone()
+            if target is None:
+                raise not_found(f"agent {agent!r} not found")
+            if agent == row["owner"]:
+                raise conflict(f"session {session_id} is already owned by {agent}")
+            self._name_free(conn, row["project_id"], agent, row["name"])
+            conn.execute("UPDATE sessions SET owner = ?, last_activity_at = ? WHERE id = ?", (agent, now, session_id))
+            self._event(conn, row, "reassigned", caller.actor, effects, now, previous_owner=row["owner"],
+                        owner=agent)
+            return render(find(conn, caller, SessionRef(session_id=session_id)), brain_bytes=None)
+
+        result = await self.core.store.execute(write)
+        self._publish(effects)
+        result["brain_bytes"] = self._brain_bytes(session_id)
+        return result
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    async def get(self, caller: Caller, session_id: str) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = find(conn, caller, SessionRef(session_id=session_id))
+            count = conn.execute("SELECT COUNT(*) FROM events WHERE project_id = ? AND session_id = ?",
+                                 (row["project_id"], session_id)).fetchone()[0]
+            last = conn.execute(
+                "SELECT id, kind, summary, created_at FROM events WHERE project_id = ? AND session_id = ? "
+                "ORDER BY id DESC LIMIT 1", (row["project_id"], session_id)).fetchone()
+            out = render(row, brain_bytes=None, full_handoff=True)
+            out["events"] = int(count)
+            out["last_event"] = (f"{iso(last['created_at'])} {last['kind']}: {last['summary']}"
+                                 if last is not None else None)
+            return out
+
+        result = await self.core.store.read(read)
+        result["brain_bytes"] = self._brain_bytes(session_id)
+        return result
+
+    async def list(self, caller: Caller, project_id: str | None = None,
+                   limit: int = LISTING_MAX) -> dict[str, Any]:
+        if project_id is not None:
+            validate.project_id(project_id, field="project")
+        if not 1 <= limit <= LISTING_MAX:
+            raise invalid(f"limit must be between 1 and {LISTING_MAX}", field="limit")
+
+        def read(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], bool]:
+            cond, params = visibility(caller)
+            where = "s.pruned_at IS NULL AND " + cond
+            if project_id is not None:
+                readable_project(conn, caller, project_id)
+                where += " AND s.project_id = :only"
+                params = {**params, "only": project_id}
+            rows = conn.execute(
+                f"""SELECT {SESSION_COLUMNS} FROM sessions s JOIN projects p ON p.id = s.project_id
+                    WHERE {where} ORDER BY s.last_activity_at DESC, s.id DESC LIMIT {limit + 1}""",
+                params,
+            ).fetchall()
+            return rows[:limit], len(rows) > limit
+
+        rows, truncated = await self.core.store.read(read)
+        sessions = [render(r, brain_bytes=self._brain_bytes(r["id"])) for r in rows]
+        return {"sessions": sessions, "truncated": truncated}
+
+    async def touch(self, session_id: str) -> None:
+        """Record activity on a session (a tool call made in it)."""
+        now = self.core.now()
+        await self.core.store.execute(
+            lambda conn: conn.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active'",
+                                      (now, session_id))
+        )
+
+    async def writable(self, caller: Caller, ref: SessionRef | None, active: str | None) -> sqlite3.Row:
+        """The running session the caller owns that a brain write goes to."""
+        if ref is None and active is None:
+            raise conflict("no active session: call session_start first, or name a session you own")
+
+        def read(conn: sqlite3.Connection) -> sqlite3.Row:
+            row = find(conn, caller, ref or SessionRef(session_id=active))
+            if row["owner"] != caller.actor:
+                raise forbidden(f"brain writes go only to sessions the caller owns; owner={row['owner']}")
+            if row["status"] != "active":
+                raise conflict(f"session {row['id']} has ended; its brain is read-only")
+            return row
+
+        return await self.core.store.read(read)
+

@@ -1,0 +1,181 @@
+"""A session's brain file: its entries under `/fs/` and `/kv/`, and its tool-call log (replay).
+
+Every function here runs on a connection handed to it by the brain's actor (writes) or its reader
+pool (reads); compare-and-write therefore happens inside one actor command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from hubcore.errors import HubError, conflict, invalid, not_found
+
+NAMESPACES = ("/fs/", "/kv/")
+PATH_MAX_BYTES = 512
+VALUE_MAX = 4 * 1024 * 1024
+FILE_WARN = 256 * 1024 * 1024
+FILE_MAX = 1024 * 1024 * 1024
+LISTING_MAX = 500
+ABSENT = "absent"
+
+
+def setup(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS entries (
+            path TEXT PRIMARY KEY,
+            value BLOB NOT NULL,
+            version TEXT NOT NULL,
+            written_at REAL,
+            written_by TEXT
+        )"""
+    )
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            tool TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            outcome TEXT NOT NULL
+        )"""
+    )
+
+
+def version_of(value: bytes) -> str:
+    return "sha256:" + hashlib.sha256(value).hexdigest()
+
+
+def canonical(path: Any, *, allow_root: bool = False) -> str:
+    """The canonical brain path; refuses what the spec refuses.
+
+    `.` and empty components vanish, `..` climbs but never above its namespace, a trailing slash
+    is dropped. With `allow_root`, a bare namespace (`/fs/` or `/kv/`) is accepted for listings.
+    """
+    if not isinstance(path, str) or not path:
+        raise invalid("path must be a non-empty string", field="path")
+    if any(ord(c) < 0x20 or c == "\x7f" for c in path) or "\\" in path:
+        raise invalid("path must not hold a control character or a backslash", field="path")
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or parts[0] not in ("fs", "kv"):
+        raise invalid("path must start with /fs/ or /kv/", field="path")
+    namespace, stack = parts[0], list[str]()
+    for part in parts[1:]:
+        if part == "..":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(part)
+    if not stack and not allow_root:
+        raise invalid(f"path names the /{namespace}/ namespace itself, not an entry", field="path")
+    result = f"/{namespace}/" + "/".join(stack)
+    if len(result.encode("utf-8")) > PATH_MAX_BYTES:
+        raise invalid(f"path is over {PATH_MAX_BYTES} bytes", field="path")
+    return result
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    value: bytes
+    version: str
+    written_at: float | None
+
+    @property
+    def kind(self) -> str:
+        return "key" if self.path.startswith("/kv/") else "file"
+
+
+def read_entry(conn: sqlite3.Connection, path: str) -> Entry | None:
+    row = conn.execute("SELECT path, value, version, written_at FROM entries WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return None
+    return Entry(row[0], bytes(row[1]), row[2], row[3])
+
+
+def is_directory(conn: sqlite3.Connection, path: str) -> bool:
+    prefix = path.rstrip("/") + "/"
+    return conn.execute(
+        "SELECT 1 FROM entries WHERE path > ? AND path < ? LIMIT 1", (prefix, prefix + "\U0010ffff")
+    ).fetchone() is not None
+
+
+def get(conn: sqlite3.Connection, path: str) -> Entry:
+    entry = read_entry(conn, path)
+    if entry is None:
+        if is_directory(conn, path):
+            raise conflict(f"{path} is a directory, not an entry")
+        raise not_found(f"no brain entry at {path}")
+    return entry
+
+
+def mismatch(current: str | None) -> HubError:
+    return conflict(
+        f"if_version does not match; current_version={current or ABSENT}",
+        current_version=current or ABSENT,
+    )
+
+
+def check_if_version(conn: sqlite3.Connection, path: str, if_version: str | None) -> None:
+    if if_version is None:
+        return
+    current = read_entry(conn, path)
+    held = current.version if current is not None else None
+    if if_version == ABSENT:
+        if held is not None:
+            raise mismatch(held)
+    elif held != if_version:
+        raise mismatch(held)
+
+
+def put(conn: sqlite3.Connection, path: str, value: bytes, *, if_version: str | None, now: float,
+        actor: str) -> str:
+    check_if_version(conn, path, if_version)
+    if is_directory(conn, path):
+        raise conflict(f"{path} is a directory; an entry cannot replace it")
+    version = version_of(value)
+    conn.execute(
+        """INSERT INTO entries (path, value, version, written_at, written_by) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (path) DO UPDATE SET value = excluded.value, version = excluded.version,
+           written_at = excluded.written_at, written_by = excluded.written_by""",
+        (path, value, version, now, actor),
+    )
+    return version
+
+
+def delete(conn: sqlite3.Connection, path: str, *, if_version: str | None) -> None:
+    check_if_version(conn, path, if_version)
+    if conn.execute("DELETE FROM entries WHERE path = ?", (path,)).rowcount == 0:
+        raise not_found(f"no brain entry at {path}")
+
+
+def level(conn: sqlite3.Connection, directory: str, limit: int = LISTING_MAX) -> tuple[list[dict[str, Any]], bool]:
+    """One directory level: direct entries and subdirectories (size = sum of what is beneath)."""
+    prefix = directory.rstrip("/") + "/"
+    rows = conn.execute(
+        "SELECT path, length(value) FROM entries WHERE path > ? AND path < ? ORDER BY path",
+        (prefix, prefix + "\U0010ffff"),
+    )
+    children: dict[str, dict[str, Any]] = {}
+    for path, size in rows:
+        head, sep, _ = path[len(prefix):].partition("/")
+        child = prefix + head
+        if sep:
+            node = children.setdefault(child, {"path": child, "type": "dir", "size_bytes": 0})
+            node["size_bytes"] += size
+        else:
+            kind = "key" if child.startswith("/kv/") else "file"
+            children[child] = {"path": child, "type": kind, "size_bytes": size}
+    entries = list(children.values())
+    return entries[:limit], len(entries) > limit
+
+
+def record_call(conn: sqlite3.Connection, *, at: float, tool: str, arguments: str, outcome: str) -> None:
+    conn.execute(
+        "INSERT INTO calls (at, tool, arguments, outcome) VALUES (?, ?, ?, ?)", (at, tool, arguments, outcome)
+    )
+
+
+def calls(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+    return conn.execute("SELECT at, tool, arguments, outcome FROM calls ORDER BY id").fetchall()

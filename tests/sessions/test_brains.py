@@ -1,0 +1,212 @@
+"""Brain stores: namespaces, versions, conditional writes, ownership, limits, REST reads, replay."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from hubcore.caller import Caller
+from hubcore.errors import HubError
+from hubcore.hub import Hub
+from hubcore.store import brain
+from tests.foundation.test_gate import assert_problem
+from tests.harness import ADMIN, HubClient
+
+pytestmark = pytest.mark.anyio
+
+ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
+
+
+@pytest.fixture
+async def hub(client: HubClient) -> Hub:
+    await client.make_agent("alice")
+    await client.make_agent("bob")
+    await client.make_project("web")
+    return client.app.hub
+
+
+async def started(hub: Hub, who: Caller = ALICE, name: str = "task") -> tuple[str, str]:
+    s = await hub.sessions.start(who, "web", name)
+    return s["session_id"], "web"
+
+
+def brain_file(hub: Hub, sid: str) -> Path:
+    return hub.brains.path_of(sid)
+
+
+async def refused(code: str, coro: object) -> HubError:
+    with pytest.raises(HubError) as caught:
+        await coro  # type: ignore[misc]
+    assert caught.value.code == code, caught.value
+    return caught.value
+
+
+async def test_file_is_created_on_first_write_only(hub: Hub) -> None:
+    active = await started(hub)
+    sid = active[0]
+    await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/x", active=active))
+    listing = await hub.brains.list_entries(ALICE, active=active)
+    assert listing["entries"] == [] and listing["truncated"] is False
+    assert not brain_file(hub, sid).exists()
+    put = await hub.brains.write_entry(ALICE, path="/kv/x", value="1", store="session", active=active)
+    assert put["version"] == brain.version_of(b"1") and put["size_bytes"] == 1 and put["warnings"] == []
+    assert brain_file(hub, sid).exists()
+
+
+async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
+    active = await started(hub)
+    w = await hub.brains.write_entry(ALICE, path="/fs/docs/./a/../plan.md", value="# plan", store="session",
+                                     active=active)
+    assert w["path"] == "/fs/docs/plan.md"
+    await hub.brains.write_entry(ALICE, path="/fs/docs/deep/x.md", value="xx", store="session", active=active)
+    await hub.brains.write_entry(ALICE, path="/kv/state", value="{}", store="session", active=active)
+    got = await hub.brains.read_entry(ALICE, path="/fs/docs/plan.md", active=active)
+    assert got["content"] == "# plan" and got["version"] == w["version"] and got["type"] == "file"
+    assert (await hub.brains.read_entry(ALICE, path="/kv/state", active=active))["type"] == "key"
+    level = await hub.brains.list_entries(ALICE, path="/fs/docs/", active=active)
+    assert level["entries"] == [
+        {"path": "/fs/docs/deep", "type": "dir", "size_bytes": 2},
+        {"path": "/fs/docs/plan.md", "type": "file", "size_bytes": 6},
+    ]
+    await refused("conflict", hub.brains.read_entry(ALICE, path="/fs/docs", active=active))
+    await hub.brains.delete_entry(ALICE, path="/fs/docs/plan.md", store="session", active=active)
+    await refused("not_found", hub.brains.read_entry(ALICE, path="/fs/docs/plan.md", active=active))
+    await refused("not_found", hub.brains.delete_entry(ALICE, path="/fs/docs/plan.md", store="session",
+                                                       active=active))
+
+
+async def test_if_version_and_absent(hub: Hub) -> None:
+    active = await started(hub)
+    first = await hub.brains.write_entry(ALICE, path="/kv/k", value="a", store="session", if_version="absent",
+                                         active=active)
+    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="b", store="session",
+                                                           if_version="absent", active=active))
+    assert err.message.endswith(f"current_version={first['version']}")
+    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="b", store="session",
+                                                           if_version="sha256:00", active=active))
+    assert err.message.endswith(f"current_version={first['version']}")
+    assert (await hub.brains.read_entry(ALICE, path="/kv/k", active=active))["content"] == "a"
+    second = await hub.brains.write_entry(ALICE, path="/kv/k", value="b", store="session",
+                                          if_version=first["version"], active=active)
+    assert second["version"] == brain.version_of(b"b")
+    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/new", value="b", store="session",
+                                                           if_version="sha256:00", active=active))
+    assert err.message.endswith("current_version=absent")
+
+
+async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
+    active = await started(hub)
+    for path in ("/etc/passwd", "fs", "/fs/", "/fs/a\nb", "/fs/a\\b", "/fs/" + "x" * 509, "", 5):
+        await refused("invalid_argument", hub.brains.write_entry(ALICE, path=path, value="v", store="session",
+                                                                 active=active))
+    ok = await hub.brains.write_entry(ALICE, path="/fs/" + "x" * 508, value="v", store="session", active=active)
+    assert len(ok["path"].encode()) == 512
+    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", value="v", store=None,
+                                                             active=active))
+    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", value="v", store="disk",
+                                                             active=active))
+    assert (await hub.brains.list_entries(ALICE, active=active))["entries"] == [
+        {"path": "/fs/" + "x" * 508, "type": "file", "size_bytes": 1}]
+
+
+async def test_value_limit_edge(hub: Hub) -> None:
+    active = await started(hub)
+    at_limit = "v" * brain.VALUE_MAX
+    ok = await hub.brains.write_entry(ALICE, path="/kv/big", value=at_limit, store="session", active=active)
+    assert ok["size_bytes"] == brain.VALUE_MAX
+    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/bigger", value=at_limit + "v",
+                                                              store="session", active=active))
+    await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/bigger", active=active))
+
+
+async def test_writes_only_to_own_running_session(hub: Hub) -> None:
+    alice = await started(hub)
+    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="v", store="session"))
+    err = await refused("forbidden", hub.brains.write_entry(BOB, path="/kv/k", value="v", store="session",
+                                                            session=alice[0]))
+    assert err.message.endswith("owner=alice")
+    await hub.sessions.end(ALICE, alice[0])
+    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="v", store="session",
+                                                     active=alice))
+    assert not brain_file(hub, alice[0]).exists()
+
+
+async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient, hub: Hub) -> None:
+    alice = await started(hub)
+    await hub.brains.write_entry(ALICE, path="/fs/n.md", value="note", store="session", active=alice)
+    bob = await started(hub, BOB, "other")
+    by_id = await hub.brains.read_entry(BOB, path="/fs/n.md", session={"session_id": alice[0]}, active=bob)
+    by_name = await hub.brains.read_entry(BOB, path="/fs/n.md", session={"agent": "alice", "name": "task"},
+                                          active=bob)
+    assert by_id["content"] == by_name["content"] == "note"
+    await client.make_project("secret", confidential=True)
+    await client.post("/api/v1/agents/alice/grants", json={"project_id": "secret"}, headers=ADMIN)
+    hidden = await hub.sessions.start(ALICE, "secret", "hidden")
+    e1 = await refused("not_found", hub.brains.read_entry(BOB, path="/fs/n.md", session=hidden["session_id"]))
+    e2 = await refused("not_found", hub.brains.read_entry(BOB, path="/fs/n.md", session="ses_nothing"))
+    assert e1.message.replace(hidden["session_id"], "X") == e2.message.replace("ses_nothing", "X")
+
+
+async def test_file_size_limits(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    active = await started(hub)
+    await hub.brains.write_entry(ALICE, path="/kv/a", value="a" * 1000, store="session", active=active)
+    size = hub.brains.bytes_of(active[0]) or 0
+    monkeypatch.setattr(brain, "FILE_WARN", size)
+    warned = await hub.brains.write_entry(ALICE, path="/kv/b", value="b", store="session", active=active)
+    assert warned["warnings"] and "warning" in warned["warnings"][0]
+    size = hub.brains.bytes_of(active[0]) or 0
+    monkeypatch.setattr(brain, "FILE_MAX", size + 10)
+    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/c", value="c" * 10,
+                                                              store="session", active=active))
+    await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/c", active=active))
+
+
+async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
+    active = await started(hub)
+    sid = active[0]
+    r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/x.md", headers=ADMIN)
+    assert_problem(r, 404, "not_found")
+    assert not brain_file(hub, sid).exists()
+    await hub.brains.write_entry(ALICE, path="/fs/dir/x.md", value="hello", store="session", active=active)
+    r = await client.get(f"/api/v1/sessions/{sid}/brain?path=/fs/", headers=ADMIN)
+    assert r.json() == {"path": "/fs/", "entries": [{"path": "/fs/dir", "type": "dir", "size_bytes": 5}],
+                        "truncated": False, "session_id": sid}
+    r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/dir/x.md", headers=ADMIN)
+    body = r.json()
+    assert body["content"] == "hello" and body["type"] == "file" and body["size_bytes"] == 5
+    assert body["written_at"].endswith("Z")
+    assert_problem(await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/dir", headers=ADMIN),
+                   409, "conflict")
+    with sqlite3.connect(brain_file(hub, sid)) as conn:
+        conn.execute("INSERT INTO entries (path, value, version) VALUES ('/fs/bin', x'fffe00', 'sha256:x')")
+    r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/bin", headers=ADMIN)
+    assert_problem(r, 422, "invalid_argument")
+
+
+async def test_rest_level_listing_is_capped_at_500(hub: Hub, client: HubClient) -> None:
+    active = await started(hub)
+    await hub.brains.write_entry(ALICE, path="/kv/seed", value="s", store="session", active=active)
+    with sqlite3.connect(brain_file(hub, active[0])) as conn:
+        conn.executemany("INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
+                         [(f"/kv/k{i:04d}",) for i in range(500)])
+    r = await client.get(f"/api/v1/sessions/{active[0]}/brain?path=/kv/", headers=ADMIN)
+    assert len(r.json()["entries"]) == 500 and r.json()["truncated"] is True
+    with sqlite3.connect(brain_file(hub, active[0])) as conn:
+        conn.execute("DELETE FROM entries WHERE path = '/kv/seed'")
+    r = await client.get(f"/api/v1/sessions/{active[0]}/brain?path=/kv/", headers=ADMIN)
+    assert len(r.json()["entries"]) == 500 and r.json()["truncated"] is False
+
+
+async def test_replay_records_calls_oldest_first(client: HubClient, hub: Hub) -> None:
+    sid, _ = await started(hub)
+    r = await client.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)
+    assert r.json() == {"session_id": sid, "events": []}
+    await hub.brains.record_call(sid, "brain_put", {"path": "/kv/a", "value": "z" * 1000}, "ok")
+    await hub.brains.record_call(sid, "feed_read", {"project_id": "web"}, "invalid_argument")
+    events = (await client.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)).json()["events"]
+    assert [(e["tool"], e["outcome"]) for e in events] == [("brain_put", "ok"), ("feed_read", "invalid_argument")]
+    assert "1000 chars" in events[0]["arguments"] and len(events[0]["arguments"]) < 300
+    await hub.brains.remove(sid)
+    assert (await client.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)).json()["events"] == []
