@@ -26,8 +26,15 @@ from hubcore.metrics import HubMetrics
 from hubcore.services.agents import AgentsService, revoke_reserved
 from hubcore.services.auth import AuthService
 from hubcore.services.core import Core
+from hubcore.services.feed import FeedPart, FeedService
 from hubcore.services.health import HealthService
+from hubcore.services.home import HomeService
+from hubcore.services.inbox import InboxService
+from hubcore.services.notifier import Notifier, Publisher
+from hubcore.services.notify_target import NotifyTarget
+from hubcore.services.posts import PostsService
 from hubcore.services.projects import ProjectsService
+from hubcore.services.questions import QuestionsService
 from hubcore.store.actor import StoreActor
 from hubcore.store.migrations import migrate
 
@@ -84,12 +91,29 @@ class Hub:
         self.projects = ProjectsService(core)
         self.agents = AgentsService(core)
         self.health = HealthService(core, opened_version=opened_version)
+        self._wire_feeds(core)
+
+    def _wire_feeds(self, core: Core) -> None:
+        """Feeds and the human in the loop: one notifier, woken only after commits."""
+        self.notifier = Notifier()
+        self.publisher = Publisher(self.notifier, core.metrics)
+        self.notify_target = NotifyTarget(self.settings, core.metrics)
+        self.publisher.notify_target = self.notify_target
+        self.questions = QuestionsService(core, self.publisher)
+        self.posts = PostsService(core, self.publisher)
+        self.inbox = InboxService(core, self.publisher, settle=self.questions.settle)
+        self.feed = FeedService(core, settle=self.questions.settle)
+        self.home = HomeService(core, settle=self.questions.settle)
+        core.project_parts.append(FeedPart())
 
     async def start_background(self) -> None:
         """Start the hub's background work (sweepers, senders) in `self.task_group`.
 
         Each later part adds its own task here; they are cancelled before the stores close.
         """
+        self.task_group.start_soon(self.questions.run_sweeper)
+        if self.notify_target.enabled:
+            self.task_group.start_soon(self.notify_target.run)
 
     @property
     def data_dir(self) -> Path:

@@ -56,6 +56,13 @@ class HubMetrics:
         self.failed_responses = Counter(
             "hub_failed_responses", "Failed responses by hub error code", ["code"], registry=self.registry
         )
+        self.events_appended = Counter(
+            "hub_events_appended", "Feed events appended, by kind", ["kind"], registry=self.registry
+        )
+        self.notify_sends = Counter(
+            "hub_notify_sends", "Notify target sends, by result (delivered or failed)", ["result"],
+            registry=self.registry,
+        )
         self.registry.register(StorageCollector(data_dir))
 
     def render(self) -> bytes:

@@ -16,24 +16,22 @@ PASSWORD_POLICIES = ("off", "optional", "required")
 
 
 def unseen_counts(conn: sqlite3.Connection, project_ids: list[str]) -> dict[str, int]:
-    """Feed events above the human's cursor, per project.
+    """Feed events above the human's cursor, per project, in one grouped query.
 
-    Counted from the events table once the feed store exists in the schema; until then there are no
-    events to be unseen.
+    Each project's count is a range scan of the (project_id, id) index above its cursor.
     """
-    has_events = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'"
-    ).fetchone()
-    if not has_events or not project_ids:
-        return dict.fromkeys(project_ids, 0)
-    counts = {}
-    for pid in project_ids:
-        row = conn.execute(
-            """SELECT COUNT(*) FROM events e JOIN projects p ON p.id = e.project_id
-               WHERE e.project_id = ? AND e.id > COALESCE(p.last_seen_event, '')""",
-            (pid,),
-        ).fetchone()
-        counts[pid] = int(row[0])
+    counts = dict.fromkeys(project_ids, 0)
+    if not project_ids:
+        return counts
+    marks = ", ".join("?" * len(project_ids))
+    rows = conn.execute(
+        f"""SELECT e.project_id, COUNT(*) FROM projects p JOIN events e
+               ON e.project_id = p.id AND e.id > COALESCE(p.last_seen_event, '')
+            WHERE p.id IN ({marks}) GROUP BY e.project_id""",
+        project_ids,
+    )
+    for project_id, count in rows:
+        counts[project_id] = int(count)
     return counts
 
 

@@ -75,7 +75,109 @@ V1_FOUNDATION = statements(
     """CREATE INDEX grants_by_project ON grants (project_id)""",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "foundation", V1_FOUNDATION),)
+# Feeds and the human in the loop: events, their per-project tallies, the inbox, agents' durable
+# cursors and idempotency keys. `feed_stats` keeps counts and bytes so that the event ceiling and
+# the stats never scan a million-row feed.
+V2_FEEDS = statements(
+    """CREATE TABLE events (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        session_id TEXT,
+        thread_id TEXT,
+        created_at REAL NOT NULL
+    )""",
+    """CREATE INDEX events_by_project ON events (project_id, id)""",
+    """CREATE INDEX events_by_kind ON events (project_id, kind, id)""",
+    """CREATE INDEX events_by_session ON events (project_id, session_id, id) WHERE session_id IS NOT NULL""",
+    """CREATE INDEX events_by_thread ON events (thread_id, id) WHERE thread_id IS NOT NULL""",
+    """CREATE TABLE feed_stats (
+        project_id TEXT PRIMARY KEY,
+        events INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        newest_id TEXT,
+        newest_at REAL
+    )""",
+    """CREATE TABLE feed_actors (
+        project_id TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        events INTEGER NOT NULL DEFAULT 0,
+        last_at REAL NOT NULL,
+        PRIMARY KEY (project_id, actor)
+    )""",
+    """CREATE TABLE inbox (
+        event_id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('unread', 'read', 'waiting', 'resolved')),
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        expires_at REAL,
+        on_expiry TEXT CHECK (on_expiry IN ('approve', 'decline')),
+        resolution_id TEXT
+    )""",
+    """CREATE INDEX inbox_by_status ON inbox (status, event_id)""",
+    """CREATE INDEX inbox_by_project ON inbox (project_id, event_id)""",
+    """CREATE INDEX inbox_open ON inbox (project_id, actor) WHERE status = 'waiting'""",
+    """CREATE INDEX inbox_due ON inbox (expires_at) WHERE status = 'waiting' AND expires_at IS NOT NULL""",
+    """CREATE INDEX inbox_resolved ON inbox (actor, resolution_id) WHERE resolution_id IS NOT NULL""",
+    """CREATE TABLE actor_cursors (
+        actor TEXT NOT NULL,
+        name TEXT NOT NULL,
+        project_id TEXT NOT NULL DEFAULT '',
+        value TEXT NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (actor, name, project_id)
+    )""",
+    """CREATE INDEX actor_cursors_by_project ON actor_cursors (project_id)""",
+    """CREATE TABLE idempotency_keys (
+        actor TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        key TEXT NOT NULL,
+        target TEXT NOT NULL,
+        project_id TEXT,
+        result TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (actor, scope, key)
+    )""",
+    """CREATE INDEX idempotency_by_project ON idempotency_keys (project_id)""",
+    # Upgrading seeds every project's cursor at its newest event (a v1 store has none yet).
+    """UPDATE projects SET last_seen_event = (SELECT MAX(e.id) FROM events e WHERE e.project_id = projects.id)
+       WHERE last_seen_event IS NULL""",
+)
+
+# Sessions: rows in hub.db, brains in their own files. A pruned session keeps its row (and its
+# name) until its undo window passes.
+V4_SESSIONS = statements(
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active', 'ended')),
+        handoff TEXT,
+        lineage TEXT CHECK (lineage IN ('adopted', 'forked')),
+        from_session TEXT,
+        from_owner TEXT,
+        created_at REAL NOT NULL,
+        ended_at REAL,
+        last_activity_at REAL NOT NULL,
+        pruned_at REAL,
+        undo_token_hash TEXT UNIQUE,
+        UNIQUE (project_id, owner, name)
+    )""",
+    """CREATE INDEX sessions_by_project ON sessions (project_id, last_activity_at)""",
+    """CREATE INDEX sessions_pruned ON sessions (pruned_at) WHERE pruned_at IS NOT NULL""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "foundation", V1_FOUNDATION),
+    Migration(2, "feeds", V2_FEEDS),
+)
 
 
 class StoreTooNew(HubError):

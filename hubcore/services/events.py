@@ -1,0 +1,245 @@
+"""Feed events: the rules every appended event obeys, in one place.
+
+`insert_event` is the only way an event enters `events`. It runs inside a write command (the
+caller's `store.execute` function), so the ceiling check, the id mint, the row and the per-project
+tally are one atomic step. Other parts (sessions, artifacts, the knowledge base, enrolment) append
+through it too, passing an `Effects` to publish after their commit.
+
+Idempotency keys live here as well: a key is scoped by actor, operation-and-kind scope
+(`event:signal`, `event:question`, `answer`, `decision`, ...) and bound to one target entity.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from hubcore.clock import iso
+from hubcore.errors import HubError, conflict, invalid, too_large
+from hubcore.services import ids
+from hubcore.services.notifier import Effects
+
+KINDS = (
+    "signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system",
+    "enrol_request",
+)
+# Session lifecycle and audit records are appended past the ceiling.
+EXEMPT_KINDS = frozenset({"session", "system"})
+HUB_ACTOR = "hub"
+SUMMARY_MAX = 1024
+PAYLOAD_MAX = 256 * 1024
+SESSION_ID_MAX = 128
+IDEMPOTENCY_KEY_MAX = 200
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    project_id: str
+    kind: str
+    actor: str
+    summary: str
+    payload: Mapping[str, Any]
+    session_id: str | None = None
+    thread_id: str | None = None  # the question or approval an answer belongs to
+    roots_thread: bool = False  # a question or approval: its own id is its thread id
+    exempt: bool = False  # hub resolutions and audit records are never refused by the ceiling
+
+
+def one_line(value: str) -> bool:
+    return not any(ch in value for ch in "\r\n\x00")
+
+
+def check_summary(value: Any, payload: Mapping[str, Any], *, field: str = "summary") -> str:
+    """The stored summary: trimmed, one line, at most 1024 characters.
+
+    A missing or blank summary falls back to the first line of a string `body` (cut to the limit),
+    because a signal's body is its row text; with neither the event is refused.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        body = payload.get("body")
+        if isinstance(body, str) and body.strip():
+            return body.strip().splitlines()[0].strip()[:SUMMARY_MAX]
+        raise invalid(f"{field} is required (or a string body to take it from)", field=field)
+    if not isinstance(value, str):
+        raise invalid(f"{field} must be a string", field=field)
+    summary = value.strip()
+    if not one_line(summary):
+        raise invalid(f"{field} must be one line", field=field)
+    if len(summary) > SUMMARY_MAX:
+        raise too_large(f"{field} is {len(summary)} characters; the limit is {SUMMARY_MAX}",
+                        field=field, limit=SUMMARY_MAX)
+    return summary
+
+
+def check_payload(value: Any) -> dict[str, Any]:
+    """A JSON object whose serialized form is at most 256 KiB."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise invalid("payload must be a JSON object", field="payload")
+    try:
+        size = len(orjson.dumps(dict(value)))
+    except TypeError as exc:
+        raise invalid(f"payload cannot be stored as JSON: {exc}", field="payload") from None
+    if size > PAYLOAD_MAX:
+        raise too_large(f"payload is {size} bytes serialized; the limit is {PAYLOAD_MAX}",
+                        field="payload", limit=PAYLOAD_MAX)
+    return dict(value)
+
+
+def check_session_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or len(value) > SESSION_ID_MAX or not one_line(value):
+        raise invalid(f"session_id must be a non-empty string of at most {SESSION_ID_MAX} characters",
+                      field="session_id")
+    return value
+
+
+def check_kinds(value: Any) -> tuple[str, ...]:
+    """A kind filter: one kind, a comma-separated list, or a list; every entry a known kind."""
+    if value is None or value == "" or value == []:
+        return ()
+    parts = value.split(",") if isinstance(value, str) else value
+    if not isinstance(parts, list | tuple) or not all(isinstance(p, str) for p in parts):
+        raise invalid("kind must be a string or a list of strings", field="kind")
+    kinds = tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise invalid(f"unknown kind {', '.join(unknown) or value!r}; kinds are {', '.join(KINDS)}",
+                      field="kind")
+    return kinds
+
+
+def ceiling_error(project_id: str, cap: int) -> HubError:
+    return conflict(
+        f"project {project_id!r} holds {cap} events, its cap (events_per_project = {cap}); "
+        "nothing was appended",
+        cap=cap, setting="events_per_project",
+    )
+
+
+def check_ceiling(conn: sqlite3.Connection, project_id: str, cap: int) -> None:
+    """Refuse when the project's feed already holds `cap` events (0 disables the ceiling)."""
+    if cap <= 0:
+        return
+    row = conn.execute("SELECT events FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
+    if row is not None and row[0] >= cap:
+        raise ceiling_error(project_id, cap)
+
+
+def insert_event(
+    conn: sqlite3.Connection, ev: NewEvent, *, now: float, cap: int, effects: Effects | None = None
+) -> dict[str, Any]:
+    """Append one event (ceiling checked unless exempt); returns it rendered."""
+    if ev.kind not in KINDS:
+        raise invalid(f"unknown kind {ev.kind!r}", field="kind")
+    if not (ev.exempt or ev.kind in EXEMPT_KINDS):
+        check_ceiling(conn, ev.project_id, cap)
+    event_id = ids.mint(conn, now)
+    payload = orjson.dumps(dict(ev.payload)).decode()
+    thread = event_id if ev.roots_thread else ev.thread_id
+    conn.execute(
+        """INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, thread_id, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (event_id, ev.project_id, ev.kind, ev.actor, ev.summary, payload, ev.session_id, thread, now),
+    )
+    conn.execute(
+        """INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at) VALUES (?, 1, ?, ?, ?)
+           ON CONFLICT (project_id) DO UPDATE SET events = events + 1, bytes = bytes + excluded.bytes,
+           newest_id = excluded.newest_id, newest_at = excluded.newest_at""",
+        (ev.project_id, len(ev.summary.encode()) + len(payload.encode()), event_id, now),
+    )
+    conn.execute(
+        """INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, ?, 1, ?)
+           ON CONFLICT (project_id, actor) DO UPDATE SET events = events + 1, last_at = excluded.last_at""",
+        (ev.project_id, ev.actor, now),
+    )
+    rendered = {
+        "id": event_id, "project_id": ev.project_id, "kind": ev.kind, "actor": ev.actor,
+        "summary": ev.summary, "payload": dict(ev.payload), "session_id": ev.session_id,
+        "thread_id": thread, "created_at": iso(now),
+    }
+    if effects is not None:
+        effects.event(rendered)
+    return rendered
+
+
+EVENT_COLUMNS = "e.id, e.project_id, e.kind, e.actor, e.summary, e.payload, e.session_id, e.thread_id, e.created_at"
+
+
+def render_event(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "project_id": row["project_id"],
+        "kind": row["kind"],
+        "actor": row["actor"],
+        "summary": row["summary"],
+        "payload": orjson.loads(row["payload"]),
+        "session_id": row["session_id"],
+        "thread_id": row["thread_id"],
+        "created_at": iso(row["created_at"]),
+    }
+
+
+def event_row(conn: sqlite3.Connection, event_id: str) -> sqlite3.Row | None:
+    return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?", (event_id,)).fetchone()
+
+
+def purge_project(conn: sqlite3.Connection, project_id: str) -> None:
+    """Remove a project's events (its audit events included) and everything keyed on them."""
+    conn.execute("DELETE FROM inbox WHERE project_id = ?", (project_id,))
+    conn.execute("DELETE FROM events WHERE project_id = ?", (project_id,))
+    conn.execute("DELETE FROM feed_stats WHERE project_id = ?", (project_id,))
+    conn.execute("DELETE FROM feed_actors WHERE project_id = ?", (project_id,))
+    conn.execute("DELETE FROM actor_cursors WHERE project_id = ?", (project_id,))
+    conn.execute("DELETE FROM idempotency_keys WHERE project_id = ?", (project_id,))
+
+
+# -- idempotency ---------------------------------------------------------------------------------
+
+
+def check_key(value: Any) -> str | None:
+    if value is None:
+        return None
+    if (not isinstance(value, str) or not value.strip() or len(value) > IDEMPOTENCY_KEY_MAX
+            or not one_line(value)):
+        raise invalid(f"idempotency_key must be one line of 1 to {IDEMPOTENCY_KEY_MAX} characters",
+                      field="idempotency_key")
+    return value
+
+
+def replayed(conn: sqlite3.Connection, actor: str, scope: str, key: str | None,
+             target: str) -> dict[str, Any] | None:
+    """The original result of a retried write, or None for a fresh key.
+
+    A key reused for another target entity is refused: it names a different write.
+    """
+    if key is None:
+        return None
+    row = conn.execute(
+        "SELECT target, result FROM idempotency_keys WHERE actor = ? AND scope = ? AND key = ?",
+        (actor, scope, key),
+    ).fetchone()
+    if row is None:
+        return None
+    if row["target"] != target:
+        raise conflict(f"idempotency_key {key!r} was already used for another {scope} target",
+                       scope=scope)
+    result: dict[str, Any] = orjson.loads(row["result"])
+    return result
+
+
+def remember(conn: sqlite3.Connection, actor: str, scope: str, key: str | None, target: str,
+             project_id: str, result: Mapping[str, Any], now: float) -> None:
+    if key is None:
+        return
+    conn.execute(
+        """INSERT INTO idempotency_keys (actor, scope, key, target, project_id, result, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)""",
+        (actor, scope, key, target, project_id, orjson.dumps(dict(result)).decode(), now),
+    )

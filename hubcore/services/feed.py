@@ -1,0 +1,227 @@
+"""Reading feeds: pages by exclusive cursors, the human's seen cursor, agents' durable cursors, stats.
+
+Page rules (spec, Pagination): `since` walks forward, `before` back; with `since` and no `before`
+the page is oldest first, otherwise newest first. `next_since` is the newest id on the page (an
+empty forward page returns the `since` given; a backward page has none); `next_before` is the
+oldest id on the page.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hubcore.caller import HUMAN, Caller
+from hubcore.errors import invalid
+from hubcore.services import events as ev
+from hubcore.services import ids
+from hubcore.services.access import readable_project, visibility, visible_project_ids
+from hubcore.services.core import Core
+from hubcore.services.inbox import advance_cursor, check_cursor, check_limit, get_cursor
+
+FEED_CURSOR = "feed"
+ACTIVE_WINDOW_SECS = 900.0
+NOT_AGENTS = (HUMAN, ev.HUB_ACTOR, "public")
+
+Settle = Callable[[], Awaitable[None]]
+# A later part's share of a project's stats, e.g. {"artifacts": 3, "disk_bytes": 4096}.
+StatsProvider = Callable[[str], Awaitable[dict[str, int | None]]]
+
+
+@dataclass(frozen=True)
+class PageQuery:
+    """A checked page request."""
+
+    since: str | None = None
+    before: str | None = None
+    kinds: tuple[str, ...] = ()
+    session_id: str | None = None
+    limit: int = 50
+    forward: bool = False
+
+    @classmethod
+    def parse(cls, *, since: Any = None, before: Any = None, kind: Any = None, session_id: Any = None,
+              limit: Any = None, forward: bool | None = None) -> PageQuery:
+        after, upto = check_cursor(since, "since"), check_cursor(before, "before")
+        return cls(after, upto, ev.check_kinds(kind), ev.check_session_id(session_id), check_limit(limit),
+                   forward if forward is not None else (after is not None and upto is None))
+
+
+def read_page(conn: sqlite3.Connection, caller: Caller, project_id: str | None, q: PageQuery) -> dict[str, Any]:
+    """One page of a project's feed, or of every visible project's when `project_id` is None."""
+    conds: list[str] = []
+    params: dict[str, Any] = {"limit": q.limit}
+    if project_id is not None:
+        conds.append("e.project_id = :project")
+        params["project"] = project_id
+    elif not caller.is_admin:
+        # Unary + keeps the planner on the id order: a page stops after `limit` rows.
+        visible = visible_project_ids(conn, caller)
+        names = [f":v{n}" for n in range(len(visible))]
+        conds.append(f"+e.project_id IN ({', '.join(names) or 'NULL'})")
+        params.update({f"v{n}": pid for n, pid in enumerate(visible)})
+    if q.since:
+        conds.append("e.id > :since")
+        params["since"] = q.since
+    if q.before:
+        conds.append("e.id < :before")
+        params["before"] = q.before
+    if q.kinds:
+        conds.append(f"e.kind IN ({', '.join(f':k{n}' for n in range(len(q.kinds)))})")
+        params.update({f"k{n}": k for n, k in enumerate(q.kinds)})
+    if q.session_id:
+        conds.append("e.session_id = :session")
+        params["session"] = q.session_id
+    where = " AND ".join(conds) or "1"
+    order = "ASC" if q.forward else "DESC"
+    rows = conn.execute(
+        f"SELECT {ev.EVENT_COLUMNS} FROM events e WHERE {where} ORDER BY e.id {order} LIMIT :limit", params
+    ).fetchall()
+    events = [ev.render_event(r) for r in rows]
+    page_ids = [e["id"] for e in events]
+    newest = max(page_ids, default=None)
+    return {
+        "events": events,
+        "next_since": None if q.before else (newest or q.since),
+        "next_before": min(page_ids, default=None),
+    }
+
+
+def last_seen(conn: sqlite3.Connection, project_id: str) -> str | None:
+    row = conn.execute("SELECT last_seen_event FROM projects WHERE id = ?", (project_id,)).fetchone()
+    return row[0] if row else None
+
+
+class FeedService:
+    def __init__(self, core: Core, settle: Settle) -> None:
+        self.core = core
+        self.settle = settle
+        self.stats_providers: list[StatsProvider] = []
+
+    async def project_feed(self, caller: Caller, project_id: str, **query: Any) -> dict[str, Any]:
+        """`GET /projects/:id/feed`: a page plus the human's `last_seen` cursor."""
+        q = PageQuery.parse(**query)
+        await self.settle()
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            readable_project(conn, caller, project_id)
+            return {**read_page(conn, caller, project_id, q), "last_seen": last_seen(conn, project_id)}
+
+        return await self.core.store.read(read)
+
+    async def global_feed(self, caller: Caller, **query: Any) -> dict[str, Any]:
+        """`GET /feed`: a page over every project the caller can see."""
+        q = PageQuery.parse(**query)
+        await self.settle()
+        return await self.core.store.read(lambda conn: read_page(conn, caller, None, q))
+
+    async def feed_read(self, caller: Caller, project_id: str, *, since: Any = None, before: Any = None,
+                        kind: Any = None, session_id: Any = None, limit: Any = None) -> dict[str, Any]:
+        """MCP `feed_read`, stateful per caller and project.
+
+        With no `since` it reads forward from the caller's durable cursor (keyed on actor) and
+        advances the cursor to `next_since`; an explicit `since` is honoured and advances it too
+        (never backwards); a backward read (`before`) returns no `next_since` and moves nothing.
+        """
+        q = PageQuery.parse(since=since, before=before, kind=kind, session_id=session_id, limit=limit,
+                            forward=before is None)
+        actor = caller.actor
+        await self.settle()
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            readable_project(conn, caller, project_id)
+            query = q
+            if q.forward and q.since is None:
+                cursor = get_cursor(conn, actor, FEED_CURSOR, project_id)
+                query = PageQuery(cursor, None, q.kinds, q.session_id, q.limit, True)
+            return read_page(conn, caller, project_id, query)
+
+        page = await self.core.store.read(read)
+        if q.forward and page["events"]:
+            now, newest = self.core.now(), page["next_since"]
+            await self.core.store.execute(
+                lambda conn: advance_cursor(conn, actor, FEED_CURSOR, newest, now, project_id)
+            )
+        return page
+
+    async def seen(self, caller: Caller, project_id: str, event_id: Any = None) -> dict[str, Any]:
+        """Move the human's cursor forward to `event_id` (default: the project's newest event).
+
+        An id that is not an event of this project, or is not past the cursor, leaves it where
+        it is and reports `advanced` false.
+        """
+        if event_id is not None and not isinstance(event_id, str):
+            raise invalid("event_id must be a string", field="event_id")
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            readable_project(conn, caller, project_id)
+            current = last_seen(conn, project_id)
+            target = event_id
+            if target is None:
+                row = conn.execute("SELECT newest_id FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
+                target = row[0] if row else None
+            elif not ids.is_event_id(target) or not conn.execute(
+                    "SELECT 1 FROM events WHERE id = ? AND project_id = ?", (target, project_id)).fetchone():
+                target = None
+            advanced = target is not None and (current is None or target > current)
+            if advanced:
+                conn.execute("UPDATE projects SET last_seen_event = ? WHERE id = ?", (target, project_id))
+            return {"project_id": project_id, "last_seen": target if advanced else current, "advanced": advanced}
+
+        return await self.core.store.execute(write)
+
+    async def stats(self, caller: Caller, project_id: str) -> dict[str, Any]:
+        """`GET /projects/:id/stats`. Counts owned by later parts come from `stats_providers` and are
+        null until one reports them (never a made-up zero)."""
+        since = self.core.now() - ACTIVE_WINDOW_SECS
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            readable_project(conn, caller, project_id)
+            feed = conn.execute("SELECT events, bytes FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
+            actors = conn.execute(
+                f"""SELECT COUNT(*), COALESCE(SUM(last_at >= ?), 0) FROM feed_actors
+                    WHERE project_id = ? AND actor NOT IN ({', '.join('?' * len(NOT_AGENTS))})""",
+                (since, project_id, *NOT_AGENTS),
+            ).fetchone()
+            threads = conn.execute(
+                """SELECT COUNT(*) FROM events
+                   WHERE project_id = ? AND kind IN ('question', 'approval', 'enrol_request')""",
+                (project_id,),
+            ).fetchone()[0]
+            return {
+                "events": feed[0] if feed else 0, "artifacts": None, "sessions": None, "kb_pages": None,
+                "agents_active": int(actors[1]), "threads": threads, "agents_written": actors[0],
+                "disk_bytes": feed[1] if feed else 0,
+            }
+
+        stats = await self.core.store.read(read)
+        for provider in self.stats_providers:
+            for name, value in (await provider(project_id)).items():
+                if name == "disk_bytes":
+                    stats[name] = None if value is None or stats[name] is None else stats[name] + value
+                else:
+                    stats[name] = value
+        return stats
+
+    async def visible_projects(self, caller: Caller) -> set[str] | None:
+        """The project ids the caller can see; None for the admin (everything)."""
+        if caller.is_admin:
+            return None
+
+        def read(conn: sqlite3.Connection) -> set[str]:
+            cond, params = visibility(caller)
+            return {r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {cond}", params)}
+
+        return await self.core.store.read(read)
+
+
+class FeedPart:
+    """Project deletion removes the project's events, audit events, inbox items and cursors."""
+
+    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
+        ev.purge_project(conn, project_id)
+
+    async def after_delete(self, project_id: str) -> None:
+        return None

@@ -1,0 +1,323 @@
+"""The human's inbox: items with a read state (`unread`, `read`) and items waiting on the human
+(`waiting`, then `resolved`).
+
+Questions, approvals and enrolment requests wait; ideas arrive unread. The read and unread routes
+move only items that have a read state; a waiting or resolved item is returned as it is with
+`changed` false. Agents read the inbox through `inbox_read` (confined to their visible projects)
+and block on their own items with `wait`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import orjson
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import invalid, not_found
+from hubcore.services import ids
+from hubcore.services.access import visibility
+from hubcore.services.core import Core
+from hubcore.services.notifier import Change, Effects, Publisher
+
+STATUSES = ("unread", "read", "waiting", "resolved")
+WAITING_KINDS = ("question", "approval", "enrol_request")
+READ_STATE_KINDS = ("idea",)
+LIST_DEFAULT, LIST_MAX = 50, 500
+WAIT_DEFAULT, WAIT_MAX = 30.0, 60.0
+WAIT_CURSOR = "inbox_wait"
+
+ITEM_SELECT = """SELECT i.event_id, i.project_id, i.kind, i.actor, i.status, i.created_at, i.updated_at,
+       i.expires_at, i.on_expiry, i.resolution_id, e.summary, e.payload,
+       p.display_name AS project_display_name,
+       r.actor AS r_actor, r.payload AS r_payload, r.created_at AS r_at
+  FROM inbox i
+  JOIN events e ON e.id = i.event_id
+  LEFT JOIN projects p ON p.id = i.project_id
+  LEFT JOIN events r ON r.id = i.resolution_id"""
+
+Settle = Callable[[], Awaitable[None]]
+
+
+def insert_item(conn: sqlite3.Connection, event: dict[str, Any], status: str, now: float, *,
+                expires_at: float | None = None, on_expiry: str | None = None) -> None:
+    conn.execute(
+        """INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at,
+           expires_at, on_expiry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (event["id"], event["project_id"], event["kind"], event["actor"], status, now, now,
+         expires_at, on_expiry),
+    )
+
+
+def render_item(row: sqlite3.Row) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "event_id": row["event_id"],
+        "project_id": row["project_id"],
+        "project_display_name": row["project_display_name"],
+        "kind": row["kind"],
+        "actor": row["actor"],
+        "summary": row["summary"],
+        "payload": orjson.loads(row["payload"]),
+        "status": row["status"],
+        "created_at": iso(row["created_at"]),
+        "updated_at": iso(row["updated_at"]),
+    }
+    resolution = orjson.loads(row["r_payload"]) if row["resolution_id"] else None
+    if row["kind"] == "question":
+        item["answer"] = None if resolution is None else {
+            "body": resolution.get("body"), "actor": row["r_actor"], "event_id": row["resolution_id"],
+            "answered_at": iso(row["r_at"]),
+        }
+    elif row["kind"] in WAITING_KINDS:
+        item["decision"] = None if resolution is None else {
+            "decision": resolution.get("decision"), "note": resolution.get("note"), "actor": row["r_actor"],
+            "event_id": row["resolution_id"], "decided_at": iso(row["r_at"]),
+        }
+    if row["expires_at"] is not None:
+        item["expires_at"] = iso(row["expires_at"])
+        item["on_expiry"] = row["on_expiry"]
+        item["expired"] = bool(resolution and resolution.get("expired"))
+    return item
+
+
+def check_status(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in STATUSES:
+        raise invalid(f"status must be one of {', '.join(STATUSES)}", field="status")
+    return str(value)
+
+
+def check_limit(value: Any, default: int = LIST_DEFAULT, maximum: int = LIST_MAX) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise invalid(f"limit must be an integer from 1 to {maximum}", field="limit")
+    return value
+
+
+def check_cursor(value: Any, field: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not ids.is_event_id(value):
+        raise invalid(f"{field} must be an event id", field=field)
+    return str(value)
+
+
+def check_wait(value: Any) -> float:
+    if value is None:
+        return WAIT_DEFAULT
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= WAIT_MAX:
+        raise invalid(f"wait_seconds must be a number from 0 to {WAIT_MAX:g}", field="wait_seconds")
+    return float(value)
+
+
+def _filters(caller: Caller, *, status: str | None = None, project_id: str | None = None,
+             actor: str | None = None) -> tuple[list[str], dict[str, Any]]:
+    cond, params = visibility(caller)
+    conds = [cond]
+    if status:
+        conds.append("i.status = :status")
+        params["status"] = status
+    if project_id:
+        conds.append("i.project_id = :project")
+        params["project"] = project_id
+    if actor:
+        conds.append("i.actor = :actor")
+        params["actor"] = actor
+    return conds, params
+
+
+def query_items(conn: sqlite3.Connection, caller: Caller, *, status: str | None = None,
+                project_id: str | None = None, actor: str | None = None, since: str | None = None,
+                limit: int = LIST_DEFAULT) -> list[dict[str, Any]]:
+    """Items the caller may see; newest first, or oldest first above `since`."""
+    conds, params = _filters(caller, status=status, project_id=project_id, actor=actor)
+    order = "DESC"
+    if since:
+        conds.append("i.event_id > :since")
+        params["since"] = since
+        order = "ASC"
+    params["limit"] = limit
+    sql = f"{ITEM_SELECT} WHERE {' AND '.join(conds)} ORDER BY i.event_id {order} LIMIT :limit"
+    return [render_item(r) for r in conn.execute(sql, params)]
+
+
+def count_items(conn: sqlite3.Connection, caller: Caller, status: str) -> int:
+    conds, params = _filters(caller, status=status)
+    sql = f"""SELECT COUNT(*) FROM inbox i LEFT JOIN projects p ON p.id = i.project_id
+              WHERE {' AND '.join(conds)}"""
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3.Row | None:
+    cond, params = visibility(caller)
+    return conn.execute(f"{ITEM_SELECT} WHERE i.event_id = :id AND {cond}", {**params, "id": event_id}).fetchone()
+
+
+def get_cursor(conn: sqlite3.Connection, actor: str, name: str, project_id: str = "") -> str | None:
+    row = conn.execute(
+        "SELECT value FROM actor_cursors WHERE actor = ? AND name = ? AND project_id = ?",
+        (actor, name, project_id),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def advance_cursor(conn: sqlite3.Connection, actor: str, name: str, value: str, now: float,
+                   project_id: str = "") -> None:
+    """Move a durable cursor forward to `value` (never back)."""
+    conn.execute(
+        """INSERT INTO actor_cursors (actor, name, project_id, value, updated_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (actor, name, project_id) DO UPDATE SET value = MAX(value, excluded.value),
+           updated_at = excluded.updated_at""",
+        (actor, name, project_id, value, now),
+    )
+
+
+def seed_cursor(conn: sqlite3.Connection, actor: str, name: str, value: str, now: float) -> None:
+    """Start a cursor at `value` if the actor has none (a first question seeds its wait cursor)."""
+    conn.execute(
+        """INSERT OR IGNORE INTO actor_cursors (actor, name, project_id, value, updated_at)
+           VALUES (?, ?, '', ?, ?)""",
+        (actor, name, value, now),
+    )
+
+
+class InboxService:
+    def __init__(self, core: Core, publisher: Publisher, settle: Settle) -> None:
+        self.core = core
+        self.publisher = publisher
+        self.settle = settle
+
+    async def list_items(self, caller: Caller, *, status: Any = None, project_id: str | None = None,
+                   limit: Any = None, unread_only: bool = False) -> dict[str, Any]:
+        """`GET /inbox`: newest first; `unread_only` contradicting an explicit status is refused."""
+        wanted = check_status(status)
+        if unread_only:
+            if wanted not in (None, "unread"):
+                raise invalid(f"unread_only contradicts status={wanted}", field="unread_only")
+            wanted = "unread"
+        count = check_limit(limit)
+        await self.settle()
+        items = await self.core.store.read(
+            lambda conn: query_items(conn, caller, status=wanted, project_id=project_id, limit=count)
+        )
+        return {"items": items}
+
+    async def inbox_read(self, caller: Caller, *, status: Any = None, project_id: str | None = None,
+                         actor: str | None = None, since: Any = None, limit: Any = None) -> dict[str, Any]:
+        """MCP `inbox_read`: the human's inbox in the caller's visible projects.
+
+        With `since` the page is the items above it, oldest first; without, the newest first.
+        `next_since` is the newest id on the page, or the `since` given when the page is empty.
+        """
+        wanted, after, count = check_status(status), check_cursor(since, "since"), check_limit(limit)
+        await self.settle()
+        items = await self.core.store.read(
+            lambda conn: query_items(conn, caller, status=wanted, project_id=project_id, actor=actor,
+                                     since=after, limit=count)
+        )
+        newest = max((i["event_id"] for i in items), default=after)
+        return {"items": items, "next_since": newest}
+
+    async def mark(self, caller: Caller, event_id: str, status: str) -> dict[str, Any]:
+        """Move an item with a read state to `read` or `unread`; others are returned unchanged."""
+        if status not in ("read", "unread"):
+            raise invalid("status must be read or unread")
+        now = self.core.now()
+
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            row = item_row(conn, caller, event_id)
+            if row is None:
+                raise not_found(f"no inbox item for event {event_id!r}")
+            effects = Effects()
+            changed = row["status"] in ("read", "unread") and row["status"] != status
+            if changed:
+                conn.execute("UPDATE inbox SET status = ?, updated_at = ? WHERE event_id = ?",
+                             (status, now, event_id))
+                effects.inbox(row["project_id"], event_id, owner=row["actor"], kind=row["kind"])
+            return {"event_id": event_id, "status": status if changed else row["status"],
+                    "changed": changed}, effects
+
+        result, effects = await self.core.store.execute(write)
+        self.publisher.publish(effects)
+        return result
+
+    async def read_all(self, caller: Caller, project_id: str | None = None) -> dict[str, Any]:
+        """Mark every unread item read (optionally within one project); `marked` counts them."""
+        now = self.core.now()
+
+        def write(conn: sqlite3.Connection) -> tuple[int, Effects]:
+            conds, params = _filters(caller, status="unread", project_id=project_id)
+            rows = conn.execute(
+                f"""SELECT i.project_id, MAX(i.event_id) AS newest, COUNT(*) AS n FROM inbox i
+                    LEFT JOIN projects p ON p.id = i.project_id WHERE {' AND '.join(conds)}
+                    GROUP BY i.project_id""", params,
+            ).fetchall()
+            effects = Effects()
+            for row in rows:
+                conn.execute(
+                    "UPDATE inbox SET status = 'read', updated_at = ? WHERE status = 'unread' AND project_id = ?",
+                    (now, row["project_id"]),
+                )
+                # One id per project is enough: the stream carries hints, clients re-read.
+                effects.inbox(row["project_id"], row["newest"], owner="")
+            return sum(r["n"] for r in rows), effects
+
+        marked, effects = await self.core.store.execute(write)
+        self.publisher.publish(effects)
+        return {"marked": marked}
+
+    async def wait(self, caller: Caller, wait_seconds: Any = None, *, since: Any = None,
+                   limit: Any = None) -> dict[str, Any]:
+        """MCP `inbox_wait`: block until one of the caller's own items is resolved.
+
+        Scoped to the caller's own questions, approvals and requests: returns their resolutions
+        (answers, decisions, expiries) newer than `since`, else than the caller's durable wait
+        cursor (seeded by its first waiting item), which a delivery advances. `wait_seconds`
+        0 polls once. Wakes on the notifier, never by polling the store.
+        """
+        seconds, after, count = check_wait(wait_seconds), check_cursor(since, "since"), check_limit(limit)
+        actor = caller.actor
+        explicit = after is not None
+        if not explicit:
+            after = await self.core.store.read(lambda conn: get_cursor(conn, actor, WAIT_CURSOR))
+
+        def mine(change: Change) -> bool:
+            return change.topic == "inbox" and change.resolved and change.owner == actor
+
+        deadline = anyio.current_time() + seconds
+        with self.publisher.notifier.waiter(mine) as waiter:
+            while True:
+                waiter.reset()
+                await self.settle()
+                items = await self.core.store.read(lambda conn: self._resolved(conn, caller, after, count))
+                remaining = deadline - anyio.current_time()
+                if items or remaining <= 0:
+                    break
+                with anyio.move_on_after(remaining):
+                    await waiter.wait()
+        newest = max((i["_resolution"] for i in items), default=after)
+        for item in items:
+            del item["_resolution"]
+        if items and newest:
+            await self._advance(actor, newest)
+        return {"items": items, "next_since": newest, "timed_out": not items}
+
+    def _resolved(self, conn: sqlite3.Connection, caller: Caller, after: str | None,
+                  limit: int) -> list[dict[str, Any]]:
+        conds, params = _filters(caller, actor=caller.actor)
+        conds.append("i.resolution_id IS NOT NULL AND i.resolution_id > :after")
+        params.update(after=after or "", limit=limit)
+        rows = conn.execute(
+            f"{ITEM_SELECT} WHERE {' AND '.join(conds)} ORDER BY i.resolution_id LIMIT :limit", params
+        ).fetchall()
+        return [{**render_item(r), "_resolution": r["resolution_id"]} for r in rows]
+
+    async def _advance(self, actor: str, value: str) -> None:
+        now = self.core.now()
+        await self.core.store.execute(lambda conn: advance_cursor(conn, actor, WAIT_CURSOR, value, now))

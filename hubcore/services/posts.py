@@ -1,0 +1,236 @@
+"""Writing to a feed: `signal_append`, `question_post` and the human's ideas.
+
+Every check that reads the store (visibility, idempotency replay, the event ceiling, the open-item
+caps) runs inside the one write command that appends, so concurrent posts cannot both pass a cap.
+An idempotent replay is answered before any cap or ceiling: a retry is never refused for limits
+its original already passed, and it sends no notify.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import HubError, invalid
+from hubcore.services import events as ev
+from hubcore.services.access import readable_project
+from hubcore.services.core import Core
+from hubcore.services.inbox import WAIT_CURSOR, insert_item, seed_cursor
+from hubcore.services.notifier import Effects, Publisher
+
+SIGNAL_KINDS = ("signal", "finished", "idea", "approval")
+DEADLINE_MIN, DEADLINE_MAX = 60, 2_592_000
+OPTIONS_MIN, OPTIONS_MAX, OPTION_CHARS = 2, 6, 80
+OUTCOMES = ("approve", "decline")
+CAP_RETRY_AFTER_SECS = 60
+
+
+@dataclass(frozen=True)
+class Deadline:
+    seconds: int
+    on_expiry: str | None
+
+
+def check_deadline(kind: str, expires_in: Any, on_expiry: Any) -> Deadline | None:
+    """`expires_in_seconds` (60 to 2592000) on a question or approval; `on_expiry` on an approval
+    with a deadline only (default decline). Anything else is refused before anything is written."""
+    if expires_in is None:
+        if on_expiry is not None:
+            raise invalid("on_expiry needs expires_in_seconds", field="on_expiry")
+        return None
+    if kind not in ("question", "approval"):
+        raise invalid(f"a deadline applies only to questions and approvals, not {kind}",
+                      field="expires_in_seconds")
+    integral = isinstance(expires_in, float) and expires_in.is_integer()
+    if isinstance(expires_in, bool) or not (isinstance(expires_in, int) or integral):
+        raise invalid("expires_in_seconds must be a whole number of seconds", field="expires_in_seconds")
+    seconds = int(expires_in)
+    if not DEADLINE_MIN <= seconds <= DEADLINE_MAX:
+        raise invalid(f"expires_in_seconds must be from {DEADLINE_MIN} to {DEADLINE_MAX}",
+                      field="expires_in_seconds")
+    if kind == "question":
+        if on_expiry is not None:
+            raise invalid("a question takes no on_expiry", field="on_expiry")
+        return Deadline(seconds, None)
+    if on_expiry is not None and on_expiry not in OUTCOMES:
+        raise invalid("on_expiry must be approve or decline", field="on_expiry")
+    return Deadline(seconds, on_expiry or "decline")
+
+
+def check_options(value: Any) -> list[str] | None:
+    """2 to 6 one-line options of at most 80 characters after trimming, none blank, no duplicates;
+    any fault refuses the whole list."""
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or not OPTIONS_MIN <= len(value) <= OPTIONS_MAX:
+        raise invalid(f"options must be a list of {OPTIONS_MIN} to {OPTIONS_MAX} strings", field="options")
+    options: list[str] = []
+    for raw in value:
+        if not isinstance(raw, str):
+            raise invalid("every option must be a string", field="options")
+        text = raw.strip()
+        if not text or not ev.one_line(text) or len(text) > OPTION_CHARS:
+            raise invalid(f"every option must be one non-blank line of at most {OPTION_CHARS} characters",
+                          field="options")
+        if text in options:
+            raise invalid(f"option {text!r} appears twice", field="options")
+        options.append(text)
+    return options
+
+
+def cap_error(message: str, cap: int, setting: str) -> HubError:
+    return HubError("rate_limited", message, details={"cap": cap, "setting": setting},
+                    retryable=True, headers={"Retry-After": str(CAP_RETRY_AFTER_SECS)})
+
+
+def check_open_caps(conn: sqlite3.Connection, project_id: str, actor: str, per_actor: int,
+                    per_project: int) -> None:
+    """Refuse a new waiting item past the open-item caps (0 disables a cap)."""
+    if per_actor > 0:
+        n = conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'waiting' AND project_id = ? AND actor = ?",
+                         (project_id, actor)).fetchone()[0]
+        if n >= per_actor:
+            raise cap_error(f"{actor} has {n} open items in project {project_id!r}, the cap "
+                            f"(inbox_open_per_agent = {per_actor}); nothing was posted",
+                            per_actor, "inbox_open_per_agent")
+    if per_project > 0:
+        n = conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'waiting' AND project_id = ?",
+                         (project_id,)).fetchone()[0]
+        if n >= per_project:
+            raise cap_error(f"project {project_id!r} has {n} open items, the cap "
+                            f"(inbox_open_per_project = {per_project}); nothing was posted",
+                            per_project, "inbox_open_per_project")
+
+
+@dataclass(frozen=True)
+class Post:
+    """A checked write: everything validated that needs no store."""
+
+    project_id: str
+    kind: str
+    summary: str
+    payload: dict[str, Any]
+    session_id: str | None
+    key: str | None
+    deadline: Deadline | None = None
+
+
+class PostsService:
+    def __init__(self, core: Core, publisher: Publisher) -> None:
+        self.core = core
+        self.publisher = publisher
+
+    async def signal_append(self, caller: Caller, project_id: str, kind: Any = "signal", *,
+                            summary: Any = None, payload: Any = None, session_id: Any = None,
+                            idempotency_key: Any = None, expires_in_seconds: Any = None,
+                            on_expiry: Any = None) -> dict[str, Any]:
+        """Append an event of `kind` (signal, finished, idea, approval). An approval waits on the
+        human and may carry a deadline; an idea lands unread in the inbox. The actor is the
+        caller's, whatever the client sent."""
+        if kind == "question":
+            raise invalid("questions are posted with question_post", field="kind")
+        if kind not in SIGNAL_KINDS:
+            raise invalid(f"kind must be one of {', '.join(SIGNAL_KINDS)}", field="kind")
+        post = self._check(project_id, kind, summary, payload, session_id, idempotency_key,
+                           check_deadline(kind, expires_in_seconds, on_expiry))
+        return await self._append(caller, post)
+
+    async def question_post(self, caller: Caller, project_id: str, question: Any, *, body: Any = None,
+                            options: Any = None, payload: Any = None, session_id: Any = None,
+                            idempotency_key: Any = None, expires_in_seconds: Any = None,
+                            on_expiry: Any = None) -> dict[str, Any]:
+        """Ask the human. The question roots its own thread: `event_id`, `question_id` and
+        `thread_id` are equal. Options are stored trimmed as `payload.options`."""
+        deadline = check_deadline("question", expires_in_seconds, on_expiry)
+        merged = _object(payload)
+        if body is not None:
+            merged["body"] = body
+        checked = check_options(options)
+        if checked is not None:
+            merged["options"] = checked
+        post = self._check(project_id, "question", question, merged, session_id, idempotency_key, deadline)
+        result = await self._append(caller, post)
+        return {**result, "question_id": result["event_id"]}
+
+    async def idea(self, caller: Caller, project_id: str, body: Any) -> dict[str, Any]:
+        """`POST /projects/:id/ideas`: an idea, a needs-action signal that arrives unread."""
+        if not isinstance(body, Mapping):
+            raise invalid("request body must be a JSON object")
+        payload = _object(body.get("payload"))
+        if body.get("body") is not None:
+            payload["body"] = body["body"]
+        post = self._check(project_id, "idea", body.get("summary"), payload, body.get("session_id"),
+                           body.get("idempotency_key"), None)
+        result = await self._append(caller, post)
+        return {"id": result["event_id"], **result}
+
+    def _check(self, project_id: str, kind: str, summary: Any, payload: Any, session_id: Any,
+               key: Any, deadline: Deadline | None) -> Post:
+        checked = ev.check_payload(payload)
+        return Post(project_id, kind, ev.check_summary(summary, checked), checked,
+                    ev.check_session_id(session_id), ev.check_key(key), deadline)
+
+    async def _append(self, caller: Caller, post: Post) -> dict[str, Any]:
+        now, settings = self.core.now(), self.core.settings
+        actor = caller.actor
+
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            readable_project(conn, caller, post.project_id)
+            effects = Effects()
+            scope = f"event:{post.kind}"
+            earlier = ev.replayed(conn, actor, scope, post.key, post.project_id)
+            if earlier is not None:
+                return earlier, effects
+            waits = post.kind == "question" or post.kind == "approval"
+            if waits:
+                check_open_caps(conn, post.project_id, actor, settings.inbox_open_per_agent,
+                                settings.inbox_open_per_project)
+            event = ev.insert_event(conn, ev.NewEvent(
+                post.project_id, post.kind, actor, post.summary, post.payload, post.session_id,
+                roots_thread=waits), now=now, cap=settings.events_per_project, effects=effects)
+            result: dict[str, Any] = {"event_id": event["id"], "kind": post.kind, "created_at": event["created_at"]}
+            if waits:
+                result.update(start_waiting(conn, event, post.deadline, now, effects))
+            elif post.kind == "idea":
+                insert_item(conn, event, "unread", now)
+                effects.inbox(post.project_id, event["id"], owner=actor, kind="idea")
+            ev.remember(conn, actor, scope, post.key, post.project_id, post.project_id, result, now)
+            return result, effects
+
+        result, effects = await self.core.store.execute(write)
+        self.publisher.publish(effects)
+        return result
+
+
+def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float,
+                  effects: Effects) -> dict[str, Any]:
+    """Put a just-appended question, approval or enrolment request in the inbox as waiting.
+
+    Seeds the asker's wait cursor and marks the command as one that starts the notify target.
+    Returns the members the post's result adds (`thread_id`, `expires_at`, `on_expiry`).
+    """
+    expires_at = now + deadline.seconds if deadline else None
+    insert_item(conn, event, "waiting", now, expires_at=expires_at,
+                on_expiry=deadline.on_expiry if deadline else None)
+    seed_cursor(conn, event["actor"], WAIT_CURSOR, event["id"], now)
+    effects.inbox(event["project_id"], event["id"], owner=event["actor"], kind=event["kind"])
+    effects.started_waiting = True
+    extra: dict[str, Any] = {"thread_id": event["id"]}
+    if expires_at is not None and deadline is not None:
+        extra["expires_at"] = iso(expires_at)
+        if deadline.on_expiry:
+            extra["on_expiry"] = deadline.on_expiry
+    return extra
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A payload given as a JSON object (absent is empty); anything else is refused."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise invalid("payload must be a JSON object", field="payload")
+    return dict(value)

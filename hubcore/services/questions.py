@@ -1,0 +1,222 @@
+"""Resolving what waits on the human: answers, decisions and deadline expiries.
+
+A resolution is an `answer` event on the item's thread written in the same transaction as the
+inbox change, so nobody ever sees one without the other. A question or approval is answered once,
+permanently; after its deadline an answer or decision is refused as a conflict even before the
+sweep recorded the expiry. The sweeper resolves due items every few seconds, and every read of open
+state settles due items first (`settle`), so an expired item never reads as open.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, too_large
+from hubcore.services import events as ev
+from hubcore.services.core import Core
+from hubcore.services.inbox import item_row
+from hubcore.services.notifier import Effects, Publisher
+
+log = logging.getLogger("hubcore.questions")
+
+NOTE_MAX = 2000
+SWEEP_INTERVAL_SECS = 2.0
+SWEEP_BATCH = 500
+DECISIONS = {"approve": "approved", "decline": "declined"}
+DECIDABLE_KINDS = ("approval", "enrol_request")
+
+# Runs inside a decision's command, after the answer event is written (enrolment admits or refuses
+# the pending agent here): (conn, inbox item row, "approved" | "declined", now).
+DecisionHook = Callable[[sqlite3.Connection, sqlite3.Row, str, float], None]
+
+
+def check_note(value: Any) -> str | None:
+    """Trimmed; blank means none; over 2000 characters is refused and decides nothing."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise invalid("note must be a string", field="note")
+    note = value.strip()
+    if len(note) > NOTE_MAX:
+        raise too_large(f"note is {len(note)} characters; the limit is {NOTE_MAX}", field="note", limit=NOTE_MAX)
+    return note or None
+
+
+def check_body(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise invalid("body must be a non-blank string", field="body")
+    return value
+
+
+def decision_body(decision: str, note: str | None) -> str:
+    word = "Approved" if decision == "approved" else "Declined"
+    return f"{word}: {note}" if note else word
+
+
+def _open_item(conn: sqlite3.Connection, caller: Caller, item_id: str, kinds: tuple[str, ...],
+               what: str, now: float) -> sqlite3.Row:
+    """The open item the caller may resolve, or the refusal: missing, resolved or past deadline."""
+    row = item_row(conn, caller, item_id)
+    if row is None or row["kind"] not in kinds:
+        raise not_found(f"{what} {item_id!r} not found")
+    if row["status"] != "waiting":
+        raise conflict(f"{what} {item_id!r} is already resolved", resolution_id=row["resolution_id"])
+    if row["expires_at"] is not None and now >= row["expires_at"]:
+        raise conflict(f"{what} {item_id!r} passed its deadline at {iso(row['expires_at'])}",
+                       expires_at=iso(row["expires_at"]))
+    return row
+
+
+def resolve(conn: sqlite3.Connection, row: sqlite3.Row, actor: str, summary: str, payload: dict[str, Any],
+            now: float, cap: int, effects: Effects) -> dict[str, Any]:
+    """Append the answer event on the item's thread and resolve the item, in one step."""
+    answer = ev.insert_event(conn, ev.NewEvent(
+        row["project_id"], "answer", actor, summary[: ev.SUMMARY_MAX], payload, thread_id=row["event_id"],
+        exempt=actor == ev.HUB_ACTOR), now=now, cap=cap, effects=effects)
+    conn.execute("UPDATE inbox SET status = 'resolved', resolution_id = ?, updated_at = ? WHERE event_id = ?",
+                 (answer["id"], now, row["event_id"]))
+    effects.inbox(row["project_id"], row["event_id"], owner=row["actor"], kind=row["kind"], resolved=True)
+    return answer
+
+
+def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effects) -> None:
+    """Resolve a due item as the hub: no answer for a question, the `on_expiry` outcome otherwise."""
+    payload: dict[str, Any] = {"expired": True}
+    if row["kind"] == "question":
+        summary = "No answer before the deadline"
+    else:
+        decision = DECISIONS[row["on_expiry"] or "decline"]
+        payload.update(body=decision_body(decision, None), decision=decision)
+        summary = f"{decision.capitalize()} by the hub: the deadline passed"
+    resolve(conn, row, ev.HUB_ACTOR, summary, payload, now, 0, effects)
+
+
+class QuestionsService:
+    def __init__(self, core: Core, publisher: Publisher) -> None:
+        self.core = core
+        self.publisher = publisher
+        self.decision_hooks: dict[str, DecisionHook] = {}
+
+    async def answer(self, caller: Caller, question_id: str, body: Any, *,
+                     idempotency_key: Any = None) -> dict[str, Any]:
+        """Answer an open question (`answer_post`, `POST /questions/:id/answer`) -> {event_id}."""
+        text, key = check_body(body), ev.check_key(idempotency_key)
+        payload = ev.check_payload({"body": text})
+        actor, now, cap = caller.actor, self.core.now(), self.core.settings.events_per_project
+
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            effects = Effects()
+            earlier = ev.replayed(conn, actor, "answer", key, question_id)
+            if earlier is not None and item_row(conn, caller, question_id) is not None:
+                return earlier, effects
+            row = _open_item(conn, caller, question_id, ("question",), "question", now)
+            summary = text.strip().splitlines()[0].strip()
+            answer = resolve(conn, row, actor, summary, payload, now, cap, effects)
+            result = {"event_id": answer["id"]}
+            ev.remember(conn, actor, "answer", key, question_id, row["project_id"], result, now)
+            return result, effects
+
+        return await self._run(write)
+
+    async def decide(self, caller: Caller, approval_id: str, body: Any) -> dict[str, Any]:
+        """Decide an open approval: `{decision: approve|decline, note?, idempotency_key?}` -> {event_id}.
+
+        Only the human decides. The note is checked before anything else, so a refused note
+        decides nothing.
+        """
+        if not isinstance(body, Mapping):
+            raise invalid("request body must be a JSON object")
+        note = check_note(body.get("note"))
+        if body.get("decision") not in DECISIONS:
+            raise invalid("decision must be approve or decline", field="decision")
+        decision, key = DECISIONS[body["decision"]], ev.check_key(body.get("idempotency_key"))
+        if not caller.is_admin:
+            raise forbidden("only the human decides approvals")
+        payload: dict[str, Any] = {"body": decision_body(decision, note), "decision": decision}
+        if note is not None:
+            payload["note"] = note
+        actor, now, cap = caller.actor, self.core.now(), self.core.settings.events_per_project
+        hooks = dict(self.decision_hooks)
+
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            effects = Effects()
+            earlier = ev.replayed(conn, actor, "decision", key, approval_id)
+            if earlier is not None and item_row(conn, caller, approval_id) is not None:
+                return earlier, effects
+            row = _open_item(conn, caller, approval_id, DECIDABLE_KINDS, "approval", now)
+            answer = resolve(conn, row, actor, payload["body"].splitlines()[0], payload, now, cap, effects)
+            hook = hooks.get(row["kind"])
+            if hook is not None:
+                hook(conn, row, decision, now)
+            result = {"event_id": answer["id"]}
+            ev.remember(conn, actor, "decision", key, approval_id, row["project_id"], result, now)
+            return result, effects
+
+        return await self._run(write)
+
+    async def _run(self, write: Callable[[sqlite3.Connection], tuple[dict[str, Any], Effects]]) -> dict[str, Any]:
+        try:
+            result, effects = await self.core.store.execute(write)
+        except HubError as err:
+            if err.code == "conflict" and err.details and "expires_at" in err.details:
+                await self.settle()  # record the expiry the refusal just observed
+            raise
+        self.publisher.publish(effects)
+        return result
+
+    # -- deadlines ---------------------------------------------------------------------------
+
+    async def sweep(self) -> int:
+        """Resolve every item whose deadline has passed; returns how many."""
+        total = 0
+        while True:
+            now = self.core.now()
+
+            def write(conn: sqlite3.Connection, now: float = now) -> tuple[int, Effects]:
+                rows = conn.execute(
+                    """SELECT i.* FROM inbox i WHERE i.status = 'waiting'
+                       AND i.expires_at IS NOT NULL AND i.expires_at <= ? ORDER BY i.expires_at LIMIT ?""",
+                    (now, SWEEP_BATCH),
+                ).fetchall()
+                effects = Effects()
+                for row in rows:
+                    expire(conn, row, now, effects)
+                return len(rows), effects
+
+            count, effects = await self.core.store.execute(write)
+            self.publisher.publish(effects)
+            total += count
+            if count < SWEEP_BATCH:
+                return total
+
+    async def due(self) -> bool:
+        now = self.core.now()
+        row = await self.core.store.read(lambda conn: conn.execute(
+            "SELECT 1 FROM inbox WHERE status = 'waiting' AND expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
+            (now,),
+        ).fetchone())
+        return row is not None
+
+    async def settle(self) -> None:
+        """Before a read of open state: resolve due items (one indexed read when none are due)."""
+        if await self.due():
+            await self.sweep()
+
+    async def run_sweeper(self, interval: float = SWEEP_INTERVAL_SECS) -> None:
+        """Background task: sweep every `interval` seconds until cancelled."""
+        while True:
+            try:
+                await self.sweep()
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception:
+                log.exception("deadline sweep failed; retrying in %.0f s", interval)
+            await anyio.sleep(interval)
+

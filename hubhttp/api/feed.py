@@ -1,0 +1,61 @@
+"""`/api/v1/feed` and the per-project feed routes: pages, the seen cursor, ideas, stats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Blueprint, Response, request
+
+from hubcore.errors import HubError
+from hubhttp.context import caller, hub, json_body, json_response
+
+bp = Blueprint("feed", __name__, url_prefix="/api/v1")
+
+
+def optional_int(name: str) -> int | None:
+    """An integer query parameter, None when absent; the service checks its range."""
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise HubError("invalid_argument", f"query {name} must be an integer") from None
+
+
+def page_query() -> dict[str, Any]:
+    args = request.args
+    kinds = [k for value in args.getlist("kind") for k in value.split(",")]
+    return {
+        "since": args.get("since"), "before": args.get("before"), "kind": kinds or None,
+        "session_id": args.get("session") or args.get("session_id"), "limit": optional_int("limit"),
+    }
+
+
+@bp.get("/feed")
+async def global_feed() -> Response:
+    return json_response(await hub().feed.global_feed(caller(), **page_query()))
+
+
+@bp.get("/projects/<project_id>/feed")
+async def project_feed(project_id: str) -> Response:
+    return json_response(await hub().feed.project_feed(caller(), project_id, **page_query()))
+
+
+@bp.post("/projects/<project_id>/feed/seen")
+async def feed_seen(project_id: str) -> Response:
+    body = await json_body(default={})
+    if not isinstance(body, dict):
+        raise HubError("invalid_argument", "request body must be a JSON object")
+    return json_response(await hub().feed.seen(caller(), project_id, body.get("event_id")))
+
+
+@bp.post("/projects/<project_id>/ideas")
+async def post_idea(project_id: str) -> Response:
+    result = await hub().posts.idea(caller(), project_id, await json_body())
+    return json_response({"id": result["id"], "event_id": result["event_id"]}, 201)
+
+
+@bp.get("/projects/<project_id>/stats")
+async def project_stats(project_id: str) -> Response:
+    return json_response(await hub().feed.stats(caller(), project_id))

@@ -1,0 +1,73 @@
+"""`/api/v1/inbox`, question answers and approval decisions: the human in the loop."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+
+from hubcore.errors import HubError
+from hubhttp.api.feed import optional_int
+from hubhttp.context import caller, hub, json_body, json_response
+
+bp = Blueprint("inbox", __name__, url_prefix="/api/v1")
+
+FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False, "": False}
+
+
+def flag(name: str) -> bool:
+    raw = request.args.get(name)
+    if raw is None:
+        return False
+    if raw.lower() not in FLAGS:
+        raise HubError("invalid_argument", f"query {name} must be true or false")
+    return FLAGS[raw.lower()]
+
+
+@bp.get("/inbox")
+async def list_inbox() -> Response:
+    args = request.args
+    result = await hub().inbox.list_items(
+        caller(), status=args.get("status"), project_id=args.get("project") or None,
+        limit=optional_int("limit"), unread_only=flag("unread_only"),
+    )
+    return json_response(result)
+
+
+@bp.post("/inbox/read-all")
+async def read_all() -> Response:
+    body = await json_body(default={})
+    if not isinstance(body, dict):
+        raise HubError("invalid_argument", "request body must be a JSON object")
+    project = body.get("project_id") or request.args.get("project") or None
+    if project is not None and not isinstance(project, str):
+        raise HubError("invalid_argument", "project_id must be a string")
+    return json_response(await hub().inbox.read_all(caller(), project))
+
+
+@bp.post("/inbox/<event_id>/read")
+async def mark_read(event_id: str) -> Response:
+    return json_response(await hub().inbox.mark(caller(), event_id, "read"))
+
+
+@bp.post("/inbox/<event_id>/unread")
+async def mark_unread(event_id: str) -> Response:
+    return json_response(await hub().inbox.mark(caller(), event_id, "unread"))
+
+
+@bp.post("/questions/<question_id>/answer")
+async def answer(question_id: str) -> Response:
+    body = await json_body()
+    if not isinstance(body, dict):
+        raise HubError("invalid_argument", "request body must be a JSON object")
+    result = await hub().questions.answer(caller(), question_id, body.get("body"),
+                                          idempotency_key=body.get("idempotency_key"))
+    return json_response(result)
+
+
+@bp.post("/approvals/<approval_id>/decision")
+async def decide(approval_id: str) -> Response:
+    return json_response(await hub().questions.decide(caller(), approval_id, await json_body()))
+
+
+@bp.get("/home")
+async def home() -> Response:
+    return json_response(await hub().home.home(caller()))
