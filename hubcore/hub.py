@@ -25,18 +25,22 @@ from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubcore.services.agents import AgentsService, revoke_reserved
 from hubcore.services.auth import AuthService
+from hubcore.services.brains import BrainsService, SessionsPart, brain_factory
 from hubcore.services.core import Core
 from hubcore.services.feed import FeedPart, FeedService
 from hubcore.services.health import HealthService
 from hubcore.services.home import HomeService
 from hubcore.services.inbox import InboxService
-from hubcore.services.notifier import Notifier, Publisher
+from hubcore.services.notifier import Effects, Notifier, Publisher
 from hubcore.services.notify_target import NotifyTarget
 from hubcore.services.posts import PostsService
 from hubcore.services.projects import ProjectsService
 from hubcore.services.questions import QuestionsService
+from hubcore.services.sessions import SessionsService
+from hubcore.services.storage import StorageService
 from hubcore.store.actor import StoreActor
 from hubcore.store.migrations import migrate
+from hubcore.store.pool import ActorPool
 
 log = logging.getLogger("hubcore.hub")
 
@@ -81,7 +85,7 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 
 class Hub:
-    def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int) -> None:
+    def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int, brain_pool: ActorPool) -> None:
         self.core = core
         self.settings = core.settings
         self.task_group = task_group
@@ -92,6 +96,13 @@ class Hub:
         self.agents = AgentsService(core)
         self.health = HealthService(core, opened_version=opened_version)
         self._wire_feeds(core)
+        self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
+        self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy)
+        self.brains.sessions = self.sessions
+        self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
+                                      writes=lambda: core.store.statistics().commands + self.brains.writes)
+        core.project_parts.append(SessionsPart(self.brains))
+        self.home.prunable_provider = self.storage.prunable
 
     def _wire_feeds(self, core: Core) -> None:
         """Feeds and the human in the loop: one notifier, woken only after commits."""
@@ -106,12 +117,18 @@ class Hub:
         self.home = HomeService(core, settle=self.questions.settle)
         core.project_parts.append(FeedPart())
 
+    def publish(self, effects: Effects) -> None:
+        """Tell waiters, the stream, metrics and the notify target what a committed write did."""
+        self.publisher.publish(effects)
+
     async def start_background(self) -> None:
         """Start the hub's background work (sweepers, senders) in `self.task_group`.
 
         Each later part adds its own task here; they are cancelled before the stores close.
         """
         self.task_group.start_soon(self.questions.run_sweeper)
+        self.task_group.start_soon(self.storage.run_sweeper)
+        self.task_group.start_soon(self.brains.run_idle_sweeper)
         if self.notify_target.enabled:
             self.task_group.start_soon(self.notify_target.run)
 
@@ -140,8 +157,12 @@ class Hub:
                         log.warning("revoked the token of the reserved agent id 'hub'")
                     # Background work (sweepers, notify sends) lives in its own group so that it
                     # stops before the stores close under it.
+                    brain_pool = ActorPool(
+                        stores, brain_factory(data_dir / "brains", settings.synchronous),
+                        max_open=settings.open_stores_max, idle_secs=settings.store_idle_secs,
+                    )
                     async with anyio.create_task_group() as background:
-                        hub = cls(core, background, opened_version=version)
+                        hub = cls(core, background, opened_version=version, brain_pool=brain_pool)
                         await hub.start_background()
                         try:
                             yield hub
@@ -149,6 +170,7 @@ class Hub:
                             background.cancel_scope.cancel()
                 finally:
                     with anyio.CancelScope(shield=True):
+                        await brain_pool.aclose()
                         await store.aclose()
         finally:
             lock.close()

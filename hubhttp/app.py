@@ -8,7 +8,7 @@ from quart import Quart, Response
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from hubcore.errors import HubError
-from hubhttp.api import agents, feed, inbox, projects, stream
+from hubhttp.api import agents, feed, inbox, projects, sessions, storage, stream
 from hubhttp.context import HUB_KEY
 from hubhttp.probes import bp as probes_bp
 from hubhttp.problems import PROBLEM_TYPE, count_failure, from_error, problem_body
@@ -34,7 +34,8 @@ def create_app() -> Quart:
     app = Quart("agent_hub")
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    for bp in (probes_bp, projects.bp, agents.bp, feed.bp, inbox.bp, stream.bp):
+    for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp,
+               stream.bp):
         app.register_blueprint(bp)
 
     @app.errorhandler(HubError)

@@ -91,6 +91,7 @@ class BrainsService:
         self.pool = pool
         self.directory = directory
         self.sessions: SessionsService | None = None  # set by the hub once both exist
+        self.writes = 0  # bumped by every brain write; storage memoisation keys on it
 
     # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
 
@@ -188,6 +189,7 @@ class BrainsService:
             version = await actor.execute(
                 lambda conn: brain.put(conn, where, data, if_version=condition, now=now, actor=actor_label)
             )
+        self.writes += 1
         return {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
                 "session_id": session_id}
 
@@ -200,6 +202,7 @@ class BrainsService:
             raise not_found(f"no brain entry at {where}")
         async with self.pool.use(session_id) as actor:
             await actor.execute(lambda conn: brain.delete(conn, where, if_version=condition))
+        self.writes += 1
         return {"ok": True, "path": where, "session_id": session_id}
 
     def _size_check(self, session_id: str, incoming: int) -> builtins.list[str]:
@@ -220,6 +223,7 @@ class BrainsService:
             await actor.execute(
                 lambda conn: brain.record_call(conn, at=now, tool=tool, arguments=summary, outcome=outcome)
             )
+        self.writes += 1
 
     async def replay(self, caller: Caller, session_id: str) -> dict[str, Any]:
         require_admin(caller, "reading a session's replay")
@@ -243,6 +247,31 @@ class BrainsService:
         await self.pool.close(session_id)
         for suffix in ("", "-wal", "-shm"):
             Path(str(self.path_of(session_id)) + suffix).unlink(missing_ok=True)
+        self.writes += 1
+
+    async def run_idle_sweeper(self) -> None:
+        """Close brain actors nobody used for `store_idle_secs`."""
+        every = max(1.0, self.core.settings.store_idle_secs / 4)
+        while True:
+            await anyio.sleep(every)
+            await self.pool.sweep()
+
+
+class SessionsPart:
+    """A project's sessions: rows removed with the project, brain files after the commit."""
+
+    def __init__(self, brains: BrainsService) -> None:
+        self.brains = brains
+        self._doomed: dict[str, list[str]] = {}
+
+    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE project_id = ?", (project_id,))]
+        conn.execute("DELETE FROM sessions WHERE project_id = ?", (project_id,))
+        self._doomed[project_id] = ids
+
+    async def after_delete(self, project_id: str) -> None:
+        for sid in self._doomed.pop(project_id, []):
+            await self.brains.remove(sid)
 
 
 def _check_if_version(value: Any) -> str | None:

@@ -16,6 +16,10 @@ PERSONAL_PREFIX = "space-"
 RESERVED_AGENT_IDS = frozenset({"hub", "human", "public"})
 
 
+def one_line(value: str) -> bool:
+    return not any(c in value for c in "\r\n\x00")
+
+
 def body_object(body: Any) -> Mapping[str, Any]:
     if not isinstance(body, Mapping):
         raise invalid("request body must be a JSON object")

@@ -177,6 +177,7 @@ V4_SESSIONS = statements(
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
+    Migration(4, "sessions", V4_SESSIONS),
 )
 
 

@@ -1,0 +1,236 @@
+"""The storage report, and pruning ended sessions with an undo window.
+
+Arithmetic the report keeps (spec: Storage row arithmetic): each row's `session_bytes`,
+`artifact_bytes` and `kb_bytes` sum exactly to `by_kind.sessions`, `.artifacts`, `.knowledge`;
+rows' `events_bytes` plus `events_shared_bytes` equal `by_kind.events` (the hub store's file and its
+write-ahead log); `total_bytes` is the sum of the four `by_kind` members. Numbers that cost a syscall
+are memoised for ten seconds behind a write counter; counts are always read fresh. A number that
+cannot be measured is null, and then so is every sum it belongs to.
+
+The feed's weight comes from the per-project tallies the event store keeps as it appends
+(`feed_stats`), so it is weighed incrementally from the first event; project deletion removes the
+project's tally with its events, and prune touches no event.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import conflict, not_found
+from hubcore.services import validate
+from hubcore.services.access import project_missing, require_admin
+from hubcore.services.core import Core
+from hubcore.services.home import measure_storage, node_mode
+from hubcore.services.sessions import session_missing
+from hubcore.tokens import token_hash
+
+MEMO_SECS = 10.0
+SWEEP_EVERY_SECS = 5.0
+
+
+def file_size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return None
+
+
+def add(*values: int | None) -> int | None:
+    """A sum that is unknown when any part is unknown."""
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+class Memo:
+    """Syscall readings reused for ten seconds while no write happened in between."""
+
+    def __init__(self, writes: Callable[[], int], monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._writes = writes
+        self._monotonic = monotonic
+        self._values: dict[str, tuple[int, float, Any]] = {}
+
+    async def get(self, key: str, measure: Callable[[], Any]) -> Any:
+        stamp, now = self._writes(), self._monotonic()
+        held = self._values.get(key)
+        if held is not None and held[0] == stamp and now - held[1] < MEMO_SECS:
+            return held[2]
+        value = await anyio.to_thread.run_sync(measure)
+        self._values[key] = (stamp, now, value)
+        return value
+
+
+class StorageService:
+    def __init__(self, core: Core, *, brain_bytes: Callable[[str], int | None],
+                 remove_brain: Callable[[str], Awaitable[None]], writes: Callable[[], int]) -> None:
+        self.core = core
+        self._brain_bytes = brain_bytes
+        self._remove_brain = remove_brain
+        self.memo = Memo(writes)
+
+    # -- the report ------------------------------------------------------------------------------
+
+    async def report(self, caller: Caller) -> dict[str, Any]:
+        require_admin(caller, "the storage report")
+        projects, sessions, feed = await self.core.store.read(_report_rows)
+        data = self.core.settings.data_path
+        volume = await self.memo.get("volume", lambda: measure_storage(data))
+        hub_db = await self.memo.get("hub_db", lambda: add(file_size(data / "hub.db"),
+                                                            file_size(data / "hub.db-wal")))
+        session_sizes = await self.memo.get("brains", lambda: {s["id"]: self._brain_bytes(s["id"]) for s in sessions})
+        kb_sizes = await self.memo.get("kb", lambda: {p["id"]: _kb_bytes(data, p["id"]) for p in projects})
+        rows = [self._row(p, sessions, feed, session_sizes, kb_sizes) for p in projects]
+        by_kind = {
+            "events": hub_db,
+            "sessions": add(*(r["session_bytes"] for r in rows)),
+            "artifacts": add(*(r["artifact_bytes"] for r in rows)),
+            "knowledge": add(*(r["kb_bytes"] for r in rows)),
+        }
+        events_rows = sum(r["events_bytes"] for r in rows)
+        return {
+            "total_bytes": add(*by_kind.values()),
+            "used_bytes": volume["used_bytes"],
+            "capacity_bytes": volume["capacity_bytes"],
+            "free_bytes": volume["free_bytes"],
+            "data_path": str(data),
+            "node": {"mode": node_mode(self.core.settings)},
+            "by_kind": by_kind,
+            "events_shared_bytes": None if hub_db is None else hub_db - events_rows,
+            "prunable": _prunable(sessions, session_sizes),
+            "projects": rows,
+        }
+
+    def _row(self, project: sqlite3.Row, sessions: list[sqlite3.Row], feed: dict[str, sqlite3.Row],
+             session_sizes: dict[str, int | None], kb_sizes: dict[str, int | None]) -> dict[str, Any]:
+        pid = project["id"]
+        own = [s for s in sessions if s["project_id"] == pid]
+        tally = feed.get(pid)
+        row: dict[str, Any] = {
+            "project_id": pid,
+            "project_display_name": project["display_name"],
+            "events_bytes": int(tally["bytes"]) if tally is not None else 0,
+            "session_bytes": add(*(session_sizes.get(s["id"], 0) for s in own)),
+            "artifact_bytes": 0,  # no artifact store exists in this build: nothing is held
+            "kb_bytes": kb_sizes.get(pid, 0),
+            "prunable": _prunable(own, session_sizes),
+        }
+        last = max([s["last_activity_at"] for s in own] + ([tally["newest_at"]] if tally is not None else []),
+                   default=None)
+        if last is not None:
+            row["last_write"] = iso(last)
+        return row
+
+    async def prunable(self) -> dict[str, int | None]:
+        _, sessions, _ = await self.core.store.read(_report_rows)
+        sizes = {s["id"]: self._brain_bytes(s["id"]) for s in sessions if _is_prunable(s)}
+        return _prunable(sessions, sizes)
+
+    # -- prune and undo --------------------------------------------------------------------------
+
+    async def prune(self, caller: Caller, *, session_id: str | None = None,
+                    project_id: str | None = None) -> dict[str, Any]:
+        """Mark ended sessions deleted: one, one project's, or all. Each gets its own undo token."""
+        require_admin(caller, "pruning sessions")
+        if project_id is not None:
+            validate.project_id(project_id, field="project_id")
+        now = self.core.now()
+        window = self.core.settings.prune_undo_secs
+
+        def write(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            targets = _prune_targets(conn, session_id, project_id)
+            pruned = []
+            for row in targets:
+                token = secrets.token_urlsafe(24)
+                conn.execute("UPDATE sessions SET pruned_at = ?, undo_token_hash = ? WHERE id = ?",
+                             (now, token_hash(token), row["id"]))
+                pruned.append({"session_id": row["id"], "project_id": row["project_id"], "name": row["name"],
+                               "undo_token": token, "undo_until": iso(now + window)})
+            return pruned
+
+        pruned = await self.core.store.execute(write)
+        for item in pruned:
+            item["bytes"] = self._brain_bytes(item["session_id"])
+        return {"pruned": pruned, "count": len(pruned), "bytes": add(*(p["bytes"] for p in pruned))}
+
+    async def undo(self, caller: Caller, token: str) -> dict[str, Any]:
+        require_admin(caller, "undoing a prune")
+        now, window = self.core.now(), self.core.settings.prune_undo_secs
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = conn.execute("SELECT id, project_id, name, pruned_at FROM sessions WHERE undo_token_hash = ?",
+                               (token_hash(token),)).fetchone()
+            if row is None or now - row["pruned_at"] >= window:
+                raise not_found("no prune to undo for this token (unknown, used, or its window has passed)")
+            conn.execute("UPDATE sessions SET pruned_at = NULL, undo_token_hash = NULL WHERE id = ?", (row["id"],))
+            return {"session_id": row["id"], "project_id": row["project_id"], "name": row["name"], "restored": True}
+
+        return await self.core.store.execute(write)
+
+    async def sweep(self) -> list[str]:
+        """Remove sessions whose undo window has passed: their rows, then their brain files."""
+        cutoff = self.core.now() - self.core.settings.prune_undo_secs
+
+        def write(conn: sqlite3.Connection) -> list[str]:
+            gone = [r[0] for r in conn.execute(
+                "SELECT id FROM sessions WHERE pruned_at IS NOT NULL AND pruned_at <= ?", (cutoff,))]
+            conn.executemany("DELETE FROM sessions WHERE id = ?", [(sid,) for sid in gone])
+            return gone
+
+        gone = await self.core.store.execute(write)
+        for sid in gone:
+            await self._remove_brain(sid)
+        return gone
+
+    async def run_sweeper(self) -> None:
+        while True:
+            await anyio.sleep(SWEEP_EVERY_SECS)
+            await self.sweep()
+
+
+def _is_prunable(row: sqlite3.Row) -> bool:
+    return bool(row["status"] == "ended" and row["pruned_at"] is None)
+
+
+def _prunable(sessions: list[sqlite3.Row], sizes: dict[str, int | None]) -> dict[str, int | None]:
+    candidates = [s for s in sessions if _is_prunable(s)]
+    return {"sessions": len(candidates), "bytes": add(*(sizes.get(s["id"], 0) for s in candidates))}
+
+
+def _report_rows(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[sqlite3.Row], dict[str, sqlite3.Row]]:
+    projects = conn.execute("SELECT id, display_name FROM projects ORDER BY id").fetchall()
+    sessions = conn.execute(
+        "SELECT id, project_id, status, pruned_at, last_activity_at FROM sessions ORDER BY id").fetchall()
+    feed = {r["project_id"]: r for r in conn.execute("SELECT project_id, bytes, newest_at FROM feed_stats")}
+    return projects, sessions, feed
+
+
+def _kb_bytes(data: Path, project_id: str) -> int | None:
+    base = data / "kb" / f"{project_id}.db"
+    return add(file_size(base), file_size(base.with_name(base.name + "-wal")))
+
+
+def _prune_targets(conn: sqlite3.Connection, session_id: str | None, project_id: str | None) -> list[sqlite3.Row]:
+    if session_id is not None:
+        row = conn.execute("SELECT id, project_id, name, status FROM sessions WHERE id = ? AND pruned_at IS NULL",
+                           (session_id,)).fetchone()
+        if row is None:
+            raise session_missing(session_id)
+        if row["status"] != "ended":
+            raise conflict(f"session {session_id} is running; only ended sessions are pruned")
+        return [row]
+    if project_id is not None:
+        if not conn.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone():
+            raise project_missing(project_id)
+        return conn.execute("SELECT id, project_id, name FROM sessions WHERE project_id = ? AND status = 'ended' "
+                            "AND pruned_at IS NULL ORDER BY id", (project_id,)).fetchall()
+    return conn.execute("SELECT id, project_id, name FROM sessions WHERE status = 'ended' AND pruned_at IS NULL "
+                        "ORDER BY id").fetchall()
