@@ -26,6 +26,7 @@ from hubcore.metrics import HubMetrics
 from hubcore.services.agents import AgentsService, revoke_reserved
 from hubcore.services.auth import AuthService
 from hubcore.services.brains import BrainsService, SessionsPart, brain_factory
+from hubcore.services.brief import BriefService
 from hubcore.services.core import Core
 from hubcore.services.feed import FeedPart, FeedService
 from hubcore.services.health import HealthService
@@ -103,6 +104,7 @@ class Hub:
                                       writes=lambda: core.store.statistics().commands + self.brains.writes)
         core.project_parts.append(SessionsPart(self.brains))
         self.home.prunable_provider = self.storage.prunable
+        self.brief = BriefService(core)
 
     def _wire_feeds(self, core: Core) -> None:
         """Feeds and the human in the loop: one notifier, woken only after commits."""
