@@ -12,10 +12,13 @@ HUMAN = "human"
 class Caller:
     kind: Literal["admin", "agent", "public"]
     agent_id: str | None = None
+    # The actor label an admin caller records instead of `human` (the standalone stdio server
+    # takes it from HUB_AGENT_ID). Authority stays the admin's.
+    label: str | None = None
 
     @classmethod
-    def admin(cls) -> Caller:
-        return cls("admin")
+    def admin(cls, label: str | None = None) -> Caller:
+        return cls("admin", label=label)
 
     @classmethod
     def agent(cls, agent_id: str) -> Caller:
@@ -34,4 +37,6 @@ class Caller:
         """The actor label the hub records for this caller's writes."""
         if self.kind == "agent" and self.agent_id:
             return self.agent_id
-        return HUMAN if self.kind == "admin" else "public"
+        if self.kind == "admin":
+            return self.label or HUMAN
+        return "public"

@@ -31,6 +31,7 @@ from hubcore.services.core import Core
 from hubcore.services.feed import FeedPart, FeedService
 from hubcore.services.health import HealthService
 from hubcore.services.home import HomeService
+from hubcore.services.identity import IdentityService
 from hubcore.services.inbox import InboxService
 from hubcore.services.notifier import Effects, Notifier, Publisher
 from hubcore.services.notify_target import NotifyTarget
@@ -96,6 +97,7 @@ class Hub:
         self.projects = ProjectsService(core)
         self.agents = AgentsService(core)
         self.health = HealthService(core, opened_version=opened_version)
+        self.identity = IdentityService(core)
         self._wire_feeds(core)
         self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
         self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy)

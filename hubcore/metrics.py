@@ -63,6 +63,10 @@ class HubMetrics:
             "hub_notify_sends", "Notify target sends, by result (delivered or failed)", ["result"],
             registry=self.registry,
         )
+        self.tool_calls = Counter(
+            "hub_mcp_tool_calls", "Agent tool calls by tool and outcome (ok, error)",
+            ["tool", "outcome"], registry=self.registry,
+        )
         self.registry.register(StorageCollector(data_dir))
 
     def render(self) -> bytes:

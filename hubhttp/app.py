@@ -8,6 +8,7 @@ from quart import Quart, Response
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from hubcore.errors import HubError
+from hubhttp import bootstrap
 from hubhttp.api import agents, feed, inbox, projects, sessions, storage, stream
 from hubhttp.context import HUB_KEY
 from hubhttp.probes import bp as probes_bp
@@ -35,7 +36,7 @@ def create_app() -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp,
-               stream.bp):
+               stream.bp, bootstrap.bp):
         app.register_blueprint(bp)
 
     @app.errorhandler(HubError)

@@ -1,8 +1,10 @@
 """The ASGI composition root: one listener for the REST API, public pages, probes and /mcp.
 
-`HubASGI` owns the lifespan: on startup it opens the `Hub` (and, later, enters the MCP session
-manager), then runs Quart's own startup; on shutdown it reverses that. Every HTTP request passes
-the `Gate` (global rules) and is counted in the metrics before it reaches Quart.
+`HubASGI` owns the lifespan: on startup it opens the `Hub`, enters the MCP session manager (for the
+whole lifespan), then runs Quart's own startup; on shutdown it reverses that. Every HTTP request
+passes the `Gate` (global rules, and the token check /mcp needs before any MCP processing) and is
+counted in the metrics; then `/mcp` goes to hubmcp's endpoint and everything else to Quart. This is
+the one module allowed to import hubmcp (its app factory and the bootstrap renderer).
 """
 
 from __future__ import annotations
@@ -16,9 +18,14 @@ from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubhttp.app import create_app
+from hubhttp.bootstrap import RENDERER_KEY
 from hubhttp.context import HUB_KEY
 from hubhttp.gate import Gate, Message, Receive, Scope, Send
 from hubhttp.problems import send_problem
+from hubmcp.http import McpEndpoint, create_endpoint
+from hubmcp.skills import render_bootstrap
+
+MCP_PATH = "/mcp"
 
 log = logging.getLogger("hubhttp.asgi")
 
@@ -28,8 +35,10 @@ class HubASGI:
         self.settings = settings
         self.clock = clock
         self.quart = create_app()
+        self.quart.extensions[RENDERER_KEY] = render_bootstrap
         self._hub: Hub | None = None
-        self._gate = Gate(self.quart, self._current_hub)  # type: ignore[arg-type]
+        self._mcp: McpEndpoint | None = None
+        self._gate = Gate(self._route, self._current_hub)
         self.on_started: list[Callable[[Hub], None]] = []
 
     def _current_hub(self) -> Hub:
@@ -61,6 +70,12 @@ class HubASGI:
 
         await self._gate(scope, receive, counted_send)
 
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] == MCP_PATH and self._mcp is not None:
+            await self._mcp(scope, receive, send)
+            return
+        await self.quart(scope, receive, send)  # type: ignore[arg-type]
+
     def _unready(self) -> HubError:
         return HubError("unavailable", "the hub is starting or stopping", retryable=True)
 
@@ -72,11 +87,15 @@ class HubASGI:
                 hub = await stack.enter_async_context(Hub.open(self.settings, clock=self.clock))
                 self._hub = hub
                 self.quart.extensions[HUB_KEY] = hub
+                mcp = create_endpoint(hub)
+                await stack.enter_async_context(mcp.run())
+                self._mcp = mcp
                 await self.quart.startup()
                 stack.push_async_callback(self.quart.shutdown)
             except BaseException as exc:
                 log.error("startup failed: %s", exc)
                 self._hub = None
+                self._mcp = None
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 raise
             await send({"type": "lifespan.startup.complete"})
@@ -84,4 +103,5 @@ class HubASGI:
                 hook(hub)
             message = await receive()
             self._hub = None
+            self._mcp = None
         await send({"type": "lifespan.shutdown.complete"})

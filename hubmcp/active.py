@@ -1,0 +1,84 @@
+"""The active session of each agent connection: the seam the session tools fill.
+
+"The active session is tracked per connection" (spec, Agent protocol endpoint). What a connection
+is depends on how the client reached the hub:
+
+- handshake era over HTTP (revisions up to 2025-11-25): one `Mcp-Session-Id`;
+- 2026-07-28 over HTTP: there is no connection, so the key is what every request of one client
+  carries: its identity (the token's actor) plus the optional `Hub-Connection` header, which a
+  client (and the stdio bridge, one value per process) sets to keep parallel clients on one token
+  apart; without it all of one agent's modern requests share one active session;
+- stdio: the process's one pipe.
+
+The registry lives in memory for the life of the serving process; it is bounded, and keys idle for
+longer than `idle_secs` are forgotten.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+CONNECTION_HEADER = "hub-connection"
+MAX_HINT = 128
+
+
+@dataclass(frozen=True)
+class ConnectionKey:
+    era: str  # "legacy", "modern" or "stdio"
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.era}:{self.value}"
+
+
+def legacy_key(mcp_session_id: str) -> ConnectionKey:
+    return ConnectionKey("legacy", mcp_session_id)
+
+
+def modern_key(actor: str, hint: str | None) -> ConnectionKey:
+    hint = (hint or "").strip()[:MAX_HINT]
+    return ConnectionKey("modern", f"{actor}/{hint}")
+
+
+class ActiveSessions:
+    """Connection key -> the session id that connection is working in."""
+
+    def __init__(self, *, max_keys: int = 100_000, idle_secs: float = 7 * 24 * 3600,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._entries: OrderedDict[ConnectionKey, tuple[str, float]] = OrderedDict()
+        self._max_keys = max_keys
+        self._idle_secs = idle_secs
+        self._monotonic = monotonic
+
+    def get(self, key: ConnectionKey) -> str | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        session_id, used = entry
+        now = self._monotonic()
+        if now - used > self._idle_secs:
+            del self._entries[key]
+            return None
+        self._entries[key] = (session_id, now)
+        self._entries.move_to_end(key)
+        return session_id
+
+    def set(self, key: ConnectionKey, session_id: str) -> None:
+        self._entries[key] = (session_id, self._monotonic())
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max_keys:
+            self._entries.popitem(last=False)
+
+    def clear(self, key: ConnectionKey) -> None:
+        self._entries.pop(key, None)
+
+    def forget_session(self, session_id: str) -> None:
+        """Drop every connection's pointer at `session_id` (it ended, moved or was pruned)."""
+        for key in [k for k, (sid, _) in self._entries.items() if sid == session_id]:
+            del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,84 @@
+"""What a tool handler gets: the hub, who is calling, over which connection, from which origin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mcp.server.context import ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from hubcore.caller import Caller
+from hubcore.errors import HubError
+from hubcore.hub import Hub
+from hubcore.origin import request_origin
+from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey, legacy_key, modern_key
+
+
+@dataclass(frozen=True)
+class CallContext:
+    hub: Hub
+    caller: Caller
+    connection: ConnectionKey
+    sessions: ActiveSessions
+    # `scheme://host[:port]` the client used, or None when it came over stdio with no public URL.
+    origin: str | None
+    protocol_version: str
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    def guide_url(self) -> str | None:
+        return f"{self.origin}/bootstrap/SKILL.md" if self.origin else None
+
+
+class Binding(Protocol):
+    """How one transport tells the handlers who is calling."""
+
+    def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext: ...
+
+
+class HttpBinding:
+    """Streamable HTTP behind the gate: the caller rides in the ASGI scope as `hub.caller`."""
+
+    def __init__(self, hub: Hub, sessions: ActiveSessions) -> None:
+        self.hub = hub
+        self.sessions = sessions
+
+    def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
+        request = ctx.request
+        scope = getattr(request, "scope", None)
+        caller = scope.get("hub.caller") if scope else None
+        if request is None or scope is None or not isinstance(caller, Caller) or caller.kind == "public":
+            # The gate answers 401 before the MCP layer; reaching here without a caller is a bug.
+            raise HubError("unauthenticated", "this endpoint needs an agent token")
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            key = modern_key(caller.actor, headers.get(CONNECTION_HEADER))
+        else:
+            sid = headers.get("mcp-session-id")
+            key = legacy_key(sid) if sid else modern_key(caller.actor, headers.get(CONNECTION_HEADER))
+        client = scope.get("client")
+        settings = self.hub.settings
+        origin = request_origin(
+            scheme=str(scope.get("scheme", "http")),
+            headers=headers,
+            peer=client[0] if client else None,
+            trust_proxy=settings.trust_proxy,
+            fallback_host=settings.bind,
+        )
+        return CallContext(self.hub, caller, key, self.sessions, origin, ctx.protocol_version)
+
+
+class FixedBinding:
+    """stdio: one pipe, one caller."""
+
+    def __init__(self, hub: Hub, caller: Caller, connection: ConnectionKey, sessions: ActiveSessions,
+                 origin: str | None) -> None:
+        self.hub, self.caller, self.connection = hub, caller, connection
+        self.sessions, self.origin = sessions, origin
+
+    def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
+        return CallContext(self.hub, self.caller, self.connection, self.sessions, self.origin,
+                           ctx.protocol_version)

@@ -1,0 +1,96 @@
+"""`/mcp` over streamable HTTP: the app factory the ASGI router mounts.
+
+`McpEndpoint(hub)` builds the server and a `StreamableHTTPSessionManager`; enter `run()` for the
+whole serving lifetime, then call the endpoint as an ASGI app for every `/mcp` request (the gate
+has already resolved the bearer token into `scope["hub.caller"]`). Handshake-era clients get a
+stateful `Mcp-Session-Id`; 2026-07-28 clients are served per request.
+
+DNS rebinding: the Host must be the hub's own (loopback names on any port, the bind address, the
+public URL's host, and, on a wildcard bind, this machine's names), and a browser Origin must be too.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from hubcore.config import HubSettings
+from hubcore.hub import Hub
+from hubmcp.active import ActiveSessions
+from hubmcp.context import HttpBinding
+from hubmcp.server import HubMcp
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+FIXTURES_ENV = "HUB_MCP_CONFORMANCE_FIXTURES"
+
+
+def _bracket(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def own_hosts(settings: HubSettings) -> list[str]:
+    """Host names (without port) that are this hub's own."""
+    host, _ = settings.host_port
+    names = set(LOOPBACK_NAMES)
+    if host in WILDCARD_HOSTS:
+        try:
+            hostname = socket.gethostname()
+            names.update({hostname, socket.getfqdn()})
+            for info in socket.getaddrinfo(hostname, None):
+                names.add(_bracket(str(info[4][0])))
+        except OSError:
+            pass
+    else:
+        names.add(_bracket(host))
+    if settings.public_url:
+        public = urlsplit(settings.public_url).hostname
+        if public:
+            names.add(_bracket(public))
+    return sorted(n for n in names if n)
+
+
+def security_settings(settings: HubSettings) -> TransportSecuritySettings:
+    hosts = own_hosts(settings)
+    allowed_hosts = [h for name in hosts for h in (name, f"{name}:*")]
+    allowed_origins = [o for name in hosts for scheme in ("http", "https")
+                       for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
+    )
+
+
+class McpEndpoint:
+    def __init__(self, hub: Hub, *, fixtures: bool | None = None) -> None:
+        if fixtures is None:
+            fixtures = os.environ.get(FIXTURES_ENV) == "1"
+        self.hub = hub
+        self.sessions = ActiveSessions()
+        self.mcp = HubMcp(hub, HttpBinding(hub, self.sessions), fixtures=fixtures)
+        self.manager = StreamableHTTPSessionManager(
+            app=self.mcp.server,
+            json_response=False,
+            stateless=False,
+            security_settings=security_settings(hub.settings),
+            session_idle_timeout=30 * 60,
+        )
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with self.manager.run():
+            yield
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.manager.handle_request(scope, receive, send)
+
+
+def create_endpoint(hub: Hub) -> McpEndpoint:
+    """The app factory `hubhttp.asgi` mounts at `/mcp`."""
+    return McpEndpoint(hub)

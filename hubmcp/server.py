@@ -1,0 +1,212 @@
+"""The MCP server: the SDK's low-level `Server` with the hub's tools, resources and skills.
+
+One factory serves every transport; a `Binding` says who is calling (the HTTP gate's caller, or
+the stdio process's fixed caller). Tool handlers are thin: check the arguments against the
+tool's JSON Schema, call one service with the caller, render the result, attach the trailer.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+import orjson
+from mcp.server import Server
+from mcp.server.caching import CacheHint
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import BaseModel, ConfigDict
+
+from hubcore import build
+from hubcore.errors import HubError
+from hubcore.hub import Hub
+from hubmcp import errors
+from hubmcp.context import Binding, CallContext
+from hubmcp.resources import Resources
+from hubmcp.tools import all_tools
+from hubmcp.tools.base import Tool
+from hubmcp.trailer import attach_trailer
+
+log = logging.getLogger("hubmcp")
+
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+SKILLS_SETTINGS: dict[str, Any] = {"directoryRead": True}
+INSTRUCTIONS = (
+    "Agent Hub: the human's hub for their agents. Read the agent guide first: resource "
+    "skill://hub/SKILL.md (skills/get, or resources/read). Call whoami to learn your identity and "
+    "personal space. Successful tool results may carry `notifications.pending`: answers to your "
+    "questions and items you subscribed to; each arrives once, so act on them."
+)
+LIST_CACHE = CacheHint(ttl_ms=60_000, scope="public")
+PRIVATE_NOW = CacheHint(ttl_ms=0, scope="private")
+
+
+class UriParams(types.RequestParams):
+    model_config = ConfigDict(extra="allow")
+    uri: str
+
+
+class DirectoryParams(UriParams):
+    cursor: str | None = None
+
+
+class CursorParams(types.RequestParams):
+    model_config = ConfigDict(extra="allow")
+    cursor: str | None = None
+
+
+def _modern_cache(ctx: ServerRequestContext[Any, Any], result: dict[str, Any], hint: CacheHint) -> dict[str, Any]:
+    """Custom methods carry their own 2026-07-28 cache hints (the SDK fills only spec methods)."""
+    if ctx.protocol_version >= "2026-07-28":
+        return {"ttlMs": hint.ttl_ms, "cacheScope": hint.scope, **result}
+    return result
+
+
+class HubMcp:
+    """Builds and holds one `Server` bound to a hub."""
+
+    def __init__(self, hub: Hub, binding: Binding, *, fixtures: bool = False) -> None:
+        self.hub = hub
+        self.binding = binding
+        self.tools: dict[str, Tool] = {t.name: t for t in all_tools()}
+        self.resources = Resources(fixtures=fixtures)
+        self.server = self._build()
+
+    def _build(self) -> Server[Any]:
+        server: Server[Any] = Server(
+            "agent-hub",
+            version=build.version(),
+            title="Agent Hub",
+            instructions=INSTRUCTIONS,
+            cache_hints={
+                "tools/list": LIST_CACHE,
+                "prompts/list": LIST_CACHE,
+                "resources/templates/list": LIST_CACHE,
+                "resources/list": PRIVATE_NOW,
+                "resources/read": PRIVATE_NOW,
+            },
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+        server.extensions[SKILLS_EXTENSION] = dict(SKILLS_SETTINGS)
+        server.add_request_handler("skills/list", CursorParams, self._skills_list)
+        server.add_request_handler("skills/get", UriParams, self._skills_get)
+        server.add_request_handler("resources/directory/read", DirectoryParams, self._directory_read)
+        server.middleware.append(self._advertise_extensions)
+        return server
+
+    # -- middleware ------------------------------------------------------------------------------
+
+    async def _advertise_extensions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """The 2025-11-25 initialize model drops `capabilities.extensions`; put it back."""
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            caps = result.setdefault("capabilities", {})
+            caps.setdefault("extensions", {})[SKILLS_EXTENSION] = dict(SKILLS_SETTINGS)
+        return result
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.tools.get(name)
+        return tool.input_schema if tool else None
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(
+                name=t.name, title=t.title, description=t.description,
+                input_schema=t.input_schema, output_schema=t.output_schema,
+                annotations=types.ToolAnnotations(read_only_hint=t.read_only, open_world_hint=False),
+            )
+            for t in self.tools.values()
+        ])
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        metrics = self.hub.metrics
+        tool = self.tools.get(params.name)
+        if tool is None:
+            metrics.tool_calls.labels(tool="unknown", outcome="error").inc()
+            metrics.failed_responses.labels(code="not_found").inc()
+            return errors.unknown_tool(params.name)
+        try:
+            call = self.binding.context(ctx)
+            args = tool.check_arguments(params.arguments)
+            result = await tool.handler(call, args)
+            if tool.trailer:
+                result = await attach_trailer(call, result)
+        except HubError as err:
+            metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
+            metrics.failed_responses.labels(code=err.code).inc()
+            raise errors.to_mcp_error(err) from None
+        except MCPError:
+            metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
+            raise
+        except Exception:
+            log.exception("tool %s failed", tool.name)
+            metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
+            metrics.failed_responses.labels(code="internal").inc()
+            raise errors.to_mcp_error(HubError("internal", "the hub failed to answer this call")) from None
+        metrics.tool_calls.labels(tool=tool.name, outcome="ok").inc()
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=orjson.dumps(result).decode())],
+            structured_content=result,
+        )
+
+    # -- resources -------------------------------------------------------------------------------
+
+    def _call(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
+        try:
+            return self.binding.context(ctx)
+        except HubError as err:
+            raise errors.to_mcp_error(err) from None
+
+    async def _list_resources(self, ctx: ServerRequestContext[Any, Any],
+                              params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        cursor = params.cursor if params else None
+        try:
+            return await self.resources.list(self._call(ctx), cursor)
+        except HubError as err:
+            raise errors.to_mcp_error(err) from None
+
+    async def _list_templates(self, ctx: ServerRequestContext[Any, Any],
+                              params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+        return self.resources.templates()
+
+    async def _read_resource(self, ctx: ServerRequestContext[Any, Any],
+                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        try:
+            return await self.resources.read(self._call(ctx), str(params.uri))
+        except HubError as err:
+            raise errors.to_mcp_error(err, uri=str(params.uri)) from None
+
+    async def _skills_list(self, ctx: ServerRequestContext[Any, Any], params: CursorParams) -> dict[str, Any]:
+        return _modern_cache(ctx, self.resources.skills_list(), LIST_CACHE)
+
+    async def _skills_get(self, ctx: ServerRequestContext[Any, Any], params: UriParams) -> dict[str, Any]:
+        return _modern_cache(ctx, self.resources.skills_get(params.uri), LIST_CACHE)
+
+    async def _directory_read(self, ctx: ServerRequestContext[Any, Any], params: DirectoryParams) -> dict[str, Any]:
+        return _modern_cache(ctx, self.resources.directory_read(params.uri, params.cursor), LIST_CACHE)
+
+    # -- prompts (none; listed empty so generic clients and cache checks see a well-formed answer) --
+
+    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],
+                            params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[])
+
+    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        raise MCPError(code=INVALID_PARAMS, message=f"no prompt named {params.name!r}; this hub has none")
+
+
+__all__ = ["BaseModel", "HubMcp"]

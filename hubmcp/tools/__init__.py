@@ -1,0 +1,10 @@
+"""Every agent tool, in the order `tools/list` names them (stable across requests)."""
+
+from __future__ import annotations
+
+from hubmcp.tools import identity
+from hubmcp.tools.base import Tool
+
+
+def all_tools() -> tuple[Tool, ...]:
+    return (*identity.TOOLS,)

@@ -1,0 +1,110 @@
+"""A tool: its name, JSON Schemas, and a thin handler over one hubcore service call."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from hubcore.errors import HubError
+from hubmcp.context import CallContext
+
+Handler = Callable[[CallContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+# The trailer of a successful result (spec: Tool result trailer), allowed on every output schema.
+NOTIFICATION_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "source": {"enum": ["attention", "subscription"]},
+        "kind": {"type": "string"},
+        "id": {"type": "string", "description": "event id"},
+        "project_id": {"type": "string"},
+        "title": {"type": "string"},
+        "at": {"type": "string", "format": "date-time"},
+        "subscription_id": {"type": "string"},
+        "thread_id": {"type": "string"},
+        "expired": {"type": "boolean"},
+    },
+    "required": ["source", "kind", "id", "project_id", "title", "at"],
+}
+TRAILER: dict[str, Any] = {
+    "type": "object",
+    "description": "Things that happened for you since your last call; each is delivered once.",
+    "properties": {
+        "pending": {"type": "array", "items": NOTIFICATION_ITEM},
+        "more": {"type": "boolean", "description": "true when more items wait for the next call"},
+    },
+    "required": ["pending"],
+}
+
+PROJECT_ID: dict[str, Any] = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$",
+                              "description": "project id (slug)"}
+EVENT_ID: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 64, "description": "event id"}
+IDEMPOTENCY_KEY: dict[str, Any] = {
+    "type": "string", "minLength": 1, "maxLength": 200,
+    "description": "retrying with the same key returns the original result and writes nothing new",
+}
+WAIT_SECONDS: dict[str, Any] = {
+    "type": "number", "minimum": 0, "maximum": 60, "default": 30,
+    "description": "how long to wait, at most 60 seconds; 0 polls once",
+}
+
+
+def inputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties), "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def outputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {**properties, "notifications": TRAILER},
+        "additionalProperties": True,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    handler: Handler
+    read_only: bool = False
+    # Tools whose result is itself a drain of the trailer queues (notify_wait) carry no trailer.
+    trailer: bool = True
+    _validator: Draft202012Validator = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        Draft202012Validator.check_schema(self.input_schema)
+        Draft202012Validator.check_schema(self.output_schema)
+        object.__setattr__(self, "_validator", Draft202012Validator(self.input_schema))
+
+    def check_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The arguments as a dict, or `invalid_argument` naming the first problem."""
+        args = dict(arguments or {})
+        error = next(iter(sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))), None)
+        if error is not None:
+            raise HubError("invalid_argument", _describe(error), details={"argument": _where(error)})
+        return args
+
+
+def _where(error: ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "(arguments)"
+
+
+def _describe(error: ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        return f"unknown argument: {error.message}"
+    if error.validator == "required":
+        return f"missing argument: {error.message}"
+    return f"argument {_where(error)}: {error.message}"

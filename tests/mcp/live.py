@@ -1,0 +1,94 @@
+"""A hub served by Hypercorn on a free loopback port, and MCP clients over real streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import httpx2
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult
+
+from hubcore.clock import Clock
+from hubcore.config import HubSettings
+from hubhttp.asgi import HubASGI
+from tests.harness import ADMIN, ADMIN_TOKEN
+
+LEGACY = "legacy"
+MODERN = "2026-07-28"
+ERAS = (LEGACY, MODERN)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class LiveHub:
+    app: HubASGI
+    base: str
+    http: httpx.AsyncClient  # plain REST client with the admin token helpers below
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base}/mcp"
+
+    async def make_agent(self, agent_id: str) -> str:
+        r = await self.http.post("/api/v1/agents", json={"id": agent_id, "display_name": agent_id.title()},
+                                 headers=ADMIN)
+        assert r.status_code == 201, r.text
+        r = await self.http.post(f"/api/v1/agents/{agent_id}/token", headers=ADMIN)
+        assert r.status_code == 201, r.text
+        return str(r.json()["token"])
+
+    async def make_project(self, project_id: str, **fields: Any) -> None:
+        r = await self.http.post("/api/v1/projects", json={"id": project_id, **fields}, headers=ADMIN)
+        assert r.status_code == 201, r.text
+
+    @asynccontextmanager
+    async def client(self, token: str = ADMIN_TOKEN, *, mode: str = LEGACY,
+                     headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
+        all_headers = {"Authorization": f"Bearer {token}", **(headers or {})}
+        async with httpx2.AsyncClient(headers=all_headers, timeout=httpx2.Timeout(30, read=120)) as http:
+            transport = streamable_http_client(self.mcp_url, http_client=http)
+            async with Client(transport, mode=mode, cache=None) as client:
+                yield client
+
+
+@asynccontextmanager
+async def live_hub(settings: HubSettings, clock: Clock | None = None) -> AsyncIterator[LiveHub]:
+    port = free_port()
+    settings = settings.__class__(**{**settings.__dict__, "bind": f"127.0.0.1:{port}"})
+    app = HubASGI(settings, clock=clock)
+    config = Config()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = 1
+    stop = asyncio.Event()
+    started = asyncio.Event()
+    app.on_started.append(lambda _hub: started.set())
+    task = asyncio.create_task(serve(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
+    try:
+        await asyncio.wait_for(started.wait(), 20)
+        base = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+            yield LiveHub(app, base, http)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
