@@ -1,13 +1,17 @@
 """One writer per store file.
 
 A `StoreActor` owns the single write connection of one SQLite file. Callers send commands (plain
-functions of a `sqlite3.Connection`) and await their replies. The actor task drains its bounded
-mailbox in arrival order; every command already queued (up to `max_batch`) runs inside its own
-SAVEPOINT within one transaction, the transaction commits once, and only then does each caller get
-its reply. A failing command rolls back its own savepoint and gets its own exception; the others
-commit. Reads do not queue: they run on read-only connections in worker threads (WAL mode).
+functions of a `sqlite3.Connection`) and await their replies. The actor task takes commands in
+arrival order; every command already queued (up to `max_batch`) runs inside its own SAVEPOINT within
+one transaction, the transaction commits once, and only then does each caller get its reply. A
+failing command rolls back its own savepoint and gets its own exception; the others commit. Reads do
+not queue: they run on read-only connections in worker threads (WAL mode).
 
-Modelled on datasette's `Database` (one writer per file, per-command errors, sentinel shutdown),
+The mailbox is a queue of batches: a command joins the newest batch until it holds `max_batch`
+commands, and every caller of a batch waits on the batch's one event. Only `mailbox_size` commands
+may be queued; further callers wait for room in arrival order (back-pressure).
+
+Modelled on datasette's `Database` (one writer per file, per-command errors, a tested shutdown),
 with an anyio task and group commit instead of a bare thread.
 """
 
@@ -17,14 +21,14 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from hubcore.errors import HubError, StoreBroken, StoreClosed
 
@@ -32,23 +36,56 @@ log = logging.getLogger("hubcore.store")
 
 T = TypeVar("T")
 Setup = Callable[[sqlite3.Connection], None]
+BatchHook = Callable[[int, float], None]
+"""Called on the event loop after each batch: (commands in the batch, seconds spent writing it)."""
 
 
-@dataclass
 class _Command(Generic[T]):
-    fn: Callable[[sqlite3.Connection], T]
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
-    error: BaseException | None = None
-    queued_at: float = field(default_factory=time.perf_counter)
+    __slots__ = ("error", "fn", "result")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], T]) -> None:
+        self.fn = fn
+        self.result: Any = None
+        self.error: BaseException | None = None
 
 
-@dataclass
+class _Batch:
+    """Commands that share one transaction and one reply event."""
+
+    __slots__ = ("commands", "done", "ran")
+
+    def __init__(self) -> None:
+        self.commands: list[_Command[Any]] = []
+        self.done = anyio.Event()
+        self.ran = False
+
+    def fail(self, error: Callable[[], BaseException]) -> None:
+        """Answer every command with its own instance of `error()` (never one shared exception)."""
+        for cmd in self.commands:
+            cmd.error, cmd.result = error(), None
+        self.done.set()
+
+
+class _RoomWaiter:
+    """A command waiting for room in a full mailbox; `batch` is where the actor queued it."""
+
+    __slots__ = ("batch", "command", "event")
+
+    def __init__(self, command: _Command[Any]) -> None:
+        self.command = command
+        self.event = anyio.Event()
+        self.batch: _Batch | None = None
+
+
+@dataclass(frozen=True)
 class ActorStats:
-    """What an operator (or a benchmark) wants to know about a mailbox."""
+    """What an operator (or a benchmark) wants to know about a mailbox: a snapshot."""
 
     depth: int = 0
+    """Commands queued and not yet taken into a batch."""
     peak_depth: int = 0
+    waiting_for_room: int = 0
+    """Callers blocked by back-pressure right now."""
     commands: int = 0
     failed_commands: int = 0
     batches: int = 0
@@ -84,40 +121,157 @@ class _ReaderPool:
         self._idle: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._size = size
+        self._closed = False
         self.limiter = anyio.CapacityLimiter(size)
 
     def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = connect(self._path, readonly=True)
+        conn = self._checkout()
         try:
             conn.execute("BEGIN")
-            try:
-                return fn(conn)
-            finally:
-                conn.execute("COMMIT")
         except BaseException:
             conn.close()
-            conn = None
             raise
+        try:
+            return fn(conn)
         finally:
-            if conn is not None:
-                with self._lock:
-                    if len(self._idle) < self._size:
-                        self._idle.append(conn)
-                    else:
-                        conn.close()
+            self._end(conn)
+
+    def _end(self, conn: sqlite3.Connection) -> None:
+        """End the read transaction; a connection left in an unknown state is closed, not reused."""
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            conn.close()
+            return
+        self._checkin(conn)
+
+    def _checkout(self) -> sqlite3.Connection:
+        with self._lock:
+            conn = self._idle.pop() if self._idle else None
+        return conn if conn is not None else connect(self._path, readonly=True)
+
+    def _checkin(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < self._size:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     def close(self) -> None:
         with self._lock:
-            idle, self._idle = self._idle, []
+            idle, self._idle, self._closed = self._idle, [], True
         for conn in idle:
             conn.close()
 
 
+class _ProtocolError(RuntimeError):
+    """A command ended the actor's transaction itself: the batch's outcome is unknown."""
+
+
+def _unavailable(message: str, cause: BaseException | None) -> HubError:
+    err = HubError("unavailable", message, retryable=True)
+    err.__cause__ = cause
+    return err
+
+
+def _fail_pending(commands: Sequence[_Command[Any]], message: str, cause: BaseException | None) -> None:
+    """Give every command not already failed its own copy of a batch-level failure."""
+    for cmd in commands:
+        if cmd.error is None:
+            cmd.error, cmd.result = _unavailable(message, cause), None
+
+
+class _Writer:
+    """The write connection and the batch protocol. Runs on the actor's worker thread only.
+
+    The first command of a transaction runs without a savepoint (if it fails, the transaction rolls
+    back whole and the next command starts a new one); each later command runs in its own savepoint.
+    If a failing command takes the whole transaction down with it (SQLite rolls back on some errors,
+    e.g. SQLITE_FULL or an interrupt), the commands before it in that transaction get a retryable
+    `unavailable` error, and the commands after it run in a new transaction.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._sql = conn.cursor().execute
+
+    def run_batch(self, commands: Sequence[_Command[Any]]) -> None:
+        start = 0
+        while start < len(commands):
+            start = self._run_transaction(commands, start)
+
+    def _run_transaction(self, commands: Sequence[_Command[Any]], start: int) -> int:
+        """Run `commands[start:]` in one transaction; return where the next transaction starts."""
+        try:
+            self._sql("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            _fail_pending(commands[start:], f"could not start a write transaction: {exc}", exc)
+            return len(commands)
+        if not self._run_first(commands[start]):
+            return start + 1
+        for i in range(start + 1, len(commands)):
+            if not self._run_in_savepoint(commands[i]):
+                _fail_pending(commands[start:i], "the transaction was rolled back", commands[i].error)
+                return i + 1
+        self._commit(commands[start:])
+        return len(commands)
+
+    def _run_first(self, cmd: _Command[Any]) -> bool:
+        """Run the transaction's first command; False if it failed (the transaction is gone)."""
+        try:
+            cmd.result = cmd.fn(self.conn)
+        except BaseException as exc:
+            cmd.error = exc
+            if self.conn.in_transaction:
+                self._sql("ROLLBACK")
+            return False
+        if not self.conn.in_transaction:
+            raise _ProtocolError("a command ended the write transaction")
+        return True
+
+    def _run_in_savepoint(self, cmd: _Command[Any]) -> bool:
+        """Run a later command in its own savepoint; False if the whole transaction is gone."""
+        sql = self._sql
+        sql("SAVEPOINT hub_command")
+        try:
+            cmd.result = cmd.fn(self.conn)
+        except BaseException as exc:
+            cmd.error = exc
+            if not self.conn.in_transaction:
+                return False
+            sql("ROLLBACK TO hub_command")
+        sql("RELEASE hub_command")
+        return True
+
+    def _commit(self, commands: Sequence[_Command[Any]]) -> None:
+        try:
+            self._sql("COMMIT")
+        except sqlite3.Error as exc:
+            # Nothing of the transaction is durable: every caller learns it, none is told success.
+            if self.conn.in_transaction:
+                self._sql("ROLLBACK")
+            _fail_pending(commands, f"commit failed: {exc}", exc)
+
+    def close(self) -> None:
+        """Roll back anything left open, checkpoint the WAL into the file, close."""
+        conn = self.conn
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            log.warning("checkpoint at close failed", exc_info=True)
+        finally:
+            conn.close()
+
+
 class StoreActor:
-    """The one writer of one SQLite file. Start it with `run` in a task group (`tg.start`)."""
+    """The one writer of one SQLite file. Start it with `run` in a task group (`tg.start`).
+
+    `execute` sends a command and returns its result after the commit; `read` runs a function on
+    a read-only connection without queueing behind writes; `aclose` drains and closes.
+    """
 
     def __init__(
         self,
@@ -129,183 +283,272 @@ class StoreActor:
         synchronous: str = "normal",
         readers: int = 4,
         name: str | None = None,
+        on_batch: BatchHook | None = None,
     ) -> None:
+        if mailbox_size < 1 or max_batch < 1:
+            raise ValueError("mailbox_size and max_batch must be at least 1")
         self.path = path
         self.name = name or path.name
         self._setup = setup
+        self._capacity = mailbox_size
         self._max_batch = max_batch
         self._synchronous = synchronous
-        send: MemoryObjectSendStream[_Command[Any]]
-        recv: MemoryObjectReceiveStream[_Command[Any]]
-        send, recv = anyio.create_memory_object_stream(mailbox_size)
-        self._send, self._recv = send, recv
-        self._conn: sqlite3.Connection | None = None
+        self._on_batch = on_batch
+        self._batches: deque[_Batch] = deque()
+        self._depth = 0  # commands queued, not yet taken into a batch
+        self._room_waiters: deque[_RoomWaiter] = deque()
+        self._wakeup: anyio.Event | None = None
+        self._writer: _Writer | None = None
         self._writer_limiter = anyio.CapacityLimiter(1)
         self._readers = _ReaderPool(path, readers)
-        self._closing = False
+        self._reads = 0
+        self._reads_done: anyio.Event | None = None
+        self._started = False
+        self._accepting = True  # new calls are taken
         self._broken: BaseException | None = None
         self._stopped = anyio.Event()
-        self.stats = ActorStats()
-        self.last_used = time.monotonic()
+        self._peak = self._commands = self._failed = self._batch_count = 0
+        self._largest_batch = self._last_batch = 0
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Open the file, report started, then serve commands until closed (or broken)."""
+        """Open the file, report started, then serve commands until closed or broken.
+
+        Raises if the file cannot be opened (and every caller gets `StoreBroken`). A failure while
+        serving (a dead connection, a bug) is logged, not raised: the actor becomes broken, every
+        waiting and later caller gets `StoreBroken`, and sibling tasks are left running.
+        """
+        if self._started:
+            raise RuntimeError(f"store actor {self.name} was already run")
+        self._started = True
+        if not self._accepting:
+            raise StoreClosed(f"store {self.name} was closed before it started")
         try:
-            self._conn = await anyio.to_thread.run_sync(self._open, limiter=self._writer_limiter)
+            self._writer = await anyio.to_thread.run_sync(self._open, limiter=self._writer_limiter)
         except BaseException as exc:
-            self._broken = exc
+            self._stop(exc if isinstance(exc, Exception) else None)
             self._stopped.set()
             raise
         task_status.started()
         try:
             await self._serve()
-        except anyio.get_cancelled_exc_class():
-            self._closing = True
-            self._fail_queued(StoreClosed(f"store {self.name} was cancelled"))
-            raise
-        except BaseException as exc:  # a bug or a dead connection: nobody may wait forever
-            self._broken = exc
-            self._fail_queued(self._broken_error())
-            log.exception("store actor %s died", self.name)
+        except Exception as exc:  # a bug or a dead connection: nobody may wait forever
+            log.error("store actor %s broke", self.name, exc_info=exc)
+            self._stop(exc)
+        except BaseException:  # cancelled: what was not run is refused
+            self._stop(None)
             raise
         finally:
             await self._shutdown()
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self) -> _Writer:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(self.path, synchronous=self._synchronous)
-        if self._setup is not None:
-            self._setup(conn)
-        return conn
+        try:
+            if self._setup is not None:
+                self._setup(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return _Writer(conn)
 
     async def _serve(self) -> None:
-        async for first in self._recv:
-            batch = [first]
-            while len(batch) < self._max_batch:
-                try:
-                    batch.append(self._recv.receive_nowait())
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-            self.stats.depth = self._recv.statistics().current_buffer_used
-            try:
-                await anyio.to_thread.run_sync(self._run_batch, batch, limiter=self._writer_limiter)
-            except BaseException as exc:
-                self._broken = exc
-                for cmd in batch:
-                    cmd.error, cmd.result = self._broken_error(), None
-                raise
-            finally:
-                for cmd in batch:
-                    cmd.done.set()
-
-    def _run_batch(self, batch: list[_Command[Any]]) -> None:
-        conn = self._conn
-        assert conn is not None
-        conn.execute("BEGIN IMMEDIATE")
-        for cmd in batch:
-            conn.execute("SAVEPOINT command")
-            try:
-                cmd.result = cmd.fn(conn)
-            except BaseException as exc:
-                cmd.error = exc
-                self.stats.failed_commands += 1
-                conn.execute("ROLLBACK TO command")
-            conn.execute("RELEASE command")
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            # Nothing of the batch is durable: every caller learns it, none is told success.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            failure = HubError("unavailable", f"commit failed: {exc}", retryable=True)
-            failure.__cause__ = exc
-            for cmd in batch:
-                cmd.error, cmd.result = failure, None
-        self.stats.batches += 1
-        self.stats.commands += len(batch)
-        self.stats.last_batch = len(batch)
-        self.stats.max_batch = max(self.stats.max_batch, len(batch))
-
-    def _fail_queued(self, exc: BaseException) -> None:
         while True:
-            try:
-                cmd = self._recv.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+            batch = self._take()
+            if batch is not None:
+                await self._run(batch)
+            elif self._accepting:
+                self._wakeup = wakeup = anyio.Event()
+                await wakeup.wait()
+            else:
                 return
-            cmd.error = exc
-            cmd.done.set()
+
+    def _take(self) -> _Batch | None:
+        if not self._batches:
+            return None
+        batch = self._batches.popleft()
+        self._depth -= len(batch.commands)
+        self._grant_room()
+        return batch
+
+    async def _run(self, batch: _Batch) -> None:
+        started = time.perf_counter()
+        try:
+            await anyio.to_thread.run_sync(self._write, batch, limiter=self._writer_limiter)
+        except Exception as exc:  # the connection died or the protocol broke: outcome unknown
+            self._broken = exc
+            batch.fail(self._refusal)
+            raise
+        except BaseException:  # cancelled: either the batch ran whole, or not at all
+            if not batch.ran:
+                batch.fail(self._closed_error)
+            raise
+        finally:
+            batch.done.set()
+        self._record(batch, time.perf_counter() - started)
+
+    def _write(self, batch: _Batch) -> None:
+        batch.ran = True
+        assert self._writer is not None
+        self._writer.run_batch(batch.commands)
+
+    def _record(self, batch: _Batch, seconds: float) -> None:
+        size = len(batch.commands)
+        self._batch_count += 1
+        self._commands += size
+        self._failed += sum(1 for cmd in batch.commands if cmd.error is not None)
+        self._last_batch = size
+        self._largest_batch = max(self._largest_batch, size)
+        if self._on_batch is not None:
+            try:
+                self._on_batch(size, seconds)
+            except Exception:
+                log.exception("on_batch hook of store %s failed", self.name)
+
+    def _stop(self, failure: BaseException | None) -> None:
+        """The loop is over: refuse everything queued or waiting for room (synchronously)."""
+        self._accepting = False
+        if failure is not None:
+            self._broken = failure
+        while self._batches:
+            self._batches.popleft().fail(self._refusal)
+        self._depth = 0
+        waiters, self._room_waiters = self._room_waiters, deque()
+        for waiter in waiters:
+            waiter.event.set()
 
     async def _shutdown(self) -> None:
-        conn, self._conn = self._conn, None
+        writer, self._writer = self._writer, None
         with anyio.CancelScope(shield=True):
-            if conn is not None:
-                await anyio.to_thread.run_sync(_checkpoint_and_close, conn, limiter=self._writer_limiter)
+            if self._reads:
+                self._reads_done = anyio.Event()
+                await self._reads_done.wait()
+            if writer is not None:
+                await anyio.to_thread.run_sync(writer.close, limiter=self._writer_limiter)
             self._readers.close()
-            self._recv.close()
             self._stopped.set()
 
     async def aclose(self) -> None:
-        """Stop taking commands, answer every queued one, checkpoint and close the file."""
-        self._closing = True
-        self._send.close()
+        """Stop taking calls, answer every command sent before, checkpoint and close the file.
+
+        Commands already queued, or waiting for room, are run and answered; calls made after
+        `aclose` began raise `StoreClosed`. Returns once the file is closed. Idempotent.
+        """
+        self._accepting = False
+        if not self._started:
+            self._stop(None)
+            self._readers.close()
+            self._stopped.set()
+            return
+        self._wake_actor()
         await self._stopped.wait()
 
     @property
     def closed(self) -> bool:
-        return self._closing or self._stopped.is_set()
+        """Whether calls are refused (closing, closed or broken)."""
+        return not self._accepting
+
+    @property
+    def broken(self) -> bool:
+        return self._broken is not None
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the actor is finished: its file is closed (or was never opened)."""
+        return self._stopped.is_set()
 
     # -- calls -----------------------------------------------------------------------------------
 
-    def _broken_error(self) -> StoreBroken:
+    def _closed_error(self) -> StoreClosed:
+        return StoreClosed(f"store {self.name} is closed")
+
+    def _refusal(self) -> StoreClosed | StoreBroken:
+        if self._broken is None:
+            return self._closed_error()
         err = StoreBroken(f"store {self.name} is broken")
         err.__cause__ = self._broken
         return err
 
-    def _check_usable(self) -> None:
-        if self._broken is not None:
-            raise self._broken_error()
-        if self._closing or self._stopped.is_set():
-            raise StoreClosed(f"store {self.name} is closed")
-
     async def execute(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on the write connection in its own savepoint; return after the commit.
 
-        Blocks while the mailbox is full (back-pressure). Raises what `fn` raised (the savepoint
-        rolled back), `StoreClosed`, or `StoreBroken`.
+        Waits while the mailbox is full (back-pressure). Raises what `fn` raised (its changes rolled
+        back), `HubError("unavailable")` if the batch could not commit, `StoreClosed` or
+        `StoreBroken`. Cancelling the caller after the command was queued does not withdraw it.
         """
-        self._check_usable()
+        if not self._accepting:
+            raise self._refusal()
         cmd: _Command[T] = _Command(fn)
-        self.last_used = time.monotonic()
-        try:
-            await self._send.send(cmd)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._check_usable()
-            raise StoreClosed(f"store {self.name} is closed") from None
-        depth = self._send.statistics().current_buffer_used
-        self.stats.peak_depth = max(self.stats.peak_depth, depth)
-        await cmd.done.wait()
+        if self._depth < self._capacity and not self._room_waiters:
+            batch = self._enqueue(cmd)
+        else:
+            batch = await self._wait_for_room(cmd)
+        await batch.done.wait()
         if cmd.error is not None:
             raise cmd.error
         return cmd.result
 
+    def _enqueue(self, cmd: _Command[Any]) -> _Batch:
+        batches = self._batches
+        if not batches or len(batches[-1].commands) >= self._max_batch:
+            batches.append(_Batch())
+        batch = batches[-1]
+        batch.commands.append(cmd)
+        self._depth += 1
+        if self._depth > self._peak:
+            self._peak = self._depth
+        self._wake_actor()
+        return batch
+
+    def _wake_actor(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = None
+
+    async def _wait_for_room(self, cmd: _Command[Any]) -> _Batch:
+        """Wait in line for room; the actor queues the command for us as room frees up."""
+        waiter = _RoomWaiter(cmd)
+        self._room_waiters.append(waiter)
+        try:
+            await waiter.event.wait()
+        except BaseException:
+            if waiter.batch is None and waiter in self._room_waiters:
+                self._room_waiters.remove(waiter)  # withdrawn before it was queued
+            raise
+        if waiter.batch is None:
+            raise self._refusal()
+        return waiter.batch
+
+    def _grant_room(self) -> None:
+        while self._room_waiters and self._depth < self._capacity:
+            waiter = self._room_waiters.popleft()
+            waiter.batch = self._enqueue(waiter.command)
+            waiter.event.set()
+
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on a read-only connection in a worker thread, in one read transaction."""
-        self._check_usable()
-        self.last_used = time.monotonic()
-        return await anyio.to_thread.run_sync(self._readers.run, fn, limiter=self._readers.limiter)
+        if not self._accepting:
+            raise self._refusal()
+        self._reads += 1
+        try:
+            return await anyio.to_thread.run_sync(self._readers.run, fn, limiter=self._readers.limiter)
+        finally:
+            self._reads -= 1
+            if not self._reads and self._reads_done is not None:
+                self._reads_done.set()
 
     def queue_depth(self) -> int:
-        return self._send.statistics().current_buffer_used
+        return self._depth
 
-
-def _checkpoint_and_close(conn: sqlite3.Connection) -> None:
-    try:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except sqlite3.Error:
-        log.warning("checkpoint at close failed", exc_info=True)
-    finally:
-        conn.close()
+    def statistics(self) -> ActorStats:
+        return ActorStats(
+            depth=self._depth,
+            peak_depth=self._peak,
+            waiting_for_room=len(self._room_waiters),
+            commands=self._commands,
+            failed_commands=self._failed,
+            batches=self._batch_count,
+            max_batch=self._largest_batch,
+            last_batch=self._last_batch,
+        )
