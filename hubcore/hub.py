@@ -33,6 +33,7 @@ from hubcore.services.health import HealthService
 from hubcore.services.home import HomeService
 from hubcore.services.identity import IdentityService
 from hubcore.services.inbox import InboxService
+from hubcore.services.notifications import NotificationsPart, NotificationsService
 from hubcore.services.notifier import Effects, Notifier, Publisher
 from hubcore.services.notify_target import NotifyTarget
 from hubcore.services.posts import PostsService
@@ -99,6 +100,8 @@ class Hub:
         self.health = HealthService(core, opened_version=opened_version)
         self.identity = IdentityService(core)
         self._wire_feeds(core)
+        self.notifications = NotificationsService(core, self.notifier)
+        core.project_parts.append(NotificationsPart())
         self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
         self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy)
         self.brains.sessions = self.sessions

@@ -34,6 +34,14 @@ def rpc_code(code: str) -> int:
     return HUB_REFUSAL
 
 
+def agent_view(err: HubError) -> HubError:
+    """Missing and denied look the same to an agent: a project it cannot see is `forbidden`,
+    with the very message a missing one gets (the spec's tool code for both)."""
+    if err.code == "not_found" and err.message.startswith("project "):
+        return HubError("forbidden", err.message, details=err.details)
+    return err
+
+
 def to_mcp_error(err: HubError, **extra: Any) -> MCPError:
     """The JSON-RPC error for a failing known tool or method."""
     data: dict[str, Any] = {"error": tool_error(err), **extra}

@@ -145,6 +145,7 @@ class HubMcp:
             if tool.trailer:
                 result = await attach_trailer(call, result)
         except HubError as err:
+            err = errors.agent_view(err)
             metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
             metrics.failed_responses.labels(code=err.code).inc()
             raise errors.to_mcp_error(err) from None

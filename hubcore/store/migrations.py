@@ -174,9 +174,28 @@ V4_SESSIONS = statements(
     """CREATE INDEX sessions_pruned ON sessions (pruned_at) WHERE pruned_at IS NOT NULL""",
 )
 
+# Agents' standing interests (notify_subscribe); their per-project delivery cursors live in
+# actor_cursors beside the attention queue's, named notify:sub:<id> and notify:attention.
+V3_NOTIFICATIONS = statements(
+    """CREATE TABLE notify_subscriptions (
+        id TEXT PRIMARY KEY,
+        actor TEXT NOT NULL,
+        kinds TEXT NOT NULL,
+        project_id TEXT,
+        from_actor TEXT,
+        drop_own INTEGER NOT NULL DEFAULT 0,
+        seed TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL
+    )""",
+    """CREATE INDEX notify_subscriptions_by_actor ON notify_subscriptions (actor, id)""",
+    """CREATE INDEX notify_subscriptions_by_project ON notify_subscriptions (project_id)
+       WHERE project_id IS NOT NULL""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
+    Migration(3, "notifications", V3_NOTIFICATIONS),
     Migration(4, "sessions", V4_SESSIONS),
 )
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hubmcp.tools import identity
+from hubmcp.tools import feed, identity, inbox, notify
 from hubmcp.tools.base import Tool
 
 
 def all_tools() -> tuple[Tool, ...]:
-    return (*identity.TOOLS,)
+    return (*identity.TOOLS, *feed.TOOLS, *inbox.TOOLS, *notify.TOOLS)

@@ -1,0 +1,318 @@
+"""Notifications for agents: the attention queue, standing subscriptions, and their drains.
+
+Two kinds of item reach an agent, each exactly once:
+
+- attention: the resolution of the caller's own question, approval or request (an answer, a
+  decision, or the hub's expiry), titled so the agent knows which;
+- subscription: a new event matching one of the caller's standing subscriptions (kinds, optional
+  project, optional author, optionally dropping the caller's own events).
+
+Delivery cursors are server-side and keyed on actor, one per queue (the attention queue, each
+subscription) and per project, in `actor_cursors`. A drain runs in one write command, so two
+concurrent calls of one agent never receive the same item. It reads only projects the caller can
+read at drain time; an unreadable project's events stay above its cursor. A drain that finds
+nothing writes nothing. Waiting (`notify_wait`) wakes on the notifier, never by polling.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import orjson
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import HubError, invalid, not_found
+from hubcore.services import events as ev
+from hubcore.services.access import readable_project, visibility
+from hubcore.services.core import Core
+from hubcore.services.inbox import advance_cursor, check_wait
+from hubcore.services.notifier import Change, Notifier
+
+ATTENTION = "notify:attention"
+SUB_PREFIX = "notify:sub:"
+DRAIN_MAX = 20
+SUBSCRIPTIONS_MAX = 50
+SUBSCRIBABLE = tuple(k for k in ev.KINDS)
+ID_PREFIX = "sub_"
+
+
+@dataclass
+class Drained:
+    items: list[dict[str, Any]] = field(default_factory=list)
+    more: bool = False
+    # (cursor name, project id, newest id delivered) to advance in the same command
+    advances: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    id: str
+    actor: str
+    kinds: tuple[str, ...]
+    project_id: str | None
+    from_actor: str | None
+    drop_own: bool
+    seed: str
+    created_at: float
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> Subscription:
+        return cls(row["id"], row["actor"], tuple(orjson.loads(row["kinds"])), row["project_id"],
+                   row["from_actor"], bool(row["drop_own"]), row["seed"], row["created_at"])
+
+    @property
+    def cursor_name(self) -> str:
+        return SUB_PREFIX + self.id
+
+    def matches(self, change: Change) -> bool:
+        return (change.topic == "feed" and change.kind in self.kinds
+                and (self.project_id is None or change.project_id == self.project_id)
+                and (self.from_actor is None or change.actor == self.from_actor)
+                and not (self.drop_own and change.actor == self.actor))
+
+
+def _title(root_kind: str, root_summary: str, payload: dict[str, Any]) -> str:
+    expired = payload.get("expired") is True
+    decision = payload.get("decision")
+    what = {"question": "your question", "approval": "your approval request",
+            "enrol_request": "your enrolment request"}.get(root_kind, "your request")
+    if decision in ("approved", "declined"):
+        verdict = "Approved" if decision == "approved" else "Declined"
+        prefix = f"Expired, {verdict.lower()} by its deadline" if expired else verdict
+        return f"{prefix}: {what}: {root_summary}"
+    if expired:
+        return f"Expired without an answer: {what}: {root_summary}"
+    return f"Answered: {what}: {root_summary}"
+
+
+def _cursor_sql(name_param: str, project_col: str) -> str:
+    return (f"COALESCE((SELECT c.value FROM actor_cursors c WHERE c.actor = :me AND c.name = {name_param} "
+            f"AND c.project_id = {project_col}), '')")
+
+
+def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Drained) -> None:
+    cond, params = visibility(caller)
+    rows = conn.execute(
+        f"""SELECT a.id, a.project_id, a.kind, a.payload, a.created_at, q.kind AS root_kind,
+                   q.summary AS root_summary, q.id AS root_id
+            FROM inbox i JOIN events a ON a.id = i.resolution_id JOIN events q ON q.id = i.event_id
+            JOIN projects p ON p.id = i.project_id
+            WHERE i.actor = :me AND i.resolution_id IS NOT NULL AND {cond}
+              AND i.resolution_id > {_cursor_sql(':name', 'i.project_id')}
+            ORDER BY i.resolution_id LIMIT :limit""",
+        {**params, "me": caller.actor, "name": ATTENTION, "limit": limit + 1},
+    ).fetchall()
+    for row in rows[:limit]:
+        payload = orjson.loads(row["payload"])
+        item = {"source": "attention", "kind": row["kind"], "id": row["id"], "project_id": row["project_id"],
+                "title": _title(row["root_kind"], row["root_summary"], payload), "at": iso(row["created_at"]),
+                "thread_id": row["root_id"]}
+        if payload.get("expired") is True:
+            item["expired"] = True
+        out.items.append(item)
+        out.advances[(ATTENTION, row["project_id"])] = row["id"]
+    out.more = out.more or len(rows) > limit
+
+
+def _subscription(conn: sqlite3.Connection, caller: Caller, sub: Subscription, limit: int, out: Drained) -> None:
+    cond, params = visibility(caller)
+    conds = [cond, f"e.kind IN ({', '.join(f':k{n}' for n in range(len(sub.kinds)))})",
+             f"e.id > MAX(:seed, {_cursor_sql(':name', 'e.project_id')})"]
+    params.update({f"k{n}": k for n, k in enumerate(sub.kinds)})
+    params.update(me=caller.actor, name=sub.cursor_name, seed=sub.seed, limit=limit + 1)
+    if sub.project_id is not None:
+        conds.append("e.project_id = :project")
+        params["project"] = sub.project_id
+    if sub.from_actor is not None:
+        conds.append("e.actor = :author")
+        params["author"] = sub.from_actor
+    if sub.drop_own:
+        conds.append("e.actor != :me")
+    rows = conn.execute(
+        f"""SELECT e.id, e.project_id, e.kind, e.actor, e.summary, e.created_at FROM events e
+            JOIN projects p ON p.id = e.project_id WHERE {' AND '.join(conds)} ORDER BY e.id LIMIT :limit""",
+        params,
+    ).fetchall()
+    for row in rows[:limit]:
+        out.items.append({
+            "source": "subscription", "kind": row["kind"], "id": row["id"], "project_id": row["project_id"],
+            "title": f"{row['actor']}: {row['summary']}", "at": iso(row["created_at"]), "subscription_id": sub.id,
+        })
+        out.advances[(sub.cursor_name, row["project_id"])] = row["id"]
+    out.more = out.more or len(rows) > limit
+
+
+def _subscriptions(conn: sqlite3.Connection, actor: str) -> list[Subscription]:
+    rows = conn.execute("SELECT * FROM notify_subscriptions WHERE actor = ? ORDER BY id", (actor,)).fetchall()
+    return [Subscription.of(r) for r in rows]
+
+
+def collect(conn: sqlite3.Connection, caller: Caller, limit: int = DRAIN_MAX) -> Drained:
+    """What is pending for the caller, attention first, at most `limit` items."""
+    out = Drained()
+    _attention(conn, caller, limit, out)
+    for sub in _subscriptions(conn, caller.actor):
+        room = limit - len(out.items)
+        if room <= 0:
+            out.more = True
+            break
+        _subscription(conn, caller, sub, room, out)
+    return out
+
+
+class NotificationsService:
+    def __init__(self, core: Core, notifier: Notifier) -> None:
+        self.core = core
+        self.notifier = notifier
+
+    async def drain(self, caller: Caller) -> Drained:
+        """Hand over (and mark delivered) what is pending; an empty drain writes nothing."""
+        if caller.kind == "public":
+            return Drained()
+        peek = await self.core.store.read(lambda conn: collect(conn, caller, 1))
+        if not peek.items:
+            return Drained()
+        now, actor = self.core.now(), caller.actor
+
+        def write(conn: sqlite3.Connection) -> Drained:
+            drained = collect(conn, caller)
+            for (name, project_id), newest in drained.advances.items():
+                advance_cursor(conn, actor, name, newest, now, project_id)
+            return drained
+
+        return await self.core.store.execute(write)
+
+    async def wait(self, caller: Caller, wait_seconds: Any = None) -> dict[str, Any]:
+        """Block until something is pending (then deliver it) or `wait_seconds` pass."""
+        seconds = check_wait(wait_seconds)
+        actor = caller.actor
+        subs = await self.core.store.read(lambda conn: _subscriptions(conn, actor))
+
+        def wakes(change: Change) -> bool:
+            if change.topic == "inbox":
+                return change.resolved and change.owner == actor
+            return any(s.matches(change) for s in subs)
+
+        deadline = anyio.current_time() + seconds
+        with self.notifier.waiter(wakes) as waiter:
+            while True:
+                waiter.reset()
+                drained = await self.drain(caller)
+                remaining = deadline - anyio.current_time()
+                if drained.items or remaining <= 0:
+                    break
+                with anyio.move_on_after(remaining):
+                    await waiter.wait()
+        trailer: dict[str, Any] = {"pending": drained.items}
+        if drained.more:
+            trailer["more"] = True
+        return {"timed_out": not drained.items, "notifications": trailer}
+
+    async def subscribe(self, caller: Caller, *, kinds: Any, project_id: Any = None, actor: Any = None,
+                        drop_own: Any = False) -> dict[str, Any]:
+        checked = _check_kinds(kinds)
+        if project_id is not None and not isinstance(project_id, str):
+            raise invalid("project_id must be a string", field="project_id")
+        if actor is not None and (not isinstance(actor, str) or not actor.strip()):
+            raise invalid("actor must be a non-empty string", field="actor")
+        if not isinstance(drop_own, bool):
+            raise invalid("drop_own must be true or false", field="drop_own")
+        me, now = caller.actor, self.core.now()
+        sub_id = ID_PREFIX + secrets.token_hex(8)
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            if project_id is not None:
+                readable_project(conn, caller, project_id)
+            count = conn.execute("SELECT COUNT(*) FROM notify_subscriptions WHERE actor = ?", (me,)).fetchone()[0]
+            if count >= SUBSCRIPTIONS_MAX:
+                raise HubError("rate_limited", f"{me} already holds {SUBSCRIPTIONS_MAX} subscriptions; "
+                               "remove one with notify_unsubscribe", details={"limit": SUBSCRIPTIONS_MAX})
+            draft = Subscription(sub_id, me, checked, project_id, actor, drop_own, "", now)
+            seed = _newest_matching(conn, caller, draft)
+            conn.execute(
+                """INSERT INTO notify_subscriptions (id, actor, kinds, project_id, from_actor, drop_own, seed,
+                   created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                (sub_id, me, orjson.dumps(list(checked)).decode(), project_id, actor, int(drop_own), seed, now),
+            )
+            return {"subscription_id": sub_id, "cursor": seed or None, **_scope(draft)}
+
+        return await self.core.store.execute(write)
+
+    async def unsubscribe(self, caller: Caller, subscription_id: Any) -> dict[str, Any]:
+        if not isinstance(subscription_id, str) or not subscription_id:
+            raise invalid("subscription_id must be a string", field="subscription_id")
+        me = caller.actor
+
+        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+            gone = conn.execute("DELETE FROM notify_subscriptions WHERE id = ? AND actor = ?",
+                                (subscription_id, me)).rowcount
+            if not gone:
+                raise not_found(f"no subscription {subscription_id!r} of yours")
+            conn.execute("DELETE FROM actor_cursors WHERE actor = ? AND name = ?", (me, SUB_PREFIX + subscription_id))
+            return {"subscription_id": subscription_id, "removed": True}
+
+        return await self.core.store.execute(write)
+
+    async def list(self, caller: Caller) -> dict[str, Any]:
+        me = caller.actor
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            out = []
+            for sub in _subscriptions(conn, me):
+                row = conn.execute("SELECT MAX(value) FROM actor_cursors WHERE actor = ? AND name = ?",
+                                   (me, sub.cursor_name)).fetchone()
+                cursor = max(sub.seed, row[0] or "")
+                out.append({"subscription_id": sub.id, "kinds": list(sub.kinds), **_scope(sub),
+                            "cursor": cursor or None, "created_at": iso(sub.created_at)})
+            return {"subscriptions": out}
+
+        return await self.core.store.read(read)
+
+
+def _scope(sub: Subscription) -> dict[str, Any]:
+    return {"kinds": list(sub.kinds), "project_id": sub.project_id, "actor": sub.from_actor,
+            "drop_own": sub.drop_own}
+
+
+def _check_kinds(value: Any) -> tuple[str, ...]:
+    if value is None or value == [] or value == "":
+        raise invalid("kinds must name at least one event kind", field="kinds")
+    kinds = ev.check_kinds(value)
+    unknown = [k for k in kinds if k not in SUBSCRIBABLE]
+    if unknown:
+        raise invalid(f"unknown kind {', '.join(unknown)}", field="kinds")
+    return kinds
+
+
+def _newest_matching(conn: sqlite3.Connection, caller: Caller, sub: Subscription) -> str:
+    cond, params = visibility(caller)
+    conds = [cond, f"e.kind IN ({', '.join(f':k{n}' for n in range(len(sub.kinds)))})"]
+    params.update({f"k{n}": k for n, k in enumerate(sub.kinds)}, me=caller.actor)
+    if sub.project_id is not None:
+        conds.append("e.project_id = :project")
+        params["project"] = sub.project_id
+    if sub.from_actor is not None:
+        conds.append("e.actor = :author")
+        params["author"] = sub.from_actor
+    if sub.drop_own:
+        conds.append("e.actor != :me")
+    row = conn.execute(
+        f"SELECT MAX(e.id) FROM events e JOIN projects p ON p.id = e.project_id WHERE {' AND '.join(conds)}",
+        params,
+    ).fetchone()
+    return str(row[0] or "")
+
+
+class NotificationsPart:
+    """A deleted project takes its scoped subscriptions with it."""
+
+    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
+        conn.execute("DELETE FROM notify_subscriptions WHERE project_id = ?", (project_id,))
+
+    async def after_delete(self, project_id: str) -> None:
+        return None

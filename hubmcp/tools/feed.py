@@ -1,0 +1,121 @@
+"""`feed_read` and `signal_append`: thin adapters over hubcore's feed and posts services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hubcore.services import events as ev
+from hubmcp.context import CallContext
+from hubmcp.tools.base import EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, Tool, inputs, outputs
+
+KIND_FILTER: dict[str, Any] = {
+    "description": "only these kinds: one kind, a comma-separated list, or a list",
+    "anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}],
+}
+EVENT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"}, "project_id": {"type": "string"}, "kind": {"type": "string"},
+        "actor": {"type": "string"}, "summary": {"type": "string"}, "payload": {"type": "object"},
+        "session_id": {"type": ["string", "null"]}, "thread_id": {"type": ["string", "null"]},
+        "created_at": {"type": "string"},
+    },
+    "required": ["id", "project_id", "kind", "actor", "summary", "payload", "created_at"],
+}
+EXPIRES_IN: dict[str, Any] = {
+    "type": "integer", "minimum": 60, "maximum": 2_592_000,
+    "description": "deadline in seconds from now (60 to 2592000); when it passes the hub resolves the item",
+}
+
+
+async def feed_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.feed.feed_read(
+        call.caller, args["project_id"], since=args.get("since"), before=args.get("before"),
+        kind=args.get("kind"), session_id=args.get("session_id"), limit=args.get("limit"),
+    )
+
+
+async def signal_append(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.posts.signal_append(
+        call.caller, args["project_id"], args.get("kind", "signal"),
+        summary=args.get("summary"), payload=_payload(args), session_id=_session(call, args),
+        idempotency_key=args.get("idempotency_key"), expires_in_seconds=args.get("expires_in_seconds"),
+        on_expiry=args.get("on_expiry"),
+    )
+
+
+def _payload(args: dict[str, Any]) -> dict[str, Any] | None:
+    payload = args.get("payload")
+    if "body" not in args:
+        return payload
+    return {**(payload or {}), "body": args["body"]}
+
+
+def _session(call: CallContext, args: dict[str, Any]) -> str | None:
+    """An explicit session id, else the connection's active session (set by session tools)."""
+    given = args.get("session_id")
+    if isinstance(given, str):
+        return given
+    return call.sessions.get(call.connection)
+
+
+TOOLS = (
+    Tool(
+        name="feed_read",
+        title="Read a project's feed",
+        description=(
+            "Read a project's feed of events (signals, questions, answers, artifacts, sessions...). "
+            "With no `since` it continues from your own durable cursor for that project and moves it "
+            "forward, so calling it again returns only what is new. `since` reads forward from an "
+            "event id (oldest first) and also moves your cursor; `before` pages backwards (newest "
+            "first) and moves nothing. Page size `limit` 1-500, default 50."
+        ),
+        input_schema=inputs({
+            "project_id": PROJECT_ID,
+            "since": {**EVENT_ID, "description": "exclusive cursor: events after this id, oldest first"},
+            "before": {**EVENT_ID, "description": "exclusive cursor: events before this id, newest first"},
+            "kind": KIND_FILTER,
+            "session_id": {"type": "string", "maxLength": 128, "description": "only this session's events"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+        }, ("project_id",)),
+        output_schema=outputs({
+            "events": {"type": "array", "items": EVENT},
+            "next_since": {"type": ["string", "null"], "description": "pass as `since` to continue forward"},
+            "next_before": {"type": ["string", "null"], "description": "pass as `before` to page back"},
+        }, ("events",)),
+        handler=feed_read,
+        read_only=True,
+    ),
+    Tool(
+        name="signal_append",
+        title="Append an event to a project's feed",
+        description=(
+            "Tell the human (and other agents) what is happening: append an event to a project's feed. "
+            "kind `signal` (progress, default), `finished` (work done), `idea` (lands unread in the "
+            "human's inbox) or `approval` (asks the human to approve or decline; may carry "
+            "`expires_in_seconds` and `on_expiry`). `summary` is one line (at most 1024 characters); "
+            "`body` is the longer text. Questions go through question_post."
+        ),
+        input_schema=inputs({
+            "project_id": PROJECT_ID,
+            "kind": {"enum": ["signal", "finished", "idea", "approval"], "default": "signal"},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "one line"},
+            "body": {"type": "string", "description": "the longer text; stored as payload.body"},
+            "payload": {"type": "object", "description": "free-form JSON object (at most 256 KiB)"},
+            "session_id": {"type": "string", "maxLength": 128,
+                           "description": "the session this belongs to (default: your active session)"},
+            "idempotency_key": IDEMPOTENCY_KEY,
+            "expires_in_seconds": {**EXPIRES_IN, "description": "approvals only: " + EXPIRES_IN["description"]},
+            "on_expiry": {"enum": ["approve", "decline"], "description": "approvals only; default decline"},
+        }, ("project_id",)),
+        output_schema=outputs({
+            "event_id": {"type": "string"},
+            "kind": {"type": "string"},
+            "created_at": {"type": "string"},
+            "thread_id": {"type": "string"},
+            "expires_at": {"type": "string"},
+            "on_expiry": {"type": "string"},
+        }, ("event_id",)),
+        handler=signal_append,
+    ),
+)

@@ -1,0 +1,145 @@
+"""Questions, answers and the inbox: thin adapters over the posts, questions and inbox services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hubmcp.context import CallContext
+from hubmcp.tools.base import EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.tools.feed import EXPIRES_IN, _session
+
+ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event_id": {"type": "string"}, "project_id": {"type": "string"},
+        "project_display_name": {"type": ["string", "null"]}, "kind": {"type": "string"},
+        "actor": {"type": "string"}, "summary": {"type": "string"}, "payload": {"type": "object"},
+        "status": {"enum": ["unread", "read", "waiting", "resolved"]},
+        "created_at": {"type": "string"}, "updated_at": {"type": "string"},
+        "answer": {"type": "object"}, "decision": {"type": "object"},
+        "expires_at": {"type": ["string", "null"]}, "on_expiry": {"type": ["string", "null"]},
+        "expired": {"type": "boolean"},
+    },
+    "required": ["event_id", "project_id", "kind", "status"],
+}
+
+
+async def question_post(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    result = await call.hub.posts.question_post(
+        call.caller, args["project_id"], args["question"], body=args.get("body"), options=args.get("options"),
+        payload=args.get("payload"), session_id=_session(call, args), idempotency_key=args.get("idempotency_key"),
+        expires_in_seconds=args.get("expires_in_seconds"),
+    )
+    result.setdefault("question_id", result["event_id"])
+    result.setdefault("thread_id", result["event_id"])
+    return result
+
+
+async def answer_post(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    result = await call.hub.questions.answer(call.caller, args["question_id"], args["body"],
+                                             idempotency_key=args.get("idempotency_key"))
+    return {**result, "question_id": args["question_id"]}
+
+
+async def inbox_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.inbox.inbox_read(
+        call.caller, status=args.get("status"), project_id=args.get("project_id"), actor=args.get("actor"),
+        since=args.get("since"), limit=args.get("limit"),
+    )
+
+
+async def inbox_wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.inbox.wait(call.caller, args.get("wait_seconds", 30), since=args.get("since"),
+                                     limit=args.get("limit"))
+
+
+TOOLS = (
+    Tool(
+        name="question_post",
+        title="Ask the human a question",
+        description=(
+            "Ask the human something. The question waits in their inbox until answered; you get the "
+            "answer in the `notifications` of a later tool result, or block for it with inbox_wait. "
+            "Offer `options` (2-6 short choices) when the answer is a pick; set `expires_in_seconds` "
+            "when the question stops mattering after a while (the hub then closes it unanswered). "
+            "Returns event_id = question_id = thread_id."
+        ),
+        input_schema=inputs({
+            "project_id": PROJECT_ID,
+            "question": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "one line"},
+            "body": {"type": "string", "description": "context the human needs to answer"},
+            "options": {"type": "array", "minItems": 2, "maxItems": 6,
+                        "items": {"type": "string", "minLength": 1, "maxLength": 80},
+                        "description": "choices; a pick arrives as an answer whose body is the option text"},
+            "payload": {"type": "object"},
+            "session_id": {"type": "string", "maxLength": 128},
+            "idempotency_key": IDEMPOTENCY_KEY,
+            "expires_in_seconds": EXPIRES_IN,
+        }, ("project_id", "question")),
+        output_schema=outputs({
+            "event_id": {"type": "string"}, "question_id": {"type": "string"}, "thread_id": {"type": "string"},
+            "kind": {"type": "string"}, "created_at": {"type": "string"}, "expires_at": {"type": "string"},
+        }, ("event_id", "question_id", "thread_id")),
+        handler=question_post,
+    ),
+    Tool(
+        name="answer_post",
+        title="Answer a question",
+        description=(
+            "Answer an open question by its question_id; the answer closes the thread (a second answer "
+            "is a conflict)."
+        ),
+        input_schema=inputs({
+            "question_id": EVENT_ID,
+            "body": {"type": "string", "minLength": 1},
+            "idempotency_key": IDEMPOTENCY_KEY,
+        }, ("question_id", "body")),
+        output_schema=outputs({"event_id": {"type": "string"}, "question_id": {"type": "string"}},
+                              ("event_id",)),
+        handler=answer_post,
+    ),
+    Tool(
+        name="inbox_read",
+        title="Read the human's inbox",
+        description=(
+            "Read the human's inbox in projects you can see: questions, approvals and ideas with their "
+            "status (unread, read, waiting on the human, resolved). Filter by status, project, actor; "
+            "`since` returns items newer than an event id (oldest first) and `next_since` continues."
+        ),
+        input_schema=inputs({
+            "status": {"enum": ["unread", "read", "waiting", "resolved"]},
+            "project_id": PROJECT_ID,
+            "actor": {"type": "string", "minLength": 1, "maxLength": 64},
+            "since": EVENT_ID,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+        }),
+        output_schema=outputs({
+            "items": {"type": "array", "items": ITEM},
+            "next_since": {"type": ["string", "null"]},
+        }, ("items",)),
+        handler=inbox_read,
+        read_only=True,
+    ),
+    Tool(
+        name="inbox_wait",
+        title="Wait for an answer",
+        description=(
+            "Block until one of your own questions or approvals is resolved (answered, decided or "
+            "expired), up to `wait_seconds` (default 30, at most 60; 0 checks once). Returns the "
+            "resolved items and moves your wait cursor past them; `timed_out` is true when nothing "
+            "came. Call it again to keep waiting."
+        ),
+        input_schema=inputs({
+            "wait_seconds": WAIT_SECONDS,
+            "since": {**EVENT_ID, "description": "resolutions after this event id instead of your cursor"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+        }),
+        output_schema=outputs({
+            "items": {"type": "array", "items": ITEM},
+            "next_since": {"type": ["string", "null"]},
+            "timed_out": {"type": "boolean"},
+        }, ("items", "timed_out")),
+        handler=inbox_wait,
+        read_only=True,
+    ),
+)

@@ -1,0 +1,102 @@
+"""`notify_subscribe`, `notify_unsubscribe`, `notify_list`, `notify_wait`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hubcore.services import events as ev
+from hubmcp.context import CallContext
+from hubmcp.tools.base import PROJECT_ID, TRAILER, WAIT_SECONDS, Tool, inputs, outputs
+
+SUBSCRIPTION: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "subscription_id": {"type": "string"},
+        "kinds": {"type": "array", "items": {"type": "string"}},
+        "project_id": {"type": ["string", "null"]},
+        "actor": {"type": ["string", "null"]},
+        "drop_own": {"type": "boolean"},
+        "cursor": {"type": ["string", "null"], "description": "newest event id already delivered or skipped"},
+        "created_at": {"type": "string"},
+    },
+    "required": ["subscription_id", "kinds", "cursor"],
+}
+
+
+async def subscribe(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.notifications.subscribe(
+        call.caller, kinds=args.get("kinds"), project_id=args.get("project_id"), actor=args.get("actor"),
+        drop_own=args.get("drop_own", False),
+    )
+
+
+async def unsubscribe(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.notifications.unsubscribe(call.caller, args["subscription_id"])
+
+
+async def list_subscriptions(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.notifications.list(call.caller)
+
+
+async def wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    return await call.hub.notifications.wait(call.caller, args.get("wait_seconds", 30))
+
+
+TOOLS = (
+    Tool(
+        name="notify_subscribe",
+        title="Subscribe to events",
+        description=(
+            "Register a standing interest: from now on, new events of the given kinds (optionally in "
+            "one project, optionally only by one actor, optionally dropping your own) arrive in the "
+            "`notifications` of your tool results and through notify_wait, each once. The cursor "
+            "starts at the newest matching event, so nothing old is replayed."
+        ),
+        input_schema=inputs({
+            "kinds": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(ev.KINDS)}},
+            "project_id": PROJECT_ID,
+            "actor": {"type": "string", "minLength": 1, "maxLength": 64, "description": "only events by this actor"},
+            "drop_own": {"type": "boolean", "default": False, "description": "skip events you wrote"},
+        }, ("kinds",)),
+        output_schema=outputs({
+            "subscription_id": {"type": "string"}, "cursor": {"type": ["string", "null"]},
+            "kinds": {"type": "array", "items": {"type": "string"}}, "project_id": {"type": ["string", "null"]},
+            "actor": {"type": ["string", "null"]}, "drop_own": {"type": "boolean"},
+        }, ("subscription_id", "cursor")),
+        handler=subscribe,
+    ),
+    Tool(
+        name="notify_unsubscribe",
+        title="Remove a subscription",
+        description="Remove one of your subscriptions by subscription_id (another agent's is not_found).",
+        input_schema=inputs({"subscription_id": {"type": "string", "minLength": 1, "maxLength": 64}},
+                            ("subscription_id",)),
+        output_schema=outputs({"subscription_id": {"type": "string"}, "removed": {"type": "boolean"}},
+                              ("subscription_id", "removed")),
+        handler=unsubscribe,
+    ),
+    Tool(
+        name="notify_list",
+        title="List your subscriptions",
+        description="Your subscriptions with their ids, kinds, scope and delivery cursor.",
+        input_schema=inputs({}),
+        output_schema=outputs({"subscriptions": {"type": "array", "items": SUBSCRIPTION}}, ("subscriptions",)),
+        handler=list_subscriptions,
+        read_only=True,
+    ),
+    Tool(
+        name="notify_wait",
+        title="Wait for notifications",
+        description=(
+            "Block until something is pending for you (an answer or decision on your own questions "
+            "and approvals, or an event matching a subscription), up to `wait_seconds` (default 30, "
+            "at most 60; 0 checks once). Returns the items in `notifications.pending`, each delivered "
+            "once; `timed_out` is true when nothing came."
+        ),
+        input_schema=inputs({"wait_seconds": WAIT_SECONDS}),
+        output_schema=outputs({"timed_out": {"type": "boolean"}, "notifications": TRAILER},
+                              ("timed_out", "notifications")),
+        handler=wait,
+        trailer=False,
+    ),
+)
