@@ -1,0 +1,44 @@
+"""The feed services are plain anyio: the same flows on trio, with no HTTP in front."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from hubcore.caller import Caller
+from hubcore.clock import FakeClock
+from hubcore.hub import Hub
+from tests.harness import test_settings as settings_for
+
+pytestmark = pytest.mark.anyio
+HUMAN = Caller.admin()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> None:
+    clock = FakeClock()
+    async with Hub.open(settings_for(tmp_path / "data"), clock=clock) as hub:
+        await hub.projects.create(HUMAN, {"id": "proj"})
+        await hub.agents.create(HUMAN, {"id": "bot"})
+        bot = Caller.agent("bot")
+        q = (await hub.posts.question_post(bot, "proj", "Ship it?", options=["yes", "no"]))["event_id"]
+        results: list[dict] = []  # type: ignore[type-arg]
+
+        async def waiting() -> None:
+            results.append(await hub.inbox.wait(bot, 10))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.wait_all_tasks_blocked()
+            await hub.questions.answer(HUMAN, q, "yes")
+        assert results[0]["items"][0]["answer"]["body"] == "yes"
+        a = (await hub.posts.signal_append(bot, "proj", "approval", summary="Deploy?", expires_in_seconds=60,
+                                           on_expiry="approve"))["event_id"]
+        clock.advance(60)
+        assert await hub.questions.sweep() == 1
+        (item,) = (await hub.inbox.inbox_read(bot, since=q))["items"]
+        assert item["event_id"] == a and item["decision"]["decision"] == "approved" and item["expired"]
+        page = await hub.feed.feed_read(bot, "proj")
+        assert [e["kind"] for e in page["events"]] == ["question", "answer", "approval", "answer"]
