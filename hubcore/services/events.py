@@ -190,6 +190,28 @@ def event_row(conn: sqlite3.Connection, event_id: str) -> sqlite3.Row | None:
     return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?", (event_id,)).fetchone()
 
 
+def remove_events(conn: sqlite3.Connection, event_ids: list[str]) -> int:
+    """Delete single events (an abandoned enrolment request, say) with their inbox items, keeping
+    each project's tallies true: the event ceiling and unseen counts read them. Returns how many."""
+    removed = 0
+    for event_id in event_ids:
+        row = conn.execute("SELECT project_id, summary, payload FROM events WHERE id = ?", (event_id,)).fetchone()
+        if row is None:
+            continue
+        conn.execute("DELETE FROM inbox WHERE event_id = ?", (event_id,))
+        conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
+        newest = conn.execute("SELECT id, created_at FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1",
+                              (row["project_id"],)).fetchone()
+        conn.execute(
+            """UPDATE feed_stats SET events = events - 1, bytes = MAX(0, bytes - ?), newest_id = ?, newest_at = ?
+               WHERE project_id = ?""",
+            (len(row["summary"].encode()) + len(row["payload"].encode()), newest[0] if newest else None,
+             newest[1] if newest else None, row["project_id"]),
+        )
+        removed += 1
+    return removed
+
+
 def purge_project(conn: sqlite3.Connection, project_id: str) -> None:
     """Remove a project's events (its audit events included) and everything keyed on them."""
     conn.execute("DELETE FROM inbox WHERE project_id = ?", (project_id,))

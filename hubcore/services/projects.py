@@ -16,18 +16,21 @@ PASSWORD_POLICIES = ("off", "optional", "required")
 
 
 def unseen_counts(conn: sqlite3.Connection, project_ids: list[str]) -> dict[str, int]:
-    """Feed events above the human's cursor, per project, in one grouped query.
+    """Feed events above the human's cursor, per project, in one query.
 
-    Each project's count is a range scan of the (project_id, id) index above its cursor.
+    With no cursor yet every event is unseen and the count is the project's feed tally (no scan);
+    otherwise it is a range scan of the (project_id, id) index above the cursor, short while the
+    human keeps up.
     """
     counts = dict.fromkeys(project_ids, 0)
     if not project_ids:
         return counts
     marks = ", ".join("?" * len(project_ids))
     rows = conn.execute(
-        f"""SELECT e.project_id, COUNT(*) FROM projects p JOIN events e
-               ON e.project_id = p.id AND e.id > COALESCE(p.last_seen_event, '')
-            WHERE p.id IN ({marks}) GROUP BY e.project_id""",
+        f"""SELECT p.id, CASE WHEN p.last_seen_event IS NULL THEN COALESCE(fs.events, 0)
+                ELSE (SELECT COUNT(*) FROM events e WHERE e.project_id = p.id AND e.id > p.last_seen_event) END
+            FROM projects p LEFT JOIN feed_stats fs ON fs.project_id = p.id
+            WHERE p.id IN ({marks})""",
         project_ids,
     )
     for project_id, count in rows:

@@ -31,21 +31,28 @@ def sse(change: Change) -> bytes:
 
 
 class Visible:
-    """The projects one stream may hear of; None means every project (the admin)."""
+    """The projects one stream may hear of. The admin hears of every project; an agent's visible
+    set is re-read every minute and when a change names a project it has never judged, so a busy
+    project it cannot see costs no read per change."""
 
     def __init__(self, the_hub: Hub, who: Caller) -> None:
         self._hub, self._caller = the_hub, who
-        self._ids: set[str] | None = None
-        self._read_at = -VISIBILITY_REFRESH_SECS
+        self._visible: set[str] = set()
+        self._hidden: set[str] = set()
+        self._read_at: float | None = None
 
     async def allows(self, project_id: str) -> bool:
         if self._caller.is_admin:
             return True
-        stale = anyio.current_time() - self._read_at >= VISIBILITY_REFRESH_SECS
-        if self._ids is None or stale or project_id not in self._ids:
-            self._ids = await self._hub.feed.visible_projects(self._caller) or set()
+        stale = self._read_at is None or anyio.current_time() - self._read_at >= VISIBILITY_REFRESH_SECS
+        if stale or (project_id not in self._visible and project_id not in self._hidden):
+            self._visible = await self._hub.feed.visible_projects(self._caller) or set()
+            self._hidden = set()
             self._read_at = anyio.current_time()
-        return project_id in self._ids
+        if project_id in self._visible:
+            return True
+        self._hidden.add(project_id)
+        return False
 
 
 async def messages(the_hub: Hub, who: Caller) -> AsyncIterator[bytes]:

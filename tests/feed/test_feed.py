@@ -228,3 +228,17 @@ async def test_agent_feed_cursor(client: HubClient, hub: Hub, bot: Caller) -> No
     with pytest.raises(HubError) as err:
         await hub.feed.feed_read(bot, "nope")
     assert err.value.code == "not_found"
+
+
+async def test_removed_events_keep_the_tallies_true(client: HubClient, hub: Hub, bot: Caller) -> None:
+    from hubcore.services import events as ev
+
+    a, b, c = await fill(hub, bot, 3)
+    idea = (await hub.posts.signal_append(bot, "proj", "idea", summary="i"))["event_id"]
+    assert await hub.core.store.execute(lambda conn: ev.remove_events(conn, [c, idea, "nope"])) == 2
+    with client.db() as conn:
+        tally = tuple(conn.execute("SELECT events, newest_id FROM feed_stats WHERE project_id = 'proj'").fetchone())
+    assert tally == (2, b) and rows(client, "SELECT COUNT(*) FROM inbox") == 0
+    assert (await client.get("/api/v1/projects/proj", headers=ADMIN)).json()["unseen_events"] == 2
+    await client.post("/api/v1/projects/proj/feed/seen", json={"event_id": a}, headers=ADMIN)
+    assert (await client.get("/api/v1/projects/proj", headers=ADMIN)).json()["unseen_events"] == 1

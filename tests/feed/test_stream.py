@@ -128,3 +128,22 @@ async def test_keep_alive_comment(client: HubClient, monkeypatch: pytest.MonkeyP
     async with open_stream(client, ADMIN_TOKEN) as s:
         await s.chunk()
         assert await s.chunk() == b": keep-alive\n\n"
+
+
+async def test_agent_visibility_is_read_once_per_unknown_project(client: HubClient, hub: Hub, bot: Caller,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    await client.make_project("secret", confidential=True)
+    visible = stream_module.Visible(hub, bot)
+    reads = 0
+    original = hub.feed.visible_projects
+
+    async def counting(caller: Caller) -> set[str] | None:
+        nonlocal reads
+        reads += 1
+        return await original(caller)
+
+    monkeypatch.setattr(hub.feed, "visible_projects", counting)
+    assert [await visible.allows(p) for p in ("proj", "secret", "secret", "proj", "secret")] == [
+        True, False, False, True, False]
+    assert reads == 2  # once at first, once for the first sight of "secret"
+    assert await stream_module.Visible(hub, Caller.admin()).allows("secret") is True

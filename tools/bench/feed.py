@@ -124,7 +124,13 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
         lambda: feed.project_feed(ADMIN, "big", since=mid, limit=50), args.reads)))
     out.append(report("kind filter, newest page", await timed(
         lambda: feed.project_feed(ADMIN, "big", kind="signal", limit=50), args.reads)))
-    out.append(report(f"project listing, {args.events:,} unseen events (`unseen_events` counted)", await timed(
+    out.append(report("project listing, no cursor yet (all unseen)", await timed(
+        lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
+    await feed.seen(ADMIN, "big", mid)
+    out.append(report("project listing, the human's cursor mid-feed", await timed(
+        lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
+    await feed.seen(ADMIN, "big", all_ids[-51])
+    out.append(report("project listing, 50 unseen events", await timed(
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
     await hub.agents.create(ADMIN, {"id": "reader"})
     reader = Caller.agent("reader")
