@@ -26,6 +26,7 @@ from hubmcp import errors
 from hubmcp.context import Binding, CallContext
 from hubmcp.resources import Resources
 from hubmcp.tools import all_tools
+from hubmcp.tools import sessions as session_tools
 from hubmcp.tools.base import Tool
 from hubmcp.trailer import attach_trailer
 
@@ -138,6 +139,7 @@ class HubMcp:
             metrics.tool_calls.labels(tool="unknown", outcome="error").inc()
             metrics.failed_responses.labels(code="not_found").inc()
             return errors.unknown_tool(params.name)
+        call: CallContext | None = None
         try:
             call = self.binding.context(ctx)
             args = tool.check_arguments(params.arguments)
@@ -146,6 +148,8 @@ class HubMcp:
                 result = await attach_trailer(call, result)
         except HubError as err:
             err = errors.agent_view(err)
+            if call is not None:
+                await self._record(call, tool.name, params.arguments, err.code)
             metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
             metrics.failed_responses.labels(code=err.code).inc()
             raise errors.to_mcp_error(err) from None
@@ -158,10 +162,16 @@ class HubMcp:
             metrics.failed_responses.labels(code="internal").inc()
             raise errors.to_mcp_error(HubError("internal", "the hub failed to answer this call")) from None
         metrics.tool_calls.labels(tool=tool.name, outcome="ok").inc()
+        await self._record(call, tool.name, params.arguments, "ok")
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=orjson.dumps(result).decode())],
             structured_content=result,
         )
+
+    async def _record(self, call: CallContext, name: str, arguments: dict[str, Any] | None, outcome: str) -> None:
+        """Replay: a call made in a session is recorded in its brain (session_start opens it, so not it)."""
+        if name != "session_start":
+            await session_tools.record(call, name, dict(arguments or {}), outcome)
 
     # -- resources -------------------------------------------------------------------------------
 

@@ -82,6 +82,7 @@ async def session_end(call: CallContext, args: dict[str, Any]) -> dict[str, Any]
     if sid is None:
         raise HubError("conflict", "no active session to end: name session_id or call session_start first")
     result = await call.hub.sessions.end(call.caller, sid, args.get("handoff"))
+    await record(call, "session_end", args, "ok")  # recorded here: the session stops being active below
     call.sessions.forget_session(sid)
     return result
 

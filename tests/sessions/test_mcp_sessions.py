@@ -1,0 +1,71 @@
+"""Session and brain tools through the SDK's client over real streamable HTTP, in both eras."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from tests.harness import ADMIN
+from tests.mcp.live import ERAS, LiveHub, structured
+
+pytestmark = pytest.mark.anyio
+
+
+async def tool_error(client: object, name: str, args: dict[str, object]) -> dict[str, object]:
+    with pytest.raises(MCPError) as caught:
+        await client.call_tool(name, args)  # type: ignore[attr-defined]
+    error = caught.value.error.data["error"]
+    assert caught.value.error.message.startswith(error["code"] + ": ")
+    return dict(error)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_session_brain_and_replay_over_mcp(live: LiveHub, mode: str) -> None:
+    alice = await live.make_agent("alice")
+    bob = await live.make_agent("bob")
+    await live.make_project("web")
+    async with live.client(alice, mode=mode) as c:
+        assert (await tool_error(c, "brain_put", {"path": "/kv/a", "value": "1", "store": "session"}))["code"] == \
+            "conflict"
+        brief = structured(await c.call_tool("session_brief", {"project_id": "web"}))
+        assert brief["previous_session"] is None
+        started = structured(await c.call_tool("session_start", {"project_id": "web", "name": "task"}))
+        assert started["started"] == "created" and started["namespaces"] == ["/fs/", "/kv/"]
+        sid = started["session_id"]
+        put = structured(await c.call_tool("brain_put", {"path": "/fs/plan.md", "value": "# plan",
+                                                         "store": "session"}))
+        got = structured(await c.call_tool("brain_get", {"path": "/fs/plan.md"}))
+        assert got["content"] == "# plan" and got["version"] == put["version"] and got["session_id"] == sid
+        err = await tool_error(c, "brain_put", {"path": "/fs/plan.md", "value": "x", "store": "session",
+                                                "if_version": "absent"})
+        assert err["code"] == "conflict" and str(err["message"]).endswith(f"current_version={put['version']}")
+        listing = structured(await c.call_tool("brain_list", {"path": "/fs/"}))
+        assert listing["entries"] == [{"path": "/fs/plan.md", "type": "file", "size_bytes": 6}]
+        ended = structured(await c.call_tool("session_end", {"handoff": "continue with tests"}))
+        assert ended["status"] == "ended"
+    async with live.client(bob, mode=mode) as c:
+        other = await tool_error(c, "brain_put", {"path": "/kv/x", "value": "1", "store": "session",
+                                                  "session": sid})
+        assert other["code"] == "forbidden" and str(other["message"]).endswith("owner=alice")
+        read = structured(await c.call_tool("brain_get", {"path": "/fs/plan.md",
+                                                          "session": {"agent": "alice", "name": "task"},
+                                                          "project_id": "web"}))
+        assert read["content"] == "# plan"
+        adopted = structured(await c.call_tool("session_start", {"project_id": "web", "name": "bobs",
+                                                                 "from": {"session_id": sid}}))
+        assert adopted["started"] == "adopted" and adopted["handoff"] == "continue with tests"
+        structured(await c.call_tool("brain_put", {"path": "/kv/by", "value": "bob", "store": "session"}))
+    r = await live.http.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)
+    calls = [(e["tool"], e["outcome"]) for e in r.json()["events"]]
+    assert calls == [("brain_put", "ok"), ("brain_get", "ok"), ("brain_put", "conflict"), ("brain_list", "ok"),
+                     ("session_end", "ok"), ("brain_put", "ok")]
+
+
+async def test_tools_are_listed_with_schemas(live: LiveHub) -> None:
+    token = await live.make_agent("alice")
+    async with live.client(token) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    for name in ("session_start", "session_end", "session_list", "session_brief", "brain_get", "brain_put",
+                 "brain_list", "brain_delete"):
+        assert name in tools and tools[name].input_schema["type"] == "object"
+    assert tools["brain_put"].input_schema["required"] == ["path", "value", "store"]
