@@ -209,8 +209,9 @@ class QuestionsService:
         if await self.due():
             await self.sweep()
 
-    async def run_sweeper(self, interval: float = SWEEP_INTERVAL_SECS) -> None:
-        """Background task: sweep every `interval` seconds until cancelled."""
+    async def run_sweeper(self, interval: float | None = None) -> None:
+        """Background task: sweep every `interval` seconds (default `SWEEP_INTERVAL_SECS`) until cancelled."""
+        interval = interval if interval is not None else SWEEP_INTERVAL_SECS
         while True:
             try:
                 await self.sweep()

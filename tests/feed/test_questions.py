@@ -326,3 +326,21 @@ async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubC
     rid = await hub.core.store.execute(post)
     r = await client.post(f"/api/v1/approvals/{rid}/decision", json={"decision": "approve"}, headers=ADMIN)
     assert r.status_code == 200 and seen == [(rid, "approved")]
+
+
+async def test_the_background_sweeper_resolves_due_items(make_client: ClientFactory, clock: FakeClock,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyio
+
+    from hubcore.services import questions
+
+    monkeypatch.setattr(questions, "SWEEP_INTERVAL_SECS", 0.02)
+    async with make_client() as client:
+        await client.make_project("proj")
+        hub = client.app.hub
+        q = await ask(hub, HUMAN, expires_in_seconds=60)
+        with hub.notifier.waiter(lambda c: c.resolved and c.event_id == q) as waiter:
+            clock.advance(3600)
+            with anyio.fail_after(5):
+                await waiter.wait()  # nobody read or swept: the background task did
+        assert rows(client, "SELECT COUNT(*) FROM events WHERE kind = 'answer' AND actor = 'hub'") == 1
