@@ -156,6 +156,8 @@ async def test_idempotency_replays_and_is_scoped(hub: Hub, bot: Caller, client: 
     await client.make_agent("bob")
     other = await hub.posts.signal_append(Caller.agent("bob"), "proj", summary="a", idempotency_key="k")
     assert other["event_id"] != first["event_id"]
+    longest = await hub.posts.signal_append(bot, "proj", summary="a", idempotency_key="k" * 200)
+    assert longest["event_id"]
     before = totals(client)
     # The same key bound to another target (project) is refused.
     with pytest.raises(HubError) as err:

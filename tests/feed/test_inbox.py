@@ -62,6 +62,7 @@ async def test_listing_filters(client: HubClient, hub: Hub, bot: Caller) -> None
     assert [it["event_id"] for it in await inbox(client, unread_only="true", status="unread")] == [i2, i1]
     assert [it["event_id"] for it in await inbox(client, project="other")] == [i2]
     assert [it["event_id"] for it in await inbox(client, limit=1)] == [i2]
+    assert len(await inbox(client, limit=500)) == 3
     for params in ({"unread_only": "1", "status": "waiting"}, {"status": "nope"}, {"limit": "0"},
                    {"limit": "501"}, {"unread_only": "maybe"}):
         r = await client.get("/api/v1/inbox", params=params, headers=ADMIN)
