@@ -135,7 +135,7 @@ class Hub:
         """
         self.task_group.start_soon(self.questions.run_sweeper)
         self.task_group.start_soon(self.storage.run_sweeper)
-        self.task_group.start_soon(self.brains.run_idle_sweeper)
+        self.task_group.start_soon(self.brains.pool.run_sweeper)
         if self.notify_target.enabled:
             self.task_group.start_soon(self.notify_target.run)
 

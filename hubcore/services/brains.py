@@ -249,14 +249,6 @@ class BrainsService:
             Path(str(self.path_of(session_id)) + suffix).unlink(missing_ok=True)
         self.writes += 1
 
-    async def run_idle_sweeper(self) -> None:
-        """Close brain actors nobody used for `store_idle_secs`."""
-        every = max(1.0, self.core.settings.store_idle_secs / 4)
-        while True:
-            await anyio.sleep(every)
-            await self.pool.sweep()
-
-
 class SessionsPart:
     """A project's sessions: rows removed with the project, brain files after the commit."""
 
