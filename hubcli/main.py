@@ -64,5 +64,37 @@ def config(
             typer.echo("config ok")
 
 
+@app.command()
+def mcp() -> None:
+    """Serve the agent endpoint over stdio. With HUB_URL: a bridge to that hub using the client
+    config's token. Without it: the local data directory served standalone, acting as the human
+    admin (actor label from HUB_AGENT_ID); refuses while a running hub holds the directory."""
+    from hubcli.mcp_cmd import run_mcp
+
+    raise typer.Exit(run_mcp(_settings()))
+
+
+@app.command()
+def call(
+    tool: str = typer.Argument(..., help="Tool name, e.g. whoami or feed_read."),
+    arguments: str = typer.Argument(None, help="Arguments as a JSON object, or - to read them from stdin."),
+) -> None:
+    """Call one agent tool on the hub at HUB_URL and print its result as JSON. Each call is its own
+    connection with no session; reach a session by passing "session": {"agent", "name",
+    "project_id"} in the arguments. Exit 0 ok, 1 the tool refused, 2 usage, 69 unreachable,
+    77 token refused, 78 no hub named."""
+    from hubcli.mcp_cmd import run_call
+
+    raise typer.Exit(run_call(_settings(), tool, arguments))
+
+
+@app.command()
+def tools(compact: bool = typer.Option(False, "--compact", help="One line per tool: name and title.")) -> None:
+    """List the hub's agent tools (with their JSON Schemas unless --compact)."""
+    from hubcli.mcp_cmd import run_tools
+
+    raise typer.Exit(run_tools(_settings(), compact))
+
+
 def run() -> None:
     app()

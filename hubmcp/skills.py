@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 SKILL_NAME = "hub"
@@ -149,7 +149,7 @@ class Skill:
 
 @functools.cache
 def load() -> Skill:
-    package = resources.files("hubmcp")
+    package = Path(__file__).resolve().parent
     files = tuple(_walk(package / "skill", ""))
     template = (package / "bootstrap.md").read_text(encoding="utf-8")
     skill = Skill(files, template)

@@ -1,0 +1,131 @@
+"""`hub-cli mcp`, `hub-cli call` and `hub-cli tools`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import orjson
+
+from hubcli import exits
+from hubcli.client import CliFailure, request
+from hubcore.config import Settings
+
+
+def _err(command: str, message: str) -> None:
+    sys.stderr.write(f"hub-cli {command}: {message}\n")
+
+
+def _dump(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+
+
+def run_mcp(settings: Settings) -> int:
+    """stdio: a bridge to HUB_URL, or the local data directory served standalone."""
+    from hubcore.hub import DataDirLocked, data_dir_in_use
+    from hubcore.services.validate import AGENT_ID_RE
+    from hubmcp.stdio import serve_bridge, serve_standalone
+
+    client = settings.client
+    if client.url:
+        try:
+            anyio.run(_preflight, client.url, client.token, client.timeout)
+        except CliFailure as failure:
+            _err("mcp", failure.message)
+            return failure.code
+        anyio.run(lambda: serve_bridge(client.url or "", client.token, timeout=client.timeout))
+        return exits.OK
+    label = client.agent_id
+    if label is not None and not AGENT_ID_RE.match(label):
+        _err("mcp", f"HUB_AGENT_ID {label!r} is not a valid actor label (lowercase letters, digits, hyphens)")
+        return exits.NOT_CONFIGURED
+    hub = settings.hub
+    if data_dir_in_use(hub.data_path):
+        _err("mcp", f"data directory {hub.data_path} is in use by a running hub; "
+                    "set HUB_URL to bridge to it instead")
+        return exits.REFUSED
+    try:
+        anyio.run(lambda: serve_standalone(hub, label=label))
+    except DataDirLocked as exc:
+        _err("mcp", exc.message)
+        return exits.REFUSED
+    return exits.OK
+
+
+async def _preflight(url: str, token: str | None, timeout: float) -> None:
+    await request(url, token, "server/discover", timeout=timeout)
+
+
+def _target(settings: Settings, command: str) -> tuple[str, str | None] | int:
+    if not settings.client.url:
+        _err(command, "no hub named: set HUB_URL or [client] url in the config file")
+        return exits.NOT_CONFIGURED
+    return settings.client.url, settings.client.token
+
+
+def run_call(settings: Settings, tool: str, raw: str | None) -> int:
+    target = _target(settings, "call")
+    if isinstance(target, int):
+        return target
+    text = sys.stdin.read() if raw == "-" else (raw or "{}")
+    try:
+        arguments = orjson.loads(text or "{}")
+    except orjson.JSONDecodeError as exc:
+        _err("call", f"arguments are not valid JSON: {exc}")
+        return exits.USAGE
+    if not isinstance(arguments, dict):
+        _err("call", "arguments must be a JSON object")
+        return exits.USAGE
+    url, token = target
+    try:
+        result = anyio.run(lambda: request(url, token, "tools/call", {"name": tool, "arguments": arguments},
+                                           timeout=max(settings.client.timeout, 90.0)))
+    except CliFailure as failure:
+        _err("call", failure.message)
+        if failure.body is not None:
+            sys.stdout.write(_dump({"error": failure.body}) + "\n")
+        return failure.code
+    structured = result.get("structuredContent")
+    if result.get("isError"):
+        sys.stdout.write(_dump(structured if structured is not None else result) + "\n")
+        return exits.REFUSED
+    if structured is not None:
+        sys.stdout.write(_dump(structured) + "\n")
+    else:
+        for block in result.get("content", []):
+            if block.get("type") == "text":
+                sys.stdout.write(block["text"] + "\n")
+    return exits.OK
+
+
+def run_tools(settings: Settings, compact: bool) -> int:
+    target = _target(settings, "tools")
+    if isinstance(target, int):
+        return target
+    url, token = target
+
+    async def list_all() -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            page = await request(url, token, "tools/list", {"cursor": cursor} if cursor else {},
+                                 timeout=settings.client.timeout)
+            found.extend(page.get("tools", []))
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return found
+
+    try:
+        tools = anyio.run(list_all)
+    except CliFailure as failure:
+        _err("tools", failure.message)
+        return failure.code
+    if compact:
+        width = max((len(t["name"]) for t in tools), default=0)
+        for t in tools:
+            first = (t.get("description") or "").split(". ")[0].rstrip(".")
+            sys.stdout.write(f"{t['name'].ljust(width)}  {t.get('title') or first}\n")
+    else:
+        sys.stdout.write(_dump(tools) + "\n")
+    return exits.OK

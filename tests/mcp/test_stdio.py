@@ -1,0 +1,77 @@
+"""`hub-cli mcp` over stdio through the SDK's own client: standalone and bridge, both eras."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from hubcore.caller import Caller
+from hubcore.config import HubSettings
+from hubcore.hub import Hub
+from tests.mcp.live import ERAS, MODERN, LiveHub, structured
+
+pytestmark = pytest.mark.anyio
+
+HUB_CLI = str(Path(sys.executable).with_name("hub-cli"))
+
+
+def cli_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env.update({"HUB_CONFIG": str(tmp_path / "client.toml"), **extra})
+    return env
+
+
+def stdio(env: dict[str, str], mode: str) -> Client:
+    return Client(StdioServerParameters(command=HUB_CLI, args=["mcp"], env=env), mode=mode, cache=None)
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path, settings: HubSettings,
+                                                                 mode: str) -> None:
+    async with Hub.open(settings) as hub:
+        await hub.projects.create(Caller.admin(), {"id": "demo"})
+    env = cli_env(tmp_path, HUB_DATA_DIR=settings.data_dir, HUB_AGENT_ID="local-agent")
+    async with stdio(env, mode) as client:
+        assert client.protocol_version == (MODERN if mode == MODERN else "2025-11-25")
+        me = structured(await client.call_tool("whoami", {}))
+        assert me["kind"] == "admin" and me["actor"] == "local-agent"
+        sent = structured(await client.call_tool("signal_append", {"project_id": "demo", "summary": "local"}))
+        page = structured(await client.call_tool("feed_read", {"project_id": "demo"}))
+        assert [(e["id"], e["actor"]) for e in page["events"]] == [(sent["event_id"], "local-agent")]
+        skill = await client.read_resource("skill://hub/SKILL.md")
+        assert "name: hub" in skill.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_standalone_refuses_a_directory_a_running_hub_holds(tmp_path: Path, live: LiveHub) -> None:
+    env = cli_env(tmp_path, HUB_DATA_DIR=live.app.settings.data_dir)
+    result = await anyio.run_process([HUB_CLI, "mcp"], env=env, check=False, input=b"")
+    assert result.returncode == 1
+    assert b"in use" in result.stderr
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_bridge_carries_the_token_and_both_eras(tmp_path: Path, live: LiveHub, mode: str) -> None:
+    token = await live.make_agent("bot")
+    env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
+    async with stdio(env, mode) as client, live.client() as human:
+        assert client.protocol_version == (MODERN if mode == MODERN else "2025-11-25")
+        me = structured(await client.call_tool("whoami", {}))
+        assert me["agent_id"] == "bot"
+        q = structured(await client.call_tool("question_post", {"project_id": "space-bot", "question": "ok?"}))
+        await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "fine"})
+        got = structured(await client.call_tool("version", {}))
+        assert [i["id"] for i in got["notifications"]["pending"]] != []
+        tools = await client.list_tools()
+        assert "inbox_wait" in [t.name for t in tools.tools]
+
+
+async def test_bridge_with_a_refused_token_exits_77(tmp_path: Path, live: LiveHub) -> None:
+    env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_wrong")
+    result = await anyio.run_process([HUB_CLI, "mcp"], env=env, check=False, input=b"")
+    assert result.returncode == 77
