@@ -90,7 +90,12 @@ def _fmt(addr: tuple[str, int]) -> str:
 async def _serve(app: HubASGI, config: Config, sockets: object) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        app.begin_shutdown()
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
     await worker_serve(wrap_app(app, config.wsgi_max_body_size, "asgi"), config,  # type: ignore[arg-type]
                        sockets=sockets, shutdown_trigger=stop.wait)  # type: ignore[arg-type]

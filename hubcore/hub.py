@@ -124,6 +124,10 @@ class Hub:
         self.home = HomeService(core, settle=self.questions.settle)
         core.project_parts.append(FeedPart())
 
+    def begin_shutdown(self) -> None:
+        """The server stopped accepting: let long-lived requests (streams, waits) finish now."""
+        self.notifier.close()
+
     def publish(self, effects: Effects) -> None:
         """Tell waiters, the stream, metrics and the notify target what a committed write did."""
         self.publisher.publish(effects)

@@ -41,6 +41,11 @@ class HubASGI:
         self._gate = Gate(self._route, self._current_hub)
         self.on_started: list[Callable[[Hub], None]] = []
 
+    def begin_shutdown(self) -> None:
+        """Called when the server stops accepting, before it waits for in-flight requests."""
+        if self._hub is not None:
+            self._hub.begin_shutdown()
+
     def _current_hub(self) -> Hub:
         if self._hub is None:
             raise HubError("unavailable", "the hub is starting or stopping", retryable=True)
@@ -102,6 +107,7 @@ class HubASGI:
             for hook in self.on_started:
                 hook(hub)
             message = await receive()
+            hub.begin_shutdown()
             self._hub = None
             self._mcp = None
         await send({"type": "lifespan.shutdown.complete"})

@@ -51,6 +51,9 @@ class Waiter:
         self.match = match
         self._event = anyio.Event()
 
+    def wake(self) -> None:
+        self._event.set()
+
     def offer(self, change: Change) -> None:
         if not self._event.is_set() and self.match(change):
             self._event.set()
@@ -74,6 +77,11 @@ class Subscription:
         self._items: deque[Change] = deque(maxlen=size)
         self._event = anyio.Event()
         self.dropped = 0
+        self.closed = False  # the hub is shutting down: the listener should finish
+
+    def close(self) -> None:
+        self.closed = True
+        self._event.set()
 
     def push(self, change: Change) -> None:
         if len(self._items) == self._items.maxlen:
@@ -98,6 +106,16 @@ class Notifier:
         self._waiters: set[Waiter] = set()
         self._subscriptions: set[Subscription] = set()
         self.published = 0
+        self.closed = False
+
+    def close(self) -> None:
+        """Shutdown: end every subscription (streams finish their response) and wake every waiter,
+        so in-flight requests complete within the server's grace window instead of timing out."""
+        self.closed = True
+        for sub in list(self._subscriptions):
+            sub.close()
+        for waiter in list(self._waiters):
+            waiter.wake()
 
     def publish(self, changes: Iterable[Change]) -> None:
         """Hand committed changes to every listener. Call from the event loop, after the commit."""
@@ -124,6 +142,8 @@ class Notifier:
     @contextmanager
     def subscribe(self, size: int = SUBSCRIPTION_BUFFER) -> Iterator[Subscription]:
         sub = Subscription(size)
+        if self.closed:
+            sub.close()
         self._subscriptions.add(sub)
         try:
             yield sub

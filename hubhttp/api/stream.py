@@ -62,6 +62,8 @@ async def messages(the_hub: Hub, who: Caller) -> AsyncIterator[bytes]:
         while True:
             with anyio.move_on_after(KEEPALIVE_SECS):
                 await subscription.wait()
+            if subscription.closed:
+                return  # the hub is shutting down: end the response so the server can stop
             changes = subscription.drain()
             if not changes:
                 yield b": keep-alive\n\n"

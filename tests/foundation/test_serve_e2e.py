@@ -150,3 +150,19 @@ def test_http2_over_tls(tmp_path: Path) -> None:
             r = client.get(f"{hub.url}/healthz")
         assert r.status_code == 200 and r.http_version == "HTTP/2"
         assert hub.stop() == 0
+
+
+def test_sigterm_ends_open_streams_and_exits_promptly(tmp_path: Path) -> None:
+    env = base_env(tmp_path, HUB_ADMIN_TOKEN="hub_e2e-admin", HUB_SHUTDOWN_GRACE_SECS="30")
+    with serve(env) as hub:
+        wait_ready(hub.url)
+        headers = {"Authorization": "Bearer hub_e2e-admin"}
+        with httpx.stream("GET", f"{hub.url}/api/v1/stream", headers=headers, timeout=20) as stream:
+            lines = stream.iter_lines()
+            assert next(lines) == ": connected"
+            started = time.monotonic()
+            hub.proc.send_signal(signal.SIGTERM)
+            rest = list(lines)  # the response ends instead of hanging until the grace window closes
+        assert rest == [""] or rest == []
+        assert hub.proc.wait(timeout=20) == 0
+        assert time.monotonic() - started < 10
