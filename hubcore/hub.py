@@ -109,6 +109,8 @@ class Hub:
                                       writes=lambda: core.store.statistics().commands + self.brains.writes)
         core.project_parts.append(SessionsPart(self.brains))
         self.home.prunable_provider = self.storage.prunable
+        self.home.volume_provider = self.storage.volume
+        self.feed.stats_providers.append(self.storage.project_stats)
         self.brief = BriefService(core)
 
     def _wire_feeds(self, core: Core) -> None:

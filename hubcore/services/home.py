@@ -80,6 +80,9 @@ class HomeService:
         self.core = core
         self.settle = settle
         self.prunable_provider: PrunableProvider | None = None
+        # The storage part measures the volume behind its write-counter memo; until it registers,
+        # Home keeps its own plain ten-second memo.
+        self.volume_provider: PrunableProvider | None = None
         self._storage: tuple[float, dict[str, int | None]] | None = None
 
     async def home(self, caller: Caller) -> dict[str, Any]:
@@ -117,6 +120,8 @@ class HomeService:
 
     async def storage(self) -> dict[str, int | None]:
         """Data directory size and volume capacity, memoised for ten seconds (they cost syscalls)."""
+        if self.volume_provider is not None:
+            return await self.volume_provider()
         now = time.monotonic()
         if self._storage is None or now - self._storage[0] >= MEMO_SECS:
             measured = await anyio.to_thread.run_sync(measure_storage, self.core.settings.data_path)

@@ -83,7 +83,7 @@ class StorageService:
         require_admin(caller, "the storage report")
         projects, sessions, feed = await self.core.store.read(_report_rows)
         data = self.core.settings.data_path
-        volume = await self.memo.get("volume", lambda: measure_storage(data))
+        volume = await self.volume()
         hub_db = await self.memo.get("hub_db", lambda: add(file_size(data / "hub.db"),
                                                             file_size(data / "hub.db-wal")))
         session_sizes = await self.memo.get("brains", lambda: {s["id"]: self._brain_bytes(s["id"]) for s in sessions})
@@ -128,6 +128,17 @@ class StorageService:
         if last is not None:
             row["last_write"] = iso(last)
         return row
+
+    async def volume(self) -> dict[str, int | None]:
+        """Data directory size, capacity and free space (memoised behind the write counter)."""
+        data = self.core.settings.data_path
+        return dict(await self.memo.get("volume", lambda: measure_storage(data)))
+
+    async def project_stats(self, project_id: str) -> dict[str, int | None]:
+        """A project's sessions for its stats: how many (pruned ones are gone) and their brain bytes."""
+        ids = await self.core.store.read(lambda conn: [r[0] for r in conn.execute(
+            "SELECT id FROM sessions WHERE project_id = ? AND pruned_at IS NULL", (project_id,))])
+        return {"sessions": len(ids), "disk_bytes": add(*(self._brain_bytes(sid) for sid in ids))}
 
     async def prunable(self) -> dict[str, int | None]:
         _, sessions, _ = await self.core.store.read(_report_rows)

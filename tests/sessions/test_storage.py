@@ -155,3 +155,17 @@ async def test_project_delete_removes_its_sessions_and_brains(client: HubClient,
     assert not hub.brains.path_of(sid).exists()
     with client.db() as conn:
         assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0
+
+
+async def test_project_stats_count_sessions_and_their_bytes(client: HubClient, hub: Hub) -> None:
+    before = (await client.get("/api/v1/projects/web/stats", headers=ADMIN)).json()
+    assert before["sessions"] == 0
+    sid = await session_with_brain(hub, "web", "one", 3000)
+    stats = (await client.get("/api/v1/projects/web/stats", headers=ADMIN)).json()
+    assert stats["sessions"] == 1
+    brain_bytes = on_disk(hub.brains.path_of(sid))
+    with client.db() as conn:
+        feed_bytes = conn.execute("SELECT bytes FROM feed_stats WHERE project_id = 'web'").fetchone()[0]
+    assert stats["disk_bytes"] == feed_bytes + brain_bytes
+    await client.delete(f"/api/v1/storage/sessions/{sid}", headers=ADMIN)
+    assert (await client.get("/api/v1/projects/web/stats", headers=ADMIN)).json()["sessions"] == 0
