@@ -16,7 +16,7 @@ from mcp.server import Server
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel, ConfigDict
 
 from hubcore import build
@@ -40,6 +40,8 @@ INSTRUCTIONS = (
     "personal space. Successful tool results may carry `notifications.pending`: answers to your "
     "questions and items you subscribed to; each arrives once, so act on them."
 )
+# Served only when the app is built with conformance fixtures (tools/mcp-conformance).
+FIXTURE_CAPABILITY_TOOL = "test_missing_capability"
 LIST_CACHE = CacheHint(ttl_ms=60_000, scope="public")
 PRIVATE_NOW = CacheHint(ttl_ms=0, scope="private")
 
@@ -73,6 +75,7 @@ class HubMcp:
         self.binding = binding
         self.tools: dict[str, Tool] = {t.name: t for t in all_tools()}
         self.resources = Resources(fixtures=fixtures)
+        self.fixtures = fixtures
         self.server = self._build()
 
     def _build(self) -> Server[Any]:
@@ -122,18 +125,31 @@ class HubMcp:
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
+        tools = [
             types.Tool(
                 name=t.name, title=t.title, description=t.description,
                 input_schema=t.input_schema, output_schema=t.output_schema,
                 annotations=types.ToolAnnotations(read_only_hint=t.read_only, open_world_hint=False),
             )
             for t in self.tools.values()
-        ])
+        ]
+        if self.fixtures:
+            tools.append(types.Tool(name=FIXTURE_CAPABILITY_TOOL, description="conformance fixture: needs sampling",
+                                    input_schema={"type": "object", "properties": {}}))
+        return types.ListToolsResult(tools=tools)
+
+    def _fixture_call(self, ctx: ServerRequestContext[Any, Any]) -> types.CallToolResult:
+        """The conformance suite's diagnostic tool: refuses a client that did not declare sampling."""
+        if not ctx.session.check_client_capability(types.ClientCapabilities(sampling=types.SamplingCapability())):
+            raise MCPError(code=MISSING_REQUIRED_CLIENT_CAPABILITY, message="this tool needs the sampling capability",
+                           data={"requiredCapabilities": {"sampling": {}}})
+        return types.CallToolResult(content=[types.TextContent(type="text", text="sampling declared")])
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
                          params: types.CallToolRequestParams) -> types.CallToolResult:
         metrics = self.hub.metrics
+        if self.fixtures and params.name == FIXTURE_CAPABILITY_TOOL:
+            return self._fixture_call(ctx)
         tool = self.tools.get(params.name)
         if tool is None:
             metrics.tool_calls.labels(tool="unknown", outcome="error").inc()
