@@ -95,7 +95,7 @@ class Hub:
         self.schema_version = opened_version
         self.metrics = core.metrics
         self.auth = AuthService(core)
-        self.projects = ProjectsService(core)
+        self.projects = ProjectsService(core, lambda effects: self.publish(effects))
         self.agents = AgentsService(core)
         self.health = HealthService(core, opened_version=opened_version)
         self.identity = IdentityService(core)

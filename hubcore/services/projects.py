@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from hubcore.caller import Caller
@@ -11,6 +12,8 @@ from hubcore.errors import conflict, forbidden, invalid
 from hubcore.services import validate
 from hubcore.services.access import project_missing, readable_project, require_admin, visibility
 from hubcore.services.core import Core
+from hubcore.services.events import NewEvent, insert_event
+from hubcore.services.notifier import Effects
 
 PASSWORD_POLICIES = ("off", "optional", "required")
 
@@ -60,8 +63,9 @@ def insert_personal_space(conn: sqlite3.Connection, agent_id: str, display_name:
 
 
 class ProjectsService:
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, publish: Callable[[Effects], None]) -> None:
         self.core = core
+        self._publish = publish
 
     async def list(self, caller: Caller) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -127,6 +131,8 @@ class ProjectsService:
         if "confidential" in body:
             changes["confidential"] = int(validate.boolean(body["confidential"], field="confidential"))
 
+        effects, now = Effects(), self.core.now()
+
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             row = readable_project(conn, caller, project_id)
             if changes.get("confidential") == 0 and row["confidential"] and not caller.is_admin:
@@ -134,10 +140,25 @@ class ProjectsService:
             if changes:
                 assignments = ", ".join(f"{col} = :{col}" for col in changes)
                 conn.execute(f"UPDATE projects SET {assignments} WHERE id = :id", {**changes, "id": project_id})
+            if changes.get("confidential") == 1 and not row["confidential"] and caller.agent_id:
+                self._made_confidential(conn, caller.agent_id, project_id, now, effects)
             fresh = conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
             return render(fresh, unseen_counts(conn, [project_id])[project_id])
 
-        return await self.core.store.execute(write)
+        result = await self.core.store.execute(write)
+        self._publish(effects)
+        return result
+
+    def _made_confidential(self, conn: sqlite3.Connection, agent: str, project_id: str, now: float,
+                           effects: Effects) -> None:
+        """An agent hid a project: the agent keeps sight of it (a grant) and the feed says who did it.
+        The signal is an audit record, so the feed ceiling does not refuse it."""
+        conn.execute("INSERT OR IGNORE INTO grants (agent_id, project_id, created_at) VALUES (?, ?, ?)",
+                     (agent, project_id, now))
+        insert_event(conn, NewEvent(project_id=project_id, kind="signal", actor=agent,
+                                    summary=f"{agent} made this project confidential",
+                                    payload={"action": "made_confidential"}, exempt=True),
+                     now=now, cap=self.core.settings.events_per_project, effects=effects)
 
     async def delete(self, caller: Caller, project_id: str) -> None:
         require_admin(caller, "deleting a project")

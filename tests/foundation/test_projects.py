@@ -171,10 +171,15 @@ async def test_making_public_is_admin_only(client: HubClient) -> None:
         await client.app.hub.projects.update(Caller.agent("alice"), "mine", {"confidential": False})
     assert caught.value.code == "forbidden"
     assert (await client.get("/api/v1/projects/mine", headers=ADMIN)).json()["confidential"] is True
-    # An agent may make a visible project confidential; the admin may make it public again.
+    # An agent may make a visible project confidential: it keeps sight of it, and the feed says so.
     await client.make_project("open")
     done = await client.app.hub.projects.update(Caller.agent("alice"), "open", {"confidential": True})
     assert done["confidential"] is True
+    r = await client.get("/api/v1/projects", headers=client.agent(token))
+    assert "open" in [p["id"] for p in r.json()["projects"]]
+    with client.db() as conn:
+        events = conn.execute("SELECT kind, actor, payload FROM events WHERE project_id = 'open'").fetchall()
+    assert [(e[0], e[1]) for e in events] == [("signal", "alice")] and "made_confidential" in events[0][2]
     r = await client.patch("/api/v1/projects/open", json={"confidential": False}, headers=ADMIN)
     assert r.status_code == 200 and r.json()["confidential"] is False
 
