@@ -100,7 +100,7 @@ class Hub:
         self.health = HealthService(core, opened_version=opened_version)
         self.identity = IdentityService(core)
         self._wire_feeds(core)
-        self.notifications = NotificationsService(core, self.notifier)
+        self.notifications = NotificationsService(core, self.notifier, self.questions.settle)
         core.project_parts.append(NotificationsPart())
         self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
         self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,9 +167,10 @@ def collect(conn: sqlite3.Connection, caller: Caller, limit: int = DRAIN_MAX) ->
 
 
 class NotificationsService:
-    def __init__(self, core: Core, notifier: Notifier) -> None:
+    def __init__(self, core: Core, notifier: Notifier, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         self.core = core
         self.notifier = notifier
+        self.settle = settle
 
     async def drain(self, caller: Caller) -> Drained:
         """Hand over (and mark delivered) what is pending; an empty drain writes nothing."""
@@ -202,6 +204,8 @@ class NotificationsService:
         with self.notifier.waiter(wakes) as waiter:
             while True:
                 waiter.reset()
+                if self.settle is not None:
+                    await self.settle()  # due deadlines resolve before a wait reads
                 drained = await self.drain(caller)
                 remaining = deadline - anyio.current_time()
                 if drained.items or remaining <= 0:

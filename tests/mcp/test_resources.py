@@ -1,0 +1,141 @@
+"""Resources, the skills extension and the bootstrap guide, on the wire and through the SDK client."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from hubmcp import skills
+from hubmcp.resources import IssuedCursors, parse_kb_uri
+from tests.harness import ADMIN
+from tests.mcp.live import ERAS, MODERN, LiveHub
+
+pytestmark = pytest.mark.anyio
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+async def modern(live: LiveHub, method: str, params: dict[str, Any] | None = None,
+                 headers: dict[str, str] | None = None) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**(params or {}), "_meta": META}}
+    h = {**ACCEPT, **ADMIN, "MCP-Protocol-Version": MODERN, "Mcp-Method": method, **(headers or {})}
+    if method == "resources/read":
+        h["Mcp-Name"] = str((params or {}).get("uri"))
+    return await live.http.post("/mcp", json=body, headers=h)
+
+
+async def test_initialize_advertises_resources_and_the_skills_extension(live: LiveHub) -> None:
+    info = {"name": "t", "version": "1"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}}
+    r = await live.http.post("/mcp", json=body, headers={**ACCEPT, **ADMIN})
+    text = r.text
+    payload = text[text.index("{"):text.rindex("}") + 1] if "data:" in text else text
+    import json
+
+    result = json.loads(payload)["result"]
+    caps = result["capabilities"]
+    assert "resources" in caps and "tools" in caps
+    assert caps["extensions"]["io.modelcontextprotocol/skills"] == {"directoryRead": True}
+    discover = (await modern(live, "server/discover")).json()["result"]
+    assert discover["capabilities"]["extensions"]["io.modelcontextprotocol/skills"] == {"directoryRead": True}
+
+
+async def test_skills_list_get_and_directory_read_carry_digests_and_modern_cache_hints(live: LiveHub) -> None:
+    listed = (await modern(live, "skills/list")).json()["result"]
+    assert listed["ttlMs"] >= 0 and listed["cacheScope"] in ("public", "private")
+    assert listed["resultType"] == "complete"
+    entry = listed["skills"][0]
+    assert entry["uri"] == "skill://hub/SKILL.md" and entry["frontmatter"]["name"] == "hub"
+    skill = skills.load()
+    for res in entry["resources"]:
+        data = skill.file_for(res["uri"])
+        assert data is not None
+        assert res["size"] == len(data.data)
+        assert res["digest"] == "sha256:" + hashlib.sha256(data.data).hexdigest()
+    paths = {r["uri"] for r in entry["resources"]}
+    for name in ("sessions", "feeds-and-inbox", "notifications", "brains", "knowledge-base", "artifacts", "errors"):
+        assert f"skill://hub/references/{name}.md" in paths
+    got = (await modern(live, "skills/get", {"uri": "skill://hub/SKILL.md"})).json()["result"]
+    assert got["skill"] == entry and "nextCursor" not in got
+    missing = (await modern(live, "skills/get", {"uri": "skill://nope/SKILL.md"})).json()
+    assert missing["error"]["code"] == -32602
+    root = (await modern(live, "resources/directory/read", {"uri": "skill://hub"})).json()["result"]
+    assert {"uri": "skill://hub/references", "name": "references", "mimeType": "inode/directory"} in root["resources"]
+    sub = (await modern(live, "resources/directory/read", {"uri": "skill://hub/references"})).json()["result"]
+    assert len(sub["resources"]) == 7
+    not_dir = (await modern(live, "resources/directory/read", {"uri": "skill://hub/SKILL.md"})).json()
+    assert not_dir["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_resources_list_read_and_errors(live: LiveHub, mode: str) -> None:
+    token = await live.make_agent("bot")
+    await live.make_project("secret", confidential=True)
+    async with live.client(token, mode=mode) as c:
+        listed = await c.list_resources()
+        uris = [str(r.uri) for r in listed.resources]
+        assert uris[:2] == ["hub://skill", "skill://hub/SKILL.md"]
+        assert listed.next_cursor is None
+        boot = await c.read_resource("hub://skill")
+        assert f"{live.base}/mcp" in boot.contents[0].text  # type: ignore[union-attr]
+        page = await c.read_resource("skill://hub/references/errors.md")
+        assert page.contents[0].mime_type == "text/markdown"
+        templates = await c.list_resource_templates()
+        assert next(t.uri_template for t in templates.resource_templates) == "hub://kb/{project_id}/{+path}"
+        with pytest.raises(MCPError) as caught:
+            await c.read_resource("hub://nothing/here")
+        assert caught.value.error.code == -32602 and caught.value.error.data["uri"] == "hub://nothing/here"
+        assert caught.value.error.data["error"]["code"] == "not_found"
+        with pytest.raises(MCPError) as caught:
+            await c.read_resource("hub://kb/secret")
+        assert caught.value.error.code == -32602 and caught.value.error.data["error"]["code"] == "invalid_argument"
+        denied = []
+        for project in ("secret", "missing"):
+            with pytest.raises(MCPError) as caught:
+                await c.read_resource(f"hub://kb/{project}/fs/index.md")
+            denied.append(caught.value.error.data["error"]["code"])
+        assert denied == ["forbidden", "forbidden"]
+        with pytest.raises(MCPError) as caught:
+            await c.list_resources(cursor="skill://hub/never-issued")
+        assert caught.value.error.code == -32602
+
+
+def test_cursor_and_kb_uri_helpers() -> None:
+    issued = IssuedCursors(limit=2)
+    for c in ("a", "b", "c"):
+        issued.issue(c)
+    assert "a" not in issued and "c" in issued
+    assert parse_kb_uri("hub://kb/demo/fs/a%20b/c.md") == ("demo", "/fs/a b/c.md")
+    with pytest.raises(MCPError):
+        parse_kb_uri("hub://kb/demo/other/c.md")
+
+
+async def test_bootstrap_renders_the_callers_origin(live: LiveHub) -> None:
+    r = await live.http.get("/bootstrap/SKILL.md")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/markdown")
+    assert f"{live.base}/mcp" in r.text
+    r = await live.http.get("/bootstrap/SKILL.md", headers={"Host": "hub.example:8443"})
+    assert "http://hub.example:8443/mcp" in r.text
+    # Forwarded headers count only from a trust_proxy peer (none is configured here).
+    r = await live.http.get("/bootstrap/SKILL.md", headers={"X-Forwarded-Proto": "https",
+                                                            "X-Forwarded-Host": "evil.example"})
+    assert "evil.example" not in r.text and f"{live.base}/mcp" in r.text
+
+
+def test_forwarded_origin_only_from_a_trusted_peer() -> None:
+    from hubcore.origin import request_origin
+
+    headers = {"host": "10.0.0.5:8080", "x-forwarded-proto": "https", "x-forwarded-host": "hub.example"}
+    kw: dict[str, Any] = {"scheme": "http", "headers": headers, "fallback_host": "127.0.0.1:8080"}
+    assert request_origin(peer="10.0.0.9", trust_proxy=["10.0.0.1"], **kw) == "http://10.0.0.5:8080"
+    assert request_origin(peer="10.0.0.1", trust_proxy=["10.0.0.0/24"], **kw) == "https://hub.example"
+    fwd = {"host": "x", "forwarded": 'for=1.2.3.4;proto=https;host="a.example"'}
+    assert request_origin(scheme="http", headers=fwd, peer="::1", trust_proxy=["::1"],
+                          fallback_host="h") == "https://a.example"
