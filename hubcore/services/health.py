@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from hubcore.errors import HubError, unavailable
+from hubcore.errors import HubError, StoreBroken, StoreClosed, unavailable
 from hubcore.metrics import free_bytes
 from hubcore.services.core import Core
 from hubcore.store.migrations import STORE_KIND, read_version, supported_version
@@ -59,7 +59,7 @@ class HealthService:
     async def _check_schema(self) -> int:
         try:
             version = await self.core.store.read(read_version)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreBroken, StoreClosed) as exc:
             raise self._fail("schema", f"schema version unreadable: {exc}") from None
         if version > supported_version():
             raise self._fail("schema", f"schema v{version} is newer than supported v{supported_version()}")
@@ -74,7 +74,7 @@ class HealthService:
 
         try:
             kind = await self.core.store.read(read)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreBroken, StoreClosed) as exc:
             raise self._fail("content", f"hub store unreadable: {exc}") from None
         if kind != STORE_KIND:
             raise self._fail("content", "hub.db does not hold a hub store")

@@ -100,3 +100,13 @@ async def test_metrics_are_admin_gated_and_carry_storage_gauges(client: HubClien
     assert values["hub_db_size_bytes"] == db.stat().st_size
     assert values["hub_db_wal_bytes"] == db.with_name("hub.db-wal").stat().st_size
     assert values["hub_data_free_bytes"] > 0
+
+
+async def test_readiness_reports_a_broken_store_instead_of_failing(client: HubClient) -> None:
+    from hubcore.errors import StoreBroken
+
+    async def broken(_fn: object) -> None:
+        raise StoreBroken("store hub.db is broken")
+
+    client.app.hub.core.store.read = broken  # type: ignore[method-assign]
+    assert leg_of(await client.get("/readyz")) == "schema"
