@@ -12,6 +12,13 @@ subscription) and per project, in `actor_cursors`. A drain runs in one write com
 concurrent calls of one agent never receive the same item. It reads only projects the caller can
 read at drain time; an unreadable project's events stay above its cursor. A drain that finds
 nothing writes nothing. Waiting (`notify_wait`) wakes on the notifier, never by polling.
+
+Every successful tool call drains, so the common empty case must be cheap: after a drain finds
+nothing the actor is remembered as clean, and stays so until the notifier reports a change that
+could concern it (a resolution of its own item, an event matching one of its subscriptions), its
+subscriptions change, or `CLEAN_SECS` pass (which bounds how late held-back items of a project
+that became readable again arrive, since a grant publishes nothing). A per-actor generation
+counter closes the race between a read that found nothing and a change landing during it.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ ATTENTION = "notify:attention"
 SUB_PREFIX = "notify:sub:"
 DRAIN_MAX = 20
 SUBSCRIPTIONS_MAX = 50
+CLEAN_SECS = 30.0
 SUBSCRIBABLE = tuple(k for k in ev.KINDS)
 ID_PREFIX = "sub_"
 
@@ -171,15 +179,47 @@ class NotificationsService:
         self.core = core
         self.notifier = notifier
         self.settle = settle
+        self._clean: dict[str, float] = {}  # actor -> when it was last seen with nothing pending
+        self._generation: dict[str, int] = {}
+        self._subscriptions: dict[str, list[Subscription]] = {}  # cache for actors marked clean
+        # A listener for the hub's lifetime: it only observes, so it never fires.
+        self._listening = notifier.waiter(self._observe)
+        self._listening.__enter__()
+
+    def _observe(self, change: Change) -> bool:
+        if change.topic == "inbox":
+            if change.resolved and change.owner:
+                self._touch(change.owner)
+        else:
+            for actor, subs in list(self._subscriptions.items()):
+                if any(s.matches(change) for s in subs):
+                    self._touch(actor)
+        return False
+
+    def _touch(self, actor: str) -> None:
+        self._clean.pop(actor, None)
+        self._generation[actor] = self._generation.get(actor, 0) + 1
+
+    def _is_clean(self, actor: str) -> bool:
+        since = self._clean.get(actor)
+        return since is not None and self.core.now() - since < CLEAN_SECS
 
     async def drain(self, caller: Caller) -> Drained:
         """Hand over (and mark delivered) what is pending; an empty drain writes nothing."""
         if caller.kind == "public":
             return Drained()
+        actor = caller.actor
+        if self._is_clean(actor):
+            return Drained()
+        if actor not in self._subscriptions:
+            self._subscriptions[actor] = await self.core.store.read(lambda conn: _subscriptions(conn, actor))
+        generation = self._generation.get(actor, 0)
         peek = await self.core.store.read(lambda conn: collect(conn, caller, 1))
         if not peek.items:
+            if self._generation.get(actor, 0) == generation:
+                self._clean[actor] = self.core.now()
             return Drained()
-        now, actor = self.core.now(), caller.actor
+        now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> Drained:
             drained = collect(conn, caller)
@@ -245,7 +285,10 @@ class NotificationsService:
             )
             return {"subscription_id": sub_id, "cursor": seed or None, **_scope(draft)}
 
-        return await self.core.store.execute(write)
+        try:
+            return await self.core.store.execute(write)
+        finally:
+            self._forget(me)
 
     async def unsubscribe(self, caller: Caller, subscription_id: Any) -> dict[str, Any]:
         if not isinstance(subscription_id, str) or not subscription_id:
@@ -260,7 +303,15 @@ class NotificationsService:
             conn.execute("DELETE FROM actor_cursors WHERE actor = ? AND name = ?", (me, SUB_PREFIX + subscription_id))
             return {"subscription_id": subscription_id, "removed": True}
 
-        return await self.core.store.execute(write)
+        try:
+            return await self.core.store.execute(write)
+        finally:
+            self._forget(me)
+
+    def _forget(self, actor: str) -> None:
+        """The actor's subscriptions changed: drop the cache and the clean mark."""
+        self._subscriptions.pop(actor, None)
+        self._touch(actor)
 
     async def list(self, caller: Caller) -> dict[str, Any]:
         me = caller.actor

@@ -10,6 +10,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
+from hubcore.services.notifications import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +25,7 @@ async def hub(settings: HubSettings, clock: FakeClock) -> AsyncIterator[Hub]:
         yield h
 
 
-async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub) -> None:
+async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeClock) -> None:
     alice, bob = Caller.agent("alice"), Caller.agent("bob")
     await hub.projects.create(ADMIN, {"id": "open"})
     await hub.projects.create(ADMIN, {"id": "secret", "confidential": True})
@@ -37,16 +38,30 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub) -> None:
     first = await hub.notifications.drain(alice)
     assert [i["id"] for i in first.items] == [seen["event_id"]]
     assert (await hub.notifications.drain(alice)).items == []
-    # The unreadable event stayed above its project's cursor: it arrives once access returns.
+    # The unreadable event stayed above its project's cursor: it arrives once access returns (a
+    # grant publishes nothing, so at the latest when the "nothing pending" memo lapses).
     await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
+    assert (await hub.notifications.drain(alice)).items == []
+    clock.advance(CLEAN_SECS)
     later = await hub.notifications.drain(alice)
     assert [i["id"] for i in later.items] == [hidden["event_id"]]
 
 
-async def test_empty_drain_writes_nothing(hub: Hub) -> None:
+async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: Hub) -> None:
+    alice, bob = Caller.agent("alice"), Caller.agent("bob")
+    await hub.projects.create(ADMIN, {"id": "open"})
+    await hub.notifications.subscribe(alice, kinds=["signal"], project_id="open")
     before = hub.core.store.statistics().commands
-    assert (await hub.notifications.drain(Caller.agent("alice"))).items == []
+    assert (await hub.notifications.drain(alice)).items == []
+    assert (await hub.notifications.drain(alice)).items == []
     assert hub.core.store.statistics().commands == before
+    # A matching event and a resolution each reach the next drain at once, memo or not.
+    sent = await hub.posts.signal_append(bob, "open", "signal", summary="hi")
+    assert [i["id"] for i in (await hub.notifications.drain(alice)).items] == [sent["event_id"]]
+    q = await hub.posts.question_post(alice, "open", "Why?")
+    assert (await hub.notifications.drain(alice)).items == []
+    await hub.questions.answer(ADMIN, q["event_id"], "because")
+    assert [i["thread_id"] for i in (await hub.notifications.drain(alice)).items] == [q["event_id"]]
 
 
 async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> None:

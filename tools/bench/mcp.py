@@ -1,0 +1,298 @@
+"""Benchmark: the agent endpoint under load.
+
+1. Throughput: `signal_append` calls per second from 32 concurrent MCP clients (2026-07-28 requests
+   over streamable HTTP, one HTTP connection each), next to a plain Quart POST route that does no
+   work, on the same server in the same run.
+2. Waiting: 1,000 concurrent `inbox_wait` callers (1,000 agents, each waiting on its own question)
+   held open; the server's resident memory per waiter; then every question answered over REST at a
+   steady `--rate` (default 50 a second; 0 sends them as fast as 32 connections go) and the wake
+   delay: from the answer's commit (the millisecond in its event id, same machine clock) to the
+   waiter receiving its reply, p50/p99/max.
+
+The hub runs in its own process (Hypercorn on asyncio, a fresh data directory); the clients run in
+this one. Both share the machine, as they would on one host.
+
+    .venv/bin/python tools/bench/mcp.py [--clients 32] [--seconds 10] [--waiters 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+ADMIN = "hub_bench-admin-token-0123456789abcdef"
+PROTOCOL = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+SERVER = r'''
+import asyncio, sys
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from quart import Blueprint, Response
+from hubcore.config import HubSettings
+from hubhttp.asgi import HubASGI
+
+data_dir, port, token = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+settings = HubSettings(data_dir=data_dir, admin_token=token, min_free_bytes=0, bind=f"127.0.0.1:{port}",
+                       inbox_open_per_project=0, inbox_open_per_agent=0)
+app = HubASGI(settings)
+noop = Blueprint("bench_noop", __name__)
+
+@noop.post("/bench/noop")
+async def nothing() -> Response:
+    return Response(b"{}", content_type="application/json")
+
+app.quart.register_blueprint(noop)
+config = Config()
+config.bind = [f"127.0.0.1:{port}"]
+config.accesslog = None
+config.backlog = 2048
+asyncio.run(serve(app, config))
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ulid_seconds(event_id: str) -> float:
+    """The wall-clock second an event id was minted (its first 10 characters, Crockford base32)."""
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    ms = 0
+    for ch in event_id[:10]:
+        ms = ms * 32 + alphabet.index(ch)
+    return ms / 1000
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+_ids = itertools.count(1)
+
+
+def tool_body(name: str, arguments: dict[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments, "_meta": META}})
+
+
+def mcp_headers(token: str, name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json", "MCP-Protocol-Version": PROTOCOL,
+            "Mcp-Method": "tools/call", "Mcp-Name": name}
+
+
+class RawConn:
+    """One keep-alive HTTP/1.1 connection with hand-built requests: cheap enough that the client
+    process is not what the benchmark measures (httpx costs a few ms of CPU per request)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> RawConn:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        return self
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        assert self.reader is not None and self.writer is not None
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
+                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        await self.writer.drain()
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(raw.split(b" ", 2)[1])
+        lowered = raw.lower()
+        if b"content-length:" in lowered:
+            length = int(lowered.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+            return status, await self.reader.readexactly(length)
+        chunks: list[bytes] = []  # chunked (an SSE reply that outlived the JSON deferral window)
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).strip(), 16)
+            chunk = await self.reader.readexactly(size + 2)
+            if size == 0:
+                return status, b"".join(chunks)
+            chunks.append(chunk[:-2])
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def result_of(body: bytes) -> dict[str, Any]:
+    text = body.decode()
+    if text.lstrip().startswith(("event:", ":", "data:")):
+        text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")][-1]
+    reply = orjson.loads(text)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return dict(reply["result"]["structuredContent"])
+
+
+async def throughput(host: str, port: int, token: str, clients: int, seconds: float) -> dict[str, float]:
+    noop_headers = {"Content-Type": "application/json"}
+    append_headers = mcp_headers(token, "signal_append")
+
+    async def worker(kind: str, stop: float, counts: list[int]) -> None:
+        conn = await RawConn(host, port).open()
+        try:
+            while time.perf_counter() < stop:
+                if kind == "noop_post":
+                    status, _ = await conn.post("/bench/noop", b"{}", noop_headers)
+                else:
+                    status, _ = await conn.post("/mcp", tool_body("signal_append", {
+                        "project_id": "bench", "summary": "progress"}), append_headers)
+                assert status == 200, status
+                counts[0] += 1
+        finally:
+            await conn.close()
+
+    out = {}
+    for kind in ("noop_post", "signal_append"):
+        counts = [0]
+        start, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(worker(kind, start + seconds, counts) for _ in range(clients)))
+        wall = time.perf_counter() - start
+        out[kind] = counts[0] / wall
+        out[kind + "_client_cpu"] = (time.process_time() - cpu) / wall
+    return out
+
+
+async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> dict[str, float]:
+    admin = {"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"}
+    sem = asyncio.Semaphore(32)
+
+    async def make(n: int) -> tuple[str, str]:
+        async with sem:
+            conn = await RawConn(host, port).open()
+            try:
+                agent = f"w{n:04d}"
+                status, _ = await conn.post("/api/v1/agents", orjson.dumps({"id": agent}), admin)
+                assert status == 201, status
+                _, body = await conn.post(f"/api/v1/agents/{agent}/token", b"", admin)
+                token = orjson.loads(body)["token"]
+                _, body = await conn.post("/mcp", tool_body("question_post", {
+                    "project_id": f"space-{agent}", "question": "go?"}), mcp_headers(token, "question_post"))
+                return token, result_of(body)["question_id"]
+            finally:
+                await conn.close()
+
+    made = await asyncio.gather(*(make(n) for n in range(waiters)))
+    conns = [await RawConn(host, port).open() for _ in made]
+    await asyncio.sleep(1)
+    base_rss = rss_bytes(pid)
+    returned: dict[str, float] = {}
+
+    async def wait(conn: RawConn, token: str, qid: str) -> None:
+        _, body = await conn.post("/mcp", tool_body("inbox_wait", {"wait_seconds": 60}),
+                                  mcp_headers(token, "inbox_wait"))
+        returned[qid] = time.time()
+        assert result_of(body)["timed_out"] is False
+
+    tasks = [asyncio.create_task(wait(c, t, q)) for c, (t, q) in zip(conns, made, strict=True)]
+    await asyncio.sleep(5)  # every waiter is parked on the server
+    held_rss = rss_bytes(pid)
+    answered: dict[str, float] = {}
+
+    async def answer(qid: str) -> None:
+        async with sem:
+            conn = await RawConn(host, port).open()
+            try:
+                status, body = await conn.post(f"/api/v1/questions/{qid}/answer", b'{"body": "yes"}', admin)
+                assert status == 200, (status, body)
+                answered[qid] = ulid_seconds(orjson.loads(body)["event_id"])
+            finally:
+                await conn.close()
+
+    start = time.perf_counter()
+    answering = []
+    for n, (_, q) in enumerate(made):
+        if rate > 0:
+            await asyncio.sleep(max(0.0, start + n / rate - time.perf_counter()))
+        answering.append(asyncio.create_task(answer(q)))
+    await asyncio.gather(*answering)
+    await asyncio.gather(*tasks)
+    total = time.perf_counter() - start
+    for conn in conns:
+        await conn.close()
+    delays = sorted((returned[q] - answered[q]) * 1000 for q in answered)
+    return {
+        "waiters": waiters, "rss_before_mib": base_rss / 2**20, "rss_held_mib": held_rss / 2**20,
+        "kib_per_waiter": (held_rss - base_rss) / waiters / 1024,
+        "wake_p50_ms": statistics.median(delays), "wake_p99_ms": delays[max(0, int(len(delays) * 0.99) - 1)],
+        "wake_max_ms": delays[-1], "answer_all_s": total,
+    }
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
+        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
+                                  env=env, stderr=subprocess.DEVNULL)
+        try:
+            async with httpx.AsyncClient(base_url=base, timeout=5) as http:
+                for _ in range(200):
+                    try:
+                        if (await http.get("/healthz")).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        await asyncio.sleep(0.1)
+                admin = {"Authorization": f"Bearer {ADMIN}"}
+                await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
+                await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
+                token = (await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"]
+            rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds)
+            print(f"throughput, {args.clients} clients, {args.seconds:.0f} s each:")
+            print(f"  plain Quart POST (no work): {rates['noop_post']:8.0f} /s "
+                  f"(client process busy {rates['noop_post_client_cpu']:.0%} of one core)")
+            print(f"  MCP signal_append:          {rates['signal_append']:8.0f} /s "
+                  f"({rates['signal_append'] / rates['noop_post']:.0%} of the plain POST; client busy "
+                  f"{rates['signal_append_client_cpu']:.0%})")
+            print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+            held = await waiting("127.0.0.1", port, server.pid, args.waiters, args.rate)
+            pace = f"{args.rate:.0f} answers/s" if args.rate > 0 else "as fast as 32 connections go"
+            print(f"inbox_wait, {held['waiters']} waiters held, answered at {pace}:")
+            print(f"  server RSS {held['rss_before_mib']:.1f} MiB before, {held['rss_held_mib']:.1f} MiB held: "
+                  f"{held['kib_per_waiter']:.1f} KiB per waiter")
+            print(f"  wake delay after the answer committed: p50 {held['wake_p50_ms']:.1f} ms, "
+                  f"p99 {held['wake_p99_ms']:.1f} ms, max {held['wake_max_ms']:.1f} ms "
+                  f"(all {held['waiters']} answered in {held['answer_all_s']:.1f} s)")
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--waiters", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=50.0, help="answers per second (0: a burst)")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
