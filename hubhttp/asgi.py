@@ -4,7 +4,7 @@
 whole lifespan), then runs Quart's own startup; on shutdown it reverses that. Every HTTP request
 passes the `Gate` (global rules, and the token check /mcp needs before any MCP processing) and is
 counted in the metrics; then `/mcp` goes to hubmcp's endpoint and everything else to Quart. This is
-the one module allowed to import hubmcp (its app factory and the bootstrap renderer).
+the one module allowed to import hubmcp (its app factory, which also renders the bootstrap guide).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from hubhttp.context import HUB_KEY
 from hubhttp.gate import Gate, Message, Receive, Scope, Send
 from hubhttp.problems import send_problem
 from hubmcp.http import McpEndpoint, create_endpoint
-from hubmcp.skills import render_bootstrap
 
 MCP_PATH = "/mcp"
 
@@ -35,7 +34,6 @@ class HubASGI:
         self.settings = settings
         self.clock = clock
         self.quart = create_app()
-        self.quart.extensions[RENDERER_KEY] = render_bootstrap
         self._hub: Hub | None = None
         self._mcp: McpEndpoint | None = None
         self._gate = Gate(self._route, self._current_hub)
@@ -95,6 +93,7 @@ class HubASGI:
                 mcp = create_endpoint(hub)
                 await stack.enter_async_context(mcp.run())
                 self._mcp = mcp
+                self.quart.extensions[RENDERER_KEY] = mcp.render_bootstrap
                 await self.quart.startup()
                 stack.push_async_callback(self.quart.shutdown)
             except BaseException as exc:

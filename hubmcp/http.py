@@ -90,6 +90,10 @@ class McpEndpoint:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.manager.handle_request(scope, receive, send)
 
+    def render_bootstrap(self, origin: str) -> str:
+        """The bootstrap guide (`GET /bootstrap/SKILL.md`) with `origin` rendered in."""
+        return self.mcp.resources.skill.bootstrap(origin)
+
 
 def create_endpoint(hub: Hub) -> McpEndpoint:
     """The app factory `hubhttp.asgi` mounts at `/mcp`."""

@@ -139,3 +139,36 @@ def test_forwarded_origin_only_from_a_trusted_peer() -> None:
     fwd = {"host": "x", "forwarded": 'for=1.2.3.4;proto=https;host="a.example"'}
     assert request_origin(scheme="http", headers=fwd, peer="::1", trust_proxy=["::1"],
                           fallback_host="h") == "https://a.example"
+
+
+async def test_listing_pages_100_at_a_time_in_project_and_path_order() -> None:
+    from types import SimpleNamespace
+
+    from hubmcp.active import ActiveSessions, modern_key
+    from hubmcp.context import CallContext
+    from hubmcp.resources import Resources
+
+    async def projects(_caller: Any) -> list[dict[str, Any]]:
+        return [{"id": "alpha"}, {"id": "beta"}]
+
+    async def pages(_caller: Any, project_id: str) -> list[str]:
+        return [f"/fs/p{n:03d}.md" for n in range(120 if project_id == "alpha" else 5)]
+
+    hub = SimpleNamespace(projects=SimpleNamespace(list=projects), kb=SimpleNamespace(resource_pages=pages))
+    call = CallContext(hub, None, modern_key("x", None), ActiveSessions(), None, MODERN)  # type: ignore[arg-type]
+    resources = Resources()
+    seen: list[str] = []
+    cursor = None
+    sizes = []
+    while True:
+        page = await resources.list(call, cursor)
+        sizes.append(len(page.resources))
+        seen.extend(str(r.uri) for r in page.resources)
+        if page.next_cursor is None:
+            break
+        assert page.next_cursor == seen[-1]
+        cursor = page.next_cursor
+    statics = 1 + len(skills.load().files)
+    assert sizes == [100, statics + 125 - 100]
+    assert seen[0] == "hub://skill" and seen[statics] == "hub://kb/alpha/fs/p000.md"
+    assert seen[-1] == "hub://kb/beta/fs/p004.md" and len(set(seen)) == len(seen)

@@ -164,3 +164,36 @@ async def test_notify_wait_wakes_on_a_matching_event(live: LiveHub) -> None:
             await anyio.sleep(0.3)
             await b.call_tool("signal_append", {"project_id": "demo", "summary": "hello"})
         assert got["timed_out"] is False
+
+
+@pytest.mark.parametrize("modern_era", [False, True])
+async def test_trailer_on_the_wire_rides_in_structured_content_and_text(live: LiveHub, modern_era: bool) -> None:
+    import json
+
+    token = await live.make_agent("bot")
+    async with live.client(token) as bot, live.client(ADMIN_TOKEN) as human:
+        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Raw?"}))
+        await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "raw"})
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    params: dict[str, object] = {"name": "whoami", "arguments": {}}
+    if modern_era:
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                           "io.modelcontextprotocol/clientCapabilities": {}}
+        headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"})
+    else:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+        r = await live.http.post("/mcp", json=init, headers=headers)
+        headers.update({"Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})
+        await live.http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    r = await live.http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params},
+                             headers=headers)
+    text = r.text
+    if r.headers["content-type"].startswith("text/event-stream"):
+        text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")][-1]
+    result = json.loads(text)["result"]
+    assert set(result) >= {"content", "structuredContent"} and "notifications" not in result
+    assert result["structuredContent"]["notifications"]["pending"][0]["kind"] == "answer"
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    if modern_era:
+        assert result["resultType"] == "complete"
