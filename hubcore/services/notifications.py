@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,11 +182,19 @@ class NotificationsService:
         self._clean: dict[str, float] = {}  # actor -> when it was last seen with nothing pending
         self._generation: dict[str, int] = {}
         self._subscriptions: dict[str, list[Subscription]] = {}  # cache for actors marked clean
-        # A listener for the hub's lifetime: it only observes, so it never fires.
-        self._listening = notifier.waiter(self._observe)
-        self._listening.__enter__()
+        # Observe every published change without counting as a listener (waiters and streams are
+        # what `Notifier.listeners` reports): wrap this hub's notifier's publish.
+        publish = notifier.publish
 
-    def _observe(self, change: Change) -> bool:
+        def observed(changes: Iterable[Change]) -> None:
+            batch = list(changes)
+            publish(batch)
+            for change in batch:
+                self._observe(change)
+
+        setattr(notifier, "publish", observed)  # noqa: B010 (an instance attribute, on purpose)
+
+    def _observe(self, change: Change) -> None:
         if change.topic == "inbox":
             if change.resolved and change.owner:
                 self._touch(change.owner)
@@ -194,7 +202,6 @@ class NotificationsService:
             for actor, subs in list(self._subscriptions.items()):
                 if any(s.matches(change) for s in subs):
                     self._touch(actor)
-        return False
 
     def _touch(self, actor: str) -> None:
         self._clean.pop(actor, None)
