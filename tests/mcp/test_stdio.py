@@ -75,3 +75,29 @@ async def test_bridge_with_a_refused_token_exits_77(tmp_path: Path, live: LiveHu
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_wrong")
     result = await anyio.run_process([HUB_CLI, "mcp"], env=env, check=False, input=b"")
     assert result.returncode == 77
+
+
+def test_bridge_pump_sets_headers_and_fills_modern_result_members() -> None:
+    from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+    from hubmcp.stdio import Pump, endpoint_url
+
+    assert endpoint_url("http://h:1/") == "http://h:1/mcp" and endpoint_url("http://h:1/mcp") == "http://h:1/mcp"
+    pump = Pump()
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    call = JSONRPCRequest(jsonrpc="2.0", id=5, method="tools/call", params={"name": "whoami", "_meta": meta})
+    assert pump.headers_for(call) == {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "whoami"}
+    listing = JSONRPCRequest(jsonrpc="2.0", id=6, method="resources/list", params={"_meta": meta})
+    pump.headers_for(listing)
+    filled = pump.inbound(JSONRPCResponse(jsonrpc="2.0", id=6, result={"resources": []}))
+    assert filled.result == {"resources": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+    kept = pump.inbound(JSONRPCResponse(jsonrpc="2.0", id=5, result={"content": [], "resultType": "complete"}))
+    assert kept.result == {"content": [], "resultType": "complete"}
+    legacy = Pump()
+    init = JSONRPCRequest(jsonrpc="2.0", id=1, method="initialize", params={"protocolVersion": "2025-11-25"})
+    assert legacy.headers_for(init) == {}
+    legacy.inbound(JSONRPCResponse(jsonrpc="2.0", id=1, result={"protocolVersion": "2025-11-25"}))
+    done = JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized")
+    assert legacy.headers_for(done) == {"MCP-Protocol-Version": "2025-11-25"}
+    untouched = legacy.inbound(JSONRPCResponse(jsonrpc="2.0", id=2, result={"tools": []}))
+    assert untouched.result == {"tools": []}
