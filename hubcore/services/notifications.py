@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,17 +182,7 @@ class NotificationsService:
         self._clean: dict[str, float] = {}  # actor -> when it was last seen with nothing pending
         self._generation: dict[str, int] = {}
         self._subscriptions: dict[str, list[Subscription]] = {}  # cache for actors marked clean
-        # Observe every published change without counting as a listener (waiters and streams are
-        # what `Notifier.listeners` reports): wrap this hub's notifier's publish.
-        publish = notifier.publish
-
-        def observed(changes: Iterable[Change]) -> None:
-            batch = list(changes)
-            publish(batch)
-            for change in batch:
-                self._observe(change)
-
-        setattr(notifier, "publish", observed)  # noqa: B010 (an instance attribute, on purpose)
+        notifier.observe(self._observe)
 
     def _observe(self, change: Change) -> None:
         if change.topic == "inbox":

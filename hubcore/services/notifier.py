@@ -107,6 +107,12 @@ class Notifier:
         self._subscriptions: set[Subscription] = set()
         self.published = 0
         self.closed = False
+        # Parts of the hub that must see every change (not listeners: they hold no request open).
+        self._observers: list[Callable[[Change], None]] = []
+
+    def observe(self, observer: Callable[[Change], None]) -> None:
+        """Call `observer` with every published change, after the listeners were handed it."""
+        self._observers.append(observer)
 
     def close(self) -> None:
         """Shutdown: end every subscription (streams finish their response) and wake every waiter,
@@ -129,6 +135,9 @@ class Notifier:
         for sub in list(self._subscriptions):
             for change in batch:
                 sub.push(change)
+        for observer in self._observers:
+            for change in batch:
+                observer(change)
 
     @contextmanager
     def waiter(self, match: Callable[[Change], bool]) -> Iterator[Waiter]:
