@@ -128,12 +128,12 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
     out.more = out.more or len(rows) > limit
 
 
-def _subscription(conn: sqlite3.Connection, caller: Caller, sub: Subscription, limit: int, out: Drained) -> None:
+def _matching(caller: Caller, sub: Subscription) -> tuple[list[str], dict[str, Any]]:
+    """Conditions (on events `e`, joined to projects `p`) for what a subscription matches and the
+    caller may read, with their parameters."""
     cond, params = visibility(caller)
-    conds = [cond, f"e.kind IN ({', '.join(f':k{n}' for n in range(len(sub.kinds)))})",
-             f"e.id > MAX(:seed, {_cursor_sql(':name', 'e.project_id')})"]
-    params.update({f"k{n}": k for n, k in enumerate(sub.kinds)})
-    params.update(me=caller.actor, name=sub.cursor_name, seed=sub.seed, limit=limit + 1)
+    conds = [cond, f"e.kind IN ({', '.join(f':k{n}' for n in range(len(sub.kinds)))})"]
+    params.update({f"k{n}": k for n, k in enumerate(sub.kinds)}, me=caller.actor)
     if sub.project_id is not None:
         conds.append("e.project_id = :project")
         params["project"] = sub.project_id
@@ -142,6 +142,13 @@ def _subscription(conn: sqlite3.Connection, caller: Caller, sub: Subscription, l
         params["author"] = sub.from_actor
     if sub.drop_own:
         conds.append("e.actor != :me")
+    return conds, params
+
+
+def _subscription(conn: sqlite3.Connection, caller: Caller, sub: Subscription, limit: int, out: Drained) -> None:
+    conds, params = _matching(caller, sub)
+    conds.append(f"e.id > MAX(:seed, {_cursor_sql(':name', 'e.project_id')})")
+    params.update(name=sub.cursor_name, seed=sub.seed, limit=limit + 1)
     rows = conn.execute(
         f"""SELECT e.id, e.project_id, e.kind, e.actor, e.summary, e.created_at FROM events e
             JOIN projects p ON p.id = e.project_id WHERE {' AND '.join(conds)} ORDER BY e.id LIMIT :limit""",
@@ -342,17 +349,7 @@ def _check_kinds(value: Any) -> tuple[str, ...]:
 
 
 def _newest_matching(conn: sqlite3.Connection, caller: Caller, sub: Subscription) -> str:
-    cond, params = visibility(caller)
-    conds = [cond, f"e.kind IN ({', '.join(f':k{n}' for n in range(len(sub.kinds)))})"]
-    params.update({f"k{n}": k for n, k in enumerate(sub.kinds)}, me=caller.actor)
-    if sub.project_id is not None:
-        conds.append("e.project_id = :project")
-        params["project"] = sub.project_id
-    if sub.from_actor is not None:
-        conds.append("e.actor = :author")
-        params["author"] = sub.from_actor
-    if sub.drop_own:
-        conds.append("e.actor != :me")
+    conds, params = _matching(caller, sub)
     row = conn.execute(
         f"SELECT MAX(e.id) FROM events e JOIN projects p ON p.id = e.project_id WHERE {' AND '.join(conds)}",
         params,

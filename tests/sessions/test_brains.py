@@ -19,14 +19,6 @@ pytestmark = pytest.mark.anyio
 ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 
-@pytest.fixture
-async def hub(client: HubClient) -> Hub:
-    await client.make_agent("alice")
-    await client.make_agent("bob")
-    await client.make_project("web")
-    return client.app.hub
-
-
 async def started(hub: Hub, who: Caller = ALICE, name: str = "task") -> tuple[str, str]:
     s = await hub.sessions.start(who, "web", name)
     return s["session_id"], "web"

@@ -14,14 +14,6 @@ pytestmark = pytest.mark.anyio
 ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 
-@pytest.fixture
-async def hub(client: HubClient) -> Hub:
-    await client.make_agent("alice")
-    await client.make_agent("bob")
-    await client.make_project("web")
-    return client.app.hub
-
-
 async def signal(hub: Hub, who: Caller, summary: str) -> str:
     return str((await hub.posts.signal_append(who, "web", "signal", summary=summary))["event_id"])
 

@@ -16,14 +16,6 @@ pytestmark = pytest.mark.anyio
 ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 
-@pytest.fixture
-async def hub(client: HubClient) -> Hub:
-    await client.make_agent("alice")
-    await client.make_agent("bob")
-    await client.make_project("web")
-    return client.app.hub
-
-
 def session_events(client: HubClient, session_id: str) -> list[tuple[str, str]]:
     with client.db() as conn:
         rows = conn.execute("SELECT actor, payload FROM events WHERE kind = 'session' AND session_id = ? "
