@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
+from hubcore.services import validate
 from hubcore.services.sessions import SessionRef
 from hubhttp.context import caller, hub, json_body, json_response, query_int
 
@@ -23,9 +24,8 @@ async def get_session(session_id: str) -> Response:
 
 @bp.post("/<session_id>/end")
 async def end_session(session_id: str) -> Response:
-    body = await json_body(default={})
-    handoff = body.get("handoff") if isinstance(body, dict) else None
-    return json_response(await hub().sessions.end(caller(), session_id, handoff))
+    body = validate.body_object(await json_body(default={}))
+    return json_response(await hub().sessions.end(caller(), session_id, body.get("handoff")))
 
 
 @bp.post("/<session_id>/reassign")

@@ -168,3 +168,12 @@ async def test_confidential_sessions_are_invisible_without_grant(client: HubClie
             await hub.sessions.get(BOB, sid)
         errors.append((caught.value.code, caught.value.message.replace(sid, "<id>")))
     assert errors[0] == errors[1]
+
+
+async def test_rest_end_refuses_a_body_that_is_not_an_object(client: HubClient, hub: Hub) -> None:
+    s = await hub.sessions.start(ALICE, "web", "task")
+    r = await client.post(f"/api/v1/sessions/{s['session_id']}/end", json=["handoff"], headers=ADMIN)
+    assert_problem(r, 400, "invalid_argument")
+    assert (await hub.sessions.get(ALICE, s["session_id"]))["status"] == "active"
+    r = await client.post(f"/api/v1/sessions/{s['session_id']}/end", headers=ADMIN)
+    assert r.status_code == 200 and r.json()["handoff"] is None
