@@ -2,8 +2,8 @@
 
 Every member is a real measurement or null, never a made-up zero: storage numbers are null when the
 volume query fails, and `prunable` is null until the sessions part registers a provider.
-`agents_active` counts active agents whose token was used within the last 15 minutes (900 s, the
-same window as a live artifact's session).
+`agents_active` counts active agents whose token was used, or whose running session did work, within
+the last 15 minutes (900 s, the same window as a live artifact's session).
 """
 
 from __future__ import annotations
@@ -110,7 +110,10 @@ class HomeService:
             "waiting": count_items(conn, caller, "waiting"),
             "waiting_items": query_items(conn, caller, status="waiting", limit=WAITING_ON_HOME),
             "agents_active": conn.execute(
-                "SELECT COUNT(*) FROM agents WHERE status = 'active' AND last_seen_at >= ?", (active_since,)
+                """SELECT COUNT(*) FROM agents a WHERE a.status = 'active' AND (a.last_seen_at >= :since
+                   OR EXISTS (SELECT 1 FROM sessions s WHERE s.owner = a.id AND s.status = 'active'
+                              AND s.pruned_at IS NULL AND s.last_activity_at >= :since))""",
+                {"since": active_since},
             ).fetchone()[0],
             "last_event_at": iso(newest) if newest is not None else None,
             "recent": [{**e, "project_display_name": projects.get(e["project_id"])} for e in recent],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from tests.harness import ADMIN
@@ -31,10 +34,16 @@ async def test_missing_unknown_and_pending_tokens_are_401_before_mcp(live: LiveH
             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                        "clientInfo": {"name": "t", "version": "1"}}}
     accept = {"Accept": "application/json, text/event-stream"}
-    for headers in ({}, {"Authorization": "Bearer hub_nope"}):
+    pending = await live.make_agent("newbie")
+    with sqlite3.connect(Path(live.app.settings.data_dir) / "hub.db") as conn:
+        conn.execute("UPDATE agents SET status = 'pending' WHERE id = 'newbie'")
+    answers = []
+    for headers in ({}, {"Authorization": "Bearer hub_nope"}, {"Authorization": f"Bearer {pending}"}):
         r = await live.http.post("/mcp", json=body, headers={**accept, **headers})
         assert r.status_code == 401
         assert r.json()["code"] == "unauthenticated"
+        answers.append(r.content)
+    assert answers[1] == answers[2]  # a pending token is answered exactly like an unknown one
     r = await live.http.post("/mcp", json=body, headers={**accept, **ADMIN})
     assert r.status_code == 200
     assert r.headers.get("mcp-session-id")

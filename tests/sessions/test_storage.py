@@ -169,3 +169,17 @@ async def test_project_stats_count_sessions_and_their_bytes(client: HubClient, h
     assert stats["disk_bytes"] == feed_bytes + brain_bytes
     await client.delete(f"/api/v1/storage/sessions/{sid}", headers=ADMIN)
     assert (await client.get("/api/v1/projects/web/stats", headers=ADMIN)).json()["sessions"] == 0
+
+
+async def test_home_agents_active_counts_recent_session_work(client: HubClient, hub: Hub, clock: FakeClock) -> None:
+    sid = (await hub.sessions.start(ALICE, "web", "work"))["session_id"]
+    with client.db() as conn:
+        assert conn.execute("SELECT last_seen_at FROM agents WHERE id = 'alice'").fetchone()[0] is None
+    assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 1
+    clock.advance(901)
+    assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 0
+    await hub.sessions.touch(sid)
+    assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 1
+    await hub.sessions.end(ALICE, sid)
+    clock.advance(901)
+    assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 0
