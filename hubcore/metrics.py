@@ -21,6 +21,13 @@ def file_size(path: Path) -> int | None:
         return None
 
 
+def store_bytes(path: Path) -> int | None:
+    """A SQLite file's bytes on disk with its write-ahead log: 0 when neither exists, None when
+    either cannot be measured."""
+    main, wal = file_size(path), file_size(path.with_name(path.name + "-wal"))
+    return None if main is None or wal is None else main + wal
+
+
 def free_bytes(path: Path) -> int | None:
     try:
         return shutil.disk_usage(path).free

@@ -9,7 +9,6 @@ by the pool and closed when idle.
 from __future__ import annotations
 
 import builtins
-import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ import orjson
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, not_found
+from hubcore.metrics import store_bytes
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
 from hubcore.services.sessions import SessionRef, SessionsService, find
@@ -38,19 +38,6 @@ def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreAct
                           readers=2, mailbox_size=256, name=f"brain {session_id}")
 
     return make
-
-
-def file_bytes(path: Path) -> int | None:
-    """The brain's bytes on disk (file and write-ahead log); 0 when it was never written."""
-    total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
-        try:
-            total += os.stat(part).st_size
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return None
-    return total
 
 
 def not_utf8(path: str) -> HubError:
@@ -135,7 +122,7 @@ class BrainsService:
         return self.directory / f"{session_id}.db"
 
     def bytes_of(self, session_id: str) -> int | None:
-        return file_bytes(self.path_of(session_id))
+        return store_bytes(self.path_of(session_id))
 
     async def _session(self, caller: Caller, ref: SessionRef) -> sqlite3.Row:
         return await self.core.store.read(lambda conn: find(conn, caller, ref))

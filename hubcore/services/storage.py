@@ -18,7 +18,6 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,6 +25,7 @@ import anyio
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import conflict, not_found
+from hubcore.metrics import store_bytes
 from hubcore.services import validate
 from hubcore.services.access import project_missing, require_admin
 from hubcore.services.core import Core
@@ -35,15 +35,6 @@ from hubcore.tokens import token_hash
 
 MEMO_SECS = 10.0
 SWEEP_EVERY_SECS = 5.0
-
-
-def file_size(path: Path) -> int | None:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-    except OSError:
-        return None
 
 
 def add(*values: int | None) -> int | None:
@@ -84,10 +75,10 @@ class StorageService:
         projects, sessions, feed = await self.core.store.read(_report_rows)
         data = self.core.settings.data_path
         volume = await self.volume()
-        hub_db = await self.memo.get("hub_db", lambda: add(file_size(data / "hub.db"),
-                                                            file_size(data / "hub.db-wal")))
+        hub_db = await self.memo.get("hub_db", lambda: store_bytes(data / "hub.db"))
         session_sizes = await self.memo.get("brains", lambda: {s["id"]: self._brain_bytes(s["id"]) for s in sessions})
-        kb_sizes = await self.memo.get("kb", lambda: {p["id"]: _kb_bytes(data, p["id"]) for p in projects})
+        kb_sizes = await self.memo.get("kb", lambda: {p["id"]: store_bytes(data / "kb" / f"{p['id']}.db")
+                                                        for p in projects})
         rows = [self._row(p, sessions, feed, session_sizes, kb_sizes) for p in projects]
         by_kind = {
             "events": hub_db,
@@ -222,11 +213,6 @@ def _report_rows(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[sqli
         "SELECT id, project_id, status, pruned_at, last_activity_at FROM sessions ORDER BY id").fetchall()
     feed = {r["project_id"]: r for r in conn.execute("SELECT project_id, bytes, newest_at FROM feed_stats")}
     return projects, sessions, feed
-
-
-def _kb_bytes(data: Path, project_id: str) -> int | None:
-    base = data / "kb" / f"{project_id}.db"
-    return add(file_size(base), file_size(base.with_name(base.name + "-wal")))
 
 
 def _prune_targets(conn: sqlite3.Connection, session_id: str | None, project_id: str | None) -> list[sqlite3.Row]:
