@@ -8,6 +8,7 @@ from quart import Quart, Response
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from hubcore.errors import HubError
+from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap
 from hubhttp.api import agents, feed, inbox, projects, sessions, storage, stream
 from hubhttp.context import HUB_KEY
@@ -26,7 +27,7 @@ CODE_BY_STATUS = {
 }
 
 
-def _metrics(app: Quart):  # type: ignore[no-untyped-def]
+def _metrics(app: Quart) -> HubMetrics | None:
     hub = app.extensions.get(HUB_KEY)
     return hub.metrics if hub is not None else None
 
