@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import anyio
 import pytest
 
 from hubcore.caller import Caller
+from hubcore.clock import FakeClock
+from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
-from tests.harness import ADMIN, HubClient
+from tests.harness import ADMIN, HubClient, hub_client
 
 pytestmark = pytest.mark.anyio
 
@@ -177,3 +181,17 @@ async def test_rest_end_refuses_a_body_that_is_not_an_object(client: HubClient, 
     assert (await hub.sessions.get(ALICE, s["session_id"]))["status"] == "active"
     r = await client.post(f"/api/v1/sessions/{s['session_id']}/end", headers=ADMIN)
     assert r.status_code == 200 and r.json()["handoff"] is None
+
+
+async def test_session_events_are_exempt_from_the_feed_ceiling(settings: HubSettings, clock: FakeClock) -> None:
+    async with hub_client(replace(settings, events_per_project=1), clock) as client:
+        await client.make_agent("alice")
+        await client.make_project("web")
+        hub = client.app.hub
+        await hub.posts.signal_append(ALICE, "web", "signal", summary="fills the feed")
+        with pytest.raises(HubError) as caught:
+            await hub.posts.signal_append(ALICE, "web", "signal", summary="one too many")
+        assert caught.value.code == "conflict"
+        s = await hub.sessions.start(ALICE, "web", "task")
+        await hub.sessions.end(ALICE, s["session_id"], "done")
+        assert session_events(client, s["session_id"]) == [("alice", "started"), ("alice", "ended")]
