@@ -96,7 +96,7 @@ class Hub:
         self.metrics = core.metrics
         self.auth = AuthService(core)
         self.projects = ProjectsService(core, lambda effects: self.publish(effects))
-        self.agents = AgentsService(core)
+        self.agents = AgentsService(core, credentials_changed=self.auth.forget_tokens)
         self.health = HealthService(core, opened_version=opened_version)
         self.identity = IdentityService(core)
         self._wire_feeds(core)

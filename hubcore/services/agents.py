@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from hubcore.caller import Caller
@@ -53,8 +54,10 @@ def revoke_reserved(conn: sqlite3.Connection) -> int:
 
 
 class AgentsService:
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, *, credentials_changed: Callable[[], None]) -> None:
         self.core = core
+        # Told after every commit that changes which token names which active agent.
+        self._credentials_changed = credentials_changed
 
     async def list(self, caller: Caller) -> builtins.list[dict[str, Any]]:
         require_admin(caller, "listing agents")
@@ -97,7 +100,10 @@ class AgentsService:
                 (token_hash(token), now, agent_id),
             )
 
-        await self.core.store.execute(write)
+        try:
+            await self.core.store.execute(write)
+        finally:  # also when the outcome is unknown: forgetting too much costs one lookup
+            self._credentials_changed()
         return {"token": token, "created_at": iso(now)}
 
     async def revoke_token(self, caller: Caller, agent_id: str) -> None:
@@ -109,7 +115,10 @@ class AgentsService:
                 "UPDATE agents SET token_hash = NULL, token_created_at = NULL WHERE id = ?", (agent_id,)
             )
 
-        await self.core.store.execute(write)
+        try:
+            await self.core.store.execute(write)
+        finally:
+            self._credentials_changed()
 
     async def grants(self, caller: Caller, agent_id: str) -> builtins.list[dict[str, Any]]:
         require_admin(caller, "reading grants")

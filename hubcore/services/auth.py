@@ -2,6 +2,10 @@
 
 The admin token (from settings) acts as the human. An agent token resolves through its SHA-256
 digest to an active agent. A pending agent's token and an unknown token get the same answer.
+
+Every request resolves its token, so resolved digests are remembered in memory (`TokenCache`):
+this process is the only writer of hub.db, and every write that changes which token names which
+active agent calls `forget_tokens` after its commit. Unknown tokens are never remembered.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from hubcore.services.core import Core
 from hubcore.tokens import same_secret, token_hash
 
 LAST_SEEN_RESOLUTION_SECS = 60.0
+TOKEN_CACHE_SIZE = 4096
 
 
 def bearer(authorization: str | None) -> str | None:
@@ -25,10 +30,43 @@ def bearer(authorization: str | None) -> str | None:
     return value
 
 
+class TokenCache:
+    """Digests of active agents' tokens already looked up, and the agent each names.
+
+    `forget` empties it and starts a new generation; a lookup that began in an older generation
+    (it may have read the store before the change committed) answers its own request but is not
+    remembered. Bounded: past `size` entries the oldest is dropped.
+    """
+
+    def __init__(self, size: int = TOKEN_CACHE_SIZE) -> None:
+        self._size = size
+        self._agents: dict[str, str] = {}
+        self.generation = 0
+
+    def get(self, digest: str) -> str | None:
+        return self._agents.get(digest)
+
+    def put(self, digest: str, agent_id: str, generation: int) -> None:
+        if generation != self.generation:
+            return
+        if len(self._agents) >= self._size:
+            del self._agents[next(iter(self._agents))]
+        self._agents[digest] = agent_id
+
+    def forget(self) -> None:
+        self._agents.clear()
+        self.generation += 1
+
+
 class AuthService:
     def __init__(self, core: Core) -> None:
         self.core = core
         self._seen_written: dict[str, float] = {}
+        self._tokens = TokenCache()
+
+    def forget_tokens(self) -> None:
+        """Called after any commit that issues or revokes a token or changes an agent's status."""
+        self._tokens.forget()
 
     def is_admin_token(self, token: str | None) -> bool:
         admin = self.core.settings.admin_token
@@ -41,8 +79,18 @@ class AuthService:
             return None
         if self.is_admin_token(token):
             return Caller.admin()
+        # The digest is looked up by dict and by index; equality on a 256-bit hash leaks nothing useful.
         digest = token_hash(token)
-        # The digest is looked up by index; equality on a 256-bit hash leaks nothing useful.
+        agent_id = self._tokens.get(digest)
+        if agent_id is None:
+            agent_id = await self._lookup(digest)
+            if agent_id is None:
+                return None
+        await self._touch(agent_id)
+        return Caller.agent(agent_id)
+
+    async def _lookup(self, digest: str) -> str | None:
+        generation = self._tokens.generation
         row = await self.core.store.read(
             lambda conn: conn.execute(
                 "SELECT id FROM agents WHERE token_hash = ? AND status = 'active'", (digest,)
@@ -50,8 +98,8 @@ class AuthService:
         )
         if row is None:
             return None
-        await self._touch(row["id"])
-        return Caller.agent(row["id"])
+        self._tokens.put(digest, row["id"], generation)
+        return str(row["id"])
 
     async def _touch(self, agent_id: str) -> None:
         """Record `last_seen_at`, at most once a minute per agent so reads stay reads."""

@@ -9,6 +9,7 @@ import pytest
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
+from hubcore.services.auth import TokenCache
 from hubcore.tokens import token_hash
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient, hub_client
@@ -142,3 +143,17 @@ async def test_store_holding_reserved_agent_has_its_token_revoked_at_open(settin
         assert_problem(r, 401, "unauthenticated")
         with client.db() as conn:
             assert conn.execute("SELECT token_hash FROM agents WHERE id = 'hub'").fetchone()[0] is None
+
+
+def test_token_cache_remembers_only_lookups_from_the_current_generation() -> None:
+    cache = TokenCache(size=2)
+    before = cache.generation
+    cache.forget()  # a token changed while a lookup that began earlier was reading the store
+    cache.put("d1", "bot", before)
+    assert cache.get("d1") is None
+    cache.put("d1", "bot", cache.generation)
+    cache.put("d2", "coder", cache.generation)
+    cache.put("d3", "writer", cache.generation)  # past the bound: the oldest goes
+    assert (cache.get("d1"), cache.get("d2"), cache.get("d3")) == (None, "coder", "writer")
+    cache.forget()
+    assert cache.get("d2") is None and cache.get("d3") is None
