@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from mcp.server.context import ServerRequestContext
@@ -21,9 +23,14 @@ class CallContext:
     caller: Caller
     connection: ConnectionKey
     sessions: ActiveSessions
-    # `scheme://host[:port]` the client used, or None when it came over stdio with no public URL.
-    origin: str | None
+    # Works out `origin`; few calls need it, so it is not worked out for every call.
+    origin_of: Callable[[], str | None]
     protocol_version: str
+
+    @cached_property
+    def origin(self) -> str | None:
+        """`scheme://host[:port]` the client used, or None when it came over stdio with no public URL."""
+        return self.origin_of()
 
     @property
     def modern(self) -> bool:
@@ -53,22 +60,25 @@ class HttpBinding:
         if request is None or scope is None or not isinstance(caller, Caller) or caller.kind == "public":
             # The gate answers 401 before the MCP layer; reaching here without a caller is a bug.
             raise HubError("unauthenticated", "this endpoint needs an agent token")
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers = request.headers  # case-insensitive
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             key = modern_key(caller.actor, headers.get(CONNECTION_HEADER))
         else:
             sid = headers.get("mcp-session-id")
             key = legacy_key(sid) if sid else modern_key(caller.actor, headers.get(CONNECTION_HEADER))
+        return CallContext(self.hub, caller, key, self.sessions, lambda: self._origin(scope, headers),
+                           ctx.protocol_version)
+
+    def _origin(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> str:
         client = scope.get("client")
         settings = self.hub.settings
-        origin = request_origin(
+        return request_origin(
             scheme=str(scope.get("scheme", "http")),
-            headers=headers,
+            headers={k.lower(): v for k, v in headers.items()},
             peer=client[0] if client else None,
             trust_proxy=settings.trust_proxy,
             fallback_host=settings.bind,
         )
-        return CallContext(self.hub, caller, key, self.sessions, origin, ctx.protocol_version)
 
 
 class FixedBinding:
@@ -80,5 +90,6 @@ class FixedBinding:
         self.sessions, self.origin = sessions, origin
 
     def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
-        return CallContext(self.hub, self.caller, self.connection, self.sessions, self.origin,
+        origin = self.origin
+        return CallContext(self.hub, self.caller, self.connection, self.sessions, lambda: origin,
                            ctx.protocol_version)

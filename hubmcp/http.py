@@ -5,6 +5,12 @@ whole serving lifetime, then call the endpoint as an ASGI app for every `/mcp` r
 has already resolved the bearer token into `scope["hub.caller"]`). Handshake-era clients get a
 stateful `Mcp-Session-Id`; 2026-07-28 clients are served per request.
 
+Reply framing: a 2026-07-28 request that answers at once (everything but a call to a waiting tool)
+gets one `application/json` body from a second, JSON-only session manager; the SSE framing, with its
+stream, disconnect watcher and keep-alive pings, costs a third of a quick call's CPU and buys such a
+call nothing. Waits (`inbox_wait`, `notify_wait`) and the handshake era keep the streamed reply. The
+routing reads the `Mcp-Method`/`Mcp-Name` headers, which the SDK checks against the body.
+
 DNS rebinding: the Host must be the hub's own (loopback names on any port, the bind address, the
 public URL's host, and, on a wildcard bind, this machine's names), and a browser Origin must be too.
 """
@@ -20,6 +26,7 @@ from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
@@ -30,6 +37,10 @@ from hubmcp.server import HubMcp
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 FIXTURES_ENV = "HUB_MCP_CONFORMANCE_FIXTURES"
+_VERSION_HEADER = b"mcp-protocol-version"
+_METHOD_HEADER = b"mcp-method"
+_NAME_HEADER = b"mcp-name"
+_HANDSHAKE_VERSIONS = frozenset(v.encode("latin-1") for v in HANDSHAKE_PROTOCOL_VERSIONS)
 
 
 def _bracket(host: str) -> str:
@@ -74,21 +85,42 @@ class McpEndpoint:
         self.hub = hub
         self.sessions = ActiveSessions()
         self.mcp = HubMcp(hub, HttpBinding(hub, self.sessions), fixtures=fixtures)
+        security = security_settings(hub.settings)
         self.manager = StreamableHTTPSessionManager(
             app=self.mcp.server,
             json_response=False,
             stateless=False,
-            security_settings=security_settings(hub.settings),
+            security_settings=security,
             session_idle_timeout=30 * 60,
         )
+        # Only ever handed 2026-07-28 requests, which carry no session: stateless is moot.
+        self.quick = StreamableHTTPSessionManager(
+            app=self.mcp.server, json_response=True, stateless=True, security_settings=security,
+        )
+        self._waiting_tools = frozenset(t.name.encode() for t in self.mcp.tools.values() if t.waits)
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        async with self.manager.run():
+        async with self.manager.run(), self.quick.run():
             yield
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await self.manager.handle_request(scope, receive, send)
+        manager = self.quick if self.answers_at_once(scope["headers"]) else self.manager
+        await manager.handle_request(scope, receive, send)
+
+    def answers_at_once(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        """A 2026-07-28 request other than a call to a waiting tool."""
+        version = method = name = None
+        for key, value in headers:
+            if key == _VERSION_HEADER:
+                version = value
+            elif key == _METHOD_HEADER:
+                method = value
+            elif key == _NAME_HEADER:
+                name = value
+        if version is None or version in _HANDSHAKE_VERSIONS:
+            return False
+        return not (method == b"tools/call" and name in self._waiting_tools)
 
     def render_bootstrap(self, origin: str) -> str:
         """The bootstrap guide (`GET /bootstrap/SKILL.md`) with `origin` rendered in."""

@@ -16,6 +16,7 @@ from mcp.server import Server
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import x_mcp_header_map
 from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel, ConfigDict
 
@@ -74,6 +75,7 @@ class HubMcp:
         self.hub = hub
         self.binding = binding
         self.tools: dict[str, Tool] = {t.name: t for t in all_tools()}
+        self._header_schemas = {t.name: t.input_schema for t in self.tools.values() if x_mcp_header_map(t.input_schema)}
         self.resources = Resources(fixtures=fixtures)
         self.fixtures = fixtures
         self.server = self._build()
@@ -120,8 +122,10 @@ class HubMcp:
     # -- tools -----------------------------------------------------------------------------------
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self.tools.get(name)
-        return tool.input_schema if tool else None
+        """What the SDK checks `Mcp-Param-*` headers against: only schemas that declare such
+        headers (`x-mcp-header`). For the rest there is nothing to compare, and walking the schema
+        on every call is a tenth of a quick call's cost."""
+        return self._header_schemas.get(name)
 
     async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

@@ -82,6 +82,9 @@ class Tool:
     read_only: bool = False
     # Tools whose result is itself a drain of the trailer queues (notify_wait) carry no trailer.
     trailer: bool = True
+    # Tools that block for up to a minute; their HTTP replies are streamed (keep-alive pings, and a
+    # client hanging up cancels the wait) instead of sent as one JSON body.
+    waits: bool = False
     _validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -141,5 +141,6 @@ TOOLS = (
         }, ("items", "timed_out")),
         handler=inbox_wait,
         read_only=True,
+        waits=True,
     ),
 )

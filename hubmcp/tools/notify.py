@@ -98,5 +98,6 @@ TOOLS = (
                               ("timed_out", "notifications")),
         handler=wait,
         trailer=False,
+        waits=True,
     ),
 )

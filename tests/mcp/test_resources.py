@@ -155,7 +155,7 @@ async def test_listing_pages_100_at_a_time_in_project_and_path_order() -> None:
         return [f"/fs/p{n:03d}.md" for n in range(120 if project_id == "alpha" else 5)]
 
     hub = SimpleNamespace(projects=SimpleNamespace(list=projects), kb=SimpleNamespace(resource_pages=pages))
-    call = CallContext(hub, None, modern_key("x", None), ActiveSessions(), None, MODERN)  # type: ignore[arg-type]
+    call = CallContext(hub, None, modern_key("x", None), ActiveSessions(), lambda: None, MODERN)  # type: ignore[arg-type]
     resources = Resources()
     seen: list[str] = []
     cursor = None
