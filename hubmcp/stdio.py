@@ -29,6 +29,7 @@ from mcp_types import PROTOCOL_VERSION_META_KEY, JSONRPCNotification, JSONRPCReq
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hubcore.caller import Caller
+from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey
@@ -42,9 +43,9 @@ CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resource
 
 
 async def serve_standalone(settings: HubSettings, *, label: str | None = None,
-                           stdin: Any = None, stdout: Any = None) -> None:
+                           stdin: Any = None, stdout: Any = None, clock: Clock | None = None) -> None:
     """Serve the local data directory over stdio until the client closes the pipe."""
-    async with Hub.open(settings) as hub:
+    async with Hub.open(settings, clock=clock) as hub:
         binding = FixedBinding(hub, Caller.admin(label), ConnectionKey("stdio", uuid.uuid4().hex),
                                ActiveSessions(), settings.public_url)
         mcp = HubMcp(hub, binding)

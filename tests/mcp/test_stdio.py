@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
+from unittest.mock import ANY
 
 import anyio
 import pytest
@@ -12,8 +15,10 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from hubcore.caller import Caller
+from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
+from hubmcp.stdio import serve_standalone
 from tests.mcp.live import ERAS, MODERN, LiveHub, structured
 
 pytestmark = pytest.mark.anyio
@@ -46,6 +51,40 @@ async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path,
         assert [(e["id"], e["actor"]) for e in page["events"]] == [(sent["event_id"], "local-agent")]
         skill = await client.read_resource("skill://hub/SKILL.md")
         assert "name: hub" in skill.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettings, clock: FakeClock,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from hubcore.services import questions
+
+    monkeypatch.setattr(questions, "SWEEP_INTERVAL_SECS", 0.02)
+    async with Hub.open(settings, clock=clock) as hub:
+        await hub.projects.create(Caller.admin(), {"id": "demo"})
+        asked = await hub.posts.signal_append(Caller.admin("local-agent"), "demo", "approval", summary="Deploy?",
+                                              expires_in_seconds=60, on_expiry="approve")
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    with open(stdin_r, encoding="utf-8") as stdin, open(stdout_w, "w", encoding="utf-8") as stdout, \
+            open(stdout_r, encoding="utf-8"), open(stdin_w, "w", encoding="utf-8") as feed:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_standalone(settings, label="local-agent", clock=clock,
+                                                   stdin=anyio.wrap_file(stdin), stdout=anyio.wrap_file(stdout)))
+            await anyio.sleep(0.1)
+            assert not await anyio.to_thread.run_sync(_expired, settings, asked["event_id"])
+            clock.advance(61)  # the deadline passes while the server runs; no client says a word
+            with anyio.fail_after(10):
+                while not await anyio.to_thread.run_sync(_expired, settings, asked["event_id"]):
+                    await anyio.sleep(0.02)
+            feed.close()  # end of input: the server stops and closes the hub
+    with sqlite3.connect(Path(settings.data_dir) / "hub.db") as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE actor = 'hub'").fetchall()
+    assert [json.loads(r[0]) for r in rows] == [{"expired": True, "decision": "approved", "body": ANY}]
+
+
+def _expired(settings: HubSettings, event_id: str) -> bool:
+    with sqlite3.connect(f"file:{Path(settings.data_dir) / 'hub.db'}?mode=ro", uri=True) as conn:
+        row = conn.execute("SELECT status FROM inbox WHERE event_id = ?", (event_id,)).fetchone()
+    return row is not None and row[0] == "resolved"
 
 
 async def test_standalone_refuses_a_directory_a_running_hub_holds(tmp_path: Path, live: LiveHub) -> None:
