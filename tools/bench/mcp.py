@@ -2,7 +2,8 @@
 
 1. Throughput: `signal_append` calls per second from 32 concurrent MCP clients (2026-07-28 requests
    over streamable HTTP, one HTTP connection each), next to a plain Quart POST route that does no
-   work, on the same server in the same run.
+   work, on the same server in the same run. The two alternate for `--rounds` rounds and the
+   median of the per-round ratios is reported (a shared machine's load drifts between runs).
 2. Waiting: 1,000 concurrent `inbox_wait` callers (1,000 agents, each waiting on its own question)
    held open; the server's resident memory per waiter; then every question answered over REST at a
    steady `--rate` (default 50 a second; 0 sends them as fast as 32 connections go) and the wake
@@ -12,7 +13,7 @@
 The hub runs in its own process (Hypercorn on asyncio, a fresh data directory); the clients run in
 this one. Both share the machine, as they would on one host.
 
-    .venv/bin/python tools/bench/mcp.py [--clients 32] [--seconds 10] [--waiters 1000]
+    .venv/bin/python tools/bench/mcp.py [--clients 32] [--rounds 5] [--seconds 4] [--waiters 1000]
 """
 
 from __future__ import annotations
@@ -150,7 +151,9 @@ def result_of(body: bytes) -> dict[str, Any]:
     return dict(reply["result"]["structuredContent"])
 
 
-async def throughput(host: str, port: int, token: str, clients: int, seconds: float) -> dict[str, float]:
+async def throughput(host: str, port: int, token: str, clients: int, seconds: float,
+                     rounds: int) -> dict[str, list[float]]:
+    """Per round, `seconds` of no-op POSTs then `seconds` of `signal_append`: rates per round."""
     noop_headers = {"Content-Type": "application/json"}
     append_headers = mcp_headers(token, "signal_append")
 
@@ -168,14 +171,16 @@ async def throughput(host: str, port: int, token: str, clients: int, seconds: fl
         finally:
             await conn.close()
 
-    out = {}
-    for kind in ("noop_post", "signal_append"):
-        counts = [0]
-        start, cpu = time.perf_counter(), time.process_time()
-        await asyncio.gather(*(worker(kind, start + seconds, counts) for _ in range(clients)))
-        wall = time.perf_counter() - start
-        out[kind] = counts[0] / wall
-        out[kind + "_client_cpu"] = (time.process_time() - cpu) / wall
+    out: dict[str, list[float]] = {"noop_post": [], "signal_append": [], "noop_post_client_cpu": [],
+                                   "signal_append_client_cpu": []}
+    for _ in range(rounds):
+        for kind in ("noop_post", "signal_append"):
+            counts = [0]
+            start, cpu = time.perf_counter(), time.process_time()
+            await asyncio.gather(*(worker(kind, start + seconds, counts) for _ in range(clients)))
+            wall = time.perf_counter() - start
+            out[kind].append(counts[0] / wall)
+            out[kind + "_client_cpu"].append((time.process_time() - cpu) / wall)
     return out
 
 
@@ -264,14 +269,21 @@ async def main_async(args: argparse.Namespace) -> None:
                 await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
                 await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
                 token = (await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"]
-            rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds)
-            print(f"throughput, {args.clients} clients, {args.seconds:.0f} s each:")
-            print(f"  plain Quart POST (no work): {rates['noop_post']:8.0f} /s "
-                  f"(client process busy {rates['noop_post_client_cpu']:.0%} of one core)")
-            print(f"  MCP signal_append:          {rates['signal_append']:8.0f} /s "
-                  f"({rates['signal_append'] / rates['noop_post']:.0%} of the plain POST; client busy "
-                  f"{rates['signal_append_client_cpu']:.0%})")
+            rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds)
+            print(f"throughput, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per kind:")
+            ratios = [a / n for a, n in zip(rates["signal_append"], rates["noop_post"], strict=True)]
+            for i, (n, a) in enumerate(zip(rates["noop_post"], rates["signal_append"], strict=True)):
+                print(f"  round {i + 1}: plain POST {n:6.0f}/s  signal_append {a:6.0f}/s  ratio {a / n:.2f}")
+            med = statistics.median
+            print(f"  plain Quart POST (no work): {med(rates['noop_post']):8.0f} /s median "
+                  f"(client process busy {med(rates['noop_post_client_cpu']):.0%} of one core)")
+            print(f"  MCP signal_append:          {med(rates['signal_append']):8.0f} /s median "
+                  f"(client busy {med(rates['signal_append_client_cpu']):.0%})")
+            print(f"  ratio, median of the rounds: {med(ratios):.2f} (target 0.50: "
+                  f"{'met' if med(ratios) >= 0.5 else 'NOT met'})")
             print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+            if args.waiters <= 0:
+                return
             held = await waiting("127.0.0.1", port, server.pid, args.waiters, args.rate)
             pace = f"{args.rate:.0f} answers/s" if args.rate > 0 else "as fast as 32 connections go"
             print(f"inbox_wait, {held['waiters']} waiters held, answered at {pace}:")
@@ -288,8 +300,9 @@ async def main_async(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--seconds", type=float, default=10.0)
-    parser.add_argument("--waiters", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=4.0, help="seconds per kind per round")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating no-op / signal_append rounds")
+    parser.add_argument("--waiters", type=int, default=1000, help="0 skips the waiting part")
     parser.add_argument("--rate", type=float, default=50.0, help="answers per second (0: a burst)")
     asyncio.run(main_async(parser.parse_args()))
 
