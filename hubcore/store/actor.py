@@ -8,8 +8,11 @@ failing command rolls back its own savepoint and gets its own exception; the oth
 not queue: they run on read-only connections in worker threads (WAL mode).
 
 The mailbox is a queue of batches: a command joins the newest batch until it holds `max_batch`
-commands, and every caller of a batch waits on the batch's one event. Only `mailbox_size` commands
-may be queued; further callers wait for room in arrival order (back-pressure).
+commands, and the batch's callers are answered together after its commit. Only `mailbox_size`
+commands may be queued; further callers wait for room in arrival order (back-pressure).
+
+This module holds the mailbox and the lifecycle; `writer` the batch protocol and the actor's
+thread; `readers` the read-only connections; `connection` the pragmas every connection gets.
 
 Modelled on datasette's `Database` (one writer per file, per-command errors, a tested shutdown),
 with an anyio task and group commit instead of a bare thread.
@@ -19,21 +22,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import sqlite3
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.lowlevel import checkpoint_if_cancelled
 
-from hubcore.errors import HubError, StoreBroken, StoreClosed
+from hubcore.errors import StoreBroken, StoreClosed
+from hubcore.store.connection import connect
+from hubcore.store.readers import ReaderPool
+from hubcore.store.writer import Command, Writer, WriterThread, running_asyncio_loop
+
+__all__ = ["ActorStats", "BatchHook", "Setup", "StoreActor", "connect"]
 
 log = logging.getLogger("hubcore.store")
 
@@ -41,16 +46,6 @@ T = TypeVar("T")
 Setup = Callable[[sqlite3.Connection], None]
 BatchHook = Callable[[int, float], None]
 """Called on the event loop after each batch: (commands in the batch, seconds spent writing it)."""
-
-
-class _Command(Generic[T]):
-    __slots__ = ("error", "fn", "reply", "result")
-
-    def __init__(self, fn: Callable[[sqlite3.Connection], T], reply: asyncio.Future[None] | None) -> None:
-        self.fn = fn
-        self.reply = reply
-        self.result: Any = None
-        self.error: BaseException | None = None
 
 
 class _Batch:
@@ -64,7 +59,7 @@ class _Batch:
     __slots__ = ("commands", "done")
 
     def __init__(self, shared_event: bool) -> None:
-        self.commands: list[_Command[Any]] = []
+        self.commands: list[Command[Any]] = []
         self.done = anyio.Event() if shared_event else None
 
     def answer(self) -> None:
@@ -88,7 +83,7 @@ class _RoomWaiter:
 
     __slots__ = ("batch", "command", "event")
 
-    def __init__(self, command: _Command[Any]) -> None:
+    def __init__(self, command: Command[Any]) -> None:
         self.command = command
         self.event = anyio.Event()
         self.batch: _Batch | None = None
@@ -112,240 +107,6 @@ class ActorStats:
     @property
     def mean_batch(self) -> float:
         return self.commands / self.batches if self.batches else 0.0
-
-
-def connect(path: Path, *, readonly: bool = False, synchronous: str = "normal") -> sqlite3.Connection:
-    """A connection in WAL mode with the hub's pragmas. Autocommit: the actor manages transactions."""
-    if readonly:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
-    else:
-        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={synchronous.upper()}")
-    conn.execute("PRAGMA busy_timeout=5000")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
-class _ReaderPool:
-    """Idle read-only connections, handed to worker threads one at a time."""
-
-    def __init__(self, path: Path, size: int) -> None:
-        self._path = path
-        self._idle: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
-        self._size = size
-        self._closed = False
-        self.limiter = anyio.CapacityLimiter(size)
-
-    def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._checkout()
-        try:
-            conn.execute("BEGIN")
-        except BaseException:
-            conn.close()
-            raise
-        try:
-            return fn(conn)
-        finally:
-            self._end(conn)
-
-    def _end(self, conn: sqlite3.Connection) -> None:
-        """End the read transaction; a connection left in an unknown state is closed, not reused."""
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            conn.close()
-            return
-        self._checkin(conn)
-
-    def _checkout(self) -> sqlite3.Connection:
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        return conn if conn is not None else connect(self._path, readonly=True)
-
-    def _checkin(self, conn: sqlite3.Connection) -> None:
-        with self._lock:
-            if not self._closed and len(self._idle) < self._size:
-                self._idle.append(conn)
-                return
-        conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            idle, self._idle, self._closed = self._idle, [], True
-        for conn in idle:
-            conn.close()
-
-
-class _ProtocolError(RuntimeError):
-    """A command ended the actor's transaction itself: the batch's outcome is unknown."""
-
-
-def _fail_pending(commands: Sequence[_Command[Any]], message: str, cause: BaseException | None) -> None:
-    """Give every command not already failed its own retryable `unavailable` error."""
-    for cmd in commands:
-        if cmd.error is None:
-            cmd.error, cmd.result = HubError("unavailable", message, retryable=True), None
-            cmd.error.__cause__ = cause
-
-
-class _Writer:
-    """The write connection and the batch protocol. Runs on the actor's worker thread only.
-
-    The first command of a transaction runs without a savepoint (if it fails, the transaction rolls
-    back whole and the next command starts a new one); each later command runs in its own savepoint.
-    If a failing command takes the whole transaction down with it (SQLite rolls back on some errors,
-    e.g. SQLITE_FULL or an interrupt), the commands before it in that transaction get a retryable
-    `unavailable` error, and the commands after it run in a new transaction.
-    """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self._sql = conn.cursor().execute
-
-    def run_batch(self, commands: Sequence[_Command[Any]]) -> None:
-        start = 0
-        while start < len(commands):
-            start = self._run_transaction(commands, start)
-
-    def _run_transaction(self, commands: Sequence[_Command[Any]], start: int) -> int:
-        """Run `commands[start:]` in one transaction; return where the next transaction starts."""
-        try:
-            self._sql("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            _fail_pending(commands[start:], f"could not start a write transaction: {exc}", exc)
-            return len(commands)
-        if not self._run_first(commands[start]):
-            return start + 1
-        for i in range(start + 1, len(commands)):
-            if not self._run_in_savepoint(commands[i]):
-                _fail_pending(commands[start:i], "the transaction was rolled back", commands[i].error)
-                return i + 1
-        self._commit(commands[start:])
-        return len(commands)
-
-    def _run_first(self, cmd: _Command[Any]) -> bool:
-        """Run the transaction's first command; False if it failed (the transaction is gone)."""
-        try:
-            cmd.result = cmd.fn(self.conn)
-        except BaseException as exc:
-            cmd.error = exc
-            if self.conn.in_transaction:
-                self._sql("ROLLBACK")
-            return False
-        if not self.conn.in_transaction:
-            raise _ProtocolError("a command ended the write transaction")
-        return True
-
-    def _run_in_savepoint(self, cmd: _Command[Any]) -> bool:
-        """Run a later command in its own savepoint; False if the whole transaction is gone."""
-        sql = self._sql
-        sql("SAVEPOINT hub_command")
-        try:
-            cmd.result = cmd.fn(self.conn)
-        except BaseException as exc:
-            cmd.error = exc
-            if not self.conn.in_transaction:
-                return False
-            sql("ROLLBACK TO hub_command")
-        sql("RELEASE hub_command")
-        return True
-
-    def _commit(self, commands: Sequence[_Command[Any]]) -> None:
-        try:
-            self._sql("COMMIT")
-        except sqlite3.Error as exc:
-            # Nothing of the transaction is durable: every caller learns it, none is told success.
-            if self.conn.in_transaction:
-                self._sql("ROLLBACK")
-            _fail_pending(commands, f"commit failed: {exc}", exc)
-
-    def close(self) -> None:
-        """Roll back anything left open, checkpoint the WAL into the file, close."""
-        conn = self.conn
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.Error:
-            log.warning("checkpoint at close failed", exc_info=True)
-        finally:
-            conn.close()
-
-
-
-class _Job(Generic[T]):
-    __slots__ = ("done", "error", "fn", "result")
-
-    def __init__(self, fn: Callable[[], T]) -> None:
-        self.fn = fn
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self.result = self.fn()
-        except BaseException as exc:
-            self.error = exc
-
-
-def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop, or None on trio."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _loop_call_soon() -> Callable[[Callable[[], object]], object]:
-    """The running event loop's thread-safe "call this soon", which never blocks the caller."""
-    try:
-        return asyncio.get_running_loop().call_soon_threadsafe
-    except RuntimeError:  # not asyncio: the other backend anyio runs on is trio
-        import trio
-
-        return trio.lowlevel.current_trio_token().run_sync_soon
-
-
-class _WriterThread:
-    """The actor's own thread: every use of the write connection happens on it, one job at a time.
-
-    A job is handed over with a queue put and its completion comes back through the event loop's
-    thread-safe call-soon, so neither side waits for the other (cheaper, and steadier under load,
-    than an `anyio.to_thread` call per batch).
-    """
-
-    def __init__(self, name: str) -> None:
-        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
-        self._call_soon = _loop_call_soon()
-        threading.Thread(target=self._main, name=name, daemon=True).start()
-
-    def _main(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            job.run()
-            try:
-                self._call_soon(job.done.set)
-            except RuntimeError:  # the event loop is gone: nobody waits any more
-                return
-
-    async def call(self, fn: Callable[[], T]) -> T:
-        """Run `fn` on the thread. Once handed over it runs to its end, so waiting is shielded."""
-        await checkpoint_if_cancelled()
-        job = _Job(fn)
-        self._jobs.put(job)
-        with anyio.CancelScope(shield=True):
-            await job.done.wait()
-        if job.error is not None:
-            raise job.error
-        return job.result
-
-    def stop(self) -> None:
-        """Let the thread end after the jobs already handed over."""
-        self._jobs.put(None)
 
 
 class StoreActor:
@@ -381,9 +142,9 @@ class StoreActor:
         self._depth = 0  # commands queued, not yet taken into a batch
         self._room_waiters: deque[_RoomWaiter] = deque()
         self._wakeup: anyio.Event | None = None
-        self._writer: _Writer | None = None
-        self._thread: _WriterThread | None = None
-        self._readers = _ReaderPool(path, readers)
+        self._writer: Writer | None = None
+        self._thread: WriterThread | None = None
+        self._readers = ReaderPool(path, readers)
         self._reads = 0
         self._reads_done: anyio.Event | None = None
         self._started = False
@@ -407,8 +168,8 @@ class StoreActor:
         self._started = True
         if not self._accepting:
             raise StoreClosed(f"store {self.name} was closed before it started")
-        self._loop = _running_asyncio_loop()
-        self._thread = thread = _WriterThread(f"store {self.name}")
+        self._loop = running_asyncio_loop()
+        self._thread = thread = WriterThread(f"store {self.name}")
         try:
             self._writer = await thread.call(self._open)
         except BaseException as exc:
@@ -429,7 +190,7 @@ class StoreActor:
         finally:
             await self._shutdown()
 
-    def _open(self) -> _Writer:
+    def _open(self) -> Writer:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(self.path, synchronous=self._synchronous)
         try:
@@ -438,7 +199,7 @@ class StoreActor:
         except BaseException:
             conn.close()
             raise
-        return _Writer(conn)
+        return Writer(conn)
 
     async def _serve(self) -> None:
         while True:
@@ -567,7 +328,7 @@ class StoreActor:
         if not self._accepting:
             raise self._refusal()
         loop = self._loop
-        cmd: _Command[T] = _Command(fn, loop.create_future() if loop is not None else None)
+        cmd: Command[T] = Command(fn, loop.create_future() if loop is not None else None)
         if self._depth < self._capacity and not self._room_waiters:
             batch = self._enqueue(cmd)
         else:
@@ -581,7 +342,7 @@ class StoreActor:
             raise cmd.error
         return cmd.result
 
-    def _enqueue(self, cmd: _Command[Any]) -> _Batch:
+    def _enqueue(self, cmd: Command[Any]) -> _Batch:
         batches = self._batches
         if not batches or len(batches[-1].commands) >= self._max_batch:
             batches.append(_Batch(shared_event=self._loop is None))
@@ -598,7 +359,7 @@ class StoreActor:
             self._wakeup.set()
             self._wakeup = None
 
-    async def _wait_for_room(self, cmd: _Command[Any]) -> _Batch:
+    async def _wait_for_room(self, cmd: Command[Any]) -> _Batch:
         """Wait in line for room; the actor queues the command for us as room frees up."""
         waiter = _RoomWaiter(cmd)
         self._room_waiters.append(waiter)

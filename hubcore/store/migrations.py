@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from hubcore.errors import HubError
-from hubcore.store.actor import connect
+from hubcore.store.connection import connect
 
 log = logging.getLogger("hubcore.migrations")
 

@@ -37,7 +37,8 @@ from pathlib import Path
 
 import anyio
 
-from hubcore.store.actor import StoreActor, connect
+from hubcore.store.actor import StoreActor
+from hubcore.store.connection import connect
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS item (id INTEGER PRIMARY KEY, writer INTEGER NOT NULL, seq INTEGER NOT NULL,

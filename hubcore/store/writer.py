@@ -1,0 +1,207 @@
+"""The writer side of a store actor: the batch protocol and the thread it runs on.
+
+A `Command` is a function of the write connection plus its outcome. `Writer.run_batch` runs a
+batch of them in one transaction, each after the first in its own SAVEPOINT, and commits once.
+`WriterThread` is the actor's own thread: every use of the write connection happens on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+import anyio
+from anyio.lowlevel import checkpoint_if_cancelled
+
+from hubcore.errors import HubError
+
+log = logging.getLogger("hubcore.store")
+
+T = TypeVar("T")
+
+
+class Command(Generic[T]):
+    """A function of the write connection, and what came of it: set on the writer thread, read
+    by the caller once `reply` (its own future on asyncio; None on trio) says the batch is over."""
+
+    __slots__ = ("error", "fn", "reply", "result")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], T], reply: asyncio.Future[None] | None) -> None:
+        self.fn = fn
+        self.reply = reply
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+
+class ProtocolError(RuntimeError):
+    """A command ended the actor's transaction itself: the batch's outcome is unknown."""
+
+
+def _fail_pending(commands: Sequence[Command[Any]], message: str, cause: BaseException | None) -> None:
+    """Give every command not already failed its own retryable `unavailable` error."""
+    for cmd in commands:
+        if cmd.error is None:
+            cmd.error, cmd.result = HubError("unavailable", message, retryable=True), None
+            cmd.error.__cause__ = cause
+
+
+class Writer:
+    """The write connection and the batch protocol. Runs on the actor's worker thread only.
+
+    The first command of a transaction runs without a savepoint (if it fails, the transaction rolls
+    back whole and the next command starts a new one); each later command runs in its own savepoint.
+    If a failing command takes the whole transaction down with it (SQLite rolls back on some errors,
+    e.g. SQLITE_FULL or an interrupt), the commands before it in that transaction get a retryable
+    `unavailable` error, and the commands after it run in a new transaction.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._sql = conn.cursor().execute
+
+    def run_batch(self, commands: Sequence[Command[Any]]) -> None:
+        start = 0
+        while start < len(commands):
+            start = self._run_transaction(commands, start)
+
+    def _run_transaction(self, commands: Sequence[Command[Any]], start: int) -> int:
+        """Run `commands[start:]` in one transaction; return where the next transaction starts."""
+        try:
+            self._sql("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            _fail_pending(commands[start:], f"could not start a write transaction: {exc}", exc)
+            return len(commands)
+        if not self._run_first(commands[start]):
+            return start + 1
+        for i in range(start + 1, len(commands)):
+            if not self._run_in_savepoint(commands[i]):
+                _fail_pending(commands[start:i], "the transaction was rolled back", commands[i].error)
+                return i + 1
+        self._commit(commands[start:])
+        return len(commands)
+
+    def _run_first(self, cmd: Command[Any]) -> bool:
+        """Run the transaction's first command; False if it failed (the transaction is gone)."""
+        try:
+            cmd.result = cmd.fn(self.conn)
+        except BaseException as exc:
+            cmd.error = exc
+            if self.conn.in_transaction:
+                self._sql("ROLLBACK")
+            return False
+        if not self.conn.in_transaction:
+            raise ProtocolError("a command ended the write transaction")
+        return True
+
+    def _run_in_savepoint(self, cmd: Command[Any]) -> bool:
+        """Run a later command in its own savepoint; False if the whole transaction is gone."""
+        sql = self._sql
+        sql("SAVEPOINT hub_command")
+        try:
+            cmd.result = cmd.fn(self.conn)
+        except BaseException as exc:
+            cmd.error = exc
+            if not self.conn.in_transaction:
+                return False
+            sql("ROLLBACK TO hub_command")
+        sql("RELEASE hub_command")
+        return True
+
+    def _commit(self, commands: Sequence[Command[Any]]) -> None:
+        try:
+            self._sql("COMMIT")
+        except sqlite3.Error as exc:
+            # Nothing of the transaction is durable: every caller learns it, none is told success.
+            if self.conn.in_transaction:
+                self._sql("ROLLBACK")
+            _fail_pending(commands, f"commit failed: {exc}", exc)
+
+    def close(self) -> None:
+        """Roll back anything left open, checkpoint the WAL into the file, close."""
+        conn = self.conn
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            log.warning("checkpoint at close failed", exc_info=True)
+        finally:
+            conn.close()
+
+
+
+class _Job(Generic[T]):
+    __slots__ = ("done", "error", "fn", "result")
+
+    def __init__(self, fn: Callable[[], T]) -> None:
+        self.fn = fn
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.fn()
+        except BaseException as exc:
+            self.error = exc
+
+
+def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None on trio."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def loop_call_soon() -> Callable[[Callable[[], object]], object]:
+    """The running event loop's thread-safe "call this soon", which never blocks the caller."""
+    try:
+        return asyncio.get_running_loop().call_soon_threadsafe
+    except RuntimeError:  # not asyncio: the other backend anyio runs on is trio
+        import trio
+
+        return trio.lowlevel.current_trio_token().run_sync_soon
+
+
+class WriterThread:
+    """The actor's own thread: every use of the write connection happens on it, one job at a time.
+
+    A job is handed over with a queue put and its completion comes back through the event loop's
+    thread-safe call-soon, so neither side waits for the other (cheaper, and steadier under load,
+    than an `anyio.to_thread` call per batch).
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+        self._call_soon = loop_call_soon()
+        threading.Thread(target=self._main, name=name, daemon=True).start()
+
+    def _main(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job.run()
+            try:
+                self._call_soon(job.done.set)
+            except RuntimeError:  # the event loop is gone: nobody waits any more
+                return
+
+    async def call(self, fn: Callable[[], T]) -> T:
+        """Run `fn` on the thread. Once handed over it runs to its end, so waiting is shielded."""
+        await checkpoint_if_cancelled()
+        job = _Job(fn)
+        self._jobs.put(job)
+        with anyio.CancelScope(shield=True):
+            await job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.result
+
+    def stop(self) -> None:
+        """Let the thread end after the jobs already handed over."""
+        self._jobs.put(None)
