@@ -19,21 +19,33 @@ Two workloads:
 Both runs start on a fresh file; they alternate `--rounds` times and the medians are reported,
 with CPU time per write (both threads of the actor run; less disturbed by a busy machine than the
 wall clock) and the actor's commit latency (from `execute` called to `execute` returned).
+
+Ceiling runs (`--ceiling`, on by default): the least any actor built this way can do, in the same
+rounds. `bare-thread` is a hand-over with nothing but the essentials: the same writer tasks each
+await a bare asyncio future, whatever is queued goes to one thread as a batch, a SAVEPOINT per
+command after the first, one commit, one callback resolving the futures; no mailbox bound, no
+statistics, no lifecycle. `bare-inline` is the same with the batch run on the event loop's own
+thread (which DESIGN section 2 forbids: the loop would block on disk). What they reach is what
+the store actor could reach at best.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import queue
 import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -122,6 +134,89 @@ async def actor_run(path: Path, statement: Statement, rows: int, writers: int) -
     return Run(done / elapsed, cpu / done * 1e6, batches, latencies)
 
 
+Outcome = tuple[asyncio.Future[object], object, BaseException | None]
+
+
+class BareHandOver:
+    """The essentials of an actor and nothing else (see the module docstring): the ceiling."""
+
+    def __init__(self, path: Path, *, inline: bool) -> None:
+        self.conn = connect(path)
+        setup(self.conn)
+        self.sql = self.conn.cursor().execute
+        self.loop = asyncio.get_running_loop()
+        self.inline = inline
+        self.queued: list[tuple[Callable[[sqlite3.Connection], object], asyncio.Future[object]]] = []
+        self.busy = False
+        self.batches: list[int] = []
+        self.jobs: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
+        if not inline:
+            threading.Thread(target=self._thread, daemon=True).start()
+
+    def execute(self, fn: Callable[[sqlite3.Connection], object]) -> asyncio.Future[object]:
+        reply = self.loop.create_future()
+        self.queued.append((fn, reply))
+        if not self.busy:
+            self.busy = True
+            self.loop.call_soon(self._hand_over)
+        return reply
+
+    def _hand_over(self) -> None:
+        batch, self.queued = self.queued, []
+        self.batches.append(len(batch))
+        if self.inline:
+            self._answer(self._write(batch))
+        else:
+            self.jobs.put(batch)
+
+    def _thread(self) -> None:
+        while (batch := self.jobs.get()) is not None:
+            self.loop.call_soon_threadsafe(self._answer, self._write(batch))
+
+    def _write(self, batch: list[Any]) -> list[Outcome]:
+        sql, out = self.sql, list[Outcome]()
+        sql("BEGIN IMMEDIATE")
+        for i, (fn, reply) in enumerate(batch):
+            if i:
+                sql("SAVEPOINT c")
+            try:
+                out.append((reply, fn(self.conn), None))
+            except Exception as exc:
+                if i:
+                    sql("ROLLBACK TO c")
+                out.append((reply, None, exc))
+            if i:
+                sql("RELEASE c")
+        sql("COMMIT")
+        return out
+
+    def _answer(self, out: list[Outcome]) -> None:
+        for reply, result, error in out:
+            if not reply.done():
+                reply.set_result(result) if error is None else reply.set_exception(error)
+        if self.queued:
+            self._hand_over()
+        else:
+            self.busy = False
+
+    def close(self) -> None:
+        self.jobs.put(None)
+
+
+async def bare_run(path: Path, statement: Statement, rows: int, writers: int, inline: bool) -> Run:
+    bare = BareHandOver(path, inline=inline)
+
+    async def writer(w: int) -> None:
+        for seq in range(rows // writers):
+            await bare.execute(command(statement, w, seq))
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(writer(w) for w in range(writers)))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    bare.close()
+    return Run(rows / elapsed, cpu / rows * 1e6, bare.batches)
+
+
 def raw_run(path: Path, statement: Statement, batches: list[int], writers: int) -> Run:
     conn = connect(path)
     setup(conn)
@@ -146,18 +241,24 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(workload: str, args: argparse.Namespace, tmp: Path) -> tuple[list[Run], list[Run]]:
+def measure(workload: str, args: argparse.Namespace, tmp: Path) -> dict[str, list[Run]]:
+    """Runs per kind (`actor`, `raw`, and with --ceiling `bare-thread`, `bare-inline`), alternating."""
     statement = WORKLOADS[workload]
-    actors: list[Run] = []
-    raws: list[Run] = []
+    runs: dict[str, list[Run]] = {"actor": [], "raw": []}
     for rnd in range(args.rounds):
         run = anyio.run(actor_run, tmp / f"{workload}-actor-{rnd}.db", statement, args.rows, args.writers)
-        actors.append(run)
-        raws.append(raw_run(tmp / f"{workload}-raw-{rnd}.db", statement, run.batches, args.writers))
-    return actors, raws
+        runs["actor"].append(run)
+        runs["raw"].append(raw_run(tmp / f"{workload}-raw-{rnd}.db", statement, run.batches, args.writers))
+        if args.ceiling:
+            for inline in (False, True):
+                kind = "bare-inline" if inline else "bare-thread"
+                runs.setdefault(kind, []).append(asyncio.run(bare_run(
+                    tmp / f"{workload}-{kind}-{rnd}.db", statement, args.rows, args.writers, inline)))
+    return runs
 
 
-def report(workload: str, actors: list[Run], raws: list[Run], target: float) -> None:
+def report(workload: str, runs: dict[str, list[Run]], target: float) -> None:
+    actors, raws = runs["actor"], runs["raw"]
     actor_rate = statistics.median(r.rate for r in actors)
     raw_rate = statistics.median(r.rate for r in raws)
     ratio = actor_rate / raw_rate
@@ -173,6 +274,11 @@ def report(workload: str, actors: list[Run], raws: list[Run], target: float) -> 
     print(f"  cpu per write: actor {cpu_actor:.1f} us, raw {cpu_raw:.1f} us (ratio {cpu_raw / cpu_actor:.2f})")
     print(f"  commit latency under load: p50 {percentile(latencies, 0.50) * 1e3:.2f} ms, "
           f"p99 {percentile(latencies, 0.99) * 1e3:.2f} ms")
+    for kind in ("bare-thread", "bare-inline"):
+        if kind in runs:
+            rate = statistics.median(r.rate for r in runs[kind])
+            cpu = statistics.median(r.cpu_us for r in runs[kind])
+            print(f"  ceiling {kind}: {rate:,.0f}/s, ratio {rate / raw_rate:.2f}, cpu per write {cpu:.1f} us")
 
 
 def main() -> None:
@@ -182,6 +288,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating actor/raw runs")
     parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all")
     parser.add_argument("--target", type=float, default=0.80, help="the ratio the actor should reach")
+    parser.add_argument("--ceiling", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run the bare hand-overs that bound what any actor can reach")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, anyio {version('anyio')}, "
           f"cpus {os.cpu_count()}")
@@ -190,7 +298,7 @@ def main() -> None:
     workloads = list(WORKLOADS) if args.workload == "all" else [args.workload]
     with tempfile.TemporaryDirectory(prefix="bench-actor-") as tmp:
         for workload in workloads:
-            report(workload, *measure(workload, args, Path(tmp)), args.target)
+            report(workload, measure(workload, args, Path(tmp)), args.target)
     print(f"\nload average {os.getloadavg()[0]:.2f} at end")
 
 
