@@ -21,11 +21,13 @@ with CPU time per write (both threads of the actor run; less disturbed by a busy
 wall clock) and the actor's commit latency (from `execute` called to `execute` returned).
 
 Ceiling runs (`--ceiling`, on by default): the least any actor built this way can do, in the same
-rounds. `bare-thread` is a hand-over with nothing but the essentials: the same writer tasks each
-await a bare asyncio future, whatever is queued goes to one thread as a batch, a SAVEPOINT per
-command after the first, one commit, one callback resolving the futures; no mailbox bound, no
-statistics, no lifecycle. `bare-inline` is the same with the batch run on the event loop's own
-thread (which DESIGN section 2 forbids: the loop would block on disk). What they reach is what
+rounds. `raw-savepoints` is the raw run with each command after a transaction's first in its own
+SAVEPOINT, as the actor must run them: what the savepoints alone cost. `bare-thread` is a
+hand-over with nothing but the essentials: the same writer tasks each await a bare asyncio future,
+whatever is queued goes to one thread as a batch, a SAVEPOINT per command after the first, one
+commit, one callback resolving the futures; no mailbox bound, no statistics, no lifecycle.
+`bare-inline` is the same with the batch run on the event loop's own thread (which DESIGN section 2
+forbids: the loop would block on disk). What they reach is what
 the store actor could reach at best.
 """
 
@@ -217,20 +219,28 @@ async def bare_run(path: Path, statement: Statement, rows: int, writers: int, in
     return Run(rows / elapsed, cpu / rows * 1e6, bare.batches)
 
 
-def raw_run(path: Path, statement: Statement, batches: list[int], writers: int) -> Run:
+def raw_run(path: Path, statement: Statement, batches: list[int], writers: int, *,
+            savepoints: bool = False) -> Run:
+    """Plain sqlite3 on this thread; with `savepoints`, each statement after a transaction's first
+    in its own SAVEPOINT, as the actor runs them (what the savepoints alone cost)."""
     conn = connect(path)
     setup(conn)
+    sql = conn.cursor().execute
     seqs = [0] * writers
     started, cpu = time.perf_counter(), time.process_time()
     n = 0
     for size in batches:
-        conn.execute("BEGIN IMMEDIATE")
-        for _ in range(size):
+        sql("BEGIN IMMEDIATE")
+        for i in range(size):
             w = n % writers
+            if savepoints and i:
+                sql("SAVEPOINT c")
             statement(conn, w, seqs[w])
+            if savepoints and i:
+                sql("RELEASE c")
             seqs[w] += 1
             n += 1
-        conn.execute("COMMIT")
+        sql("COMMIT")
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     conn.close()
     return Run(n / elapsed, cpu / n * 1e6)
@@ -242,7 +252,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(workload: str, args: argparse.Namespace, tmp: Path) -> dict[str, list[Run]]:
-    """Runs per kind (`actor`, `raw`, and with --ceiling `bare-thread`, `bare-inline`), alternating."""
+    """Runs per kind (`actor`, `raw`, and with --ceiling `raw-savepoints`, `bare-thread`,
+    `bare-inline`), alternating."""
     statement = WORKLOADS[workload]
     runs: dict[str, list[Run]] = {"actor": [], "raw": []}
     for rnd in range(args.rounds):
@@ -250,6 +261,8 @@ def measure(workload: str, args: argparse.Namespace, tmp: Path) -> dict[str, lis
         runs["actor"].append(run)
         runs["raw"].append(raw_run(tmp / f"{workload}-raw-{rnd}.db", statement, run.batches, args.writers))
         if args.ceiling:
+            runs.setdefault("raw-savepoints", []).append(raw_run(
+                tmp / f"{workload}-rawsp-{rnd}.db", statement, run.batches, args.writers, savepoints=True))
             for inline in (False, True):
                 kind = "bare-inline" if inline else "bare-thread"
                 runs.setdefault(kind, []).append(asyncio.run(bare_run(
@@ -274,7 +287,7 @@ def report(workload: str, runs: dict[str, list[Run]], target: float) -> None:
     print(f"  cpu per write: actor {cpu_actor:.1f} us, raw {cpu_raw:.1f} us (ratio {cpu_raw / cpu_actor:.2f})")
     print(f"  commit latency under load: p50 {percentile(latencies, 0.50) * 1e3:.2f} ms, "
           f"p99 {percentile(latencies, 0.99) * 1e3:.2f} ms")
-    for kind in ("bare-thread", "bare-inline"):
+    for kind in ("raw-savepoints", "bare-thread", "bare-inline"):
         if kind in runs:
             rate = statistics.median(r.rate for r in runs[kind])
             cpu = statistics.median(r.cpu_us for r in runs[kind])
