@@ -212,6 +212,23 @@ async def test_a_sender_cancelled_while_waiting_for_room_sends_nothing(tmp_path:
     assert stored_tags(tmp_path / "store.db") == ["gate", "b", "c"]
 
 
+async def test_a_caller_cancelled_after_queueing_still_commits_and_its_batch_is_answered(tmp_path: Path) -> None:
+    results: Results = {}
+    async with running(new_actor(tmp_path)) as actor:
+        async with anyio.create_task_group() as tg:
+            gate = await hold_writer(tg, actor, results)
+            await queue_in_order(tg, actor, {"b": insert("b")}, results)
+            with anyio.move_on_after(0.05) as scope:  # queued behind the gate, then given up on
+                await actor.execute(insert("impatient"))
+            assert scope.cancelled_caught
+            await queue_in_order(tg, actor, {"c": insert("c")}, results)
+            gate.open()
+        assert set(results) == {"gate", "b", "c"}
+        assert not any(isinstance(r, BaseException) for r in results.values())
+        assert actor.statistics().failed_commands == 0
+    assert stored_tags(tmp_path / "store.db") == ["gate", "b", "impatient", "c"]
+
+
 async def test_statistics_report_depth_peak_and_batch_sizes(tmp_path: Path) -> None:
     sizes: list[int] = []
     results: Results = {}
