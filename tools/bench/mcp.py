@@ -36,6 +36,7 @@ import orjson
 
 ADMIN = "hub_bench-admin-token-0123456789abcdef"
 PROTOCOL = "2026-07-28"
+LEGACY_PROTOCOL = "2025-11-25"
 META = {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
         "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}}
@@ -92,9 +93,27 @@ def rss_bytes(pid: int) -> int:
 _ids = itertools.count(1)
 
 
-def tool_body(name: str, arguments: dict[str, Any]) -> bytes:
-    return orjson.dumps({"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",
-                         "params": {"name": name, "arguments": arguments, "_meta": META}})
+def tool_body(name: str, arguments: dict[str, Any], *, modern: bool = True) -> bytes:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if modern:
+        params["_meta"] = META
+    return orjson.dumps({"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": params})
+
+
+async def legacy_session(conn: RawConn, token: str) -> dict[str, str]:
+    """Open a 2025-11-25 session on `conn` (initialize, initialized); the headers its calls carry."""
+    base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json"}
+    status, _ = await conn.post("/mcp", orjson.dumps({
+        "jsonrpc": "2.0", "id": next(_ids), "method": "initialize", "params": {
+            "protocolVersion": LEGACY_PROTOCOL, "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}}), base)
+    assert status == 200, status
+    session = conn.last_head.split(b"mcp-session-id:", 1)[1].split(b"\r\n", 1)[0].strip().decode()
+    headers = {**base, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY_PROTOCOL}
+    status, _ = await conn.post("/mcp", b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', headers)
+    assert status == 202, status
+    return headers
 
 
 def mcp_headers(token: str, name: str) -> dict[str, str]:
@@ -111,6 +130,7 @@ class RawConn:
         self.host, self.port = host, port
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.last_head = b""  # the status line and headers of the last reply, lower-cased
 
     async def open(self) -> RawConn:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
@@ -124,7 +144,7 @@ class RawConn:
         await self.writer.drain()
         raw = await self.reader.readuntil(b"\r\n\r\n")
         status = int(raw.split(b" ", 2)[1])
-        lowered = raw.lower()
+        lowered = self.last_head = raw.lower()
         if b"content-length:" in lowered:
             length = int(lowered.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
             return status, await self.reader.readexactly(length)
@@ -152,29 +172,31 @@ def result_of(body: bytes) -> dict[str, Any]:
 
 
 async def throughput(host: str, port: int, token: str, clients: int, seconds: float,
-                     rounds: int) -> dict[str, list[float]]:
-    """Per round, `seconds` of no-op POSTs then `seconds` of `signal_append`: rates per round."""
+                     rounds: int, legacy: bool) -> dict[str, list[float]]:
+    """Per round, `seconds` of no-op POSTs then `seconds` of `signal_append` (and with `legacy`,
+    `seconds` of it over 2025-11-25 sessions): rates per round."""
     noop_headers = {"Content-Type": "application/json"}
     append_headers = mcp_headers(token, "signal_append")
 
     async def worker(kind: str, stop: float, counts: list[int]) -> None:
         conn = await RawConn(host, port).open()
         try:
+            headers = await legacy_session(conn, token) if kind == "signal_append_legacy" else append_headers
             while time.perf_counter() < stop:
                 if kind == "noop_post":
                     status, _ = await conn.post("/bench/noop", b"{}", noop_headers)
                 else:
                     status, _ = await conn.post("/mcp", tool_body("signal_append", {
-                        "project_id": "bench", "summary": "progress"}), append_headers)
+                        "project_id": "bench", "summary": "progress"}, modern=kind == "signal_append"), headers)
                 assert status == 200, status
                 counts[0] += 1
         finally:
             await conn.close()
 
-    out: dict[str, list[float]] = {"noop_post": [], "signal_append": [], "noop_post_client_cpu": [],
-                                   "signal_append_client_cpu": []}
+    kinds = ("noop_post", "signal_append", "signal_append_legacy")[:3 if legacy else 2]
+    out: dict[str, list[float]] = {k: [] for kind in kinds for k in (kind, kind + "_client_cpu")}
     for _ in range(rounds):
-        for kind in ("noop_post", "signal_append"):
+        for kind in kinds:
             counts = [0]
             start, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(worker(kind, start + seconds, counts) for _ in range(clients)))
@@ -269,7 +291,8 @@ async def main_async(args: argparse.Namespace) -> None:
                 await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
                 await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
                 token = (await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"]
-            rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds)
+            rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds,
+                                     args.legacy)
             print(f"throughput, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per kind:")
             ratios = [a / n for a, n in zip(rates["signal_append"], rates["noop_post"], strict=True)]
             for i, (n, a) in enumerate(zip(rates["noop_post"], rates["signal_append"], strict=True)):
@@ -281,6 +304,10 @@ async def main_async(args: argparse.Namespace) -> None:
                   f"(client busy {med(rates['signal_append_client_cpu']):.0%})")
             print(f"  ratio, median of the rounds: {med(ratios):.2f} (target 0.50: "
                   f"{'met' if med(ratios) >= 0.5 else 'NOT met'})")
+            if args.legacy:
+                legacy = [a / n for a, n in zip(rates["signal_append_legacy"], rates["noop_post"], strict=True)]
+                print(f"  MCP signal_append over 2025-11-25 sessions: {med(rates['signal_append_legacy']):8.0f} /s "
+                      f"median, ratio {med(legacy):.2f}")
             print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
             if args.waiters <= 0:
                 return
@@ -302,6 +329,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=4.0, help="seconds per kind per round")
     parser.add_argument("--rounds", type=int, default=5, help="alternating no-op / signal_append rounds")
+    parser.add_argument("--legacy", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time signal_append over 2025-11-25 sessions (initialize once per client)")
     parser.add_argument("--waiters", type=int, default=1000, help="0 skips the waiting part")
     parser.add_argument("--rate", type=float, default=50.0, help="answers per second (0: a burst)")
     asyncio.run(main_async(parser.parse_args()))
