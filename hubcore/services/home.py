@@ -45,6 +45,11 @@ def node_mode(settings: HubSettings) -> str:
     return "loopback" if is_loopback(host) else "network"
 
 
+def node_info(settings: HubSettings) -> dict[str, str]:
+    """The node as Home and the storage report show it: host name and how it is reached."""
+    return {"host": socket.gethostname(), "mode": node_mode(settings)}
+
+
 def tree_bytes(root: Path) -> int | None:
     """Bytes of every file under `root` (not following links); None when unreadable."""
     total = 0
@@ -89,7 +94,7 @@ class HomeService:
         await self.settle()
         active_since = self.core.now() - ACTIVE_WINDOW_SECS
         body = await self.core.store.read(lambda conn: self._read(conn, caller, active_since))
-        body["node"] = {"host": socket.gethostname(), "mode": node_mode(self.core.settings)}
+        body["node"] = node_info(self.core.settings)
         body["storage"] = await self.storage()
         body["prunable"] = (await self.prunable_provider() if self.prunable_provider is not None
                             else {"sessions": None, "bytes": None})

@@ -3,7 +3,8 @@
 Arithmetic the report keeps (spec: Storage row arithmetic): each row's `session_bytes`,
 `artifact_bytes` and `kb_bytes` sum exactly to `by_kind.sessions`, `.artifacts`, `.knowledge`;
 rows' `events_bytes` plus `events_shared_bytes` equal `by_kind.events` (the hub store's file and its
-write-ahead log); `total_bytes` is the sum of the four `by_kind` members. Numbers that cost a syscall
+write-ahead log); `total_bytes` is `by_kind.sessions + .artifacts + .knowledge` (the three row kinds:
+the hub store is shared and counted in `used_bytes`, the whole data directory). Numbers that cost a syscall
 are memoised for ten seconds behind a write counter; counts are always read fresh. A number that
 cannot be measured is null, and then so is every sum it belongs to.
 
@@ -29,7 +30,7 @@ from hubcore.metrics import store_bytes
 from hubcore.services import validate
 from hubcore.services.access import project_missing, require_admin
 from hubcore.services.core import Core
-from hubcore.services.home import measure_storage, node_mode
+from hubcore.services.home import measure_storage, node_info
 from hubcore.services.sessions import session_missing
 from hubcore.tokens import token_hash
 
@@ -88,12 +89,12 @@ class StorageService:
         }
         events_rows = sum(r["events_bytes"] for r in rows)
         return {
-            "total_bytes": add(*by_kind.values()),
+            "total_bytes": add(by_kind["sessions"], by_kind["artifacts"], by_kind["knowledge"]),
             "used_bytes": volume["used_bytes"],
             "capacity_bytes": volume["capacity_bytes"],
             "free_bytes": volume["free_bytes"],
             "data_path": str(data),
-            "node": {"mode": node_mode(self.core.settings)},
+            "node": node_info(self.core.settings),
             "by_kind": by_kind,
             "events_shared_bytes": None if hub_db is None else hub_db - events_rows,
             "prunable": _prunable(sessions, session_sizes),

@@ -57,7 +57,11 @@ async def test_report_arithmetic_matches_the_disk(client: HubClient, hub: Hub) -
     db = Path(client.app.settings.data_dir) / "hub.db"
     assert rep["by_kind"]["events"] == on_disk(db)
     assert sum(row["events_bytes"] for row in rep["projects"]) + rep["events_shared_bytes"] == rep["by_kind"]["events"]
-    assert rep["total_bytes"] == sum(rep["by_kind"].values())
+    # The spec's arithmetic: the three row kinds make the total; the hub store is in used_bytes.
+    kinds = rep["by_kind"]
+    assert rep["total_bytes"] == kinds["sessions"] + kinds["artifacts"] + kinds["knowledge"]
+    assert rep["total_bytes"] != sum(kinds.values())  # the store's bytes are not counted twice
+    assert rep["used_bytes"] >= rep["total_bytes"] + kinds["events"]
     with client.db() as conn:
         web_bytes = conn.execute("SELECT SUM(length(summary) + length(payload)) FROM events WHERE project_id = 'web'"
                                  ).fetchone()[0]
@@ -68,6 +72,8 @@ async def test_report_arithmetic_matches_the_disk(client: HubClient, hub: Hub) -
     assert rep["used_bytes"] > 0 and rep["capacity_bytes"] > rep["free_bytes"] > 0
     assert rep["data_path"] == str(Path(client.app.settings.data_dir).resolve())
     assert "last_write" in rows["web"] and "last_write" not in rows["space-alice"]
+    home = (await client.get("/api/v1/home", headers=ADMIN)).json()
+    assert rep["node"] == home["node"] and set(rep["node"]) == {"host", "mode"} and rep["node"]["host"]
 
 
 async def test_syscall_numbers_are_memoised_behind_the_write_counter(client: HubClient, hub: Hub) -> None:
