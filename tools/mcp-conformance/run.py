@@ -7,8 +7,10 @@ pinned `@modelcontextprotocol/conformance` (npm, into this directory's node_modu
 (`hub-cli serve` on a free loopback port, fresh data directory, conformance fixtures on) unless
 `--url` names one, puts a loopback proxy in front of it that adds the bearer token (the suite
 cannot send one) and passes Host and Origin through untouched, runs every scenario that applies
-to the hub at each protocol revision it covers, prints one line per run and a summary, and exits
-non-zero when any run fails.
+to the hub at each protocol revision it covers, prints one line per run (with the suite's own
+count of checks by status) and a summary, and exits non-zero when any run fails. A run passes only
+when the suite executed it and every check succeeded: a skipped scenario, or a skipped check not
+listed in NOT_APPLICABLE, counts as a failure.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -34,7 +36,7 @@ ROOT = HERE.parent.parent
 SUITE = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 HANDSHAKE, MODERN = "2025-11-25", "2026-07-28"
 
-# Scenario -> the revisions it runs at (None: the suite's own choice, for the extension scenarios).
+# Scenario -> the revisions it runs at (None: the suite's own choice).
 SCENARIOS: dict[str, tuple[str | None, ...]] = {
     "server-initialize": (HANDSHAKE,),
     "server-session-lifecycle": (HANDSHAKE,),
@@ -152,18 +154,87 @@ def start_hub(workdir: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     raise SystemExit(f"the hub did not start; see {workdir / 'hub.log'}")
 
 
-SUMMARY_RE = re.compile(r"(\d+)\s+passed.*?(\d+)\s+failed", re.I)
+# The suite decides what applies by each scenario's `source`: a scenario of an extension (the skills
+# scenarios, SEP-2640) is "not on the spec timeline", so with any --spec-version the suite prints
+# "SKIPPED: scenario ... Use --force" and exits 0 without running a check. We choose each
+# scenario's revisions ourselves (SCENARIOS), so those scenarios run forced; a timeline scenario is
+# never forced, so a revision wrongly listed for it shows up as a skip, and a skip is a failure.
+EXTENSIONS = frozenset(n for n in SCENARIOS if n.startswith("sep-2640-skills-"))
+
+# Checks the suite itself reports SKIPPED because they are not defined at that revision; any other
+# skipped check fails its run. Keyed by (check id, revision), each with the suite's reason.
+NOT_APPLICABLE: dict[tuple[str, str], str] = {
+    ("sep-2640-skills-list-cache-attributes", HANDSHAKE): "ttlMs and cacheScope exist from 2026-07-28",
+    ("sep-2640-skills-get-cache-attributes", HANDSHAKE): "ttlMs and cacheScope exist from 2026-07-28",
+    # The hub's tool, resource and prompt lists never change while it runs, so it declares no
+    # listChanged or subscribe capability and subscriptions/listen has nothing to deliver.
+    **{(check, MODERN): "the hub declares no listChanged or subscribe capability" for check in (
+        "sep-2575-server-sends-subscription-ack",
+        "sep-2575-server-tags-subscription-id",
+        "sep-2575-server-honors-notification-filter",
+        "sep-2575-server-sends-prompts-list-changed-on-subscription",
+        "sep-2575-server-sends-tools-list-changed-on-subscription",
+    )},
+}
 
 
-async def run_one(name: str, version: str | None, url: str, out_dir: Path) -> tuple[bool, str]:
-    args = [str(node_bin()), str(SUITE), "server", "--url", url, "--scenario", name]
+def why(check: dict) -> str:
+    details = check.get("details")
+    note = details.get("note") if isinstance(details, dict) else None
+    return str(check.get("errorMessage") or note or check.get("description") or "")
+
+
+class Verdict:
+    """What one scenario run at one revision did, read from the suite's checks.json."""
+
+    def __init__(self, name: str, version: str | None, returncode: int, text: str, checks: list[dict]) -> None:
+        self.counts: dict[str, int] = {}
+        for check in checks:
+            status = str(check.get("status", "?"))
+            self.counts[status] = self.counts.get(status, 0) + 1
+        self.problems: list[str] = []
+        if "SKIPPED: scenario" in text:
+            self.problems.append("the suite skipped the scenario")
+        if returncode != 0:
+            self.problems.append(f"the suite exited {returncode}")
+        if not self.counts.get("SUCCESS"):
+            self.problems.append("no check succeeded (no checks.json, or nothing ran)")
+        for check in checks:
+            status, check_id = check.get("status"), str(check.get("id"))
+            if status == "FAILURE":
+                self.problems.append(f"{check_id} failed: {why(check)}")
+            elif status == "SKIPPED" and (check_id, version or "") not in NOT_APPLICABLE:
+                self.problems.append(f"{check_id} skipped: {why(check)}")
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def tally(self) -> str:
+        return ", ".join(f"{n} {s.lower()}" for s, n in sorted(self.counts.items())) or "no checks"
+
+
+def read_checks(out_dir: Path) -> list[dict]:
+    """Every check the suite wrote under out_dir (it names its folder server-<scenario>-<time>)."""
+    checks: list[dict] = []
+    for path in sorted(out_dir.glob("*/checks.json")):
+        checks += json.loads(path.read_text())
+    return checks
+
+
+async def run_one(name: str, version: str | None, url: str, work_dir: Path) -> tuple[Verdict, str]:
+    out_dir = work_dir / "results" / f"{name}@{version or 'default'}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    args = [str(node_bin()), str(SUITE), "server", "--url", url, "--scenario", name, "-o", str(out_dir)]
     if version:
         args += ["--spec-version", version]
-    proc = await asyncio.create_subprocess_exec(*args, cwd=out_dir, stdout=asyncio.subprocess.PIPE,
+    if name in EXTENSIONS:
+        args.append("--force")
+    proc = await asyncio.create_subprocess_exec(*args, cwd=work_dir, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.STDOUT)
     output, _ = await proc.communicate()
     text = output.decode(errors="replace")
-    return proc.returncode == 0 and "FAILURE" not in text, text
+    return Verdict(name, version, proc.returncode or 0, text, read_checks(out_dir)), text
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -184,11 +255,13 @@ async def main_async(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         for name, version in runs:
-            ok, text = await run_one(name, version, url, workdir)
-            failures += not ok
+            verdict, text = await run_one(name, version, url, workdir)
+            failures += not verdict.ok
             label = f"{name} @ {version or 'default'}"
-            print(f"{'PASS' if ok else 'FAIL'}  {label}", flush=True)
-            if not ok or args.verbose:
+            print(f"{'PASS' if verdict.ok else 'FAIL'}  {label}  ({verdict.tally()})", flush=True)
+            for problem in verdict.problems:
+                print(f"    - {problem}", flush=True)
+            if not verdict.ok or args.verbose:
                 print("    " + "\n    ".join(line for line in text.splitlines() if line.strip()), flush=True)
     finally:
         stop.set()
