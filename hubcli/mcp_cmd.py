@@ -88,6 +88,7 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
         return failure.code
     structured = result.get("structuredContent")
     if result.get("isError"):
+        _err("call", _error_line(result))
         sys.stdout.write(_dump(structured if structured is not None else result) + "\n")
         return exits.REFUSED
     if structured is not None:
@@ -97,6 +98,14 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
             if block.get("type") == "text":
                 sys.stdout.write(block["text"] + "\n")
     return exits.OK
+
+
+def _error_line(result: dict[str, Any]) -> str:
+    """A tool error's first text line (`<code>: <message>`), which every hub tool error starts with."""
+    for block in result.get("content", []):
+        if block.get("type") == "text" and block.get("text"):
+            return str(block["text"]).splitlines()[0]
+    return "the tool reported an error"
 
 
 def run_tools(settings: Settings, compact: bool) -> int:

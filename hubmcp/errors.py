@@ -1,10 +1,13 @@
 """Hub errors on the MCP wire (DESIGN section 6).
 
-A known tool that fails answers a JSON-RPC error whose message starts with the hub code and whose
-`data.error` is the tool error object `{code, message, retryable, details}`. An unknown tool answers
-an ordinary tool result with `isError: true` and `structuredContent.error.code = "not_found"`.
+Tool errors follow MCP's convention: every tool execution error, argument validation included, is
+an ordinary tool result with `isError: true`, `structuredContent.error = {code, message, retryable,
+details}` and a text content that starts `<code>: <message>`, so the model reads what went wrong and
+can correct itself (clients drop a JSON-RPC error's `data`). An unknown tool answers the same way
+with `not_found`. Only a malformed JSON-RPC request is a protocol error (the SDK answers those).
+
 A resource that is missing answers -32602 with `data.uri` (SEP-2164) and the hub code in
-`data.error`.
+`data.error`; other resource and custom-method refusals are JSON-RPC errors too.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import orjson
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent
 
+from hubcore.caller import Caller
 from hubcore.errors import HubError
 
-# JSON-RPC code for a hub refusal other than a bad argument (implementation-defined server error
-# range; the SDK itself uses -32000, -32001 and -3202x).
+# JSON-RPC code for a hub refusal other than a bad argument on a resource or custom method
+# (implementation-defined server error range; the SDK itself uses -32000, -32001 and -3202x).
 HUB_REFUSAL = -32050
 
 
@@ -34,16 +38,34 @@ def rpc_code(code: str) -> int:
     return HUB_REFUSAL
 
 
-def agent_view(err: HubError) -> HubError:
+def agent_view(err: HubError, caller: Caller | None) -> HubError:
     """Missing and denied look the same to an agent: a project it cannot see is `forbidden`,
-    with the very message a missing one gets (the spec's tool code for both)."""
+    with the very message a missing one gets (the spec's tool code for both). The admin (an admin
+    token, or the standalone stdio server) may see everything, so there is no oracle to hide: a
+    missing project stays `not_found`."""
+    if caller is not None and caller.is_admin:
+        return err
     if err.code == "not_found" and err.message.startswith("project "):
         return HubError("forbidden", err.message, details=err.details)
     return err
 
 
+def error_result(err: HubError) -> CallToolResult:
+    """A failing tool call as MCP's tool execution error: a result the model reads."""
+    body = {"error": tool_error(err)}
+    text = f"{err.code}: {err.message}"
+    if err.retryable:
+        text += "\n(retryable: the same call may succeed later)"
+    text += "\n" + orjson.dumps(body).decode()
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=body,
+        is_error=True,
+    )
+
+
 def to_mcp_error(err: HubError, **extra: Any) -> MCPError:
-    """The JSON-RPC error for a failing known tool or method."""
+    """The JSON-RPC error for a failing resource read or custom method (never a tool call)."""
     data: dict[str, Any] = {"error": tool_error(err), **extra}
     return MCPError(code=rpc_code(err.code), message=f"{err.code}: {err.message}", data=data)
 
@@ -63,10 +85,5 @@ def resource_invalid(uri: str, message: str) -> MCPError:
 
 
 def unknown_tool(name: str) -> CallToolResult:
-    err = HubError("not_found", f"no tool named {name!r}; tools/list names every tool")
-    body = {"error": tool_error(err)}
-    return CallToolResult(
-        content=[TextContent(type="text", text=orjson.dumps(body).decode())],
-        structured_content=body,
-        is_error=True,
-    )
+    shown = name if len(name) <= 64 else name[:64] + "..."  # never echo a large value back
+    return error_result(HubError("not_found", f"no tool named {shown!r}; tools/list names every tool"))

@@ -167,26 +167,32 @@ class HubMcp:
             if tool.trailer:
                 result = await attach_trailer(call, result)
         except HubError as err:
-            err = errors.agent_view(err)
-            if call is not None:
-                await self._record(call, tool.name, params.arguments, err.code)
-            metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
-            metrics.failed_responses.labels(code=err.code).inc()
-            raise errors.to_mcp_error(err) from None
+            return await self._failed(call, tool.name, params.arguments, err)
         except MCPError:
             metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
             raise
         except Exception:
             log.exception("tool %s failed", tool.name)
-            metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
-            metrics.failed_responses.labels(code="internal").inc()
-            raise errors.to_mcp_error(HubError("internal", "the hub failed to answer this call")) from None
+            return await self._failed(call, tool.name, params.arguments,
+                                      HubError("internal", "the hub failed to answer this call"))
         metrics.tool_calls.labels(tool=tool.name, outcome="ok").inc()
         await self._record(call, tool.name, params.arguments, "ok")
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=orjson.dumps(result).decode())],
             structured_content=result,
         )
+
+    async def _failed(self, call: CallContext | None, name: str, arguments: dict[str, Any] | None,
+                      err: HubError) -> types.CallToolResult:
+        """A tool execution error: recorded, counted, and answered as an `isError` result the
+        model reads (MCP's convention; a JSON-RPC error's details never reach the model)."""
+        err = errors.agent_view(err, call.caller if call is not None else None)
+        if call is not None:
+            await self._record(call, name, arguments, err.code)
+        metrics = self.hub.metrics
+        metrics.tool_calls.labels(tool=name, outcome="error").inc()
+        metrics.failed_responses.labels(code=err.code).inc()
+        return errors.error_result(err)
 
     async def _record(self, call: CallContext, name: str, arguments: dict[str, Any] | None, outcome: str) -> None:
         """Replay: a call made in a session is recorded in its brain (session_start opens it, so not it)."""

@@ -93,21 +93,69 @@ class Tool:
         object.__setattr__(self, "_validator", Draft202012Validator(self.input_schema))
 
     def check_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The arguments as a dict, or `invalid_argument` naming the first problem."""
+        """The arguments as a dict, or `invalid_argument` naming the first problem (argument and
+        rule, never the offending value: it may be megabytes long)."""
         args = dict(arguments or {})
-        error = next(iter(sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))), None)
+        error = next(iter(sorted(self._validator.iter_errors(args), key=lambda e: list(map(str, e.path)))), None)
         if error is not None:
-            raise HubError("invalid_argument", _describe(error), details={"argument": _where(error)})
+            where, rule = _explain(error)
+            raise HubError("invalid_argument", f"argument {where}: {rule}", details={"argument": where})
         return args
 
 
-def _where(error: ValidationError) -> str:
-    return ".".join(str(p) for p in error.absolute_path) or "(arguments)"
+NAME_MAX = 64  # argument names are echoed; a name is the caller's own text, so it is cut too
 
 
-def _describe(error: ValidationError) -> str:
-    if error.validator == "additionalProperties":
-        return f"unknown argument: {error.message}"
-    if error.validator == "required":
-        return f"missing argument: {error.message}"
-    return f"argument {_where(error)}: {error.message}"
+def _name(part: object) -> str:
+    text = str(part)
+    return text if len(text) <= NAME_MAX else text[:NAME_MAX] + "..."
+
+
+def _where(error: ValidationError, member: object | None = None) -> str:
+    parts = [*error.absolute_path, *([member] if member is not None else [])]
+    return ".".join(_name(p) for p in parts) or "(arguments)"
+
+
+def _explain(error: ValidationError) -> tuple[str, str]:
+    """(which argument, which rule it breaks), built from the schema, not jsonschema's message:
+    that one quotes the instance."""
+    rule, value, instance = error.validator, error.validator_value, error.instance
+    if rule == "required" and isinstance(instance, Mapping):
+        missing = next((p for p in value if p not in instance), value[0])
+        return _where(error, missing), "missing (required)"
+    if rule == "additionalProperties" and isinstance(instance, Mapping):
+        known = error.schema.get("properties", {})
+        extra = next((k for k in instance if k not in known), "?")
+        return _where(error, extra), "unknown argument; tools/list gives this tool's arguments"
+    return _where(error), _rule(str(rule), value, error.schema)
+
+
+BOUNDS = {
+    "minLength": "must be at least {} characters long", "maxLength": "longer than {} characters",
+    "minimum": "must be at least {}", "maximum": "must be at most {}",
+    "exclusiveMinimum": "must be greater than {}", "exclusiveMaximum": "must be less than {}",
+    "minItems": "must have at least {} items", "maxItems": "must have at most {} items",
+    "minProperties": "must have at least {} members", "maxProperties": "must have at most {} members",
+}
+
+
+def _rule(rule: str, value: Any, schema: Mapping[str, Any]) -> str:
+    if rule in BOUNDS:
+        return BOUNDS[rule].format(value)
+    if rule == "type":
+        kinds = value if isinstance(value, list) else [value]
+        return "must be of type " + " or ".join(map(str, kinds))
+    if rule == "enum":
+        shown = ", ".join(repr(v) for v in value[:12])
+        return f"must be one of {shown}"
+    if rule == "const":
+        return f"must be {value!r}"
+    if rule == "pattern":
+        return f"must match the pattern {value}"
+    if rule == "uniqueItems":
+        return "items must be unique"
+    if rule == "format":
+        return f"must be a {value}"
+    if rule in ("oneOf", "anyOf"):
+        return f"matches none of the accepted forms: {schema.get('description', 'see tools/list')}"
+    return f"breaks the schema rule {rule!r}"

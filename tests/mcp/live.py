@@ -15,7 +15,7 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
@@ -92,3 +92,20 @@ def structured(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result
     assert isinstance(result.structured_content, dict)
     return result.structured_content
+
+
+def tool_error(result: CallToolResult, code: str) -> dict[str, Any]:
+    """A tool execution error's `error` object, after checking MCP's convention in full: an
+    `isError` result whose structured content is only the error, whose text starts with the code
+    and message, and which carries no trailer."""
+    assert result.is_error, result
+    body = result.structured_content
+    assert isinstance(body, dict) and set(body) == {"error"}, body
+    error = body["error"]
+    assert set(error) == {"code", "message", "retryable", "details"}, error
+    assert error["code"] == code, error
+    assert isinstance(error["message"], str) and isinstance(error["retryable"], bool)
+    assert isinstance(error["details"], dict)
+    block = result.content[0]
+    assert isinstance(block, TextContent) and block.text.startswith(f"{code}: {error['message']}")
+    return dict(error)

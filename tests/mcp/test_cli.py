@@ -33,9 +33,14 @@ async def test_call_exit_codes(tmp_path: Path, live: LiveHub) -> None:
     token = await live.make_agent("bot")
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
     code, out, err = await cli(env, "call", "feed_read", '{"project_id": "nowhere"}')
-    assert code == 1 and json.loads(out)["error"]["code"] == "forbidden" and "forbidden" in err
-    code, out, _ = await cli(env, "call", "no_such_tool")
+    assert code == 1 and json.loads(out)["error"]["code"] == "forbidden"
+    assert err.startswith("hub-cli call: forbidden: project 'nowhere'")
+    code, out, err = await cli(env, "call", "no_such_tool")
     assert code == 1 and json.loads(out)["error"]["code"] == "not_found"
+    assert err.startswith("hub-cli call: not_found: no tool named 'no_such_tool'")
+    code, out, err = await cli(env, "call", "signal_append", '{"summary": "no project"}')
+    assert code == 1 and json.loads(out)["error"]["details"] == {"argument": "project_id"}
+    assert err.startswith("hub-cli call: invalid_argument: argument project_id: missing (required)")
     assert (await cli(env, "call", "whoami", "{not json"))[0] == 2
     assert (await cli(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_bad"), "call", "whoami"))[0] == 77
     unreachable = cli_env(tmp_path, HUB_URL=f"http://127.0.0.1:{free_port()}", HUB_TOKEN=token)

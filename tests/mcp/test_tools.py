@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from tests.harness import ADMIN_TOKEN
-from tests.mcp.live import ERAS, LiveHub, structured
+from tests.mcp.live import ERAS, LiveHub, structured, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -41,21 +40,20 @@ async def test_errors_are_structured_and_missing_equals_denied(live: LiveHub, mo
     token = await live.make_agent("bot")
     await live.make_project("secret", confidential=True)
     async with live.client(token, mode=mode) as c:
-        unknown = await c.call_tool("no_such_tool", {})
-        assert unknown.is_error
-        assert unknown.structured_content["error"]["code"] == "not_found"
+        unknown = tool_error(await c.call_tool("no_such_tool", {}), "not_found")
+        assert unknown == {"code": "not_found", "retryable": False, "details": {},
+                           "message": "no tool named 'no_such_tool'; tools/list names every tool"}
         answers = []
         for project in ("secret", "missing"):
-            with pytest.raises(MCPError) as caught:
-                await c.call_tool("signal_append", {"project_id": project, "summary": "x"})
-            data = caught.value.error.data
-            assert caught.value.error.message.startswith("forbidden: ")
-            assert data["error"]["code"] == "forbidden" and data["error"]["retryable"] is False
-            answers.append(data["error"]["message"].replace(project, "P"))
+            error = tool_error(await c.call_tool("signal_append", {"project_id": project, "summary": "x"}),
+                               "forbidden")
+            assert error["retryable"] is False
+            answers.append({**error, "message": error["message"].replace(project, "P")})
         assert answers[0] == answers[1]
-        with pytest.raises(MCPError) as caught:
-            await c.call_tool("signal_append", {"project_id": "space-bot", "summary": "x", "bogus": 1})
-        assert caught.value.error.data["error"]["code"] == "invalid_argument"
+        bad = tool_error(await c.call_tool("signal_append", {"project_id": "space-bot", "summary": "x",
+                                                             "bogus": 1}), "invalid_argument")
+        assert bad["retryable"] is False and bad["details"] == {"argument": "bogus"}
+        assert bad["message"].startswith("argument bogus: unknown argument")
     r = await live.http.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert 'hub_mcp_tool_calls_total{outcome="error",tool="signal_append"}' in r.text
     assert 'hub_mcp_tool_calls_total{outcome="error",tool="unknown"}' in r.text
@@ -79,8 +77,7 @@ async def test_trailer_delivers_an_answer_exactly_once(live: LiveHub, mode: str)
         assert "Ship it?" in item["title"] and item["title"].startswith("Answered")
         # Delivered once: neither the next result nor an error carries it again.
         assert "notifications" not in structured(await bot.call_tool("whoami", {}))
-        with pytest.raises(MCPError):
-            await bot.call_tool("feed_read", {"project_id": "nope"})
+        tool_error(await bot.call_tool("feed_read", {"project_id": "nope"}), "forbidden")
         assert "notifications" not in structured(await bot.call_tool("whoami", {}))
 
 
@@ -89,9 +86,7 @@ async def test_error_results_carry_no_trailer_and_keep_it_for_later(live: LiveHu
     async with live.client(token) as bot, live.client(ADMIN_TOKEN) as human:
         q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Go?"}))
         await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "go"})
-        with pytest.raises(MCPError) as caught:
-            await bot.call_tool("feed_read", {"project_id": "nope"})
-        assert "notifications" not in (caught.value.error.data or {})
+        tool_error(await bot.call_tool("feed_read", {"project_id": "nope"}), "forbidden")  # no trailer on it
         assert len(structured(await bot.call_tool("whoami", {}))["notifications"]["pending"]) == 1
 
 
@@ -127,9 +122,8 @@ async def test_subscriptions_deliver_matching_events_once(live: LiveHub, mode: s
         sub = structured(await a.call_tool("notify_subscribe", {"kinds": ["finished"], "project_id": "demo",
                                                                  "drop_own": True}))
         assert sub["cursor"] is None
-        with pytest.raises(MCPError) as caught:
-            await a.call_tool("notify_subscribe", {"kinds": []})
-        assert caught.value.error.data["error"]["code"] == "invalid_argument"
+        empty = tool_error(await a.call_tool("notify_subscribe", {"kinds": []}), "invalid_argument")
+        assert empty["details"] == {"argument": "kinds"}
         await a.call_tool("signal_append", {"project_id": "demo", "kind": "finished", "summary": "mine"})
         done = structured(await b.call_tool("signal_append", {"project_id": "demo", "kind": "finished",
                                                               "summary": "bob finished"}))
@@ -142,9 +136,7 @@ async def test_subscriptions_deliver_matching_events_once(live: LiveHub, mode: s
         listed = structured(await a.call_tool("notify_list", {}))["subscriptions"]
         assert [s["subscription_id"] for s in listed] == [sub["subscription_id"]]
         assert listed[0]["cursor"] == done["event_id"]
-        with pytest.raises(MCPError) as caught:
-            await b.call_tool("notify_unsubscribe", {"subscription_id": sub["subscription_id"]})
-        assert caught.value.error.data["error"]["code"] == "not_found"
+        tool_error(await b.call_tool("notify_unsubscribe", {"subscription_id": sub["subscription_id"]}), "not_found")
         gone = structured(await a.call_tool("notify_unsubscribe", {"subscription_id": sub["subscription_id"]}))
         assert gone["removed"] is True
 

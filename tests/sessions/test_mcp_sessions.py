@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 from tests.harness import ADMIN
 from tests.mcp.live import ERAS, LiveHub, structured
@@ -12,10 +11,11 @@ pytestmark = pytest.mark.anyio
 
 
 async def tool_error(client: object, name: str, args: dict[str, object]) -> dict[str, object]:
-    with pytest.raises(MCPError) as caught:
-        await client.call_tool(name, args)  # type: ignore[attr-defined]
-    error = caught.value.error.data["error"]
-    assert caught.value.error.message.startswith(error["code"] + ": ")
+    result = await client.call_tool(name, args)  # type: ignore[attr-defined]
+    assert result.is_error and isinstance(result.structured_content, dict)
+    error = result.structured_content["error"]
+    assert set(error) == {"code", "message", "retryable", "details"}
+    assert result.content[0].text.startswith(f"{error['code']}: {error['message']}")
     return dict(error)
 
 
