@@ -200,10 +200,10 @@ class Verdict:
         if not self.counts.get("SUCCESS"):
             self.problems.append("no check succeeded (no checks.json, or nothing ran)")
         for check in checks:
-            status, check_id = check.get("status"), str(check.get("id"))
-            if status == "FAILURE":
+            state, check_id = check.get("status"), str(check.get("id"))
+            if state == "FAILURE":
                 self.problems.append(f"{check_id} failed: {why(check)}")
-            elif status == "SKIPPED" and (check_id, version or "") not in NOT_APPLICABLE:
+            elif state == "SKIPPED" and (check_id, version or "") not in NOT_APPLICABLE:
                 self.problems.append(f"{check_id} skipped: {why(check)}")
 
     @property
