@@ -56,6 +56,7 @@ HUB_KEYS: Final[dict[str, Key]] = {
     "prune_undo_secs": _k(int, 60, "HUB_PRUNE_UNDO_SECS"),
     "open_stores_max": _k(int, 64, "HUB_OPEN_STORES_MAX"),
     "store_idle_secs": _k(float, 60.0, "HUB_STORE_IDLE_SECS"),
+    "streams_per_token": _k(int, 8, "HUB_STREAMS_PER_TOKEN"),
 }
 
 CLIENT_KEYS: Final[dict[str, Key]] = {
@@ -111,6 +112,7 @@ class HubSettings:
     prune_undo_secs: int = 60
     open_stores_max: int = 64
     store_idle_secs: float = 60.0
+    streams_per_token: int = 8  # open `GET /api/v1/stream` responses per token; 0: no cap
 
     @property
     def data_path(self) -> Path:
@@ -230,7 +232,7 @@ def validate(hub: HubSettings) -> None:
     if bool(hub.tls_cert) != bool(hub.tls_key):
         raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
     for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
-                 "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max"):
+                 "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "streams_per_token"):
         if getattr(hub, name) < 0:
             raise ConfigError(f"hub.{name} must not be negative")
     if hub.open_stores_max < 1:

@@ -22,7 +22,7 @@ from hubcore.errors import invalid, not_found
 from hubcore.services import ids
 from hubcore.services.access import visibility
 from hubcore.services.core import Core
-from hubcore.services.notifier import Change, Effects, Publisher
+from hubcore.services.notifier import Change, Effects, Publisher, owner_key
 
 STATUSES = ("unread", "read", "waiting", "resolved")
 WAITING_KINDS = ("question", "approval", "enrol_request")
@@ -279,7 +279,8 @@ class InboxService:
         Scoped to the caller's own questions, approvals and requests: returns their resolutions
         (answers, decisions, expiries) newer than `since`, else than the caller's durable wait
         cursor (seeded by its first waiting item), which a delivery advances. `wait_seconds`
-        0 polls once. Wakes on the notifier, never by polling the store.
+        0 polls once. Wakes on the notifier, never by polling the store. When the hub shuts down
+        the wait answers at once with what it found, and `shutdown: true` if that was nothing.
         """
         seconds, after, count = check_wait(wait_seconds), check_cursor(since, "since"), check_limit(limit)
         actor = caller.actor
@@ -291,13 +292,13 @@ class InboxService:
             return change.topic == "inbox" and change.resolved and change.owner == actor
 
         deadline = anyio.current_time() + seconds
-        with self.publisher.notifier.waiter(mine) as waiter:
+        with self.publisher.notifier.waiter(mine, [owner_key(actor)]) as waiter:
             while True:
                 waiter.reset()
                 await self.settle()
                 items = await self.core.store.read(lambda conn: self._resolved(conn, caller, after, count))
                 remaining = deadline - anyio.current_time()
-                if items or remaining <= 0:
+                if items or remaining <= 0 or waiter.shutdown:
                     break
                 with anyio.move_on_after(remaining):
                     await waiter.wait()
@@ -306,7 +307,10 @@ class InboxService:
             del item["_resolution"]
         if items and newest:
             await self._advance(actor, newest)
-        return {"items": items, "next_since": newest, "timed_out": not items}
+        result: dict[str, Any] = {"items": items, "next_since": newest, "timed_out": not items}
+        if waiter.shutdown and not items and remaining > 0:
+            result["shutdown"] = True  # cut short: the hub is stopping; call again once it is back
+        return result
 
     def _resolved(self, conn: sqlite3.Connection, caller: Caller, after: str | None,
                   limit: int) -> list[dict[str, Any]]:

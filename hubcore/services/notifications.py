@@ -39,7 +39,7 @@ from hubcore.services import events as ev
 from hubcore.services.access import readable_project, visibility
 from hubcore.services.core import Core
 from hubcore.services.inbox import advance_cursor, check_wait
-from hubcore.services.notifier import Change, Notifier
+from hubcore.services.notifier import Change, Notifier, feed_key, owner_key
 
 ATTENTION = "notify:attention"
 SUB_PREFIX = "notify:sub:"
@@ -234,7 +234,8 @@ class NotificationsService:
         return await self.core.store.execute(write)
 
     async def wait(self, caller: Caller, wait_seconds: Any = None) -> dict[str, Any]:
-        """Block until something is pending (then deliver it) or `wait_seconds` pass."""
+        """Block until something is pending (then deliver it) or `wait_seconds` pass. When the hub
+        shuts down the wait answers at once, with `shutdown: true` if nothing was pending."""
         seconds = check_wait(wait_seconds)
         actor = caller.actor
         subs = await self.core.store.read(lambda conn: _subscriptions(conn, actor))
@@ -244,22 +245,26 @@ class NotificationsService:
                 return change.resolved and change.owner == actor
             return any(s.matches(change) for s in subs)
 
+        keys = [owner_key(actor), *{feed_key(s.project_id) for s in subs}]
         deadline = anyio.current_time() + seconds
-        with self.notifier.waiter(wakes) as waiter:
+        with self.notifier.waiter(wakes, keys) as waiter:
             while True:
                 waiter.reset()
                 if self.settle is not None:
                     await self.settle()  # due deadlines resolve before a wait reads
                 drained = await self.drain(caller)
                 remaining = deadline - anyio.current_time()
-                if drained.items or remaining <= 0:
+                if drained.items or remaining <= 0 or waiter.shutdown:
                     break
                 with anyio.move_on_after(remaining):
                     await waiter.wait()
         trailer: dict[str, Any] = {"pending": drained.items}
         if drained.more:
             trailer["more"] = True
-        return {"timed_out": not drained.items, "notifications": trailer}
+        result: dict[str, Any] = {"timed_out": not drained.items, "notifications": trailer}
+        if waiter.shutdown and not drained.items and remaining > 0:
+            result["shutdown"] = True  # cut short: the hub is stopping; call again once it is back
+        return result
 
     async def subscribe(self, caller: Caller, *, kinds: Any, project_id: Any = None, actor: Any = None,
                         drop_own: Any = False) -> dict[str, Any]:

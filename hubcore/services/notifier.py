@@ -3,28 +3,39 @@
 Services publish `Change` records only after `store.execute` returned (the write is durable), so a
 woken waiter that re-reads the store always finds what woke it. Nothing here polls SQLite.
 
-Two ways to listen:
-- `waiter(match)`: a one-shot flag set by any published change `match` accepts. Register it
-  *before* reading the store and wait on it after, so a change that lands between the read and the
-  wait is not lost (`inbox_wait`, `notify_wait`).
-- `subscribe()`: every change, in order, into a bounded buffer (the stream). A listener too slow to
-  keep up loses the oldest ids, never blocks the publisher; ids are hints, the client re-reads.
+A write's cost must not grow with the number of listeners, so publishing does a fixed amount of
+work per change whoever listens:
+- `waiter(match, keys)`: a one-shot flag for `inbox_wait` and `notify_wait`. It is filed under the
+  keys of the changes it may care about (`owner_key`, `feed_key`), and a change is offered only to
+  the waiters filed under its own keys. Register it *before* reading the store and wait on it
+  after, so a change that lands between the read and the wait is not lost.
+- `open_stream(holder, limit)`: a `Reader` for one `GET /api/v1/stream`. Every change goes once
+  into a shared ring (`ChangeLog`) and one shared event is set per published batch; a reader holds
+  only its position in the ring, and when it runs it takes everything past that position at once.
+  A reader that fell further behind than the ring holds is told to refresh instead of replaying.
+
+`close()` (shutdown) ends every reader and answers every waiter, present and future, at once.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from functools import cached_property
+from typing import Any, Literal, Protocol, cast
+from weakref import WeakSet
 
 import anyio
+import orjson
 
+from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 
 Topic = Literal["feed", "inbox"]
-SUBSCRIPTION_BUFFER = 4096
+LOG_CAPACITY = 4096
+STREAM_RETRY_AFTER_SECS = 5
+ANY_PROJECT = "*"
 
 
 @dataclass(frozen=True)
@@ -43,15 +54,40 @@ class Change:
     owner: str = ""
     resolved: bool = False
 
+    @cached_property
+    def ids(self) -> bytes:
+        """`{"project_id", "event_id"}` as JSON: what a stream hands on, rendered once per change
+        however many streams hand it on."""
+        return orjson.dumps({"project_id": self.project_id, "event_id": self.event_id})
+
+
+def owner_key(actor: str) -> Hashable:
+    """The key of a waiter that cares about inbox changes to `actor`'s own items."""
+    return ("inbox", actor)
+
+
+def feed_key(project_id: str | None) -> Hashable:
+    """The key of a waiter that cares about feed events in one project (None: in every project)."""
+    return ("feed", project_id or ANY_PROJECT)
+
+
+def _keys(change: Change) -> tuple[Hashable, ...]:
+    if change.topic == "inbox":
+        return (owner_key(change.owner),)
+    return (feed_key(change.project_id), feed_key(None))
+
 
 class Waiter:
-    """A flag one listener waits on; set by the first matching change after `reset`."""
+    """A flag one listener waits on; set by the first matching change after `reset`, and for good
+    by shutdown (`shutdown` then says why it woke)."""
 
     def __init__(self, match: Callable[[Change], bool]) -> None:
         self.match = match
         self._event = anyio.Event()
+        self.shutdown = False
 
-    def wake(self) -> None:
+    def close(self) -> None:
+        self.shutdown = True
         self._event.set()
 
     def offer(self, change: Change) -> None:
@@ -66,45 +102,85 @@ class Waiter:
         return self._event.is_set()
 
     def reset(self) -> None:
-        if self._event.is_set():
+        if self._event.is_set() and not self.shutdown:
             self._event = anyio.Event()
 
 
-class Subscription:
-    """Every change in order, buffered up to `size`; the oldest are dropped past it."""
+class ChangeLog:
+    """The last `capacity` changes in a fixed ring, numbered from 0 in the order published."""
 
-    def __init__(self, size: int = SUBSCRIPTION_BUFFER) -> None:
-        self._items: deque[Change] = deque(maxlen=size)
-        self._event = anyio.Event()
-        self.dropped = 0
-        self.closed = False  # the hub is shutting down: the listener should finish
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._slots: list[Change | None] = [None] * capacity
+        self.head = 0  # how many changes were ever appended: the next one's number
+
+    def append(self, change: Change) -> None:
+        self._slots[self.head % self.capacity] = change
+        self.head += 1
+
+    def since(self, position: int) -> list[Change] | None:
+        """The changes numbered `position` and later, oldest first; None when some of them were
+        already overwritten."""
+        count = self.head - position
+        if count > self.capacity:
+            return None
+        if count <= 0:
+            return []
+        start, end = position % self.capacity, self.head % self.capacity
+        slots = self._slots[start:end] if start < end else self._slots[start:] + self._slots[:end]
+        return cast("list[Change]", slots)  # every slot in that range was written
+
+
+class Reader:
+    """One stream's place in the shared change log. It holds a position, never its own copy of
+    the changes, so its memory is bounded however far behind it falls."""
+
+    def __init__(self, notifier: Notifier, holder: str) -> None:
+        self._notifier = notifier
+        self.holder = holder
+        self.position = notifier.log.head  # a new stream hears of changes from now on
+
+    @property
+    def closed(self) -> bool:
+        """The hub is shutting down: the stream should end its response."""
+        return self._notifier.closed
+
+    async def wait(self, timeout: float) -> None:
+        """Return once a change lies past this reader's position, at shutdown, or after `timeout`."""
+        await self._notifier.changed_after(self.position, timeout)
+
+    def take(self) -> list[Change] | None:
+        """Everything published since the last take, oldest first, and move past it; None when
+        the reader fell behind further than the log holds (it skips to the present)."""
+        changes = self._notifier.log.since(self.position)
+        self.position = self._notifier.log.head
+        return changes
+
+    async def pause(self, seconds: float) -> None:
+        """Sleep `seconds`, cut short by shutdown."""
+        await self._notifier.until_closed(seconds)
 
     def close(self) -> None:
-        self.closed = True
-        self._event.set()
+        self._notifier.release(self)
 
-    def push(self, change: Change) -> None:
-        if len(self._items) == self._items.maxlen:
-            self.dropped += 1
-        self._items.append(change)
-        self._event.set()
+    def __enter__(self) -> Reader:
+        return self
 
-    async def wait(self) -> None:
-        await self._event.wait()
-
-    def drain(self) -> list[Change]:
-        items = list(self._items)
-        self._items.clear()
-        self._event = anyio.Event()
-        return items
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class Notifier:
-    """Fan-out of committed changes to waiters and subscriptions. No module-level state."""
+    """Hands committed changes to waiters and stream readers. No module-level state."""
 
-    def __init__(self) -> None:
-        self._waiters: set[Waiter] = set()
-        self._subscriptions: set[Subscription] = set()
+    def __init__(self, capacity: int = LOG_CAPACITY) -> None:
+        self.log = ChangeLog(capacity)
+        self._waiters: dict[Hashable, set[Waiter]] = {}
+        self._waiting = 0
+        self._readers: dict[str, WeakSet[Reader]] = {}  # holder -> its open streams
+        # Set once per published batch, then replaced; created only when a reader waits on it.
+        self._changed: anyio.Event | None = None
+        self._closing: anyio.Event | None = None
         self.published = 0
         self.closed = False
         # Parts of the hub that must see every change (not listeners: they hold no request open).
@@ -115,53 +191,100 @@ class Notifier:
         self._observers.append(observer)
 
     def close(self) -> None:
-        """Shutdown: end every subscription (streams finish their response) and wake every waiter,
-        so in-flight requests complete within the server's grace window instead of timing out."""
+        """Shutdown: every stream ends its response and every wait, present or future, answers at
+        once, so in-flight requests finish now instead of holding the server's grace window."""
         self.closed = True
-        for sub in list(self._subscriptions):
-            sub.close()
-        for waiter in list(self._waiters):
-            waiter.wake()
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                waiter.close()
+        for event in (self._changed, self._closing):
+            if event is not None:
+                event.set()
+        self._changed = self._closing = None
 
     def publish(self, changes: Iterable[Change]) -> None:
-        """Hand committed changes to every listener. Call from the event loop, after the commit."""
+        """Hand committed changes on. Call from the event loop, after the commit. The work is per
+        change, never per listener: a change is offered only to the waiters filed under its keys,
+        and the readers share one wake-up per batch."""
         batch = list(changes)
         if not batch:
             return
         self.published += len(batch)
-        for waiter in list(self._waiters):
-            for change in batch:
-                waiter.offer(change)
-        for sub in list(self._subscriptions):
-            for change in batch:
-                sub.push(change)
+        for change in batch:
+            self.log.append(change)
+            for key in _keys(change):
+                for waiter in self._waiters.get(key, ()):
+                    waiter.offer(change)
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
         for observer in self._observers:
             for change in batch:
                 observer(change)
 
     @contextmanager
-    def waiter(self, match: Callable[[Change], bool]) -> Iterator[Waiter]:
+    def waiter(self, match: Callable[[Change], bool], keys: Iterable[Hashable]) -> Iterator[Waiter]:
+        """A waiter offered the changes filed under `keys` (`owner_key`, `feed_key`) that `match`
+        accepts; already fired for good when the hub is shutting down."""
         w = Waiter(match)
-        self._waiters.add(w)
+        if self.closed:
+            w.close()
+        filed = set(keys)
+        for key in filed:
+            self._waiters.setdefault(key, set()).add(w)
+        self._waiting += 1
         try:
             yield w
         finally:
-            self._waiters.discard(w)
+            self._waiting -= 1
+            for key in filed:
+                waiters = self._waiters.get(key)
+                if waiters is not None:
+                    waiters.discard(w)
+                    if not waiters:
+                        del self._waiters[key]
 
-    @contextmanager
-    def subscribe(self, size: int = SUBSCRIPTION_BUFFER) -> Iterator[Subscription]:
-        sub = Subscription(size)
+    def open_stream(self, holder: str, limit: int) -> Reader:
+        """A reader for one more stream of `holder` (one token); close it when the stream ends.
+        Past `limit` open streams (0: no limit) it is `rate_limited`. The slot frees when the
+        reader closes or, should its stream never run, when the reader is collected."""
+        open_now = self._readers.setdefault(holder, WeakSet())
+        if limit and len(open_now) >= limit:
+            raise HubError("rate_limited", f"at most {limit} open streams per token; close one first",
+                           retryable=True, headers={"Retry-After": str(STREAM_RETRY_AFTER_SECS)})
+        reader = Reader(self, holder)
+        open_now.add(reader)
+        return reader
+
+    def release(self, reader: Reader) -> None:
+        open_now = self._readers.get(reader.holder)
+        if open_now is not None:
+            open_now.discard(reader)
+            if not open_now:
+                del self._readers[reader.holder]
+
+    def streams_of(self, holder: str) -> int:
+        return len(self._readers.get(holder, ()))
+
+    async def changed_after(self, position: int, timeout: float) -> None:
+        if self.closed or self.log.head > position:
+            return
+        if self._changed is None:
+            self._changed = anyio.Event()
+        with anyio.move_on_after(timeout):
+            await self._changed.wait()
+
+    async def until_closed(self, timeout: float) -> None:
         if self.closed:
-            sub.close()
-        self._subscriptions.add(sub)
-        try:
-            yield sub
-        finally:
-            self._subscriptions.discard(sub)
+            return
+        if self._closing is None:
+            self._closing = anyio.Event()
+        with anyio.move_on_after(timeout):
+            await self._closing.wait()
 
     @property
     def listeners(self) -> int:
-        return len(self._waiters) + len(self._subscriptions)
+        return self._waiting + sum(len(r) for r in self._readers.values())
 
 
 class Poker(Protocol):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -12,11 +12,18 @@ import pytest
 
 from hubcore.caller import Caller
 from hubcore.hub import Hub
+from hubcore.services.notifier import Change, ChangeLog
 from hubhttp.api import stream as stream_module
-from tests.feed.conftest import ask, signal
+from tests.feed.conftest import ClientFactory, ask, signal
 from tests.harness import ADMIN_TOKEN, HubClient
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def no_coalescing_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streams rest between chunks so writes gather; the tests need not wait for that."""
+    monkeypatch.setattr(stream_module, "COALESCE_SECS", 0.0)
 
 
 class Stream:
@@ -37,6 +44,14 @@ class Stream:
         assert message["type"] == "http.response.body"
         return bytes(message.get("body", b""))
 
+    async def ended(self) -> bool:
+        """Whether the response finished (its last body message), skipping any chunks before."""
+        while True:
+            with anyio.fail_after(2):
+                message = await self._messages.receive()
+            if not message.get("more_body", False):
+                return True
+
     async def events(self, count: int) -> list[tuple[str, dict[str, Any]]]:
         """The next `count` SSE messages as (event name, data)."""
         found: list[tuple[str, dict[str, Any]]] = []
@@ -49,7 +64,7 @@ class Stream:
 
 
 @asynccontextmanager
-async def open_stream(client: HubClient, token: str | None) -> AsyncIterator[Stream]:
+async def open_stream(client: HubClient, token: str | None = ADMIN_TOKEN) -> AsyncIterator[Stream]:
     """A GET /api/v1/stream driven at the ASGI level (httpx's ASGI transport buffers whole bodies)."""
     headers = [(b"host", b"127.0.0.1:8080")]
     if token:
@@ -147,3 +162,66 @@ async def test_agent_visibility_is_read_once_per_unknown_project(client: HubClie
         True, False, False, True, False]
     assert reads == 2  # once at first, once for the first sight of "secret"
     assert await stream_module.Visible(hub, Caller.admin()).allows("secret") is True
+
+
+def sse_blocks(chunk: bytes) -> list[str]:
+    return [b for b in chunk.decode().split("\n\n") if b]
+
+
+async def test_changes_since_the_last_turn_go_out_as_one_chunk(client: HubClient, hub: Hub) -> None:
+    async with open_stream(client) as s:
+        assert await s.chunk() == b": connected\n\n"
+        # Published back to back, before the stream's task runs again: one turn, one chunk.
+        hub.notifier.publish([Change("feed", "proj", f"e{n}") for n in range(3)])
+        blocks = sse_blocks(await s.chunk())
+    assert blocks == [f'event: feed\ndata: {{"project_id":"proj","event_id":"e{n}"}}' for n in range(3)]
+
+
+async def test_a_stream_that_fell_behind_the_log_gets_one_refresh(client: HubClient, hub: Hub) -> None:
+    hub.notifier.log = ChangeLog(4)  # a small ring, so falling behind takes few changes
+    async with open_stream(client) as s:
+        await s.chunk()
+        hub.notifier.publish([Change("feed", "proj", f"e{n}") for n in range(10)])
+        assert await s.chunk() == b"event: refresh\ndata: {}\n\n"  # not a backlog of ten
+        hub.notifier.publish([Change("inbox", "proj", "after")])
+        assert await s.events(1) == [("inbox", {"project_id": "proj", "event_id": "after"})]
+
+
+async def test_streams_per_token_are_capped(client: HubClient, hub: Hub, bot: Caller) -> None:
+    cap = hub.settings.streams_per_token
+    assert cap == 8  # the default (DESIGN section 7)
+    token = client.bot_token  # type: ignore[attr-defined]
+    async with AsyncExitStack() as streams:
+        for _ in range(cap):
+            s = await streams.enter_async_context(open_stream(client, token))
+            assert s.status == 200
+        assert hub.notifier.listeners == cap
+        async with open_stream(client, token) as refused:
+            assert refused.status == 429 and refused.headers[b"retry-after"] == b"5"
+            problem = orjson.loads(await refused.chunk())
+        assert problem["code"] == "rate_limited" and "8 open streams" in problem["detail"]
+        assert hub.notifier.listeners == cap  # the refusal holds no slot
+        async with open_stream(client, ADMIN_TOKEN) as admin:  # another token has its own count
+            assert admin.status == 200
+    # Every stream closed: the count dropped, so the token may open streams again.
+    assert hub.notifier.listeners == 0
+    async with open_stream(client, token) as again:
+        assert again.status == 200
+
+
+async def test_closing_one_stream_frees_its_slot(make_client: ClientFactory) -> None:
+    async with make_client(streams_per_token=1) as client:
+        async with open_stream(client) as first:
+            assert first.status == 200
+            async with open_stream(client) as second:
+                assert second.status == 429
+        async with open_stream(client) as third:
+            assert third.status == 200
+
+
+async def test_shutdown_ends_every_stream(client: HubClient, hub: Hub) -> None:
+    async with open_stream(client) as s:
+        await s.chunk()
+        hub.begin_shutdown()
+        assert await s.ended()
+    assert hub.notifier.listeners == 0

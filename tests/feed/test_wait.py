@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Callable
+from typing import Any
+
 import anyio
 import pytest
 
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
-from hubcore.services.notifier import Change, Notifier
+from hubcore.services.notifier import Change, Notifier, feed_key, owner_key
 from tests.feed.conftest import approval, ask, signal
 from tests.harness import HubClient
 
@@ -17,21 +22,119 @@ HUMAN = Caller.admin()
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
-async def test_notifier_waiter_and_subscription(anyio_backend: str) -> None:
-    notifier = Notifier()
+async def test_notifier_waiter_and_reader(anyio_backend: str) -> None:
+    notifier = Notifier(capacity=2)
     change = Change("inbox", "p", "01", owner="bot", resolved=True)
-    with notifier.waiter(lambda c: c.owner == "bot") as waiter, notifier.subscribe(size=2) as sub:
+    reader = notifier.open_stream("admin", 0)
+    with notifier.waiter(lambda c: c.owner == "bot", [owner_key("bot")]) as waiter, reader:
         notifier.publish([Change("feed", "p", "00")])
         assert not waiter.fired
         notifier.publish([change])  # published before anyone waits: not lost
         with anyio.fail_after(1):
             await waiter.wait()
+        assert reader.take() == [Change("feed", "p", "00"), change]
         notifier.publish([Change("feed", "p", "02")])
         with anyio.fail_after(1):
-            await sub.wait()
-        assert [c.event_id for c in sub.drain()] == ["01", "02"] and sub.dropped == 1
+            await reader.wait(10)
+        assert [c.event_id for c in reader.take() or []] == ["02"]
+        notifier.publish([Change("feed", "p", f"1{n}") for n in range(3)])
+        assert reader.take() is None  # fell behind the ring: refresh, not a backlog
+        assert reader.take() == []
         assert notifier.listeners == 2
     assert notifier.listeners == 0
+
+
+async def test_a_change_is_offered_only_to_the_waiters_filed_under_its_keys() -> None:
+    notifier = Notifier()
+    offered: list[str] = []
+
+    def counting(name: str) -> Callable[[Change], bool]:
+        def match(change: Change) -> bool:
+            offered.append(name)
+            return False
+        return match
+
+    with contextlib.ExitStack() as stack:
+        for n in range(100):  # a hundred other agents waiting on their own items
+            stack.enter_context(notifier.waiter(counting(f"w{n}"), [owner_key(f"w{n}")]))
+        stack.enter_context(notifier.waiter(counting("mine"), [owner_key("bot")]))
+        stack.enter_context(notifier.waiter(counting("proj"), [feed_key("proj")]))
+        stack.enter_context(notifier.waiter(counting("any"), [feed_key(None)]))
+        for n in range(500):  # and streams
+            stack.enter_context(notifier.open_stream(f"agent:a{n}", 8))
+        notifier.publish([Change("inbox", "p", "01", owner="bot", resolved=True)])
+        assert offered == ["mine"]
+        offered.clear()
+        notifier.publish([Change("feed", "proj", "02"), Change("feed", "other", "03")])
+        assert sorted(offered) == ["any", "any", "proj"]
+
+
+def test_a_stream_that_never_ran_frees_its_slot() -> None:
+    notifier = Notifier()
+    reader = notifier.open_stream("agent:bot", 1)
+    with pytest.raises(HubError) as err:
+        notifier.open_stream("agent:bot", 1)
+    assert err.value.code == "rate_limited" and err.value.headers["Retry-After"]
+    del reader  # its response was dropped before the body ran: nothing closed it
+    gc.collect()
+    with notifier.open_stream("agent:bot", 1):
+        assert notifier.streams_of("agent:bot") == 1
+    assert notifier.streams_of("agent:bot") == 0
+
+
+def cursors(client: HubClient) -> list[tuple[Any, ...]]:
+    with client.db() as conn:
+        return [tuple(r) for r in conn.execute("SELECT * FROM actor_cursors ORDER BY actor, name, project_id")]
+
+
+async def test_shutdown_answers_a_waiting_inbox_wait_at_once(hub: Hub, bot: Caller, client: HubClient) -> None:
+    await ask(hub, bot)
+    before = cursors(client)
+    results: list[dict[str, Any]] = []
+
+    async def waiting() -> None:
+        results.append(await hub.inbox.wait(bot, 60))
+
+    with anyio.fail_after(5):  # a hang guard: without the fix this waits the full 60 s
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.wait_all_tasks_blocked()
+            hub.begin_shutdown()
+    (result,) = results
+    assert result["items"] == [] and result["timed_out"] is True and result["shutdown"] is True
+    # A wait that arrives while the hub is stopping answers at once too; neither wrote anything.
+    with anyio.fail_after(5):
+        assert (await hub.inbox.wait(bot, 60))["shutdown"] is True
+    assert cursors(client) == before
+
+
+async def test_shutdown_still_hands_over_what_is_there(hub: Hub, bot: Caller) -> None:
+    q = await ask(hub, bot)
+    await hub.questions.answer(HUMAN, q, "go")
+    hub.begin_shutdown()
+    result = await hub.inbox.wait(bot, 60)
+    assert [i["event_id"] for i in result["items"]] == [q] and "shutdown" not in result
+
+
+async def test_shutdown_answers_a_waiting_notify_wait_at_once(hub: Hub, bot: Caller) -> None:
+    await hub.notifications.subscribe(bot, kinds=["signal"], project_id="proj")
+    results: list[dict[str, Any]] = []
+
+    async def waiting() -> None:
+        results.append(await hub.notifications.wait(bot, 60))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.wait_all_tasks_blocked()
+            hub.begin_shutdown()
+    assert results == [{"timed_out": True, "notifications": {"pending": []}, "shutdown": True}]
+
+
+async def test_a_zero_wait_during_shutdown_is_an_ordinary_poll(hub: Hub, bot: Caller) -> None:
+    hub.begin_shutdown()
+    assert "shutdown" not in await hub.inbox.wait(bot, 0)
+    assert "shutdown" not in await hub.notifications.wait(bot, 0)
 
 
 async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, client: HubClient) -> None:
@@ -126,14 +229,13 @@ async def test_wait_seconds_edges_accepted(hub: Hub, bot: Caller) -> None:
 
 
 async def test_notifier_is_signalled_only_after_commit(hub: Hub, bot: Caller, client: HubClient) -> None:
-    seen: list[Change] = []
-    with hub.notifier.subscribe() as sub:
+    with hub.notifier.open_stream("test", 0) as reader:
         eid = await signal(hub, bot)
-        seen = sub.drain()
+        seen = reader.take()
         # By the time a listener hears of it, a fresh read connection finds it.
         with client.db() as conn:
             assert conn.execute("SELECT 1 FROM events WHERE id = ?", (eid,)).fetchone()
         with pytest.raises(HubError):
             await signal(hub, bot, text="x" * 2000)
-        assert sub.drain() == []
-    assert [(c.topic, c.event_id) for c in seen] == [("feed", eid)]
+        assert reader.take() == []
+    assert [(c.topic, c.event_id) for c in seen or []] == [("feed", eid)]
