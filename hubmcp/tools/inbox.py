@@ -127,7 +127,8 @@ TOOLS = (
             "Block until one of your own questions or approvals is resolved (answered, decided or "
             "expired), up to `wait_seconds` (default 30, at most 60; 0 checks once). Returns the "
             "resolved items and moves your wait cursor past them; `timed_out` is true when nothing "
-            "came. Call it again to keep waiting."
+            "came. Call it again to keep waiting. If the hub shuts down meanwhile it answers at once, "
+            "empty, with `shutdown: true`: call again once the hub is back."
         ),
         input_schema=inputs({
             "wait_seconds": WAIT_SECONDS,
@@ -138,6 +139,7 @@ TOOLS = (
             "items": {"type": "array", "items": ITEM},
             "next_since": {"type": ["string", "null"]},
             "timed_out": {"type": "boolean"},
+            "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
         }, ("items", "timed_out")),
         handler=inbox_wait,
         read_only=True,

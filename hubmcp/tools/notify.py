@@ -91,11 +91,14 @@ TOOLS = (
             "Block until something is pending for you (an answer or decision on your own questions "
             "and approvals, or an event matching a subscription), up to `wait_seconds` (default 30, "
             "at most 60; 0 checks once). Returns the items in `notifications.pending`, each delivered "
-            "once; `timed_out` is true when nothing came."
+            "once; `timed_out` is true when nothing came. If the hub shuts down meanwhile it answers "
+            "at once, empty, with `shutdown: true`: call again once the hub is back."
         ),
         input_schema=inputs({"wait_seconds": WAIT_SECONDS}),
-        output_schema=outputs({"timed_out": {"type": "boolean"}, "notifications": TRAILER},
-                              ("timed_out", "notifications")),
+        output_schema=outputs({
+            "timed_out": {"type": "boolean"}, "notifications": TRAILER,
+            "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
+        }, ("timed_out", "notifications")),
         handler=wait,
         trailer=False,
         waits=True,
