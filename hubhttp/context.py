@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -10,6 +11,7 @@ from quart import Response, current_app, request
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
+from hubcore.services import validate
 
 HUB_KEY = "agent_hub"
 
@@ -31,17 +33,21 @@ def no_content() -> Response:
     return Response(b"", status=204)
 
 
-async def json_body(*, default: Any = None) -> Any:
-    """The parsed JSON body; `default` when there is none (None means a body is required)."""
+async def json_body(*, default: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """The JSON object body; `default` when there is none (None means a body is required).
+
+    Every body the REST API takes is an object, so anything else is refused here, once.
+    """
     raw = await request.get_data(as_text=False)
     if not raw.strip():
         if default is not None:
             return default
         raise HubError("invalid_argument", "this route needs a JSON object body")
     try:
-        return orjson.loads(raw)
+        parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise HubError("invalid_argument", f"the body is not valid JSON: {exc}") from None
+    return validate.body_object(parsed)
 
 
 def query_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:

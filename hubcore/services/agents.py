@@ -71,7 +71,7 @@ class AgentsService:
         aid = validate.agent_id(body.get("id"))
         if aid in validate.RESERVED_AGENT_IDS:
             raise invalid(f"agent id {aid!r} is reserved", field="id")
-        name = validate.display_name(body["display_name"]) if body.get("display_name") is not None else aid
+        name = validate.optional_display_name(body.get("display_name")) or aid
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, too_large
 from hubcore.services import ids
 from hubcore.services.notifier import Effects
+from hubcore.services.validate import one_line
 
 KINDS = (
     "signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system",
@@ -49,10 +50,6 @@ class NewEvent:
     exempt: bool = False  # hub resolutions and audit records are never refused by the ceiling
 
 
-def one_line(value: str) -> bool:
-    return not any(ch in value for ch in "\r\n\x00")
-
-
 def check_summary(value: Any, payload: Mapping[str, Any], *, field: str = "summary") -> str:
     """The stored summary: trimmed, one line, at most 1024 characters.
 
@@ -61,8 +58,9 @@ def check_summary(value: Any, payload: Mapping[str, Any], *, field: str = "summa
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         body = payload.get("body")
-        if isinstance(body, str) and body.strip():
-            return body.strip().splitlines()[0].strip()[:SUMMARY_MAX]
+        first = body.strip().splitlines()[0].strip()[:SUMMARY_MAX] if isinstance(body, str) and body.strip() else ""
+        if first and one_line(first):  # only a NUL can survive splitlines, and no summary may hold one
+            return first
         raise invalid(f"{field} is required (or a string body to take it from)", field=field)
     if not isinstance(value, str):
         raise invalid(f"{field} must be a string", field=field)

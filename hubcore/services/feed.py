@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hubcore.caller import HUMAN, Caller
-from hubcore.errors import invalid
 from hubcore.services import events as ev
-from hubcore.services import ids
+from hubcore.services import ids, validate
 from hubcore.services.access import readable_project, visibility, visible_project_ids
 from hubcore.services.core import Core
 from hubcore.services.inbox import advance_cursor, check_cursor, check_limit, get_cursor
@@ -152,8 +151,7 @@ class FeedService:
         An id that is not an event of this project, or is not past the cursor, leaves it where
         it is and reports `advanced` false.
         """
-        if event_id is not None and not isinstance(event_id, str):
-            raise invalid("event_id must be a string", field="event_id")
+        event_id = validate.optional_string(event_id, field="event_id")
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             readable_project(conn, caller, project_id)

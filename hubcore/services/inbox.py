@@ -19,7 +19,7 @@ import orjson
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
-from hubcore.services import ids
+from hubcore.services import ids, validate
 from hubcore.services.access import visibility
 from hubcore.services.core import Core
 from hubcore.services.notifier import Change, Effects, Publisher, owner_key
@@ -93,11 +93,7 @@ def check_status(value: Any) -> str | None:
 
 
 def check_limit(value: Any, default: int = LIST_DEFAULT, maximum: int = LIST_MAX) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise invalid(f"limit must be an integer from 1 to {maximum}", field="limit")
-    return value
+    return default if value is None else validate.integer(value, field="limit", minimum=1, maximum=maximum)
 
 
 def check_cursor(value: Any, field: str) -> str | None:
@@ -247,8 +243,13 @@ class InboxService:
         self.publisher.publish(effects)
         return result
 
-    async def read_all(self, caller: Caller, project_id: str | None = None) -> dict[str, Any]:
-        """Mark every unread item read (optionally within one project); `marked` counts them."""
+    async def read_all(self, caller: Caller, project_id: Any = None) -> dict[str, Any]:
+        """Mark every unread item read (optionally within one project); `marked` counts them.
+
+        Only None means every project: any other value must be a project id, so a wrong type
+        (``[]``, ``""``, ``0``, ``false``) is refused instead of widening the action.
+        """
+        project_id = validate.optional_project_id(project_id, field="project_id")
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> tuple[int, Effects]:

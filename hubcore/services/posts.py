@@ -17,6 +17,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, invalid
 from hubcore.services import events as ev
+from hubcore.services import validate
 from hubcore.services.access import readable_project
 from hubcore.services.core import Core
 from hubcore.services.inbox import WAIT_CURSOR, insert_item, seed_cursor
@@ -72,10 +73,10 @@ def check_options(value: Any) -> list[str] | None:
     for raw in value:
         if not isinstance(raw, str):
             raise invalid("every option must be a string", field="options")
-        text = raw.strip()
-        if not text or not ev.one_line(text) or len(text) > OPTION_CHARS:
-            raise invalid(f"every option must be one non-blank line of at most {OPTION_CHARS} characters",
-                          field="options")
+        text = raw.strip()  # the limit applies to the stored, trimmed option
+        if not text or not validate.is_label(text) or len(text) > OPTION_CHARS:
+            raise invalid(f"every option must be one non-blank line of at most {OPTION_CHARS} characters "
+                          "without control characters", field="options", limit=OPTION_CHARS)
         if text in options:
             raise invalid(f"option {text!r} appears twice", field="options")
         options.append(text)
@@ -147,8 +148,9 @@ class PostsService:
         `thread_id` are equal. Options are stored trimmed as `payload.options`."""
         deadline = check_deadline("question", expires_in_seconds, on_expiry)
         merged = _object(payload)
-        if body is not None:
-            merged["body"] = body
+        text = validate.optional_string(body, field="body", blank=True)
+        if text is not None:
+            merged["body"] = text
         checked = check_options(options)
         if checked is not None:
             merged["options"] = checked
@@ -158,11 +160,11 @@ class PostsService:
 
     async def idea(self, caller: Caller, project_id: str, body: Any) -> dict[str, Any]:
         """`POST /projects/:id/ideas`: an idea, a needs-action signal that arrives unread."""
-        if not isinstance(body, Mapping):
-            raise invalid("request body must be a JSON object")
+        body = validate.body_object(body)
         payload = _object(body.get("payload"))
-        if body.get("body") is not None:
-            payload["body"] = body["body"]
+        text = validate.optional_string(body.get("body"), field="body", blank=True)
+        if text is not None:
+            payload["body"] = text
         post = self._check(project_id, "idea", body.get("summary"), payload, body.get("session_id"),
                            body.get("idempotency_key"), None)
         result = await self._append(caller, post)

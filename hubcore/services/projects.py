@@ -88,12 +88,10 @@ class ProjectsService:
         pid = validate.project_id(body.get("id"))
         if pid.startswith(validate.PERSONAL_PREFIX):
             raise invalid("project ids starting with 'space-' are reserved for personal spaces", field="id")
-        name = validate.display_name(body["display_name"]) if body.get("display_name") is not None else pid
-        confidential = validate.boolean(body.get("confidential", False), field="confidential")
-        policy = validate.choice(
-            body.get("artifact_password_policy", "optional"), PASSWORD_POLICIES,
-            field="artifact_password_policy",
-        )
+        name = validate.optional_display_name(body.get("display_name")) or pid
+        confidential = validate.optional_boolean(body.get("confidential"), field="confidential", default=False)
+        policy = validate.optional_choice(body.get("artifact_password_policy"), PASSWORD_POLICIES,
+                                          field="artifact_password_policy", default="optional")
         if caller.kind not in ("admin", "agent"):
             raise forbidden("creating a project needs a token")
         now = self.core.now()
@@ -121,15 +119,18 @@ class ProjectsService:
         body = validate.body_object(body)
         if "id" in body:
             raise invalid("a project's id cannot be changed; leave it out of the body", field="id")
+        # A member sent as null is left alone, like a member the body does not name.
         changes: dict[str, Any] = {}
-        if "display_name" in body:
+        if body.get("display_name") is not None:
             changes["display_name"] = validate.display_name(body["display_name"])
-        if "artifact_password_policy" in body:
+        if body.get("artifact_password_policy") is not None:
             changes["artifact_password_policy"] = validate.choice(
                 body["artifact_password_policy"], PASSWORD_POLICIES, field="artifact_password_policy"
             )
-        if "confidential" in body:
+        if body.get("confidential") is not None:
             changes["confidential"] = int(validate.boolean(body["confidential"], field="confidential"))
+        if changes.keys() - {"confidential"}:  # an agent may only hide a project it can see
+            require_admin(caller, "renaming a project or setting its password policy")
 
         effects, now = Effects(), self.core.now()
 

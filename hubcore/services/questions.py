@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -20,6 +20,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, too_large
 from hubcore.services import events as ev
+from hubcore.services import validate
 from hubcore.services.core import Core
 from hubcore.services.inbox import item_row
 from hubcore.services.notifier import Effects, Publisher
@@ -131,12 +132,10 @@ class QuestionsService:
         Only the human decides. The note is checked before anything else, so a refused note
         decides nothing.
         """
-        if not isinstance(body, Mapping):
-            raise invalid("request body must be a JSON object")
+        body = validate.body_object(body)
         note = check_note(body.get("note"))
-        if body.get("decision") not in DECISIONS:
-            raise invalid("decision must be approve or decline", field="decision")
-        decision, key = DECISIONS[body["decision"]], ev.check_key(body.get("idempotency_key"))
+        decision = DECISIONS[validate.choice(body.get("decision"), tuple(DECISIONS), field="decision")]
+        key = ev.check_key(body.get("idempotency_key"))
         if not caller.is_admin:
             raise forbidden("only the human decides approvals")
         payload: dict[str, Any] = {"body": decision_body(decision, note), "decision": decision}

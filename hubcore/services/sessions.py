@@ -44,23 +44,19 @@ def session_missing(ref: str) -> HubError:
 
 
 def check_name(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise invalid("name must be a non-empty string", field="name")
-    name = value.strip()
-    if len(name) > NAME_MAX or not validate.one_line(name):
-        raise invalid(f"name must be one line of at most {NAME_MAX} characters", field="name")
-    return name
+    return validate.label(value, field="name", max_chars=NAME_MAX)
 
 
 def check_handoff(value: Any) -> str | None:
-    if value is None:
+    """Trimmed (the limit applies to the stored note); blank means none."""
+    text = validate.optional_string(value, field="handoff", blank=True)
+    if text is None:
         return None
-    if not isinstance(value, str):
-        raise invalid("handoff must be a string", field="handoff")
-    if len(value) > HANDOFF_MAX:
-        raise HubError("payload_too_large", f"handoff is {len(value)} characters; the limit is {HANDOFF_MAX}",
+    note = text.strip()
+    if len(note) > HANDOFF_MAX:
+        raise HubError("payload_too_large", f"handoff is {len(note)} characters; the limit is {HANDOFF_MAX}",
                        details={"field": "handoff", "limit": HANDOFF_MAX})
-    return value.strip() or None
+    return note or None
 
 
 @dataclass(frozen=True)

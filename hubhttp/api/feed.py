@@ -45,8 +45,6 @@ async def project_feed(project_id: str) -> Response:
 @bp.post("/projects/<project_id>/feed/seen")
 async def feed_seen(project_id: str) -> Response:
     body = await json_body(default={})
-    if not isinstance(body, dict):
-        raise HubError("invalid_argument", "request body must be a JSON object")
     return json_response(await hub().feed.seen(caller(), project_id, body.get("event_id")))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
+from hubcore.services import validate
 from hubhttp.api.feed import optional_int
 from hubhttp.context import caller, hub, json_body, json_response
 
@@ -35,11 +36,9 @@ async def list_inbox() -> Response:
 @bp.post("/inbox/read-all")
 async def read_all() -> Response:
     body = await json_body(default={})
-    if not isinstance(body, dict):
-        raise HubError("invalid_argument", "request body must be a JSON object")
-    project = body.get("project_id") or request.args.get("project") or None
-    if project is not None and not isinstance(project, str):
-        raise HubError("invalid_argument", "project_id must be a string")
+    project = body.get("project_id")
+    if project is None and request.args.get("project"):
+        project = validate.project_id(request.args["project"], field="project")
     return json_response(await hub().inbox.read_all(caller(), project))
 
 
@@ -56,8 +55,6 @@ async def mark_unread(event_id: str) -> Response:
 @bp.post("/questions/<question_id>/answer")
 async def answer(question_id: str) -> Response:
     body = await json_body()
-    if not isinstance(body, dict):
-        raise HubError("invalid_argument", "request body must be a JSON object")
     result = await hub().questions.answer(caller(), question_id, body.get("body"),
                                           idempotency_key=body.get("idempotency_key"))
     return json_response(result)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from hubcore.services import validate
 from hubcore.services.sessions import SessionRef
 from hubhttp.context import caller, hub, json_body, json_response, query_int
 
@@ -24,7 +23,7 @@ async def get_session(session_id: str) -> Response:
 
 @bp.post("/<session_id>/end")
 async def end_session(session_id: str) -> Response:
-    body = validate.body_object(await json_body(default={}))
+    body = await json_body(default={})
     return json_response(await hub().sessions.end(caller(), session_id, body.get("handoff")))
 
 
