@@ -4,13 +4,21 @@ Reads of any readable session's brain (by id or by agent and name) touch nothing
 own session and never create a file; the file comes into being on the first write (an entry, or
 a tool call recorded for replay). Writes go through the brain file's own actor, opened on demand
 by the pool and closed when idle.
+
+The brain's actor is the authority on whether its session takes writes: a session that stops
+running (ended, pruned) seals its brain through the brain's mailbox, behind every write already
+queued, and each entry write checks the seal inside its own command. The seal is a row in the
+brain file, so it outlives the actor's idle close and a restart. Each seal command reads the
+session's row in hub.db as it runs and seals or unseals to match, so two lifecycle changes that
+race (end, then resume) leave the seal of the later one whatever order their commands arrive in.
 """
 
 from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +31,14 @@ from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.metrics import store_bytes
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
-from hubcore.services.sessions import SessionRef, SessionsService, find
+from hubcore.services.sessions import SessionRef, SessionsService, brain_seal, find, session_missing
 from hubcore.store import brain
 from hubcore.store.actor import StoreActor
+from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
 
 ARGUMENT_SUMMARY_MAX = 500
+ANY_SESSION = "*"  # the in-flight count of writes whose session id is not known yet
 STORES = ("session", "project")
 
 
@@ -79,6 +89,9 @@ class BrainsService:
         self.directory = directory
         self.sessions: SessionsService | None = None  # set by the hub once both exist
         self.writes = 0  # bumped by every brain write; storage memoisation keys on it
+        # Entry writes between their hub.db check and their reply, by session: a seal must go
+        # through the mailbox even when no file exists yet, or such a write would create one.
+        self._writing: dict[str, int] = {}
 
     # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
 
@@ -104,19 +117,35 @@ class BrainsService:
     async def write_entry(self, caller: Caller, *, path: Any, value: Any, store: Any, session: Any = None,
                           if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
         check_store(store, required=True)
-        row = await self._writable(caller, session, active)
-        return await self._put(caller, row["id"], path, value, if_version)
+        async with self._writer(caller, session, active) as session_id:
+            return await self._put(caller, session_id, path, value, if_version)
 
     async def delete_entry(self, caller: Caller, *, path: Any, store: Any, session: Any = None,
                            if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
         check_store(store, required=True)
-        row = await self._writable(caller, session, active)
-        return await self._delete(row["id"], path, if_version)
+        async with self._writer(caller, session, active) as session_id:
+            return await self._delete(session_id, path, if_version)
 
-    async def _writable(self, caller: Caller, session: Any, active: tuple[str, str] | None) -> Any:
+    @asynccontextmanager
+    async def _writer(self, caller: Caller, session: Any, active: tuple[str, str] | None) -> AsyncIterator[str]:
+        """The running session the caller owns, counted as written to until the block ends.
+
+        The count starts before hub.db is asked, so a session end that commits after the answer
+        sees the write in flight and seals through the mailbox (see `seal`). A session named by
+        agent and name has no id yet: it is counted as a write to any session.
+        """
         assert self.sessions is not None
         ref = SessionRef.parse(session, default_project=active[1] if active else None) if session else None
-        return await self.sessions.writable(caller, ref, active[0] if active else None)
+        key = ref.session_id if ref is not None else active[0] if active else None
+        key = key or ANY_SESSION
+        self._writing[key] = self._writing.get(key, 0) + 1
+        try:
+            row = await self.sessions.writable(caller, ref, active[0] if active else None)
+            yield str(row["id"])
+        finally:
+            self._writing[key] -= 1
+            if not self._writing[key]:
+                del self._writing[key]
 
     def path_of(self, session_id: str) -> Path:
         return self.directory / f"{session_id}.db"
@@ -138,7 +167,9 @@ class BrainsService:
 
     async def get(self, caller: Caller, session: SessionRef, path: Any) -> dict[str, Any]:
         row = await self._session(caller, session)
-        where = brain.canonical(path)
+        where = brain.canonical(path, allow_root=True)
+        if where in brain.NAMESPACES:  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
+            raise conflict(f"{where} is a directory, not an entry; list it instead")
         entry = await self._read(row["id"], lambda conn: brain.get(conn, where))
         if entry is None:
             raise not_found(f"no brain entry at {where}")
@@ -172,10 +203,13 @@ class BrainsService:
             raise brain.mismatch(None)  # refused without creating the file
         warnings = self._size_check(session_id, len(data))
         now, actor_label = self.core.now(), caller.actor
+
+        def write(conn: sqlite3.Connection) -> str:
+            self._require_unsealed(conn, session_id, now)
+            return brain.put(conn, where, data, if_version=condition, now=now, actor=actor_label)
+
         async with self.pool.use(session_id) as actor:
-            version = await actor.execute(
-                lambda conn: brain.put(conn, where, data, if_version=condition, now=now, actor=actor_label)
-            )
+            version = await actor.execute(write)
         self.writes += 1
         return {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
                 "session_id": session_id}
@@ -187,10 +221,59 @@ class BrainsService:
             if condition not in (None, brain.ABSENT):
                 raise brain.mismatch(None)
             raise not_found(f"no brain entry at {where}")
+        now = self.core.now()
+
+        def write(conn: sqlite3.Connection) -> None:
+            self._require_unsealed(conn, session_id, now)
+            brain.delete(conn, where, if_version=condition)
+
         async with self.pool.use(session_id) as actor:
-            await actor.execute(lambda conn: brain.delete(conn, where, if_version=condition))
+            await actor.execute(write)
         self.writes += 1
         return {"ok": True, "path": where, "session_id": session_id}
+
+    # -- the seal ------------------------------------------------------------------------------------
+
+    async def seal(self, session_id: str) -> None:
+        """Bring the brain's seal in line with its session's row, behind every write already queued.
+
+        Called after each hub.db change of whether the session runs (end, resume, adopt, prune,
+        undo). With no file and no write in flight nothing is sent: every later write is refused
+        by hub.db's check before it could create the file.
+        """
+        if not self.path_of(session_id).exists() and not self._in_flight(session_id):
+            return
+        now = self.core.now()
+        async with self.pool.use(session_id) as actor:
+            await actor.execute(lambda conn: self._sync_seal(conn, session_id, now))
+        self.writes += 1
+
+    def _in_flight(self, session_id: str) -> bool:
+        return bool(self._writing.get(session_id) or self._writing.get(ANY_SESSION))
+
+    def _sync_seal(self, conn: sqlite3.Connection, session_id: str, now: float) -> str | None:
+        """Seal or unseal as the session's row says now (read in hub.db from the brain's thread)."""
+        hub_db = connect(self.core.store.path, readonly=True)
+        try:
+            state = brain_seal(hub_db, session_id)
+        finally:
+            hub_db.close()
+        brain.set_seal(conn, state, now=now)
+        return state
+
+    def _require_unsealed(self, conn: sqlite3.Connection, session_id: str, now: float) -> None:
+        """Refuse an entry write to a sealed brain: the same answers as hub.db's check gives."""
+        state = self._current_seal(conn, session_id, now)
+        if state == brain.PRUNED:
+            raise session_missing(session_id)
+        if state is not None:
+            raise conflict(f"session {session_id} has ended; its brain is read-only")
+
+    def _current_seal(self, conn: sqlite3.Connection, session_id: str, now: float) -> str | None:
+        state = brain.seal_state(conn)
+        if state == brain.UNSYNCED:  # a file from before seals: learn its session's state once
+            state = self._sync_seal(conn, session_id, now)
+        return state
 
     def _size_check(self, session_id: str, incoming: int) -> builtins.list[str]:
         size = self.bytes_of(session_id) or 0
@@ -206,10 +289,15 @@ class BrainsService:
 
     async def record_call(self, session_id: str, tool: str, arguments: dict[str, Any], outcome: str) -> None:
         now, summary = self.core.now(), summarize(arguments)
+
+        def write(conn: sqlite3.Connection) -> None:
+            # An ended session still logs the call that ended it; a pruned one's file is going away.
+            if self._current_seal(conn, session_id, now) == brain.PRUNED:
+                raise session_missing(session_id)
+            brain.record_call(conn, at=now, tool=tool, arguments=summary, outcome=outcome)
+
         async with self.pool.use(session_id) as actor:
-            await actor.execute(
-                lambda conn: brain.record_call(conn, at=now, tool=tool, arguments=summary, outcome=outcome)
-            )
+            await actor.execute(write)
         self.writes += 1
 
     async def replay(self, caller: Caller, session_id: str) -> dict[str, Any]:
@@ -268,13 +356,16 @@ def _level_or_entry(conn: sqlite3.Connection, where: str) -> tuple[list[dict[str
 
 
 def _snapshot(source: Path, target: Path) -> None:
+    """Copy `source` to `target`, unsealed: the copy belongs to a new, running session."""
     target.parent.mkdir(parents=True, exist_ok=True)
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     try:
-        dst = sqlite3.connect(target)
+        dst = sqlite3.connect(target, isolation_level=None)
         try:
             src.backup(dst)
             dst.execute("PRAGMA journal_mode=WAL")
+            brain.setup(dst)  # a source from before seals gets the table (and `unsynced`) first
+            brain.set_seal(dst, None, now=0.0)  # the source may have ended while it was copied
         finally:
             dst.close()
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +109,14 @@ def find(conn: sqlite3.Connection, caller: Caller, ref: SessionRef) -> sqlite3.R
     return row
 
 
+def brain_seal(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The seal a session's brain should carry given its row: None while it runs, else why not."""
+    row = conn.execute("SELECT status, pruned_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None or row["pruned_at"] is not None:
+        return "pruned"  # a row gone after its undo window counts as pruned: its file is going too
+    return None if row["status"] == "active" else "ended"
+
+
 def lineage(row: sqlite3.Row) -> dict[str, Any] | None:
     """Where the session came from: adopted from an owner, or forked from a session."""
     if not row["lineage"]:
@@ -138,14 +146,18 @@ def render(row: sqlite3.Row, *, brain_bytes: int | None, full_handoff: bool = Fa
 
 
 class SessionsService:
-    """Session rows and lifecycle. `brain_bytes(session_id)` measures a brain file (None: unmeasurable)."""
+    """Session rows and lifecycle. `brain_bytes(session_id)` measures a brain file (None: unmeasurable);
+    `seal_brain(session_id)` brings the brain's seal in line with the row, through the brain's own
+    mailbox, after every change of whether the session runs (end, resume, adopt)."""
 
     def __init__(self, core: Core, publish: Callable[[Effects], None],
-                 brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any]) -> None:
+                 brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any],
+                 seal_brain: Callable[[str], Awaitable[None]]) -> None:
         self.core = core
         self._publish = publish
         self._brain_bytes = brain_bytes
         self._copy_brain = copy_brain
+        self._seal_brain = seal_brain
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -180,7 +192,9 @@ class SessionsService:
         result, fork_from = await self.core.store.execute(write)
         self._publish(effects)
         if fork_from is not None:
-            await self._copy_brain(fork_from, result["session_id"])
+            await self._copy_brain(fork_from, result["session_id"])  # the copy comes unsealed
+        elif result["started"] in ("resumed", "adopted"):
+            await self._seal_brain(result["session_id"])  # running (again): lift the end's seal
         result["brain_bytes"] = self._brain_bytes(result["session_id"])
         return result
 
@@ -286,8 +300,11 @@ class SessionsService:
             fresh = find(conn, caller, SessionRef(session_id=session_id))
             return render(fresh, brain_bytes=None, full_handoff=True)
 
+        # hub.db says ended first, then the seal is queued behind every brain write already sent;
+        # returning only after it commits means no write acknowledged from here on can land.
         result = await self.core.store.execute(write)
         self._publish(effects)
+        await self._seal_brain(session_id)
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
 

@@ -22,7 +22,32 @@ LISTING_MAX = 500
 ABSENT = "absent"
 
 
+SCHEMA_VERSION = 1
+"""The brain file's `PRAGMA user_version`: 1 added the seal. A file at 0 holding entries predates it."""
+
+ENDED, PRUNED, UNSYNCED = "ended", "pruned", "unsynced"
+"""Seal states. `unsynced`: a file from before the seal, whose session's state is not yet known."""
+
+
 def setup(conn: sqlite3.Connection) -> None:
+    """Create (or migrate) the brain's tables, in one transaction so a crash leaves it redoable."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        legacy = version == 0 and conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").fetchone() is not None
+        _create_tables(conn)
+        if legacy:  # written before seals existed: the first write learns the session's state
+            conn.execute("INSERT OR IGNORE INTO seal (id, state, at) VALUES (1, ?, NULL)", (UNSYNCED,))
+        if version < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _create_tables(conn: sqlite3.Connection) -> None:
     conn.execute(
         """CREATE TABLE IF NOT EXISTS entries (
             path TEXT PRIMARY KEY,
@@ -41,6 +66,29 @@ def setup(conn: sqlite3.Connection) -> None:
             outcome TEXT NOT NULL
         )"""
     )
+    # At most one row: present means entry writes are refused (the session ended or was pruned).
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS seal (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            state TEXT NOT NULL,
+            at REAL
+        )"""
+    )
+
+
+def seal_state(conn: sqlite3.Connection) -> str | None:
+    """`ended`, `pruned` or `unsynced` when sealed; None when the brain takes writes."""
+    row = conn.execute("SELECT state FROM seal WHERE id = 1").fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_seal(conn: sqlite3.Connection, state: str | None, *, now: float) -> None:
+    """Seal the brain in `state`, or lift the seal with None."""
+    if state is None:
+        conn.execute("DELETE FROM seal")
+    else:
+        conn.execute("""INSERT INTO seal (id, state, at) VALUES (1, ?, ?)
+                        ON CONFLICT (id) DO UPDATE SET state = excluded.state, at = excluded.at""", (state, now))
 
 
 def version_of(value: bytes) -> str:

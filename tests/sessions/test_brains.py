@@ -202,3 +202,17 @@ async def test_replay_records_calls_oldest_first(client: HubClient, hub: Hub) ->
     assert "1000 chars" in events[0]["arguments"] and len(events[0]["arguments"]) < 300
     await hub.brains.remove(sid)
     assert (await client.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)).json()["events"] == []
+
+
+async def test_a_namespace_root_read_as_an_entry_is_a_directory(client: HubClient, hub: Hub) -> None:
+    active = await started(hub)
+    sid = active[0]
+    for written in (False, True):
+        for root in ("/kv", "/fs", "/kv/", "/fs/", "/fs/./", "/kv/a/.."):
+            r = await client.get(f"/api/v1/sessions/{sid}/brain/entry", params={"path": root}, headers=ADMIN)
+            assert_problem(r, 409, "conflict")
+            assert "directory" in r.json()["detail"]
+        assert brain_file(hub, sid).exists() is written  # the refusal created no file
+        await hub.brains.write_entry(ALICE, path="/kv/a", value="1", store="session", active=active)
+    r = await client.get(f"/api/v1/sessions/{sid}/brain/entry", params={"path": "/kv/a"}, headers=ADMIN)
+    assert r.status_code == 200 and r.json()["content"] == "1"
