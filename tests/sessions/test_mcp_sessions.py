@@ -61,6 +61,18 @@ async def test_session_brain_and_replay_over_mcp(live: LiveHub, mode: str) -> No
                      ("session_end", "ok"), ("brain_put", "ok")]
 
 
+async def test_brain_get_of_a_namespace_root_is_a_directory_conflict(live: LiveHub) -> None:
+    alice = await live.make_agent("alice")
+    await live.make_project("web")
+    async with live.client(alice) as c:
+        structured(await c.call_tool("session_start", {"project_id": "web", "name": "task"}))
+        structured(await c.call_tool("brain_put", {"path": "/kv/a", "value": "1", "store": "session"}))
+        for root in ("/kv", "/fs", "/kv/", "/fs/"):
+            err = await tool_error(c, "brain_get", {"path": root})
+            assert err["code"] == "conflict" and "directory" in str(err["message"])
+        assert structured(await c.call_tool("brain_get", {"path": "/kv/a"}))["content"] == "1"
+
+
 async def test_tools_are_listed_with_schemas(live: LiveHub) -> None:
     token = await live.make_agent("alice")
     async with live.client(token) as c:
