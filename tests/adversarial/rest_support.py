@@ -1,0 +1,34 @@
+"""Shared setup for the REST body tests: a seeded hub, and a snapshot of everything stored."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hubcore.caller import Caller
+from hubcore.hub import Hub
+from tests.harness import HubClient
+
+ALICE = Caller.agent("alice")
+HUMAN = Caller.admin()
+
+
+async def seed(client: HubClient) -> dict[str, str]:
+    """alice and bob, the project `web` with an unread idea, an open question and approval, and two
+    running sessions of alice's; returns their ids."""
+    await client.make_agent("alice")
+    await client.make_agent("bob")
+    await client.make_project("web")
+    hub: Hub = client.app.hub
+    idea = await hub.posts.idea(HUMAN, "web", {"summary": "Try this"})
+    question = await hub.posts.question_post(ALICE, "web", "Which way?")
+    approval = await hub.posts.signal_append(ALICE, "web", "approval", summary="Ship it?")
+    session = await hub.sessions.start(ALICE, "web", "one")
+    other = await hub.sessions.start(ALICE, "web", "two")
+    return {"idea": idea["event_id"], "question": question["question_id"], "approval": approval["event_id"],
+            "session": session["session_id"], "other": other["session_id"]}
+
+
+def snapshot(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """Every row of every table (inbox states, cursors and the id high-water mark included)."""
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return {t: sorted(repr(tuple(row)) for row in conn.execute(f'SELECT * FROM "{t}"')) for t in tables}
