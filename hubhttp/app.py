@@ -33,7 +33,7 @@ def _metrics(app: Quart) -> HubMetrics | None:
 
 
 def create_app() -> Quart:
-    app = Quart("agent_hub")
+    app = Quart("agent_hub", static_folder=None)  # no implicit /static route outside the access table
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp,

@@ -22,6 +22,7 @@ from hubhttp.bootstrap import RENDERER_KEY
 from hubhttp.context import HUB_KEY
 from hubhttp.gate import Gate, Message, Receive, Scope, Send
 from hubhttp.problems import send_problem
+from hubhttp.routing import Access, RouteAccess
 from hubmcp.http import McpEndpoint, create_endpoint
 
 MCP_PATH = "/mcp"
@@ -36,7 +37,8 @@ class HubASGI:
         self.quart = create_app()
         self._hub: Hub | None = None
         self._mcp: McpEndpoint | None = None
-        self._gate = Gate(self._route, self._current_hub)
+        # The gate judges the route `_route` will run: /mcp here, everything else by Quart's URL map.
+        self.gate = Gate(self._route, self._current_hub, RouteAccess(self.quart, {MCP_PATH: Access.TOKEN}))
         self.on_started: list[Callable[[Hub], None]] = []
 
     def begin_shutdown(self) -> None:
@@ -71,7 +73,7 @@ class HubASGI:
                 metrics.http_requests.labels(method=method, status_class=status_class).inc()
             await send(message)
 
-        await self._gate(scope, receive, counted_send)
+        await self.gate(scope, receive, counted_send)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["path"] == MCP_PATH and self._mcp is not None:

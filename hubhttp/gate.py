@@ -1,23 +1,33 @@
 """The global HTTP rules, applied before any handler sees a request.
 
-In order: an unreadable path or query string is 400; the admin gate answers 401 before a byte of
-the body is read; a body that is not JSON (where JSON is required) is 415; a body over 4 MiB is 413,
-decided from Content-Length when present and otherwise while streaming, so nothing past the limit is
-ever buffered and no handler runs. The resolved `Caller` rides in the ASGI scope under `hub.caller`.
+In order: an unreadable path or query string is 400, and so is any target but an origin-form path
+with single slashes and no dot segments (refused, not normalised: what is checked is then exactly what
+the router dispatches on); the admin gate answers 401 before a byte of the body is read, judging the
+route that will actually run (`hubhttp.routing`); a body that is not JSON (where JSON is required) is
+415; a body over 4 MiB is 413, decided from Content-Length when present and otherwise while
+streaming, so nothing past the limit is ever buffered and no handler runs; a body that arrives slower
+than the floor pace is 408. A refusal sent while a body is still unread says `Connection: close` on
+HTTP/1.x, so the unread bytes are never parsed as a next request. The resolved `Caller` rides in the
+ASGI scope under `hub.caller`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
-from enum import Enum
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
+import anyio
+
 from hubcore.caller import Caller
+from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubhttp.problems import send_problem
+from hubhttp.routing import Access
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -31,26 +41,7 @@ PAGE_WRITE_RE = re.compile(r"^/api/v1/projects/[^/]+/kb/pages/.+$")
 PAGE_TYPES = ("application/json", "text/markdown", "text/plain")
 
 
-class Access(Enum):
-    PUBLIC = "public"
-    TOKEN = "token"  # the admin token or any active agent token
-    ADMIN = "admin"
-
-
-def access_for(path: str, method: str) -> Access:
-    """Who may call a route. Unknown paths under the gated prefixes are gated too, so probing the
-    control surface without a token learns nothing."""
-    if path == "/mcp" or path.startswith("/mcp/"):
-        return Access.TOKEN
-    if path == "/metrics":
-        return Access.ADMIN
-    if not path.startswith("/api/"):
-        return Access.PUBLIC
-    if path in ("/api/v1/enrol", "/api/v1/enrol/status"):
-        return Access.PUBLIC
-    if path in ("/api/v1/projects", "/api/v1/stream"):
-        return Access.TOKEN
-    return Access.ADMIN
+AccessRule = Callable[[Scope], Access]
 
 
 def _bad(message: str) -> HubError:
@@ -58,19 +49,39 @@ def _bad(message: str) -> HubError:
 
 
 def check_target(scope: Scope) -> None:
-    """400 for a path or query string that does not decode."""
+    """400 for a path or query string that does not decode, or a target not in canonical form."""
     raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+    raw_target = raw_path.split(b"?", 1)[0]
     try:
-        decoded = unquote_to_bytes(raw_path.split(b"?", 1)[0]).decode("utf-8")
+        decoded = unquote_to_bytes(raw_target).decode("utf-8")
     except UnicodeDecodeError:
         raise _bad("the request path is not valid UTF-8") from None
     if any(ord(c) < 0x20 or c == "\x7f" for c in decoded):
         raise _bad("the request path holds a control character")
+    if not (canonical(raw_target) and canonical(str(scope["path"]).encode("utf-8", "surrogateescape"))):
+        raise _bad("the request target must be a path starting with one '/', with single slashes, "
+                   "no '.' or '..' segments and no encoded slashes")
     query: bytes = scope.get("query_string", b"")
     try:
         parse_qsl(query.decode("ascii"), keep_blank_values=True, errors="strict")
     except (UnicodeDecodeError, ValueError):
         raise _bad("the query string cannot be read") from None
+
+
+def canonical(target: bytes) -> bool:
+    """An origin-form path with single slashes: no absolute form, no empty segment before the last,
+    no dot segment (plain or percent-encoded), no percent-encoded slash. Such targets are refused
+    rather than normalised, so the path the gate judges is the path the router dispatches on."""
+    if not target.startswith(b"/"):
+        return False
+    segments = target[1:].split(b"/")
+    for index, segment in enumerate(segments):
+        plain = unquote_to_bytes(segment)
+        if plain in (b".", b"..") or b"/" in plain:
+            return False
+        if not segment and index < len(segments) - 1:
+            return False  # `//`
+    return True
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -116,18 +127,56 @@ def too_large() -> HubError:
     return HubError("payload_too_large", f"the request body is over the {MAX_BODY}-byte limit")
 
 
-async def read_capped(receive: Receive, limit: int) -> bytes:
-    """The whole body, or `payload_too_large` as soon as it passes `limit` (the rest is not read)."""
+@dataclass(frozen=True)
+class BodyPace:
+    """The slowest body the hub waits for. A body is cut when no byte arrives for `idle_secs`, or
+    when, past the first `grace_secs`, fewer than `min_rate` bytes a second have arrived on average
+    since reading began; a trickle of one byte just inside the idle window still meets the floor.
+    Zero turns a rule off."""
+
+    idle_secs: float
+    min_rate: float
+    grace_secs: float
+
+    @classmethod
+    def from_settings(cls, settings: HubSettings) -> BodyPace:
+        return cls(settings.body_idle_secs, settings.body_min_rate, settings.body_grace_secs)
+
+    def deadline(self, started: float, last: float, size: int) -> float:
+        """The moment the body becomes too slow if nothing more arrives."""
+        by_rate = started + self.grace_secs + size / self.min_rate if self.min_rate > 0 else math.inf
+        by_idle = last + self.idle_secs if self.idle_secs > 0 else math.inf
+        return min(by_idle, by_rate)
+
+
+def too_slow(pace: BodyPace) -> HubError:
+    return HubError(
+        "invalid_argument",
+        f"the request body arrived too slowly (nothing for {pace.idle_secs:g} s, or under "
+        f"{pace.min_rate:g} bytes a second after {pace.grace_secs:g} s)",
+        status=408,
+    )
+
+
+async def read_capped(receive: Receive, limit: int, pace: BodyPace) -> bytes:
+    """The whole body; `payload_too_large` as soon as it passes `limit`, or the 408 refusal as soon
+    as it falls behind `pace` (the rest is not read)."""
     chunks: list[bytes] = []
     size = 0
+    started = last = anyio.current_time()
     while True:
-        message = await receive()
+        with anyio.move_on_after(pace.deadline(started, last, size) - anyio.current_time()) as timer:
+            message = await receive()
+        if timer.cancelled_caught:
+            raise too_slow(pace)
         if message["type"] == "http.disconnect":
             raise HubError("invalid_argument", "the client went away before sending its body")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise too_large()
+        if chunk:
+            last = anyio.current_time()
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
@@ -147,12 +196,33 @@ def replay(body: bytes, receive: Receive) -> Receive:
     return inner
 
 
-class Gate:
-    """ASGI middleware enforcing the global rules in front of `app`."""
+def _closing(send: Send) -> Send:
+    """`send` with `Connection: close` on the response: the request's body is not (all) read, and
+    the connection must not go on to parse what is left of it as a next request."""
 
-    def __init__(self, app: ASGIApp, hub: Callable[[], Hub]) -> None:
+    async def inner(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+        await send(message)
+
+    return inner
+
+
+def _body_expected(scope: Scope) -> bool:
+    try:
+        return _has_body(scope)
+    except HubError:
+        return True  # an unreadable Content-Length: assume bytes follow
+
+
+class Gate:
+    """ASGI middleware enforcing the global rules in front of `app`. `access` names the access
+    the route the request will reach needs (see `hubhttp.routing.RouteAccess`)."""
+
+    def __init__(self, app: ASGIApp, hub: Callable[[], Hub], access: AccessRule) -> None:
         self.app = app
         self.hub = hub
+        self.access = access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         hub = self.hub()
@@ -164,15 +234,18 @@ class Gate:
             if length is not None and length > MAX_BODY:
                 raise too_large()
             if scope["method"] in BODY_METHODS and _has_body(scope):
-                receive = replay(await read_capped(receive, MAX_BODY), receive)
+                body = await read_capped(receive, MAX_BODY, BodyPace.from_settings(hub.settings))
+                receive = replay(body, receive)
         except HubError as err:
+            if _body_expected(scope) and scope.get("http_version", "1.1") in ("1.0", "1.1"):
+                send = _closing(send)  # HTTP/2 has no such header: its stream simply ends
             await send_problem(send, err, hub.metrics)
             return
         scope["hub.caller"] = caller
         await self.app(scope, receive, send)
 
     async def _caller(self, hub: Hub, scope: Scope) -> Caller:
-        needed = access_for(scope["path"], scope["method"])
+        needed = self.access(scope)
         caller = await hub.auth.resolve(_header(scope, b"authorization"))
         if needed is Access.ADMIN and (caller is None or not caller.is_admin):
             raise HubError("unauthenticated", "this route needs the admin token")

@@ -16,7 +16,7 @@ from typing import Any
 from hubcore.caller import HUMAN, Caller
 from hubcore.services import events as ev
 from hubcore.services import ids, validate
-from hubcore.services.access import readable_project, visibility, visible_project_ids
+from hubcore.services.access import readable_project, require_admin, visibility, visible_project_ids
 from hubcore.services.core import Core
 from hubcore.services.inbox import advance_cursor, check_cursor, check_limit, get_cursor
 
@@ -151,6 +151,7 @@ class FeedService:
         An id that is not an event of this project, or is not past the cursor, leaves it where
         it is and reports `advanced` false.
         """
+        require_admin(caller, "moving the human's feed cursor")
         event_id = validate.optional_string(event_id, field="event_id")
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -173,6 +174,7 @@ class FeedService:
     async def stats(self, caller: Caller, project_id: str) -> dict[str, Any]:
         """`GET /projects/:id/stats`. Counts owned by later parts come from `stats_providers` and are
         null until one reports them (never a made-up zero)."""
+        require_admin(caller, "project stats")
         since = self.core.now() - ACTIVE_WINDOW_SECS
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:

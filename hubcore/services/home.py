@@ -22,7 +22,7 @@ import anyio
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.config import HubSettings, is_loopback
-from hubcore.services.access import visibility
+from hubcore.services.access import require_admin, visibility
 from hubcore.services.core import Core
 from hubcore.services.feed import ACTIVE_WINDOW_SECS, PageQuery, read_page
 from hubcore.services.inbox import count_items, query_items
@@ -91,6 +91,7 @@ class HomeService:
         self._storage: tuple[float, dict[str, int | None]] | None = None
 
     async def home(self, caller: Caller) -> dict[str, Any]:
+        require_admin(caller, "the Home payload")
         await self.settle()
         active_since = self.core.now() - ACTIVE_WINDOW_SECS
         body = await self.core.store.read(lambda conn: self._read(conn, caller, active_since))

@@ -20,7 +20,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
 from hubcore.services import ids, validate
-from hubcore.services.access import visibility
+from hubcore.services.access import require_admin, visibility
 from hubcore.services.core import Core
 from hubcore.services.notifier import Change, Effects, Publisher, owner_key
 
@@ -222,6 +222,7 @@ class InboxService:
 
     async def mark(self, caller: Caller, event_id: str, status: str) -> dict[str, Any]:
         """Move an item with a read state to `read` or `unread`; others are returned unchanged."""
+        require_admin(caller, "marking the human's inbox")
         if status not in ("read", "unread"):
             raise invalid("status must be read or unread")
         now = self.core.now()
@@ -249,6 +250,7 @@ class InboxService:
         Only None means every project: any other value must be a project id, so a wrong type
         (``[]``, ``""``, ``0``, ``false``) is refused instead of widening the action.
         """
+        require_admin(caller, "marking the human's inbox")
         project_id = validate.optional_project_id(project_id, field="project_id")
         now = self.core.now()
 

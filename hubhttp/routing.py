@@ -1,0 +1,94 @@
+"""Who may call what: access decided from the route that will actually run.
+
+The gate does not judge a path by its spelling. It matches the request against the Quart app's own
+URL map, with the same matcher and on the same path value the router dispatches on, and looks the
+matched endpoint up in `ENDPOINT_ACCESS`. An endpoint missing from the table is admin-only, and so is
+a path that matches nothing, so a route added without an entry is closed and probing the control
+surface without a token learns nothing. Routes served outside Quart (`/mcp`) are named by the
+composition root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+from urllib.parse import urlparse
+
+from quart import Quart
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+from werkzeug.routing import Map, RequestRedirect, Rule
+
+
+class Access(Enum):
+    PUBLIC = "public"
+    TOKEN = "token"  # the admin token or any active agent token
+    ADMIN = "admin"
+
+
+# Strictest last: a path served under several access levels is judged by the strictest.
+STRICTNESS = (Access.PUBLIC, Access.TOKEN, Access.ADMIN)
+
+# Endpoints open to more than the admin. Everything else (and anything unmatched) is admin-only.
+ENDPOINT_ACCESS: Mapping[str, Access] = {
+    "probes.healthz": Access.PUBLIC,
+    "probes.readyz": Access.PUBLIC,
+    "bootstrap.bootstrap_skill": Access.PUBLIC,
+    "projects.list_projects": Access.TOKEN,
+    "projects.create_project": Access.TOKEN,
+    "stream.stream": Access.TOKEN,
+}
+
+
+def strictest(levels: list[Access]) -> Access:
+    return max(levels, key=STRICTNESS.index, default=Access.ADMIN)
+
+
+def dispatch_path(scope: Mapping[str, Any]) -> str:
+    """The path Quart routes on: the scope's path (the path part of an absolute-form target),
+    with the root path taken off the way Quart takes it off."""
+    path = str(scope["path"])
+    path = path if path.startswith("/") else urlparse(path).path
+    root = str(scope.get("root_path", ""))
+    if root:
+        # Quart answers a path outside its root with a path that matches nothing.
+        return " " if path == root or not path.startswith(root) else path.removeprefix(root)
+    return path
+
+
+class RouteAccess:
+    """The access a request needs, from the endpoint the app's URL map will dispatch it to."""
+
+    def __init__(self, app: Quart, outside: Mapping[str, Access],
+                 table: Mapping[str, Access] = ENDPOINT_ACCESS) -> None:
+        self._map: Map = app.url_map
+        self._outside = dict(outside)  # exact paths routed before Quart sees the request
+        self._table = table
+
+    def __call__(self, scope: Mapping[str, Any]) -> Access:
+        outside = self._outside.get(str(scope["path"]))
+        if outside is not None:
+            return outside
+        return self.for_path(dispatch_path(scope), str(scope["method"]), str(scope.get("root_path", "")))
+
+    def for_path(self, path: str, method: str, root: str = "") -> Access:
+        adapter = self._map.bind("hub.invalid", script_name=root or None, path_info=path,
+                                 default_method=method)
+        try:
+            rule, _ = adapter.match(return_rule=True)
+        except MethodNotAllowed as refused:
+            # The 405 would confirm the path exists: only a caller allowed on the path sees it.
+            return strictest([self._endpoint_access(adapter, m) for m in refused.valid_methods or []])
+        except (NotFound, RequestRedirect):
+            return Access.ADMIN
+        return self._rule_access(rule)
+
+    def _endpoint_access(self, adapter: Any, method: str) -> Access:
+        try:
+            rule, _ = adapter.match(method=method, return_rule=True)
+        except (NotFound, MethodNotAllowed, RequestRedirect):
+            return Access.ADMIN
+        return self._rule_access(rule)
+
+    def _rule_access(self, rule: Rule) -> Access:
+        return self._table.get(str(rule.endpoint), Access.ADMIN)

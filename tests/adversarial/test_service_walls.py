@@ -1,0 +1,105 @@
+"""The services are a second wall behind the gate: called directly with an agent `Caller`, every
+verb that is the human's or the admin's alone is `forbidden`, and nothing is written."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from hubcore.caller import Caller
+from hubcore.errors import HubError
+from hubcore.hub import Hub
+from tests.harness import HubClient
+
+pytestmark = pytest.mark.anyio
+
+ADMIN = Caller.admin()
+BOT = Caller.agent("bot")
+
+
+def fingerprint(client: HubClient) -> str:
+    """A digest of every row of every table in hub.db."""
+    with client.db() as conn:
+        return hashlib.sha256("\n".join(conn.iterdump()).encode()).hexdigest()
+
+
+async def scene(client: HubClient) -> dict[str, str]:
+    """A hub with something behind every admin verb: an unread idea, a question and an approval,
+    an active session, an ended one, and a pruned one with its undo token."""
+    hub = client.app.hub
+    await client.make_agent("bot")
+    await client.make_agent("other")
+    await client.make_project("proj")
+    await hub.posts.idea(ADMIN, "proj", {"summary": "an idea"})
+    question = await hub.posts.question_post(BOT, "proj", "Ship it?")
+    approval = await hub.posts.signal_append(BOT, "proj", "approval", summary="Deploy?")
+    active = await hub.sessions.start(BOT, "proj", "active")
+    ended = await hub.sessions.start(BOT, "proj", "ended")
+    await hub.sessions.end(BOT, ended["session_id"])
+    gone = await hub.sessions.start(BOT, "proj", "gone")
+    await hub.sessions.end(BOT, gone["session_id"])
+    pruned = await hub.storage.prune(ADMIN, session_id=gone["session_id"])
+    with client.db() as conn:
+        unread = conn.execute("SELECT event_id FROM inbox WHERE status = 'unread'").fetchone()[0]
+    return {"unread": unread, "question": question["event_id"], "approval": approval["event_id"],
+            "active": active["session_id"], "ended": ended["session_id"],
+            "undo": pruned["pruned"][0]["undo_token"]}
+
+
+def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """Every service verb an agent may not call, by name."""
+    return {
+        "inbox read": lambda: hub.inbox.mark(BOT, ids["unread"], "read"),
+        "inbox unread": lambda: hub.inbox.mark(BOT, ids["unread"], "unread"),
+        "inbox read-all": lambda: hub.inbox.read_all(BOT),
+        "inbox read-all in a project": lambda: hub.inbox.read_all(BOT, "proj"),
+        "feed cursor": lambda: hub.feed.seen(BOT, "proj"),
+        "project stats": lambda: hub.feed.stats(BOT, "proj"),
+        "home": lambda: hub.home.home(BOT),
+        "project rename": lambda: hub.projects.update(BOT, "proj", {"display_name": "Mine now"}),
+        "project password policy": lambda: hub.projects.update(BOT, "proj", {"artifact_password_policy": "off"}),
+        "project delete": lambda: hub.projects.delete(BOT, "proj"),
+        "agent list": lambda: hub.agents.list(BOT),
+        "agent create": lambda: hub.agents.create(BOT, {"id": "sneaky"}),
+        "token issue": lambda: hub.agents.issue_token(BOT, "other"),
+        "token revoke": lambda: hub.agents.revoke_token(BOT, "other"),
+        "grant list": lambda: hub.agents.grants(BOT, "bot"),
+        "grant add": lambda: hub.agents.grant(BOT, "bot", {"project_id": "proj"}),
+        "grant revoke": lambda: hub.agents.revoke_grant(BOT, "bot", "proj"),
+        "approval decision": lambda: hub.questions.decide(BOT, ids["approval"], {"decision": "approve"}),
+        "prune one": lambda: hub.storage.prune(BOT, session_id=ids["ended"]),
+        "prune project": lambda: hub.storage.prune(BOT, project_id="proj"),
+        "prune all": lambda: hub.storage.prune(BOT),
+        "prune undo": lambda: hub.storage.undo(BOT, ids["undo"]),
+        "storage report": lambda: hub.storage.report(BOT),
+        "replay": lambda: hub.brains.replay(BOT, ids["active"]),
+        "session reassign": lambda: hub.sessions.reassign(BOT, ids["active"], {"agent": "other"}),
+    }
+
+
+async def test_agent_callers_are_refused_every_admin_verb(client: HubClient) -> None:
+    ids = await scene(client)
+    hub = client.app.hub
+    before = fingerprint(client)
+    answers: dict[str, str] = {}
+    for name, call in admin_verbs(hub, ids).items():
+        with pytest.raises(HubError) as refused:
+            await call()
+        answers[name] = refused.value.code
+    assert answers == dict.fromkeys(answers, "forbidden")
+    assert fingerprint(client) == before
+
+
+async def test_agent_tools_keep_their_own_verbs(client: HubClient) -> None:
+    """What agents do through MCP still works: read the inbox, answer a question, end their own
+    session, hide a project they can see."""
+    ids = await scene(client)
+    hub = client.app.hub
+    assert (await hub.inbox.inbox_read(BOT))["items"]
+    answer = await hub.questions.answer(Caller.agent("other"), ids["question"], "yes")
+    assert answer["event_id"]
+    assert (await hub.sessions.end(BOT, ids["active"]))["status"] == "ended"
+    assert (await hub.projects.update(BOT, "proj", {"confidential": True}))["confidential"] is True
