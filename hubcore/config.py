@@ -59,7 +59,6 @@ HUB_KEYS: Final[dict[str, Key]] = {
     # The slowest request body the hub waits for (hubhttp.gate.BodyPace); 0 turns a rule off.
     "body_idle_secs": _k(float, 30.0, "HUB_BODY_IDLE_SECS"),
     "body_min_rate": _k(int, 1024, "HUB_BODY_MIN_RATE"),
-    "body_grace_secs": _k(float, 10.0, "HUB_BODY_GRACE_SECS"),
     "streams_per_token": _k(int, 8, "HUB_STREAMS_PER_TOKEN"),
 }
 
@@ -117,8 +116,7 @@ class HubSettings:
     open_stores_max: int = 64
     store_idle_secs: float = 60.0
     body_idle_secs: float = 30.0  # a request body with no byte for this long is cut (408)
-    body_min_rate: int = 1024  # bytes a second, on average, a body must keep up past the grace
-    body_grace_secs: float = 10.0
+    body_min_rate: int = 1024  # bytes a second, on average, a body must keep up once idle_secs passed
     streams_per_token: int = 8  # open `GET /api/v1/stream` responses per token; 0: no cap
 
     @property
@@ -240,7 +238,7 @@ def validate(hub: HubSettings) -> None:
         raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
     for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
                  "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "streams_per_token",
-                 "body_idle_secs", "body_min_rate", "body_grace_secs"):
+                 "body_idle_secs", "body_min_rate"):
         if getattr(hub, name) < 0:
             raise ConfigError(f"hub.{name} must not be negative")
     if hub.open_stores_max < 1:

@@ -130,21 +130,21 @@ def too_large() -> HubError:
 @dataclass(frozen=True)
 class BodyPace:
     """The slowest body the hub waits for. A body is cut when no byte arrives for `idle_secs`, or
-    when, past the first `grace_secs`, fewer than `min_rate` bytes a second have arrived on average
-    since reading began; a trickle of one byte just inside the idle window still meets the floor.
-    Zero turns a rule off."""
+    when fewer than `min_rate` bytes a second have arrived on average since reading began, the first
+    `idle_secs` being free: a slow start or a stall is forgiven as long as the idle rule would
+    forgive it, while a trickle of one byte just inside the idle window is still cut. Zero turns a
+    rule off."""
 
     idle_secs: float
     min_rate: float
-    grace_secs: float
 
     @classmethod
     def from_settings(cls, settings: HubSettings) -> BodyPace:
-        return cls(settings.body_idle_secs, settings.body_min_rate, settings.body_grace_secs)
+        return cls(settings.body_idle_secs, settings.body_min_rate)
 
     def deadline(self, started: float, last: float, size: int) -> float:
         """The moment the body becomes too slow if nothing more arrives."""
-        by_rate = started + self.grace_secs + size / self.min_rate if self.min_rate > 0 else math.inf
+        by_rate = started + self.idle_secs + size / self.min_rate if self.min_rate > 0 else math.inf
         by_idle = last + self.idle_secs if self.idle_secs > 0 else math.inf
         return min(by_idle, by_rate)
 
@@ -153,7 +153,7 @@ def too_slow(pace: BodyPace) -> HubError:
     return HubError(
         "invalid_argument",
         f"the request body arrived too slowly (nothing for {pace.idle_secs:g} s, or under "
-        f"{pace.min_rate:g} bytes a second after {pace.grace_secs:g} s)",
+        f"{pace.min_rate:g} bytes a second on average)",
         status=408,
     )
 

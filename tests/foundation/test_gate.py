@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+import orjson
 import pytest
+from trio.testing import MockClock
 
-from hubhttp.gate import MAX_BODY
-from tests.harness import ADMIN, HubClient
+from hubcore.errors import HubError
+from hubhttp.gate import MAX_BODY, BodyPace, read_capped
+from tests.harness import ADMIN, HubClient, hub_client
+from tests.harness import test_settings as settings_for
 
 pytestmark = pytest.mark.anyio
 
@@ -184,3 +189,137 @@ async def test_failures_are_counted_by_code_in_metrics(client: HubClient) -> Non
     assert 'hub_failed_responses_total{code="unauthenticated"} 1.0' in text
     assert 'hub_failed_responses_total{code="not_found"} 1.0' in text
     assert 'hub_http_requests_total{method="GET",status_class="4xx"} 2.0' in text
+
+
+# -- the floor pace of a request body -----------------------------------------------------------
+
+PACE = BodyPace(idle_secs=30.0, min_rate=1024)
+
+
+def trickle(chunks: list[tuple[float, bytes]], *, then_hang: bool = False) -> Any:
+    """A `receive` handing over each chunk after its delay (virtual time under MockClock); after
+    the last it hangs, or ends the body."""
+    queue = list(chunks)
+
+    async def receive() -> dict[str, Any]:
+        if not queue:
+            await anyio.sleep_forever()
+        delay, chunk = queue.pop(0)
+        await anyio.sleep(delay)
+        return {"type": "http.request", "body": chunk, "more_body": bool(queue) or then_hang}
+
+    return receive
+
+
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": MockClock(autojump_threshold=0)})])
+async def test_a_body_that_stops_is_cut_when_idle(anyio_backend: Any) -> None:
+    started = anyio.current_time()
+    with pytest.raises(HubError) as cut:
+        await read_capped(trickle([(0, b"x" * 60_000)], then_hang=True), MAX_BODY, PACE)
+    assert cut.value.status == 408 and cut.value.code == "invalid_argument"
+    # Far ahead on the rate budget, so the idle rule cut it: 30 virtual seconds after the last byte.
+    assert anyio.current_time() - started == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": MockClock(autojump_threshold=0)})])
+async def test_a_trickle_inside_the_idle_window_is_cut_by_the_rate_floor(anyio_backend: Any) -> None:
+    started = anyio.current_time()
+    with pytest.raises(HubError) as cut:
+        await read_capped(trickle([(25, b"x")] * 100), MAX_BODY, PACE)
+    assert cut.value.status == 408
+    # One byte by 25 s is under 1 KiB/s once the first 30 s are spent: cut then, not at 2500 s.
+    assert anyio.current_time() - started == pytest.approx(30 + 1 / 1024)
+
+
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": MockClock(autojump_threshold=0)})])
+async def test_an_honest_slow_link_is_never_cut(anyio_backend: Any) -> None:
+    """4 MiB over a 2G-class link (4 KiB/s, in 8 KiB bursts with 20-second stalls and a slow
+    start) arrives whole."""
+    chunks = [(12.0, b"x" * 100)] + [(2.0, b"x" * 8192)] * 200 + [(20.0, b"x" * 8192)] + [(1.0, b"x" * 8192)] * 40
+    body = await read_capped(trickle(chunks), MAX_BODY, PACE)
+    assert len(body) == 100 + 241 * 8192
+
+
+async def test_a_slow_body_is_answered_408_and_the_connection_closed(tmp_path: Any) -> None:
+    """Through the whole app: the 408 is a problem document, no handler ran, nothing was written,
+    and the response tells an HTTP/1.1 client the connection is closing."""
+    settings = settings_for(tmp_path / "data", body_idle_secs=0.001)
+    async with hub_client(settings) as client:
+        before = project_count(client)
+        headers = [(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
+                   (b"content-length", b"1000")]
+        status, response_headers, body = await _call_hanging(client, [b'{"id": "slow", "pad": "'], headers)
+        assert status == 408
+        assert orjson.loads(body)["code"] == "invalid_argument" and (b"connection", b"close") in response_headers
+        assert project_count(client) == before
+
+
+async def _call_hanging(
+    client: HubClient, chunks: list[bytes], headers: list[tuple[bytes, bytes]]
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Send `chunks` of a longer body, then nothing more (the client hangs, never disconnects)."""
+    answer: dict[str, Any] = {"body": b""}
+    queue = list(chunks)
+
+    async def receive() -> dict[str, Any]:
+        if not queue:
+            await anyio.sleep_forever()
+        return {"type": "http.request", "body": queue.pop(0), "more_body": True}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"], answer["headers"] = message["status"], list(message["headers"])
+        else:
+            answer["body"] += message.get("body", b"")
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/v1/projects", "raw_path": b"/api/v1/projects", "query_string": b"",
+        "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
+    }
+    with anyio.fail_after(10):  # a hang guard only
+        await client.app(scope, receive, send)
+    return answer["status"], answer["headers"], answer["body"]
+
+
+async def test_refusals_before_the_body_close_http1_connections_only(client: HubClient) -> None:
+    """401 (no token), 413 (from Content-Length) and 415 are sent with the body unread: on HTTP/1.1
+    the response says `Connection: close`; HTTP/2 has no such header (its stream just ends); a
+    refusal of a request without a body keeps the connection."""
+    cases = [
+        ([(b"content-type", b"application/json"), (b"content-length", b"2")], 401),
+        ([(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
+          (b"content-length", str(MAX_BODY + 1).encode())], 413),
+        ([(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"text/plain"),
+          (b"content-length", b"2")], 415),
+    ]
+    for headers, status in cases:
+        for version, closes in (("1.1", True), ("1.0", True), ("2", False)):
+            got, response_headers, _ = await _call_version(client, version, "POST", headers)
+            assert got == status
+            assert ((b"connection", b"close") in response_headers) is closes, (status, version)
+    got, response_headers, _ = await _call_version(client, "1.1", "GET", [])
+    assert got == 401 and (b"connection", b"close") not in response_headers
+
+
+async def _call_version(
+    client: HubClient, version: str, method: str, headers: list[tuple[bytes, bytes]]
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    answer: dict[str, Any] = {"body": b""}
+
+    async def receive() -> dict[str, Any]:
+        raise AssertionError("the body must not be read")
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"], answer["headers"] = message["status"], list(message["headers"])
+        else:
+            answer["body"] += message.get("body", b"")
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": version, "method": method,
+        "scheme": "http", "path": "/api/v1/agents", "raw_path": b"/api/v1/agents", "query_string": b"",
+        "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
+    }
+    await client.app(scope, receive, send)
+    return answer["status"], answer["headers"], answer["body"]
