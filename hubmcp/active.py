@@ -4,10 +4,12 @@
 is depends on how the client reached the hub:
 
 - handshake era over HTTP (revisions up to 2025-11-25): one `Mcp-Session-Id`;
-- 2026-07-28 over HTTP: there is no connection, so the key is what every request of one client
-  carries: its identity (the token's actor) plus the optional `Hub-Connection` header, which a
-  client (and the stdio bridge, one value per process) sets to keep parallel clients on one token
-  apart; without it all of one agent's modern requests share one active session;
+- 2026-07-28 over HTTP: there is no connection, so the key is the token's actor plus the
+  `Hub-Connection` request header, which a client (and the stdio bridge, one value per process)
+  sets to say which of its requests belong together. Without the header a request has no connection
+  identity and therefore no implicit active session: two processes on one token must never write
+  into, or end, each other's session. Such calls name their session by `session_id`;
+- handshake era with no `Mcp-Session-Id` (only `initialize` itself): the same rule as 2026-07-28;
 - stdio: the process's one pipe.
 
 The registry lives in memory for the life of the serving process; it is bounded, and keys idle for
@@ -38,9 +40,10 @@ def legacy_key(mcp_session_id: str) -> ConnectionKey:
     return ConnectionKey("legacy", mcp_session_id)
 
 
-def modern_key(actor: str, hint: str | None) -> ConnectionKey:
+def modern_key(actor: str, hint: str | None) -> ConnectionKey | None:
+    """The connection a 2026-07-28 request names, or None when it names none."""
     hint = (hint or "").strip()[:MAX_HINT]
-    return ConnectionKey("modern", f"{actor}/{hint}")
+    return ConnectionKey("modern", f"{actor}/{hint}") if hint else None
 
 
 class ActiveSessions:

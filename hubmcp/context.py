@@ -21,7 +21,8 @@ from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey, lega
 class CallContext:
     hub: Hub
     caller: Caller
-    connection: ConnectionKey
+    # None: the request carries no connection identity, so it has no implicit active session.
+    connection: ConnectionKey | None
     sessions: ActiveSessions
     # Works out `origin`; few calls need it, so it is not worked out for every call.
     origin_of: Callable[[], str | None]

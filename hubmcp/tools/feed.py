@@ -56,7 +56,7 @@ def _session(call: CallContext, args: dict[str, Any]) -> str | None:
     given = args.get("session_id")
     if isinstance(given, str):
         return given
-    return call.sessions.get(call.connection)
+    return call.sessions.get(call.connection) if call.connection is not None else None
 
 
 TOOLS = (

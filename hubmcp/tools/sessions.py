@@ -1,8 +1,11 @@
 """Session and brain tools: thin adapters over `hub.sessions`, `hub.brief` and `hub.brains`.
 
 The connection's active session (see `hubmcp.active`) is set by `session_start` and cleared by
-`session_end`; brain writes with no `session` named go to it, and every tool call made while it is
-set is recorded in its brain for replay.
+`session_end`; brain writes with no session named go to it, and every tool call made while it is
+set is recorded in its brain for replay. A request with no connection identity (2026-07-28 without
+`Hub-Connection`, and so every `hub-cli call`) has no active session: its session-bound calls name
+their session by `session_id`, are recorded in that session when the caller runs it, and a call that
+names none is a `conflict` saying how to name it.
 """
 
 from __future__ import annotations
@@ -33,27 +36,69 @@ STORE_WRITE = {"enum": ["session", "project"], "description": "required: session
 IF_VERSION = {"type": "string", "description": "write only if the stored version is this sha256:..., "
                                                "or 'absent' to create only"}
 NULLABLE = {"type": ["string", "null"]}
+SESSION_ID = {"type": "string", "minLength": 1, "maxLength": 128,
+              "description": "the session this call works in (the id session_start returned); needed when "
+                             "the request names no connection (no Hub-Connection header)"}
+
+
+NO_CONNECTION = (
+    "this request has no active session: name the session with session_id (the id session_start "
+    "returned), or send the same Hub-Connection header on every request of this client so that "
+    "session_start makes its session the connection's active one"
+)
+
+
+def active_id(call: CallContext) -> str | None:
+    """The connection's active session id; none for a request with no connection identity."""
+    return call.sessions.get(call.connection) if call.connection is not None else None
 
 
 async def active(call: CallContext) -> tuple[str, str] | None:
     """The connection's active session as (id, project), or None; a vanished one is forgotten."""
-    sid = call.sessions.get(call.connection)
-    if sid is None:
+    sid = active_id(call)
+    if sid is None or call.connection is None:
         return None
-    try:
-        row = await call.hub.sessions.get(call.caller, sid)
-    except HubError:
-        call.sessions.clear(call.connection)
-        return None
-    if row["status"] != "active" or row["owner"] != call.caller.actor:
+    row = await _running(call, sid)
+    if row is None:
         call.sessions.clear(call.connection)
         return None
     return sid, str(row["project_id"])
 
 
-async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcome: str) -> None:
-    """Record a tool call in the active session's brain (replay); best effort, never fails a call."""
-    current = call.sessions.get(call.connection)
+async def _running(call: CallContext, sid: str) -> Any:
+    """The session's row when it is running and the caller owns it, else None."""
+    try:
+        row = await call.hub.sessions.get(call.caller, sid)
+    except HubError:
+        return None
+    if row["status"] != "active" or row["owner"] != call.caller.actor:
+        return None
+    return row
+
+
+def named_id(args: dict[str, Any]) -> str | None:
+    """The session id a call names: `session_id`, or `session` given as an id or {session_id}."""
+    for ref in (args.get("session_id"), args.get("session")):
+        if isinstance(ref, dict):
+            ref = ref.get("session_id")
+        if isinstance(ref, str) and ref:
+            return ref
+    return None
+
+
+async def working_id(call: CallContext, args: dict[str, Any]) -> str | None:
+    """The session a call is made in, for replay: the connection's active session, else (no
+    connection identity) the session the call names, when the caller runs it."""
+    if call.connection is not None:
+        return active_id(call)
+    sid = named_id(args)
+    return sid if sid is not None and await _running(call, sid) is not None else None
+
+
+async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcome: str,
+                 current: str | None = None) -> None:
+    """Record a tool call in its session's brain (replay); best effort, never fails a call."""
+    current = current or await working_id(call, arguments)
     if current is None:
         return
     try:
@@ -64,25 +109,46 @@ async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcom
 
 
 def session_arg(args: dict[str, Any]) -> Any:
-    """`session`, with a top-level `project_id` filling in an {agent, name} reference's project."""
+    """`session` (or `session_id`), with a top-level `project_id` filling in an {agent, name}
+    reference's project."""
     ref = args.get("session")
+    if ref is None:
+        ref = args.get("session_id")
+    elif "session_id" in args:
+        raise HubError("invalid_argument", "argument session_id: name the session once, by session or session_id",
+                       details={"argument": "session_id"})
     if isinstance(ref, dict) and "agent" in ref and "project_id" not in ref and args.get("project_id"):
         return {**ref, "project_id": args["project_id"]}
     return ref
 
 
+async def _bound(call: CallContext, args: dict[str, Any]) -> tuple[Any, tuple[str, str] | None]:
+    """(the session a brain call names, the connection's active session); a session-store call
+    on a request with no connection identity must name its session."""
+    ref = session_arg(args)
+    current = await active(call)
+    if ref is None and current is None and call.connection is None and args.get("store") != "project":
+        raise HubError("conflict", NO_CONNECTION)
+    return ref, current
+
+
 async def session_start(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     result = await call.hub.sessions.start(call.caller, args.get("project_id"), args.get("name"), args.get("from"))
-    call.sessions.set(call.connection, result["session_id"])
-    return result
+    if call.connection is not None:
+        call.sessions.set(call.connection, result["session_id"])
+    return {**result, "active_session": call.connection is not None}
 
 
 async def session_end(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    sid = args.get("session_id") or call.sessions.get(call.connection)
+    sid = args.get("session_id") or active_id(call)
     if sid is None:
+        if call.connection is None:
+            raise HubError("conflict", NO_CONNECTION)
         raise HubError("conflict", "no active session to end: name session_id or call session_start first")
+    working = await working_id(call, args)  # worked out before the end: an ended session runs no more
     result = await call.hub.sessions.end(call.caller, sid, args.get("handoff"))
-    await record(call, "session_end", args, "ok")  # recorded here: the session stops being active below
+    if working is not None:  # recorded here: the session stops being active below
+        await record(call, "session_end", args, "ok", working)
     call.sessions.forget_session(sid)
     return result
 
@@ -96,26 +162,29 @@ async def session_brief(call: CallContext, args: dict[str, Any]) -> dict[str, An
 
 
 async def brain_get(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.brains.read_entry(call.caller, path=args.get("path"), session=session_arg(args),
-                                            store=args.get("store"), active=await active(call))
+    session, current = await _bound(call, args)
+    return await call.hub.brains.read_entry(call.caller, path=args.get("path"), session=session,
+                                            store=args.get("store"), active=current)
 
 
 async def brain_list(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.brains.list_entries(call.caller, path=args.get("path", "/fs/"),
-                                              session=session_arg(args), store=args.get("store"),
-                                              active=await active(call))
+    session, current = await _bound(call, args)
+    return await call.hub.brains.list_entries(call.caller, path=args.get("path", "/fs/"), session=session,
+                                              store=args.get("store"), active=current)
 
 
 async def brain_put(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    session, current = await _bound(call, args)
     return await call.hub.brains.write_entry(call.caller, path=args.get("path"), value=args.get("value"),
-                                             store=args.get("store"), session=session_arg(args),
-                                             if_version=args.get("if_version"), active=await active(call))
+                                             store=args.get("store"), session=session,
+                                             if_version=args.get("if_version"), active=current)
 
 
 async def brain_delete(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+    session, current = await _bound(call, args)
     return await call.hub.brains.delete_entry(call.caller, path=args.get("path"), store=args.get("store"),
-                                              session=session_arg(args), if_version=args.get("if_version"),
-                                              active=await active(call))
+                                              session=session, if_version=args.get("if_version"),
+                                              active=current)
 
 
 SESSION_OUT = {
@@ -141,23 +210,28 @@ TOOLS = (
             "Register or resume your session in a project by name (idempotent on the name). With `from` "
             "(a session id, or {agent, name}) you adopt an ended session (same id, brain and handoff; "
             "ownership moves to you) or fork a running one (a new session with a copy of its brain); "
-            "`started` says which. The session becomes this connection's active session: brain writes "
-            "go to it and your tool calls are recorded in it. Call session_brief first."
+            "`started` says which. The session becomes this connection's active session (brain writes "
+            "go to it and your tool calls are recorded in it) when the request names its connection: "
+            "an MCP session, the stdio process, or on 2026-07-28 the Hub-Connection header; "
+            "`active_session` says whether it did. Otherwise pass `session_id` to session_end and the "
+            "brain tools. Call session_brief first."
         ),
         input_schema=inputs({"project_id": PROJECT_ID,
                              "name": {"type": "string", "minLength": 1, "maxLength": 100},
                              "from": SESSION_REF}, ("project_id", "name")),
-        output_schema=outputs(SESSION_OUT, ("session_id", "owner", "status", "started", "namespaces",
-                                            "recovery_path")),
+        output_schema=outputs({**SESSION_OUT, "active_session": {
+            "type": "boolean", "description": "true when this is now the connection's active session"}},
+            ("session_id", "owner", "status", "started", "namespaces", "recovery_path")),
         handler=session_start,
     ),
     Tool(
         name="session_end",
         title="End a session",
-        description=("End your active session (or `session_id`), leaving a handoff note of at most 4096 "
+        description=("End your active session (or the one `session_id` names; needed without a "
+                     "connection), leaving a handoff note of at most 4096 "
                      "characters for whoever continues. Owner or admin only. Its brain stays readable "
                      "until the human prunes it."),
-        input_schema=inputs({"session_id": {"type": "string"},
+        input_schema=inputs({"session_id": SESSION_ID,
                              "handoff": {"type": "string", "maxLength": 4096}}),
         output_schema=outputs({"id": {"type": "string"}, "status": {"type": "string"},
                                "handoff": NULLABLE}, ("id", "status")),
@@ -195,7 +269,7 @@ TOOLS = (
         title="Read a brain entry",
         description=("Read one entry of a session brain: yours by default, or any session you can read "
                      "(`session`). Returns its content and `version` (sha256:...) for conditional writes."),
-        input_schema=inputs({"path": PATH, "store": STORE_READ, "session": SESSION_REF,
+        input_schema=inputs({"path": PATH, "store": STORE_READ, "session": SESSION_REF, "session_id": SESSION_ID,
                              "project_id": PROJECT_ID}, ("path",)),
         output_schema=outputs(ENTRY_OUT, ("path", "content", "version")),
         handler=brain_get,
@@ -205,7 +279,7 @@ TOOLS = (
         name="brain_list",
         title="List a brain directory",
         description="One directory level of a session brain (at most 500 entries; `truncated` says if more).",
-        input_schema=inputs({"path": PATH, "store": STORE_READ, "session": SESSION_REF,
+        input_schema=inputs({"path": PATH, "store": STORE_READ, "session": SESSION_REF, "session_id": SESSION_ID,
                              "project_id": PROJECT_ID}),
         output_schema=outputs({"path": {"type": "string"}, "entries": {"type": "array"},
                                "truncated": {"type": "boolean"}}, ("path", "entries", "truncated")),
@@ -217,9 +291,11 @@ TOOLS = (
         title="Write a brain entry",
         description=("Write text (at most 4 MiB) at a path of your running session's brain: /fs/ for "
                      "files, /kv/ for keys. `if_version` makes it conditional ('absent' creates only); "
-                     "a mismatch is a conflict ending current_version=...; without it the last writer wins."),
+                     "a mismatch is a conflict ending current_version=...; without it the last writer wins. "
+                     "With no active session on this connection, name the session by `session_id`."),
         input_schema=inputs({"path": PATH, "value": {"type": "string"}, "store": STORE_WRITE,
-                             "session": SESSION_REF, "if_version": IF_VERSION, "project_id": PROJECT_ID},
+                             "session": SESSION_REF, "session_id": SESSION_ID, "if_version": IF_VERSION,
+                             "project_id": PROJECT_ID},
                             ("path", "value", "store")),
         output_schema=outputs(WRITE_OUT, ("ok", "path", "version")),
         handler=brain_put,
@@ -227,9 +303,10 @@ TOOLS = (
     Tool(
         name="brain_delete",
         title="Delete a brain entry",
-        description="Delete an entry of your running session's brain; a missing entry is not_found.",
-        input_schema=inputs({"path": PATH, "store": STORE_WRITE, "session": SESSION_REF, "if_version": IF_VERSION,
-                             "project_id": PROJECT_ID}, ("path", "store")),
+        description=("Delete an entry of your running session's brain (or the one `session_id` names); "
+                     "a missing entry is not_found."),
+        input_schema=inputs({"path": PATH, "store": STORE_WRITE, "session": SESSION_REF, "session_id": SESSION_ID,
+                             "if_version": IF_VERSION, "project_id": PROJECT_ID}, ("path", "store")),
         output_schema=outputs({"ok": {"type": "boolean"}, "path": {"type": "string"}}, ("ok", "path")),
         handler=brain_delete,
     ),

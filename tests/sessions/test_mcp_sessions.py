@@ -24,7 +24,9 @@ async def test_session_brain_and_replay_over_mcp(live: LiveHub, mode: str) -> No
     alice = await live.make_agent("alice")
     bob = await live.make_agent("bob")
     await live.make_project("web")
-    async with live.client(alice, mode=mode) as c:
+    # The implicit active session needs a connection identity: on 2026-07-28, the Hub-Connection header.
+    own = {"Hub-Connection": "alice-1"}
+    async with live.client(alice, mode=mode, headers=own) as c:
         assert (await tool_error(c, "brain_put", {"path": "/kv/a", "value": "1", "store": "session"}))["code"] == \
             "conflict"
         brief = structured(await c.call_tool("session_brief", {"project_id": "web"}))
@@ -43,7 +45,7 @@ async def test_session_brain_and_replay_over_mcp(live: LiveHub, mode: str) -> No
         assert listing["entries"] == [{"path": "/fs/plan.md", "type": "file", "size_bytes": 6}]
         ended = structured(await c.call_tool("session_end", {"handoff": "continue with tests"}))
         assert ended["status"] == "ended"
-    async with live.client(bob, mode=mode) as c:
+    async with live.client(bob, mode=mode, headers={"Hub-Connection": "bob-1"}) as c:
         other = await tool_error(c, "brain_put", {"path": "/kv/x", "value": "1", "store": "session",
                                                   "session": sid})
         assert other["code"] == "forbidden" and str(other["message"]).endswith("owner=alice")
