@@ -42,9 +42,12 @@ class HubASGI:
         self.on_started: list[Callable[[Hub], None]] = []
 
     def begin_shutdown(self) -> None:
-        """Called when the server stops accepting, before it waits for in-flight requests."""
+        """Called when the server stops accepting, before it waits for in-flight requests: waits
+        answer and streams end at once, so the server need not wait out its grace window."""
         if self._hub is not None:
             self._hub.begin_shutdown()
+        if self._mcp is not None:
+            self._mcp.begin_shutdown()
 
     def _current_hub(self) -> Hub:
         if self._hub is None:

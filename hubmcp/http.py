@@ -104,6 +104,15 @@ class McpEndpoint:
         async with self.manager.run(), self.quick.run():
             yield
 
+    def begin_shutdown(self) -> None:
+        """The server stopped accepting: end each handshake-era session's standalone GET stream,
+        which its client holds open for good and which would otherwise keep the server waiting
+        out its whole grace window. The sessions stay until the lifespan ends, so replies still
+        in flight (waits answering the shutdown) reach their clients. The SDK offers no public
+        list of sessions, hence its private map."""
+        for transport in list(self.manager._server_instances.values()):
+            transport.close_standalone_sse_stream()
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         manager = self.quick if self.answers_at_once(scope["headers"]) else self.manager
         await manager.handle_request(scope, receive, send)

@@ -28,6 +28,8 @@ from weakref import WeakSet
 
 import anyio
 import orjson
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
@@ -283,8 +285,16 @@ class Notifier:
             await self._closing.wait()
 
     @property
+    def waits_open(self) -> int:
+        return self._waiting
+
+    @property
+    def streams_open(self) -> int:
+        return sum(len(r) for r in self._readers.values())
+
+    @property
     def listeners(self) -> int:
-        return self._waiting + sum(len(r) for r in self._readers.values())
+        return self.waits_open + self.streams_open
 
 
 class Poker(Protocol):
@@ -314,6 +324,19 @@ class Effects:
         self.started_waiting = self.started_waiting or other.started_waiting
 
 
+class ListenerCollector(Collector):
+    """Gauges of what holds requests open: waits in progress and open streams, read at scrape time."""
+
+    def __init__(self, notifier: Notifier) -> None:
+        self._notifier = notifier
+
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("hub_waits_open", "inbox_wait and notify_wait calls in progress",
+                                value=self._notifier.waits_open)
+        yield GaugeMetricFamily("hub_streams_open", "Open GET /api/v1/stream responses",
+                                value=self._notifier.streams_open)
+
+
 class Publisher:
     """Publishes a committed command's effects: notifier, event metrics, the notify target."""
 
@@ -321,6 +344,7 @@ class Publisher:
         self.notifier = notifier
         self.metrics = metrics
         self.notify_target: Poker | None = None
+        metrics.registry.register(ListenerCollector(notifier))
 
     def publish(self, effects: Effects) -> None:
         for kind in effects.kinds:
