@@ -39,7 +39,7 @@ def timestamp_ms(event_id: str) -> int:
 
 
 def is_event_id(value: object) -> bool:
-    return isinstance(value, str) and bool(ID_RE.match(value))
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None  # `$` would allow a final newline
 
 
 def high_water(conn: sqlite3.Connection) -> int:

@@ -67,20 +67,17 @@ def agent_id(value: Any, *, field: str = "id") -> str:
     return value
 
 
-def string(value: Any, *, field: str, max_chars: int | None = None, blank: bool = False) -> str:
-    """A string as sent (not trimmed); refused when blank unless `blank`, or longer than `max_chars`."""
+def string(value: Any, *, field: str, blank: bool = False) -> str:
+    """A string as sent (not trimmed: the caller decides what is stored); blank refused unless `blank`."""
     if not isinstance(value, str):
         raise invalid(f"{field} must be a string", field=field)
     if not blank and not value.strip():
         raise invalid(f"{field} must not be blank", field=field)
-    if max_chars is not None and len(value) > max_chars:
-        raise invalid(f"{field} is {len(value)} characters; the limit is {max_chars}", field=field,
-                      limit=max_chars)
     return value
 
 
-def optional_string(value: Any, *, field: str, max_chars: int | None = None, blank: bool = False) -> str | None:
-    return None if value is None else string(value, field=field, max_chars=max_chars, blank=blank)
+def optional_string(value: Any, *, field: str, blank: bool = False) -> str | None:
+    return None if value is None else string(value, field=field, blank=blank)
 
 
 def label(value: Any, *, field: str, max_chars: int) -> str:

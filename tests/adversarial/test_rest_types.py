@@ -217,6 +217,11 @@ async def test_an_id_with_a_trailing_newline_is_refused(client: HubClient) -> No
         assert conn.execute("SELECT COUNT(*) FROM agents").fetchone()[0] == 0
 
 
+async def test_an_event_id_with_a_trailing_newline_is_no_cursor(client: HubClient, ids: dict[str, str]) -> None:
+    r = await client.get("/api/v1/projects/web/feed", params={"since": ids["idea"] + "\n"}, headers=ADMIN)
+    assert assert_problem(r, 400, "invalid_argument")["details"]["field"] == "since"
+
+
 ServiceCall = Callable[[Hub, dict[str, str]], Any]
 SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
     ("read_all", "project_id", lambda hub, ids: hub.inbox.read_all(HUMAN, [])),
