@@ -106,8 +106,7 @@ class Hub:
         self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy, self.brains.seal)
         self.brains.sessions = self.sessions
         self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
-                                      writes=lambda: core.store.statistics().commands + self.brains.writes,
-                                      seal_brain=self.brains.seal)
+                                      writes=lambda: core.store.statistics().commands + self.brains.writes)
         core.project_parts.append(SessionsPart(self.brains))
         self.home.prunable_provider = self.storage.prunable
         self.home.volume_provider = self.storage.volume

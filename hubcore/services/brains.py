@@ -5,12 +5,15 @@ own session and never create a file; the file comes into being on the first writ
 a tool call recorded for replay). Writes go through the brain file's own actor, opened on demand
 by the pool and closed when idle.
 
-The brain's actor is the authority on whether its session takes writes: a session that stops
-running (ended, pruned) seals its brain through the brain's mailbox, behind every write already
-queued, and each entry write checks the seal inside its own command. The seal is a row in the
-brain file, so it outlives the actor's idle close and a restart. Each seal command reads the
-session's row in hub.db as it runs and seals or unseals to match, so two lifecycle changes that
-race (end, then resume) leave the seal of the later one whatever order their commands arrive in.
+The brain's actor is the authority on whether its session takes writes: ending a session seals
+its brain through the brain's mailbox, behind every write already queued, and each entry write
+checks the seal inside its own command; resume and adopt lift it the same way. The seal is a row
+in the brain file, so it outlives the actor's idle close and a restart. Each seal command reads
+the session's row in hub.db as it runs and seals or unseals to match, so two lifecycle changes
+that race (end, then resume) leave the seal of the later one whatever order they arrive in. A new
+file starts `unsynced` and its first write reads the row too, so a brain first written after its
+session ended (the call log of `session_end`) is born sealed. Prune and undo touch no brain: only
+ended sessions are pruned, and the call log, the one write an ended brain takes, reads the row.
 """
 
 from __future__ import annotations
@@ -78,7 +81,12 @@ def summarize(arguments: dict[str, Any]) -> str:
     """A tool call's arguments for replay: long strings cut, the whole kept under 500 characters."""
     short = {k: (v if not isinstance(v, str) or len(v) <= 80 else v[:80] + f"... ({len(v)} chars)")
              for k, v in arguments.items()}
-    text = orjson.dumps(short, default=str).decode()
+    try:
+        text = orjson.dumps(short, default=str).decode()
+    except orjson.JSONEncodeError:
+        # orjson refuses integers beyond 64 bits and nesting deeper than 254 levels, which any
+        # caller may send; the summary is only read by people, so Python's repr stands in.
+        text = repr(short)
     return text if len(text) <= ARGUMENT_SUMMARY_MAX else text[: ARGUMENT_SUMMARY_MAX - 3] + "..."
 
 
@@ -237,9 +245,9 @@ class BrainsService:
     async def seal(self, session_id: str) -> None:
         """Bring the brain's seal in line with its session's row, behind every write already queued.
 
-        Called after each hub.db change of whether the session runs (end, resume, adopt, prune,
-        undo). With no file and no write in flight nothing is sent: every later write is refused
-        by hub.db's check before it could create the file.
+        Called after each hub.db change of whether the session runs (end, resume, adopt). With no
+        file and no entry write in flight nothing is sent: every later entry write is refused by
+        hub.db's check before it could create the file.
         """
         if not self.path_of(session_id).exists() and not self._in_flight(session_id):
             return
@@ -292,7 +300,9 @@ class BrainsService:
 
         def write(conn: sqlite3.Connection) -> None:
             # An ended session still logs the call that ended it; a pruned one's file is going away.
-            if self._current_seal(conn, session_id, now) == brain.PRUNED:
+            # Only a sealed brain pays for the look at hub.db, and only ended sessions are sealed.
+            if brain.seal_state(conn) is not None and \
+                    self._sync_seal(conn, session_id, now) == brain.PRUNED:
                 raise session_missing(session_id)
             brain.record_call(conn, at=now, tool=tool, arguments=summary, outcome=outcome)
 

@@ -63,12 +63,10 @@ class Memo:
 
 class StorageService:
     def __init__(self, core: Core, *, brain_bytes: Callable[[str], int | None],
-                 remove_brain: Callable[[str], Awaitable[None]], writes: Callable[[], int],
-                 seal_brain: Callable[[str], Awaitable[None]]) -> None:
+                 remove_brain: Callable[[str], Awaitable[None]], writes: Callable[[], int]) -> None:
         self.core = core
         self._brain_bytes = brain_bytes
         self._remove_brain = remove_brain
-        self._seal_brain = seal_brain  # brings a brain's seal in line with its row, via its mailbox
         self.memo = Memo(writes)
 
     # -- the report ------------------------------------------------------------------------------
@@ -161,9 +159,10 @@ class StorageService:
                                "undo_token": token, "undo_until": iso(now + window)})
             return pruned
 
+        # No brain file is touched: each has been sealed since its session ended (the only state
+        # prune takes), and the one thing an ended brain still takes, its call log, reads the row.
         pruned = await self.core.store.execute(write)
         for item in pruned:
-            await self._seal_brain(item["session_id"])  # from `ended` to `pruned`: no more call log
             item["bytes"] = self._brain_bytes(item["session_id"])
         return {"pruned": pruned, "count": len(pruned), "bytes": add(*(p["bytes"] for p in pruned))}
 
@@ -179,9 +178,7 @@ class StorageService:
             conn.execute("UPDATE sessions SET pruned_at = NULL, undo_token_hash = NULL WHERE id = ?", (row["id"],))
             return {"session_id": row["id"], "project_id": row["project_id"], "name": row["name"], "restored": True}
 
-        restored = await self.core.store.execute(write)
-        await self._seal_brain(restored["session_id"])  # back to `ended`: still sealed, until adopted
-        return restored
+        return await self.core.store.execute(write)  # restored ended, so its brain stays sealed
 
     async def sweep(self) -> list[str]:
         """Remove sessions whose undo window has passed: their rows, then their brain files."""

@@ -23,10 +23,11 @@ ABSENT = "absent"
 
 
 SCHEMA_VERSION = 1
-"""The brain file's `PRAGMA user_version`: 1 added the seal. A file at 0 holding entries predates it."""
+"""The brain file's `PRAGMA user_version`: 1 added the seal. A file at 0 is new or predates it."""
 
 ENDED, PRUNED, UNSYNCED = "ended", "pruned", "unsynced"
-"""Seal states. `unsynced`: a file from before the seal, whose session's state is not yet known."""
+"""Seal states. `unsynced`: a new file, or one from before the seal, whose session's state is not
+known yet; its first write learns it from hub.db (and commits it, unless that write is refused)."""
 
 
 def setup(conn: sqlite3.Connection) -> None:
@@ -34,10 +35,8 @@ def setup(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        legacy = version == 0 and conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").fetchone() is not None
         _create_tables(conn)
-        if legacy:  # written before seals existed: the first write learns the session's state
+        if version == 0:  # new, or written before seals: the first write learns the session's state
             conn.execute("INSERT OR IGNORE INTO seal (id, state, at) VALUES (1, ?, NULL)", (UNSYNCED,))
         if version < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -273,14 +273,14 @@ async def test_end_then_resume_leaves_the_brain_open_whatever_order_the_seals_ru
     await put(hub, sid, "/kv/b")
 
 
-async def test_prune_marks_the_brain_and_undo_restores_it_sealed(hub: Hub) -> None:
+async def test_a_pruned_brain_stays_sealed_refuses_its_call_log_and_undo_keeps_it_sealed(hub: Hub) -> None:
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
     await hub.brains.record_call(sid, "brain_put", {"path": "/kv/a"}, "ok")
     await hub.sessions.end(ALICE, sid)
     await hub.brains.record_call(sid, "session_end", {}, "ok")  # an ended session logs its end
     (pruned,) = (await hub.storage.prune(HUMAN, session_id=sid))["pruned"]
-    assert seal_in_file(hub, sid) == brain.PRUNED
+    assert seal_in_file(hub, sid) == brain.ENDED  # sealed since the end; prune opened no brain
     with pytest.raises(HubError) as caught:
         await hub.brains.record_call(sid, "brain_get", {}, "ok")
     assert caught.value.code == "not_found"
@@ -294,6 +294,16 @@ async def test_prune_marks_the_brain_and_undo_restores_it_sealed(hub: Hub) -> No
     await start(hub, BOB, "heir", {"session_id": sid})
     await put(hub, sid, "/kv/b", BOB)
     assert stored(hub, sid) == ["/kv/a", "/kv/b"]
+
+
+async def test_a_brain_first_written_by_the_call_log_after_the_end_is_born_sealed(hub: Hub) -> None:
+    sid = await start(hub)
+    await hub.sessions.end(ALICE, sid)
+    assert not hub.brains.path_of(sid).exists()
+    await hub.brains.record_call(sid, "session_end", {}, "ok")  # as the MCP tool logs its own call
+    assert seal_in_file(hub, sid) == brain.ENDED and stored(hub, sid) == []
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        assert conn.execute("SELECT tool FROM calls").fetchall() == [("session_end",)]
 
 
 async def test_a_fork_copies_the_brain_without_its_seal(hub: Hub) -> None:
