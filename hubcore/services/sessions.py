@@ -80,7 +80,7 @@ class SessionRef:
                 raise invalid("session.session_id must be a string", field="session")
             return cls(session_id=value["session_id"])
         agent, name = value.get("agent"), value.get("name")
-        project = value.get("project_id", default_project)
+        project = default_project if value.get("project_id") is None else value["project_id"]  # null: absent
         if not isinstance(agent, str) or not isinstance(name, str) or not isinstance(project, str):
             raise invalid("session needs session_id, or agent and name (project_id defaults to the "
                           "active session's project)", field="session")

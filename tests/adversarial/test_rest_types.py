@@ -245,3 +245,19 @@ async def test_the_services_check_types_themselves(client: HubClient, ids: dict[
             await call(client.app.hub, ids)
         assert caught.value.code == "invalid_argument" and (caught.value.details or {}).get("field") == member
         assert snapshot(conn) == before
+
+
+async def test_null_reads_as_absent_for_every_optional_member(client: HubClient, ids: dict[str, str]) -> None:
+    r = await client.post("/api/v1/projects", headers=ADMIN, json={
+        "id": "newp", "display_name": None, "confidential": None, "artifact_password_policy": None})
+    assert r.status_code == 201, r.text
+    assert (r.json()["display_name"], r.json()["confidential"], r.json()["artifact_password_policy"]) == (
+        "newp", False, "optional")
+    r = await client.patch("/api/v1/projects/newp", headers=ADMIN, json={
+        "display_name": None, "confidential": None, "artifact_password_policy": "off"})
+    assert r.status_code == 200 and r.json()["display_name"] == "newp" and r.json()["artifact_password_policy"] == "off"
+    # A session named by owner and name: a null project_id is the default project, as if left out.
+    await client.app.hub.sessions.end(ALICE, ids["session"])
+    adopted = await client.app.hub.sessions.start(
+        ALICE, "web", "one", {"agent": "alice", "name": "one", "project_id": None})
+    assert adopted["session_id"] == ids["session"] and adopted["started"] == "adopted"
