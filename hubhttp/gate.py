@@ -72,8 +72,10 @@ def canonical(target: bytes) -> bool:
     """An origin-form path with single slashes: no absolute form, no empty segment before the last,
     no dot segment (plain or percent-encoded), no percent-encoded slash. Such targets are refused
     rather than normalised, so the path the gate judges is the path the router dispatches on."""
-    if not target.startswith(b"/"):
+    if not target.startswith(b"/") or b"//" in target:
         return False
+    if b"%" not in target and b"/." not in target:
+        return True  # nothing encoded and no segment starting with a dot: the common case
     segments = target[1:].split(b"/")
     for index, segment in enumerate(segments):
         plain = unquote_to_bytes(segment)
