@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,7 +49,25 @@ async def json_body(*, default: Mapping[str, Any] | None = None) -> Mapping[str,
         parsed = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise HubError("invalid_argument", f"the body is not valid JSON: {exc}") from None
+    if isinstance(raw, bytes) and WIDE_INTEGER.search(raw):
+        parsed = _exact(raw)
     return validate.body_object(parsed)
+
+
+# orjson reads an integer literal beyond 64 bits as a float, silently losing it; a body holding a
+# digit run that long is read again keeping integers exact, so the services refuse such a number
+# (naming the member) exactly as they do when it arrives over MCP.
+WIDE_INTEGER = re.compile(rb"\d{20,}")
+
+
+def _exact(raw: bytes) -> Any:
+    def refuse(constant: str) -> Any:
+        raise HubError("invalid_argument", f"the body is not valid JSON: {constant} is not a JSON number")
+
+    try:
+        return json.loads(raw, parse_constant=refuse)
+    except RecursionError:
+        raise HubError("invalid_argument", "the body is nested too deeply") from None
 
 
 def query_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:

@@ -82,11 +82,35 @@ def check_payload(value: Any) -> dict[str, Any]:
     try:
         size = len(orjson.dumps(dict(value)))
     except TypeError as exc:
+        member = wide_integer_at(value, "payload")
+        if member is not None:
+            # Refused, not stored: JSON readers (orjson, JavaScript) cannot hold it exactly either.
+            raise invalid(f"{member} is an integer beyond 64 bits; send it as a string",
+                          field=member) from None
         raise invalid(f"payload cannot be stored as JSON: {exc}", field="payload") from None
     if size > PAYLOAD_MAX:
         raise too_large(f"payload is {size} bytes serialized; the limit is {PAYLOAD_MAX}",
                         field="payload", limit=PAYLOAD_MAX)
     return dict(value)
+
+
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # the integers orjson (and SQLite's JSON) store exactly
+
+
+def wide_integer_at(value: Any, path: str, depth: int = 0) -> str | None:
+    """Where the first integer beyond 64 bits sits inside `value` (`payload.a.b[2]`), or None.
+    The walk stops deeper than orjson nests (255), which refuses such a payload anyway."""
+    if isinstance(value, bool) or depth > 256:
+        return None
+    if isinstance(value, int):
+        return path if not INT_MIN <= value <= INT_MAX else None
+    if isinstance(value, Mapping):
+        items: Any = ((f"{path}.{str(k)[:64]}", v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((found for where, v in items if (found := wide_integer_at(v, where, depth + 1)) is not None), None)
 
 
 def check_session_id(value: Any) -> str | None:

@@ -10,6 +10,7 @@ names none is a `conflict` saying how to name it.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from hubcore.errors import HubError
@@ -35,6 +36,7 @@ STORE_READ = {"enum": ["session", "project"], "default": "session",
 STORE_WRITE = {"enum": ["session", "project"], "description": "required: session brain or project knowledge base"}
 IF_VERSION = {"type": "string", "description": "write only if the stored version is this sha256:..., "
                                                "or 'absent' to create only"}
+log = logging.getLogger("hubmcp")
 NULLABLE = {"type": ["string", "null"]}
 SESSION_ID = {"type": "string", "minLength": 1, "maxLength": 128,
               "description": "the session this call works in (the id session_start returned); needed when "
@@ -106,6 +108,8 @@ async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcom
         await call.hub.sessions.touch(current)
     except HubError:
         return
+    except Exception:  # a recorder bug must not turn the call's own answer into an internal error
+        log.exception("recording %s in session %s failed", tool, current)
 
 
 def session_arg(args: dict[str, Any]) -> Any:

@@ -102,8 +102,11 @@ async def test_subscription_limits_and_validation(hub: Hub) -> None:
 def test_active_sessions_keys_and_expiry() -> None:
     now = [0.0]
     reg = ActiveSessions(max_keys=2, idle_secs=10, monotonic=lambda: now[0])
-    a, b, c = legacy_key("s1"), modern_key("bot", None), modern_key("bot", "worker-2")
-    assert b != c and modern_key("bot", "") == b
+    # No Hub-Connection header, or a blank one, names no connection: no implicit active session.
+    assert modern_key("bot", None) is None and modern_key("bot", "  ") is None
+    a, b, c = legacy_key("s1"), modern_key("bot", "worker-1"), modern_key("bot", "worker-2")
+    assert b is not None and c is not None
+    assert b != c and modern_key("bot", " worker-1 ") == b
     reg.set(a, "sess-a")
     reg.set(b, "sess-b")
     assert reg.get(a) == "sess-a"
