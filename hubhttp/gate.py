@@ -76,13 +76,10 @@ def canonical(target: bytes) -> bool:
         return False
     if b"%" not in target and b"/." not in target:
         return True  # nothing encoded and no segment starting with a dot: the common case
-    segments = target[1:].split(b"/")
-    for index, segment in enumerate(segments):
+    for segment in target[1:].split(b"/"):
         plain = unquote_to_bytes(segment)
         if plain in (b".", b"..") or b"/" in plain:
             return False
-        if not segment and index < len(segments) - 1:
-            return False  # `//`
     return True
 
 
