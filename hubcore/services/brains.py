@@ -203,7 +203,7 @@ class BrainsService:
 
     async def _put(self, caller: Caller, session_id: str, path: Any, value: Any,
                    if_version: Any = None) -> dict[str, Any]:
-        """Write an entry to a session the caller owns (`_writable` checked that)."""
+        """Write an entry to a session the caller owns (`_writer` checked that; the seal decides)."""
         where = brain.canonical(path)
         data = encode_value(value)
         condition = _check_if_version(if_version)
@@ -279,7 +279,7 @@ class BrainsService:
 
     def _current_seal(self, conn: sqlite3.Connection, session_id: str, now: float) -> str | None:
         state = brain.seal_state(conn)
-        if state == brain.UNSYNCED:  # a file from before seals: learn its session's state once
+        if state == brain.UNSYNCED:  # a new file, or one from before seals: learn the session's state
             state = self._sync_seal(conn, session_id, now)
         return state
 

@@ -32,6 +32,8 @@ known yet; its first write learns it from hub.db (and commits it, unless that wr
 
 def setup(conn: sqlite3.Connection) -> None:
     """Create (or migrate) the brain's tables, in one transaction so a crash leaves it redoable."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        return  # the common case, on every open of the file's actor: nothing to write
     conn.execute("BEGIN IMMEDIATE")
     try:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
