@@ -56,6 +56,20 @@ class HubError(Exception):
         return f"HubError({self.code!r}, {self.message!r})"
 
 
+QUOTE_MAX: Final = 80
+
+
+def shown(text: str) -> str:
+    """A caller's text as a message may show it: cut to QUOTE_MAX characters, so an error never
+    echoes a large offending value back."""
+    return text if len(text) <= QUOTE_MAX else text[: QUOTE_MAX - 3] + "..."
+
+
+def quoted(value: Any) -> str:
+    """A caller's value's repr, cut like `shown`."""
+    return shown(repr(value))
+
+
 def invalid(message: str, **details: Any) -> HubError:
     return HubError("invalid_argument", message, details=details or None)
 

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from hubcore.clock import iso
-from hubcore.errors import HubError, conflict, invalid, too_large
+from hubcore.errors import HubError, conflict, invalid, quoted, shown, too_large
 from hubcore.services import ids
 from hubcore.services.notifier import Effects
 from hubcore.services.validate import one_line
@@ -132,7 +132,8 @@ def check_kinds(value: Any) -> tuple[str, ...]:
     kinds = tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
-        raise invalid(f"unknown kind {', '.join(unknown) or value!r}; kinds are {', '.join(KINDS)}",
+        named = shown(", ".join(unknown)) if unknown else quoted(value)
+        raise invalid(f"unknown kind {named}; kinds are {', '.join(KINDS)}",
                       field="kind")
     return kinds
 

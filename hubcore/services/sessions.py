@@ -16,7 +16,7 @@ from typing import Any
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.errors import HubError, conflict, forbidden, invalid, not_found
+from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, quoted
 from hubcore.services import ids, validate
 from hubcore.services.access import readable_project, require_admin, visibility
 from hubcore.services.core import Core
@@ -40,7 +40,7 @@ def new_session_id(now: float) -> str:
 
 def session_missing(ref: str) -> HubError:
     """The one answer for a session that is missing, pruned, or not readable by the caller."""
-    return not_found(f"session {ref!r} not found")
+    return not_found(f"session {quoted(ref)} not found")
 
 
 def check_name(value: Any) -> str:
