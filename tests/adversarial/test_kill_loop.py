@@ -25,7 +25,7 @@ def test_two_kills_lose_no_acknowledged_write() -> None:
                            "--workers", "4", "--seed", "7"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-    assert "lost: 0  integrity failures: 0" in done.stdout
+    assert "lost: 0  integrity failures: 0  crashes: 0" in done.stdout
     acknowledged = re.search(r"acknowledged writes: (\d+) \(events (\d+), session starts (\d+), brain entries (\d+)\)",
                              done.stdout)
     assert acknowledged, done.stdout

@@ -13,7 +13,8 @@ from the project's feed, sessions by id, brain entries by path with their exact 
 last run it reads everything back once more, stops the hub with SIGTERM and checks the files again.
 
 Prints a summary (runs, acknowledged writes, lost, integrity failures, time to ready) and exits
-non-zero on any loss, integrity failure or hub that does not become ready. All traffic goes to
+non-zero on any loss, integrity failure, hub that exits before it is killed, or hub that does not
+become ready. All traffic goes to
 127.0.0.1; every loop is bounded in count and time.
 """
 
@@ -69,6 +70,7 @@ class Ledger:
     refused: int = 0  # answered but not acknowledged (an error result): not counted, reported
     lost: list[str] = field(default_factory=list)
     integrity_failures: list[str] = field(default_factory=list)
+    crashes: list[str] = field(default_factory=list)  # the hub exited before the kill
     ready_ms: list[float] = field(default_factory=list)
     first_start_ms: float = 0.0  # the fresh directory's start, for comparison
 
@@ -117,11 +119,15 @@ class Hub:
         self.kill()
         raise HubDidNotStart(f"the hub did not become ready; see {self.work / 'hub.log'}")
 
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
+    def kill(self) -> bool:
+        """SIGKILL the hub; False when it had already exited on its own."""
+        if self.proc is None:
+            return False
+        alive = self.proc.poll() is None
+        if alive:
             self.proc.send_signal(signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait(30)
+        self.proc.wait(30)
+        return alive
 
     def stop(self) -> int:
         assert self.proc is not None
@@ -219,7 +225,7 @@ class Driver:
             if self.stop.is_set():
                 return
 
-    async def drive(self, kill_after: float, kill: Callable[[], None], workers: int) -> None:
+    async def drive(self, kill_after: float, kill: Callable[[], bool], workers: int) -> None:
         """Run the writers; SIGKILL the hub after `kill_after` seconds while they are mid-flight."""
         jobs: list[Callable[[int], Awaitable[None]]] = [self.signals, self.brains, self.ideas, self.brains]
 
@@ -232,7 +238,8 @@ class Driver:
         tasks = [asyncio.create_task(guarded(jobs[w % len(jobs)], w)) for w in range(workers)]
         try:
             await asyncio.sleep(kill_after)
-            kill()  # mid-flight: the calls in progress get no answer and are not acknowledged
+            if not kill():  # mid-flight: the calls in progress get no answer and are not acknowledged
+                self.ledger.crashes.append(f"run {self.run}: the hub exited before it was killed")
             self.stop.set()
             await asyncio.wait_for(asyncio.gather(*tasks), CALL_TIMEOUT * 2)
         finally:
@@ -339,16 +346,17 @@ def loop(args: argparse.Namespace, work: Path) -> Ledger:
 
 
 def report(args: argparse.Namespace, ledger: Ledger) -> int:
-    for line in (ledger.lost + ledger.integrity_failures)[:20]:
+    for line in (ledger.crashes + ledger.lost + ledger.integrity_failures)[:20]:
         print(f"  ! {line}")
     ready = ledger.ready_ms or [0.0]
     print(f"runs: {args.runs}  acknowledged writes: {ledger.acknowledged} (events {len(ledger.events)}, "
           f"session starts {len(ledger.sessions)}, brain entries {len(ledger.entries)})  "
           f"refused: {ledger.refused}")
-    print(f"lost: {len(ledger.lost)}  integrity failures: {len(ledger.integrity_failures)}")
+    print(f"lost: {len(ledger.lost)}  integrity failures: {len(ledger.integrity_failures)}  "
+          f"crashes: {len(ledger.crashes)}")
     print(f"time to ready after SIGKILL: median {statistics.median(ready):.0f} ms, max {max(ready):.0f} ms "
           f"(first start on an empty directory: {ledger.first_start_ms:.0f} ms)")
-    return 1 if ledger.lost or ledger.integrity_failures else 0
+    return 1 if ledger.lost or ledger.integrity_failures or ledger.crashes else 0
 
 
 def main(argv: list[str] | None = None) -> int:
