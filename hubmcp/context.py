@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
 from mcp.server.context import ServerRequestContext
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from hubcore.caller import Caller
@@ -15,6 +16,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubcore.origin import request_origin
 from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey, legacy_key, modern_key
+from hubmcp.waits import Report, WaitPolicy
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,9 @@ class CallContext:
     # Works out `origin`; few calls need it, so it is not worked out for every call.
     origin_of: Callable[[], str | None]
     protocol_version: str
+    # Sends `notifications/progress` for this request; None when the request carried no token.
+    report_progress: Report | None = None
+    waits: WaitPolicy = field(default_factory=WaitPolicy)
 
     @cached_property
     def origin(self) -> str | None:
@@ -44,7 +49,16 @@ class CallContext:
 class Binding(Protocol):
     """How one transport tells the handlers who is calling."""
 
+    waits: WaitPolicy
+
     def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext: ...
+
+
+def progress_of(ctx: ServerRequestContext[Any, Any]) -> Report | None:
+    """The request's progress sender, when it asked for progress (`_meta.progressToken`)."""
+    if progress_token_from_params(ctx.params) is None:
+        return None
+    return ctx.session.report_progress
 
 
 class HttpBinding:
@@ -53,6 +67,7 @@ class HttpBinding:
     def __init__(self, hub: Hub, sessions: ActiveSessions) -> None:
         self.hub = hub
         self.sessions = sessions
+        self.waits = WaitPolicy()
 
     def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
         request = ctx.request
@@ -68,7 +83,7 @@ class HttpBinding:
             sid = headers.get("mcp-session-id")
             key = legacy_key(sid) if sid else modern_key(caller.actor, headers.get(CONNECTION_HEADER))
         return CallContext(self.hub, caller, key, self.sessions, lambda: self._origin(scope, headers),
-                           ctx.protocol_version)
+                           ctx.protocol_version, progress_of(ctx), self.waits)
 
     def _origin(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> str:
         client = scope.get("client")
@@ -89,8 +104,9 @@ class FixedBinding:
                  origin: str | None) -> None:
         self.hub, self.caller, self.connection = hub, caller, connection
         self.sessions, self.origin = sessions, origin
+        self.waits = WaitPolicy()
 
     def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
         origin = self.origin
         return CallContext(self.hub, self.caller, self.connection, self.sessions, lambda: origin,
-                           ctx.protocol_version)
+                           ctx.protocol_version, progress_of(ctx), self.waits)

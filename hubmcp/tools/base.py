@@ -49,7 +49,12 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
 }
 WAIT_SECONDS: dict[str, Any] = {
     "type": "number", "minimum": 0, "maximum": 60, "default": 30,
-    "description": "how long to wait, at most 60 seconds; 0 polls once",
+    "description": "how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
+}
+# What a wait says when it cut the asked wait to fit the clients' 60-second request timeout.
+CAPPED_OUT: dict[str, Any] = {
+    "capped": {"type": "boolean", "description": "true when the wait was cut to wait_seconds"},
+    "wait_seconds": {"type": "number", "description": "the wait the hub applied, when capped"},
 }
 
 

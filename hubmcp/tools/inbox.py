@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from hubmcp.context import CallContext
-from hubmcp.tools.base import EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.tools.base import CAPPED_OUT, EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
 from hubmcp.tools.feed import EXPIRES_IN, _session
+from hubmcp.waits import capped_wait
 
 ITEM: dict[str, Any] = {
     "type": "object",
@@ -49,8 +50,10 @@ async def inbox_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def inbox_wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.inbox.wait(call.caller, args.get("wait_seconds", 30), since=args.get("since"),
-                                     limit=args.get("limit"))
+    async def work(seconds: float) -> dict[str, Any]:
+        return await call.hub.inbox.wait(call.caller, seconds, since=args.get("since"), limit=args.get("limit"))
+
+    return await capped_wait(call.report_progress, call.waits, args.get("wait_seconds", 30), work)
 
 
 TOOLS = (
@@ -125,10 +128,12 @@ TOOLS = (
         title="Wait for an answer",
         description=(
             "Block until one of your own questions or approvals is resolved (answered, decided or "
-            "expired), up to `wait_seconds` (default 30, at most 60; 0 checks once). Returns the "
-            "resolved items and moves your wait cursor past them; `timed_out` is true when nothing "
-            "came. Call it again to keep waiting. If the hub shuts down meanwhile it answers at once, "
-            "empty, with `shutdown: true`: call again once the hub is back."
+            "expired), up to `wait_seconds` (default 30, at most 60; 0 checks once). The hub answers "
+            "within 55 seconds whatever is asked (clients give up at 60): a longer wait is cut to 55 "
+            "and the result says `capped: true`; with a progress token it sends progress every 15 "
+            "seconds. Returns the resolved items and moves your wait cursor past them; `timed_out` "
+            "is true when nothing came. Call it again to keep waiting. If the hub shuts down "
+            "meanwhile it answers at once, empty, with `shutdown: true`: call again once it is back."
         ),
         input_schema=inputs({
             "wait_seconds": WAIT_SECONDS,
@@ -139,6 +144,7 @@ TOOLS = (
             "items": {"type": "array", "items": ITEM},
             "next_since": {"type": ["string", "null"]},
             "timed_out": {"type": "boolean"},
+            **CAPPED_OUT,
             "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
         }, ("items", "timed_out")),
         handler=inbox_wait,

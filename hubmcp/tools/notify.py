@@ -6,7 +6,8 @@ from typing import Any
 
 from hubcore.services import events as ev
 from hubmcp.context import CallContext
-from hubmcp.tools.base import PROJECT_ID, TRAILER, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.tools.base import CAPPED_OUT, PROJECT_ID, TRAILER, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.waits import capped_wait
 
 SUBSCRIPTION: dict[str, Any] = {
     "type": "object",
@@ -39,7 +40,10 @@ async def list_subscriptions(call: CallContext, args: dict[str, Any]) -> dict[st
 
 
 async def wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.notifications.wait(call.caller, args.get("wait_seconds", 30))
+    async def work(seconds: float) -> dict[str, Any]:
+        return await call.hub.notifications.wait(call.caller, seconds)
+
+    return await capped_wait(call.report_progress, call.waits, args.get("wait_seconds", 30), work)
 
 
 TOOLS = (
@@ -90,13 +94,15 @@ TOOLS = (
         description=(
             "Block until something is pending for you (an answer or decision on your own questions "
             "and approvals, or an event matching a subscription), up to `wait_seconds` (default 30, "
-            "at most 60; 0 checks once). Returns the items in `notifications.pending`, each delivered "
+            "at most 60; 0 checks once; the hub answers within 55 seconds whatever is asked and says "
+            "`capped: true` when it cut the wait; with a progress token it sends progress every 15 "
+            "seconds). Returns the items in `notifications.pending`, each delivered "
             "once; `timed_out` is true when nothing came. If the hub shuts down meanwhile it answers "
             "at once, empty, with `shutdown: true`: call again once the hub is back."
         ),
         input_schema=inputs({"wait_seconds": WAIT_SECONDS}),
         output_schema=outputs({
-            "timed_out": {"type": "boolean"}, "notifications": TRAILER,
+            "timed_out": {"type": "boolean"}, "notifications": TRAILER, **CAPPED_OUT,
             "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
         }, ("timed_out", "notifications")),
         handler=wait,
