@@ -158,6 +158,10 @@ class Reader:
         self.position = self._notifier.log.head
         return changes
 
+    @property
+    def streams_open(self) -> int:
+        return self._notifier.streams_open
+
     async def pause(self, seconds: float) -> None:
         """Sleep `seconds`, cut short by shutdown."""
         await self._notifier.until_closed(seconds)
@@ -180,6 +184,7 @@ class Notifier:
         self._waiters: dict[Hashable, set[Waiter]] = {}
         self._waiting = 0
         self._readers: dict[str, WeakSet[Reader]] = {}  # holder -> its open streams
+        self._all_readers: WeakSet[Reader] = WeakSet()
         # Set once per published batch, then replaced; created only when a reader waits on it.
         self._changed: anyio.Event | None = None
         self._closing: anyio.Event | None = None
@@ -256,9 +261,11 @@ class Notifier:
                            retryable=True, headers={"Retry-After": str(STREAM_RETRY_AFTER_SECS)})
         reader = Reader(self, holder)
         open_now.add(reader)
+        self._all_readers.add(reader)
         return reader
 
     def release(self, reader: Reader) -> None:
+        self._all_readers.discard(reader)
         open_now = self._readers.get(reader.holder)
         if open_now is not None:
             open_now.discard(reader)
@@ -290,7 +297,7 @@ class Notifier:
 
     @property
     def streams_open(self) -> int:
-        return sum(len(r) for r in self._readers.values())
+        return len(self._all_readers)
 
     @property
     def listeners(self) -> int:
