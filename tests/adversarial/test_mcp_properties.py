@@ -3,12 +3,13 @@
 The tool list is read from the server at test time, so a new tool is covered without touching this
 file. For each tool, hypothesis builds arguments from its input schema and then spoils them: a
 member of the wrong JSON type, a required member missing, an unknown member, huge (beyond 64 bits),
-negative and fractional numbers, 150-240 levels of nesting (and, raw, up to 5,000), strings of a few hundred KB, and odd
-unicode (NUL, line and paragraph separators, direction marks; no lone surrogates, which JSON cannot
-carry). Each call goes through the SDK's client over real streamable HTTP, in both protocol eras,
-with and without an active session. Whatever is sent:
+negative and fractional numbers, 150-240 levels of nesting (and, sent raw, up to 5,000), strings of
+a few hundred KB, and odd unicode (NUL, line and paragraph separators, direction marks; no lone
+surrogates, which JSON cannot carry). Each call goes through the SDK's client over real streamable
+HTTP, in both protocol eras, with and without an active session. Whatever is sent:
 
-- the answer is a well-formed tool result (a transport failure or JSON-RPC error fails the test);
+- the answer is a well-formed tool result (a transport failure or JSON-RPC error fails the test;
+  the one exception is a parse error for a document nested past the JSON parser's limit);
 - an error is MCP's convention: `isError`, `structuredContent == {"error": {code, message,
   retryable, details}}`, text starting with the code and message, and the code is never `internal`;
 - a refused call wrote nothing: every hub.db table's row count and every brain's entries are as
