@@ -21,12 +21,13 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 import anyio
+import orjson
 
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.hub import Hub
-from hubhttp.problems import send_problem
+from hubhttp.problems import count_failure, send_problem
 from hubhttp.routing import Access
 
 Scope = MutableMapping[str, Any]
@@ -214,6 +215,36 @@ def _body_expected(scope: Scope) -> bool:
         return True  # an unreadable Content-Length: assume bytes follow
 
 
+MCP_PATH = "/mcp"
+# OAuth discovery documents (RFC 9728 protected resource, RFC 8414 authorization server) that MCP
+# clients look for after a 401: the hub offers no OAuth, and a 404 lets them fail fast instead of
+# reporting a bare "error response".
+OAUTH_DISCOVERY = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
+                   "/.well-known/openid-configuration")
+NO_OAUTH = "this hub offers no OAuth; /mcp takes a bearer token the human issues (an agent token)"
+MCP_TOKEN_REFUSED = -32001
+
+
+async def send_mcp_refusal(send: Send, err: HubError, metrics: Any) -> None:
+    """A refused token on /mcp: 401 with a JSON-RPC error body. The MCP SDK clients surface a
+    JSON-RPC error found in a non-2xx JSON body (and show only "Server returned an error response"
+    for a problem document), so the person running the agent reads why. The id is null: the
+    request was refused before its body was read."""
+    message = ("unauthenticated: the hub refused the bearer token (missing, unknown, revoked or not yet "
+               "approved); /mcp takes an agent token the human issues, and this hub offers no OAuth")
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {
+        "code": MCP_TOKEN_REFUSED, "message": message,
+        "data": {"error": {"code": err.code, "message": err.message, "retryable": False, "details": {}}},
+    }})
+    count_failure(metrics, err.code)
+    await send({"type": "http.response.start", "status": 401, "headers": [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"www-authenticate", b'Bearer realm="agent-hub", error="invalid_token"'),
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class Gate:
     """ASGI middleware enforcing the global rules in front of `app`. `access` names the access
     the route the request will reach needs (see `hubhttp.routing.RouteAccess`)."""
@@ -238,12 +269,17 @@ class Gate:
         except HubError as err:
             if _body_expected(scope) and scope.get("http_version", "1.1") in ("1.0", "1.1"):
                 send = _closing(send)  # HTTP/2 has no such header: its stream simply ends
-            await send_problem(send, err, hub.metrics)
+            if scope["path"] == MCP_PATH and err.code == "unauthenticated":
+                await send_mcp_refusal(send, err, hub.metrics)
+            else:
+                await send_problem(send, err, hub.metrics)
             return
         scope["hub.caller"] = caller
         await self.app(scope, receive, send)
 
     async def _caller(self, hub: Hub, scope: Scope) -> Caller:
+        if scope["path"].startswith(OAUTH_DISCOVERY):
+            raise HubError("not_found", NO_OAUTH)
         needed = self.access(scope)
         caller = await hub.auth.resolve(_header(scope, b"authorization"))
         if needed is Access.ADMIN and (caller is None or not caller.is_admin):

@@ -103,6 +103,11 @@ class Answer:
     body: bytes
 
     def problem(self) -> dict[str, Any]:
+        if self.headers.get("content-type", "") == "application/json":
+            # /mcp refuses a token with a JSON-RPC error (what MCP clients show); its hub error
+            # object carries the same code a problem document would.
+            error = orjson.loads(self.body)["error"]["data"]["error"]
+            return {"code": error["code"], "detail": error["message"]}
         assert self.headers.get("content-type", "").startswith("application/problem+json"), self
         return dict(orjson.loads(self.body))
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from mcp.server import _streamable_http_modern as modern_transport
+from mcp.shared.exceptions import MCPError
 
 from hubmcp.http import McpEndpoint
 from tests.harness import ADMIN
@@ -43,13 +44,40 @@ async def test_missing_unknown_and_pending_tokens_are_401_before_mcp(live: LiveH
     answers = []
     for headers in ({}, {"Authorization": "Bearer hub_nope"}, {"Authorization": f"Bearer {pending}"}):
         r = await live.http.post("/mcp", json=body, headers={**accept, **headers})
-        assert r.status_code == 401
-        assert r.json()["code"] == "unauthenticated"
+        assert r.status_code == 401 and r.headers["content-type"] == "application/json"
+        assert r.headers["www-authenticate"].startswith("Bearer ")
+        reply = r.json()
+        assert reply["id"] is None and reply["error"]["code"] == -32001
+        assert reply["error"]["message"].startswith("unauthenticated: the hub refused the bearer token")
+        assert reply["error"]["data"]["error"]["code"] == "unauthenticated"
         answers.append(r.content)
     assert answers[1] == answers[2]  # a pending token is answered exactly like an unknown one
     r = await live.http.post("/mcp", json=body, headers={**accept, **ADMIN})
     assert r.status_code == 200
     assert r.headers.get("mcp-session-id")
+
+
+@pytest.mark.parametrize("mode", ["auto", *ERAS])
+async def test_the_sdk_client_reports_a_refused_token_as_such(live: LiveHub, mode: str) -> None:
+    with pytest.raises(BaseException) as caught:  # the SDK wraps it in task group errors
+        async with live.client("hub_not_a_token", mode=mode) as client:
+            await client.call_tool("whoami", {})
+    refusals = [e for e in _leaves(caught.value) if isinstance(e, MCPError)]
+    assert refusals, caught.value
+    assert "the hub refused the bearer token" in str(refusals[0])
+    assert "no OAuth" in str(refusals[0])
+    # OAuth clients look for discovery documents after a 401: they find none, at once.
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                 "/.well-known/oauth-authorization-server"):
+        r = await live.http.get(path)
+        assert r.status_code == 404 and r.json()["code"] == "not_found", path
+        assert "no OAuth" in r.json()["detail"]
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 async def test_dns_rebinding_refused(live: LiveHub) -> None:
