@@ -19,7 +19,7 @@ from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubmcp.stdio import serve_standalone
-from tests.mcp.live import ERAS, MODERN, LiveHub, structured
+from tests.mcp.live import ERAS, MODERN, LiveHub, structured, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -49,6 +49,13 @@ async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path,
         sent = structured(await client.call_tool("signal_append", {"project_id": "demo", "summary": "local"}))
         page = structured(await client.call_tool("feed_read", {"project_id": "demo"}))
         assert [(e["id"], e["actor"]) for e in page["events"]] == [(sent["event_id"], "local-agent")]
+        # The human has no oracle to hide from: a missing project is not_found, as a tool error result.
+        missing = tool_error(await client.call_tool("feed_read", {"project_id": "nowhere"}), "not_found")
+        assert "nowhere" in missing["message"]
+        # The process is the connection: session_start binds, and brain calls need no session_id.
+        started = structured(await client.call_tool("session_start", {"project_id": "demo", "name": "s"}))
+        assert started["active_session"] is True
+        structured(await client.call_tool("brain_put", {"path": "/kv/k", "value": "v", "store": "session"}))
         skill = await client.read_resource("skill://hub/SKILL.md")
         assert "name: hub" in skill.contents[0].text  # type: ignore[union-attr]
 
