@@ -193,6 +193,7 @@ class Verdict:
             status = str(check.get("status", "?"))
             self.counts[status] = self.counts.get(status, 0) + 1
         self.problems: list[str] = []
+        self.excused: set[str] = set()  # why the skipped checks listed in NOT_APPLICABLE did not apply
         if "SKIPPED: scenario" in text:
             self.problems.append("the suite skipped the scenario")
         if returncode != 0:
@@ -205,13 +206,16 @@ class Verdict:
                 self.problems.append(f"{check_id} failed: {why(check)}")
             elif state == "SKIPPED" and (check_id, version or "") not in NOT_APPLICABLE:
                 self.problems.append(f"{check_id} skipped: {why(check)}")
+            elif state == "SKIPPED":
+                self.excused.add(NOT_APPLICABLE[(check_id, version or "")])
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def tally(self) -> str:
-        return ", ".join(f"{n} {s.lower()}" for s, n in sorted(self.counts.items())) or "no checks"
+        counts = ", ".join(f"{n} {s.lower()}" for s, n in sorted(self.counts.items())) or "no checks"
+        return counts + "".join(f"; not applicable: {reason}" for reason in sorted(self.excused))
 
 
 def read_checks(out_dir: Path) -> list[dict]:
