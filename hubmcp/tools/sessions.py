@@ -4,8 +4,8 @@ The connection's active session (see `hubmcp.active`) is set by `session_start` 
 `session_end`; brain writes with no session named go to it, and every tool call made while it is
 set is recorded in its brain for replay. A request with no connection identity (2026-07-28 without
 `Hub-Connection`, and so every `hub-cli call`) has no active session: its session-bound calls name
-their session by `session_id`, are recorded in that session when the caller runs it, and a call that
-names none is a `conflict` saying how to name it.
+their session by `session_id`, and a call that names none is a `conflict` saying how to name it.
+A call with no active session that names a session the caller runs is recorded in that session.
 """
 
 from __future__ import annotations
@@ -89,10 +89,11 @@ def named_id(args: dict[str, Any]) -> str | None:
 
 
 async def working_id(call: CallContext, args: dict[str, Any]) -> str | None:
-    """The session a call is made in, for replay: the connection's active session, else (no
-    connection identity) the session the call names, when the caller runs it."""
-    if call.connection is not None:
-        return active_id(call)
+    """The session a call is made in, for replay: the connection's active session, else (none, or
+    no connection identity) the session the call names, when the caller runs it."""
+    current = active_id(call)
+    if current is not None:
+        return current
     sid = named_id(args)
     return sid if sid is not None and await _running(call, sid) is not None else None
 
