@@ -333,13 +333,14 @@ async def test_the_background_sweeper_resolves_due_items(make_client: ClientFact
     import anyio
 
     from hubcore.services import questions
+    from hubcore.services.notifier import owner_key
 
     monkeypatch.setattr(questions, "SWEEP_INTERVAL_SECS", 0.02)
     async with make_client() as client:
         await client.make_project("proj")
         hub = client.app.hub
         q = await ask(hub, HUMAN, expires_in_seconds=60)
-        with hub.notifier.waiter(lambda c: c.resolved and c.event_id == q) as waiter:
+        with hub.notifier.waiter(lambda c: c.resolved and c.event_id == q, [owner_key(HUMAN.actor)]) as waiter:
             clock.advance(3600)
             with anyio.fail_after(5):
                 await waiter.wait()  # nobody read or swept: the background task did
