@@ -225,3 +225,19 @@ async def test_shutdown_ends_every_stream(client: HubClient, hub: Hub) -> None:
         hub.begin_shutdown()
         assert await s.ended()
     assert hub.notifier.listeners == 0
+
+
+async def test_streams_sharing_a_turn_each_get_only_what_they_may_see(client: HubClient, hub: Hub,
+                                                                       bot: Caller) -> None:
+    await client.make_project("secret", confidential=True)
+    token = client.bot_token  # type: ignore[attr-defined]
+    async with open_stream(client) as admin, open_stream(client, token) as agent:
+        await admin.chunk()
+        await agent.chunk()
+        # One batch, so both streams take the same range of the log in their next turn.
+        hub.notifier.publish([Change("feed", "secret", "s1"), Change("feed", "proj", "p1"),
+                              Change("inbox", "secret", "s2")])
+        assert [e for _, e in await admin.events(3)] == [
+            {"project_id": "secret", "event_id": "s1"}, {"project_id": "proj", "event_id": "p1"},
+            {"project_id": "secret", "event_id": "s2"}]
+        assert await agent.events(1) == [("feed", {"project_id": "proj", "event_id": "p1"})]
