@@ -10,67 +10,11 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, get_args, get_origin, get_type_hints
 
 from hubcore.errors import HubError
-
-
-@dataclass(frozen=True)
-class Key:
-    """One recognised setting: its type, default and environment variable."""
-
-    kind: type
-    default: Any
-    env: str
-
-
-def _k(kind: type, default: Any, env: str) -> Key:
-    return Key(kind, default, env)
-
-
-HUB_KEYS: Final[dict[str, Key]] = {
-    "bind": _k(str, "127.0.0.1:8080", "HUB_BIND"),
-    "data_dir": _k(str, "./data", "HUB_DATA_DIR"),
-    "admin_token": _k(str, None, "HUB_ADMIN_TOKEN"),
-    "tls_cert": _k(str, None, "HUB_TLS_CERT"),
-    "tls_key": _k(str, None, "HUB_TLS_KEY"),
-    "public_url": _k(str, None, "HUB_PUBLIC_URL"),
-    "min_free_bytes": _k(int, 256 * 1024 * 1024, "HUB_MIN_FREE_BYTES"),
-    "synchronous": _k(str, "normal", "HUB_SYNCHRONOUS"),
-    "shutdown_grace_secs": _k(float, 10.0, "HUB_SHUTDOWN_GRACE_SECS"),
-    "log_level": _k(str, "info", "HUB_LOG_LEVEL"),
-    "backup_dir": _k(str, None, "HUB_BACKUP_DIR"),
-    "integrity_sample_secs": _k(int, 0, "HUB_INTEGRITY_SAMPLE_SECS"),
-    "enrol": _k(str, "on", "HUB_ENROL"),
-    "trust_proxy": _k(list, [], "HUB_TRUST_PROXY"),
-    "enrol_pending_max": _k(int, 20, "HUB_ENROL_PENDING_MAX"),
-    "enrol_pending_ttl_secs": _k(int, 86400, "HUB_ENROL_PENDING_TTL_SECS"),
-    "notify_url": _k(str, None, "HUB_NOTIFY_URL"),
-    "notify_token": _k(str, None, "HUB_NOTIFY_TOKEN"),
-    "notify_interval_secs": _k(int, 60, "HUB_NOTIFY_INTERVAL_SECS"),
-    "events_per_project": _k(int, 1_000_000, "HUB_EVENTS_PER_PROJECT"),
-    "inbox_open_per_agent": _k(int, 100, "HUB_INBOX_OPEN_PER_AGENT"),
-    "inbox_open_per_project": _k(int, 1000, "HUB_INBOX_OPEN_PER_PROJECT"),
-    "prune_undo_secs": _k(int, 60, "HUB_PRUNE_UNDO_SECS"),
-    "open_stores_max": _k(int, 64, "HUB_OPEN_STORES_MAX"),
-    "store_idle_secs": _k(float, 60.0, "HUB_STORE_IDLE_SECS"),
-    # The slowest request body the hub waits for (hubhttp.gate.BodyPace); 0 turns a rule off.
-    "body_idle_secs": _k(float, 30.0, "HUB_BODY_IDLE_SECS"),
-    "body_min_rate": _k(int, 1024, "HUB_BODY_MIN_RATE"),
-    "streams_per_token": _k(int, 8, "HUB_STREAMS_PER_TOKEN"),
-}
-
-CLIENT_KEYS: Final[dict[str, Key]] = {
-    "url": _k(str, None, "HUB_URL"),
-    "token": _k(str, None, "HUB_TOKEN"),
-    "agent_id": _k(str, None, "HUB_AGENT_ID"),
-    "project": _k(str, None, "HUB_PROJECT"),
-    "timeout": _k(float, 30.0, "HUB_TIMEOUT"),
-}
-
-SECTIONS: Final[dict[str, dict[str, Key]]] = {"hub": HUB_KEYS, "client": CLIENT_KEYS}
 
 
 class ConfigError(HubError):
@@ -135,6 +79,40 @@ class ClientSettings:
     agent_id: str | None = None
     project: str | None = None
     timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class Key:
+    """One recognised setting: its type, default and environment variable."""
+
+    kind: type
+    default: Any
+    env: str
+
+
+def _base_type(hint: Any) -> type:
+    """`str | None` -> str, `list[str]` -> list, `int` -> int."""
+    if get_origin(hint) is list:
+        return list
+    args = [a for a in get_args(hint) if a is not type(None)]
+    return args[0] if args else hint
+
+
+def _keys(settings: type) -> dict[str, Key]:
+    """The recognised keys of a settings dataclass, read from its fields: the dataclass is the one
+    place a setting's type and default are written. Every variable is `HUB_` + the key's name."""
+    hints = get_type_hints(settings)
+    keys: dict[str, Key] = {}
+    for f in fields(settings):
+        kind = _base_type(hints[f.name])
+        default = f.default_factory() if f.default_factory is not MISSING else f.default
+        keys[f.name] = Key(kind, default, f"HUB_{f.name.upper()}")
+    return keys
+
+
+HUB_KEYS: Final[dict[str, Key]] = _keys(HubSettings)
+CLIENT_KEYS: Final[dict[str, Key]] = _keys(ClientSettings)
+SECTIONS: Final[dict[str, dict[str, Key]]] = {"hub": HUB_KEYS, "client": CLIENT_KEYS}
 
 
 @dataclass(frozen=True)
