@@ -24,23 +24,23 @@ from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubcore.services.agents import AgentsService, revoke_reserved
+from hubcore.services.attention import AttentionPart, AttentionService
 from hubcore.services.auth import AuthService
 from hubcore.services.brains import BrainsService, SessionsPart, brain_factory
 from hubcore.services.brief import BriefService
+from hubcore.services.changes import Effects, Notifier, Publisher
 from hubcore.services.core import Core
 from hubcore.services.feed import FeedPart, FeedService
 from hubcore.services.health import HealthService
 from hubcore.services.home import HomeService
 from hubcore.services.identity import IdentityService
 from hubcore.services.inbox import InboxService
-from hubcore.services.notifications import NotificationsPart, NotificationsService
-from hubcore.services.notifier import Effects, Notifier, Publisher
-from hubcore.services.notify_target import NotifyTarget
 from hubcore.services.posts import PostsService
 from hubcore.services.projects import ProjectsService
-from hubcore.services.questions import QuestionsService
+from hubcore.services.resolutions import ResolutionsService
 from hubcore.services.sessions import SessionsService
 from hubcore.services.storage import StorageService
+from hubcore.services.webhook import Webhook
 from hubcore.store.actor import StoreActor
 from hubcore.store.migrations import migrate
 from hubcore.store.pool import ActorPool
@@ -100,8 +100,8 @@ class Hub:
         self.health = HealthService(core, opened_version=opened_version)
         self.identity = IdentityService(core)
         self._wire_feeds(core)
-        self.notifications = NotificationsService(core, self.notifier, self.questions.settle)
-        core.project_parts.append(NotificationsPart())
+        self.attention = AttentionService(core, self.changes, self.resolutions.settle)
+        core.project_parts.append(AttentionPart())
         self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
         self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy, self.brains.seal)
         self.brains.sessions = self.sessions
@@ -115,20 +115,20 @@ class Hub:
 
     def _wire_feeds(self, core: Core) -> None:
         """Feeds and the human in the loop: one notifier, woken only after commits."""
-        self.notifier = Notifier()
-        self.publisher = Publisher(self.notifier, core.metrics)
-        self.notify_target = NotifyTarget(self.settings, core.metrics)
-        self.publisher.notify_target = self.notify_target
-        self.questions = QuestionsService(core, self.publisher)
+        self.changes = Notifier()
+        self.publisher = Publisher(self.changes, core.metrics)
+        self.webhook = Webhook(self.settings, core.metrics)
+        self.publisher.webhook = self.webhook
+        self.resolutions = ResolutionsService(core, self.publisher)
         self.posts = PostsService(core, self.publisher)
-        self.inbox = InboxService(core, self.publisher, settle=self.questions.settle)
-        self.feed = FeedService(core, settle=self.questions.settle)
-        self.home = HomeService(core, settle=self.questions.settle)
+        self.inbox = InboxService(core, self.publisher, settle=self.resolutions.settle)
+        self.feed = FeedService(core, settle=self.resolutions.settle)
+        self.home = HomeService(core, settle=self.resolutions.settle)
         core.project_parts.append(FeedPart())
 
     def begin_shutdown(self) -> None:
         """The server stopped accepting: let long-lived requests (streams, waits) finish now."""
-        self.notifier.close()
+        self.changes.close()
 
     def publish(self, effects: Effects) -> None:
         """Tell waiters, the stream, metrics and the notify target what a committed write did."""
@@ -139,11 +139,11 @@ class Hub:
 
         Each later part adds its own task here; they are cancelled before the stores close.
         """
-        self.task_group.start_soon(self.questions.run_sweeper)
+        self.task_group.start_soon(self.resolutions.run_sweeper)
         self.task_group.start_soon(self.storage.run_sweeper)
         self.task_group.start_soon(self.brains.pool.run_sweeper)
-        if self.notify_target.enabled:
-            self.task_group.start_soon(self.notify_target.run)
+        if self.webhook.enabled:
+            self.task_group.start_soon(self.webhook.run)
 
     @property
     def data_dir(self) -> Path:

@@ -21,7 +21,7 @@ import orjson
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, quoted, shown, too_large
 from hubcore.services import ids
-from hubcore.services.notifier import Effects
+from hubcore.services.changes import Effects
 from hubcore.services.validate import one_line
 
 KINDS = (

@@ -21,8 +21,8 @@ from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
 from hubcore.services import ids, validate
 from hubcore.services.access import require_admin, visibility
+from hubcore.services.changes import Change, Effects, Publisher, owner_key
 from hubcore.services.core import Core
-from hubcore.services.notifier import Change, Effects, Publisher, owner_key
 
 STATUSES = ("unread", "read", "waiting", "resolved")
 WAITING_KINDS = ("question", "approval", "enrol_request")
@@ -295,7 +295,7 @@ class InboxService:
             return change.topic == "inbox" and change.resolved and change.owner == actor
 
         deadline = anyio.current_time() + seconds
-        with self.publisher.notifier.waiter(mine, [owner_key(actor)]) as waiter:
+        with self.publisher.changes.waiter(mine, [owner_key(actor)]) as waiter:
             while True:
                 waiter.reset()
                 await self.settle()

@@ -19,9 +19,9 @@ from hubcore.errors import HubError, invalid
 from hubcore.services import events as ev
 from hubcore.services import validate
 from hubcore.services.access import readable_project
+from hubcore.services.changes import Effects, Publisher
 from hubcore.services.core import Core
 from hubcore.services.inbox import WAIT_CURSOR, insert_item, seed_cursor
-from hubcore.services.notifier import Effects, Publisher
 
 SIGNAL_KINDS = ("signal", "finished", "idea", "approval")
 DEADLINE_MIN, DEADLINE_MAX = 60, 2_592_000

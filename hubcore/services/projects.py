@@ -11,9 +11,9 @@ from hubcore.clock import iso
 from hubcore.errors import conflict, forbidden, invalid
 from hubcore.services import validate
 from hubcore.services.access import project_missing, readable_project, require_admin, visibility
+from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
-from hubcore.services.notifier import Effects
 
 PASSWORD_POLICIES = ("off", "optional", "required")
 

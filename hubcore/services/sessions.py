@@ -19,9 +19,9 @@ from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, quoted
 from hubcore.services import ids, validate
 from hubcore.services.access import readable_project, require_admin, visibility
+from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
-from hubcore.services.notifier import Effects
 
 NAME_MAX = 100
 HANDOFF_MAX = 4096

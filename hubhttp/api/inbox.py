@@ -55,14 +55,14 @@ async def mark_unread(event_id: str) -> Response:
 @bp.post("/questions/<question_id>/answer")
 async def answer(question_id: str) -> Response:
     body = await json_body()
-    result = await hub().questions.answer(caller(), question_id, body.get("body"),
+    result = await hub().resolutions.answer(caller(), question_id, body.get("body"),
                                           idempotency_key=body.get("idempotency_key"))
     return json_response(result)
 
 
 @bp.post("/approvals/<approval_id>/decision")
 async def decide(approval_id: str) -> Response:
-    return json_response(await hub().questions.decide(caller(), approval_id, await json_body()))
+    return json_response(await hub().resolutions.decide(caller(), approval_id, await json_body()))
 
 
 @bp.get("/home")

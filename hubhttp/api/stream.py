@@ -27,7 +27,7 @@ from quart import Blueprint, Response, current_app
 
 from hubcore.caller import Caller
 from hubcore.hub import Hub
-from hubcore.services.notifier import Change, ChangeLog, Reader
+from hubcore.services.changes import Change, ChangeLog, Reader
 from hubhttp.context import caller, hub
 
 bp = Blueprint("stream", __name__, url_prefix="/api/v1")
@@ -156,7 +156,7 @@ async def messages(reader: Reader, visible: Visible, chunks: Chunks) -> AsyncIte
 @bp.get("/stream")
 async def stream() -> Response:
     the_hub, who = hub(), caller()
-    reader = the_hub.notifier.open_stream(holder(who), the_hub.settings.streams_per_token)
+    reader = the_hub.changes.open_stream(holder(who), the_hub.settings.streams_per_token)
     try:
         visible = Visible(the_hub, who)
         await visible.load()
@@ -164,8 +164,8 @@ async def stream() -> Response:
         reader.close()
         raise
     chunks = current_app.extensions.get(CHUNKS_KEY)
-    if not isinstance(chunks, Chunks) or chunks.log is not the_hub.notifier.log:
-        chunks = current_app.extensions[CHUNKS_KEY] = Chunks(the_hub.notifier.log)
+    if not isinstance(chunks, Chunks) or chunks.log is not the_hub.changes.log:
+        chunks = current_app.extensions[CHUNKS_KEY] = Chunks(the_hub.changes.log)
     response = Response(
         messages(reader, visible, chunks), mimetype="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

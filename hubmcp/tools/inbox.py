@@ -37,7 +37,7 @@ async def question_post(call: CallContext, args: dict[str, Any]) -> dict[str, An
 
 
 async def answer_post(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    result = await call.hub.questions.answer(call.caller, args["question_id"], args["body"],
+    result = await call.hub.resolutions.answer(call.caller, args["question_id"], args["body"],
                                              idempotency_key=args.get("idempotency_key"))
     return {**result, "question_id": args["question_id"]}
 

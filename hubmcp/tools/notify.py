@@ -25,23 +25,23 @@ SUBSCRIPTION: dict[str, Any] = {
 
 
 async def subscribe(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.notifications.subscribe(
+    return await call.hub.attention.subscribe(
         call.caller, kinds=args.get("kinds"), project_id=args.get("project_id"), actor=args.get("actor"),
         drop_own=args.get("drop_own", False),
     )
 
 
 async def unsubscribe(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.notifications.unsubscribe(call.caller, args["subscription_id"])
+    return await call.hub.attention.unsubscribe(call.caller, args["subscription_id"])
 
 
 async def list_subscriptions(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.notifications.list(call.caller)
+    return await call.hub.attention.list(call.caller)
 
 
 async def wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     async def work(seconds: float) -> dict[str, Any]:
-        return await call.hub.notifications.wait(call.caller, seconds)
+        return await call.hub.attention.wait(call.caller, seconds)
 
     return await capped_wait(call.report_progress, call.waits, args.get("wait_seconds", 30), work)
 

@@ -69,7 +69,7 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "grant list": lambda: hub.agents.grants(BOT, "bot"),
         "grant add": lambda: hub.agents.grant(BOT, "bot", {"project_id": "proj"}),
         "grant revoke": lambda: hub.agents.revoke_grant(BOT, "bot", "proj"),
-        "approval decision": lambda: hub.questions.decide(BOT, ids["approval"], {"decision": "approve"}),
+        "approval decision": lambda: hub.resolutions.decide(BOT, ids["approval"], {"decision": "approve"}),
         "prune one": lambda: hub.storage.prune(BOT, session_id=ids["ended"]),
         "prune project": lambda: hub.storage.prune(BOT, project_id="proj"),
         "prune all": lambda: hub.storage.prune(BOT),
@@ -99,7 +99,7 @@ async def test_agent_tools_keep_their_own_verbs(client: HubClient) -> None:
     ids = await scene(client)
     hub = client.app.hub
     assert (await hub.inbox.inbox_read(BOT))["items"]
-    answer = await hub.questions.answer(Caller.agent("other"), ids["question"], "yes")
+    answer = await hub.resolutions.answer(Caller.agent("other"), ids["question"], "yes")
     assert answer["event_id"]
     assert (await hub.sessions.end(BOT, ids["active"]))["status"] == "ended"
     assert (await hub.projects.update(BOT, "proj", {"confidential": True}))["confidential"] is True

@@ -171,7 +171,7 @@ async def test_idempotency_replays_and_is_scoped(hub: Hub, bot: Caller, client: 
 
 async def test_a_replayed_question_sends_no_new_notify(hub: Hub, bot: Caller, client: HubClient) -> None:
     pokes: list[int] = []
-    hub.publisher.notify_target = type("T", (), {"poke": lambda self: pokes.append(1)})()
+    hub.publisher.webhook = type("T", (), {"poke": lambda self: pokes.append(1)})()
     first = await ask(hub, bot, idempotency_key="q1")
     again = await ask(hub, bot, idempotency_key="q1")
     assert first == again and pokes == [1]
@@ -184,7 +184,7 @@ async def test_events_appended_are_counted_by_kind(hub: Hub, bot: Caller) -> Non
     await signal(hub, bot)
     await signal(hub, bot)
     q = await ask(hub, bot)
-    await hub.questions.answer(Caller.admin(), q, "yes")
+    await hub.resolutions.answer(Caller.admin(), q, "yes")
     text = hub.metrics.render().decode()
     assert 'hub_events_appended_total{kind="signal"} 2.0' in text
     assert 'hub_events_appended_total{kind="question"} 1.0' in text

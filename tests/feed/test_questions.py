@@ -124,12 +124,12 @@ async def test_answer_idempotency(client: HubClient, hub: Hub, bot: Caller) -> N
 async def test_agents_answer_through_the_service(hub: Hub, bot: Caller, client: HubClient) -> None:
     await client.make_agent("bob")
     q = await ask(hub, bot)
-    result = await hub.questions.answer(Caller.agent("bob"), q, "I know this one")
+    result = await hub.resolutions.answer(Caller.agent("bob"), q, "I know this one")
     with client.db() as conn:
         assert conn.execute("SELECT actor FROM events WHERE id = ?", (result["event_id"],)).fetchone()[0] == "bob"
     await client.make_project("secret", confidential=True)
     hidden = await ask(hub, HUMAN, "secret")
-    err = await refused(client, "not_found", hub.questions.answer(bot, hidden, "peek"))
+    err = await refused(client, "not_found", hub.resolutions.answer(bot, hidden, "peek"))
     assert "question" in err.message
 
 
@@ -176,7 +176,7 @@ async def test_decision_refusals(client: HubClient, hub: Hub, bot: Caller) -> No
     for target, body, status in cases:
         r = await client.post(f"/api/v1/approvals/{target}/decision", json=body, headers=ADMIN)
         assert r.status_code == status, (target, body, r.text)
-    await refused(client, "forbidden", hub.questions.decide(bot, a, {"decision": "approve"}))
+    await refused(client, "forbidden", hub.resolutions.decide(bot, a, {"decision": "approve"}))
     assert totals(client) == before
 
 
@@ -218,10 +218,10 @@ async def test_sweep_resolves_due_items(client: HubClient, hub: Hub, bot: Caller
     approved = await approval(hub, bot, expires_in_seconds=120, on_expiry="approve")
     later = await approval(hub, bot, expires_in_seconds=3600)
     clock.advance(119)
-    assert await hub.questions.sweep() == 1
+    assert await hub.resolutions.sweep() == 1
     clock.advance(1)
-    assert await hub.questions.sweep() == 2
-    assert await hub.questions.sweep() == 0
+    assert await hub.resolutions.sweep() == 2
+    assert await hub.resolutions.sweep() == 0
     with client.db() as conn:
         import orjson
 
@@ -250,9 +250,9 @@ async def test_expiry_is_exempt_from_the_ceiling(make_client: ClientFactory, clo
         await client.make_project("proj")
         hub = client.app.hub
         q = (await hub.posts.question_post(HUMAN, "proj", "q?", expires_in_seconds=60))["event_id"]
-        await refused(client, "conflict", hub.questions.answer(HUMAN, q, "full"))  # answers count
+        await refused(client, "conflict", hub.resolutions.answer(HUMAN, q, "full"))  # answers count
         clock.advance(60)
-        assert await hub.questions.sweep() == 1  # the hub's resolution is never refused
+        assert await hub.resolutions.sweep() == 1  # the hub's resolution is never refused
         assert rows(client, "SELECT COUNT(*) FROM events") == 2
 
 
@@ -272,7 +272,7 @@ async def test_open_item_cap_per_agent(make_client: ClientFactory) -> None:
         await ask(hub, Caller.agent("bob"))  # and per actor
         await signal(hub, bot)  # signals and ideas are not open items
         await signal(hub, bot, kind="idea")
-        await hub.questions.answer(HUMAN, q1, "done")  # resolving frees a slot
+        await hub.resolutions.answer(HUMAN, q1, "done")  # resolving frees a slot
         await ask(hub, bot)
         await refused(client, "rate_limited", ask(hub, bot))
 
@@ -310,11 +310,11 @@ async def test_default_caps_edge(client: HubClient, hub: Hub, bot: Caller) -> No
 async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubClient, hub: Hub,
                                                                      bot: Caller) -> None:
     from hubcore.services import events as ev
-    from hubcore.services.notifier import Effects
+    from hubcore.services.changes import Effects
     from hubcore.services.posts import start_waiting
 
     seen: list[tuple[str, str]] = []
-    hub.questions.decision_hooks["enrol_request"] = lambda conn, row, decision, now: seen.append(
+    hub.resolutions.decision_hooks["enrol_request"] = lambda conn, row, decision, now: seen.append(
         (row["event_id"], decision))
 
     def post(conn):  # type: ignore[no-untyped-def]
@@ -332,15 +332,15 @@ async def test_the_background_sweeper_resolves_due_items(make_client: ClientFact
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import anyio
 
-    from hubcore.services import questions
-    from hubcore.services.notifier import owner_key
+    from hubcore.services import resolutions
+    from hubcore.services.changes import owner_key
 
-    monkeypatch.setattr(questions, "SWEEP_INTERVAL_SECS", 0.02)
+    monkeypatch.setattr(resolutions, "SWEEP_INTERVAL_SECS", 0.02)
     async with make_client() as client:
         await client.make_project("proj")
         hub = client.app.hub
         q = await ask(hub, HUMAN, expires_in_seconds=60)
-        with hub.notifier.waiter(lambda c: c.resolved and c.event_id == q, [owner_key(HUMAN.actor)]) as waiter:
+        with hub.changes.waiter(lambda c: c.resolved and c.event_id == q, [owner_key(HUMAN.actor)]) as waiter:
             clock.advance(3600)
             with anyio.fail_after(5):
                 await waiter.wait()  # nobody read or swept: the background task did

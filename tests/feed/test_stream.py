@@ -12,7 +12,7 @@ import pytest
 
 from hubcore.caller import Caller
 from hubcore.hub import Hub
-from hubcore.services.notifier import Change, ChangeLog
+from hubcore.services.changes import Change, ChangeLog
 from hubhttp.api import stream as stream_module
 from tests.feed.conftest import ClientFactory, ask, signal
 from tests.harness import ADMIN_TOKEN, HubClient
@@ -112,11 +112,11 @@ async def test_admin_stream_carries_ids_only(client: HubClient, hub: Hub, bot: C
         got = await s.events(2)
         assert sorted(got, key=lambda m: m[0]) == [("feed", {"project_id": "proj", "event_id": q}),
                                                    ("inbox", {"project_id": "proj", "event_id": q})]
-        answer = (await hub.questions.answer(Caller.admin(), q, "yes"))["event_id"]
+        answer = (await hub.resolutions.answer(Caller.admin(), q, "yes"))["event_id"]
         got = await s.events(2)
         assert ("feed", {"project_id": "proj", "event_id": answer}) in got
         assert ("inbox", {"project_id": "proj", "event_id": q}) in got
-    assert hub.notifier.listeners == 0  # the client went away: the subscription is gone
+    assert hub.changes.listeners == 0  # the client went away: the subscription is gone
 
 
 async def test_agent_stream_sees_only_visible_projects(client: HubClient, hub: Hub, bot: Caller) -> None:
@@ -172,18 +172,18 @@ async def test_changes_since_the_last_turn_go_out_as_one_chunk(client: HubClient
     async with open_stream(client) as s:
         assert await s.chunk() == b": connected\n\n"
         # Published back to back, before the stream's task runs again: one turn, one chunk.
-        hub.notifier.publish([Change("feed", "proj", f"e{n}") for n in range(3)])
+        hub.changes.publish([Change("feed", "proj", f"e{n}") for n in range(3)])
         blocks = sse_blocks(await s.chunk())
     assert blocks == [f'event: feed\ndata: {{"project_id":"proj","event_id":"e{n}"}}' for n in range(3)]
 
 
 async def test_a_stream_that_fell_behind_the_log_gets_one_refresh(client: HubClient, hub: Hub) -> None:
-    hub.notifier.log = ChangeLog(4)  # a small ring, so falling behind takes few changes
+    hub.changes.log = ChangeLog(4)  # a small ring, so falling behind takes few changes
     async with open_stream(client) as s:
         await s.chunk()
-        hub.notifier.publish([Change("feed", "proj", f"e{n}") for n in range(10)])
+        hub.changes.publish([Change("feed", "proj", f"e{n}") for n in range(10)])
         assert await s.chunk() == b"event: refresh\ndata: {}\n\n"  # not a backlog of ten
-        hub.notifier.publish([Change("inbox", "proj", "after")])
+        hub.changes.publish([Change("inbox", "proj", "after")])
         assert await s.events(1) == [("inbox", {"project_id": "proj", "event_id": "after"})]
 
 
@@ -195,16 +195,16 @@ async def test_streams_per_token_are_capped(client: HubClient, hub: Hub, bot: Ca
         for _ in range(cap):
             s = await streams.enter_async_context(open_stream(client, token))
             assert s.status == 200
-        assert hub.notifier.listeners == cap
+        assert hub.changes.listeners == cap
         async with open_stream(client, token) as refused:
             assert refused.status == 429 and refused.headers[b"retry-after"] == b"5"
             problem = orjson.loads(await refused.chunk())
         assert problem["code"] == "rate_limited" and "8 open streams" in problem["detail"]
-        assert hub.notifier.listeners == cap  # the refusal holds no slot
+        assert hub.changes.listeners == cap  # the refusal holds no slot
         async with open_stream(client, ADMIN_TOKEN) as admin:  # another token has its own count
             assert admin.status == 200
     # Every stream closed: the count dropped, so the token may open streams again.
-    assert hub.notifier.listeners == 0
+    assert hub.changes.listeners == 0
     async with open_stream(client, token) as again:
         assert again.status == 200
 
@@ -224,7 +224,7 @@ async def test_shutdown_ends_every_stream(client: HubClient, hub: Hub) -> None:
         await s.chunk()
         hub.begin_shutdown()
         assert await s.ended()
-    assert hub.notifier.listeners == 0
+    assert hub.changes.listeners == 0
 
 
 async def test_streams_sharing_a_turn_each_get_only_what_they_may_see(client: HubClient, hub: Hub,
@@ -235,7 +235,7 @@ async def test_streams_sharing_a_turn_each_get_only_what_they_may_see(client: Hu
         await admin.chunk()
         await agent.chunk()
         # One batch, so both streams take the same range of the log in their next turn.
-        hub.notifier.publish([Change("feed", "secret", "s1"), Change("feed", "proj", "p1"),
+        hub.changes.publish([Change("feed", "secret", "s1"), Change("feed", "proj", "p1"),
                               Change("inbox", "secret", "s2")])
         assert [e for _, e in await admin.events(3)] == [
             {"project_id": "secret", "event_id": "s1"}, {"project_id": "proj", "event_id": "p1"},

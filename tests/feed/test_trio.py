@@ -32,12 +32,12 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiting)
             await anyio.wait_all_tasks_blocked()
-            await hub.questions.answer(HUMAN, q, "yes")
+            await hub.resolutions.answer(HUMAN, q, "yes")
         assert results[0]["items"][0]["answer"]["body"] == "yes"
         a = (await hub.posts.signal_append(bot, "proj", "approval", summary="Deploy?", expires_in_seconds=60,
                                            on_expiry="approve"))["event_id"]
         clock.advance(60)
-        assert await hub.questions.sweep() == 1
+        assert await hub.resolutions.sweep() == 1
         (item,) = (await hub.inbox.inbox_read(bot, since=q))["items"]
         assert item["event_id"] == a and item["decision"]["decision"] == "approved" and item["expired"]
         page = await hub.feed.feed_read(bot, "proj")

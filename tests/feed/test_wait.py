@@ -13,7 +13,7 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
-from hubcore.services.notifier import Change, Notifier, feed_key, owner_key
+from hubcore.services.changes import Change, Notifier, feed_key, owner_key
 from tests.feed.conftest import approval, ask, signal
 from tests.harness import HubClient
 
@@ -110,18 +110,18 @@ async def test_shutdown_answers_a_waiting_inbox_wait_at_once(hub: Hub, bot: Call
 
 async def test_shutdown_still_hands_over_what_is_there(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
-    await hub.questions.answer(HUMAN, q, "go")
+    await hub.resolutions.answer(HUMAN, q, "go")
     hub.begin_shutdown()
     result = await hub.inbox.wait(bot, 60)
     assert [i["event_id"] for i in result["items"]] == [q] and "shutdown" not in result
 
 
 async def test_shutdown_answers_a_waiting_notify_wait_at_once(hub: Hub, bot: Caller) -> None:
-    await hub.notifications.subscribe(bot, kinds=["signal"], project_id="proj")
+    await hub.attention.subscribe(bot, kinds=["signal"], project_id="proj")
     results: list[dict[str, Any]] = []
 
     async def waiting() -> None:
-        results.append(await hub.notifications.wait(bot, 60))
+        results.append(await hub.attention.wait(bot, 60))
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -134,7 +134,7 @@ async def test_shutdown_answers_a_waiting_notify_wait_at_once(hub: Hub, bot: Cal
 async def test_a_zero_wait_during_shutdown_is_an_ordinary_poll(hub: Hub, bot: Caller) -> None:
     hub.begin_shutdown()
     assert "shutdown" not in await hub.inbox.wait(bot, 0)
-    assert "shutdown" not in await hub.notifications.wait(bot, 0)
+    assert "shutdown" not in await hub.attention.wait(bot, 0)
 
 
 async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, client: HubClient) -> None:
@@ -147,7 +147,7 @@ async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, c
     async with anyio.create_task_group() as tg:
         tg.start_soon(waiting)
         await anyio.wait_all_tasks_blocked()
-        await hub.questions.answer(HUMAN, q, "go")
+        await hub.resolutions.answer(HUMAN, q, "go")
     (result,) = results
     assert [i["event_id"] for i in result["items"]] == [q] and result["timed_out"] is False
     assert result["items"][0]["answer"]["body"] == "go"
@@ -158,7 +158,7 @@ async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, c
 
 async def test_wait_returns_at_once_for_a_resolution_that_came_first(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
-    await hub.questions.answer(HUMAN, q, "already")
+    await hub.resolutions.answer(HUMAN, q, "already")
     with anyio.fail_after(1):
         result = await hub.inbox.wait(bot, 30)
     assert [i["event_id"] for i in result["items"]] == [q]
@@ -169,12 +169,12 @@ async def test_wait_is_scoped_to_the_callers_items(hub: Hub, bot: Caller, client
     bob = Caller.agent("bob")
     mine = await ask(hub, bot)
     theirs = await approval(hub, bob)
-    await hub.questions.decide(HUMAN, theirs, {"decision": "approve"})
+    await hub.resolutions.decide(HUMAN, theirs, {"decision": "approve"})
     await signal(hub, bob)
     assert (await hub.inbox.wait(bot, 0))["items"] == []
     got = await hub.inbox.wait(bob, 0)
     assert [i["event_id"] for i in got["items"]] == [theirs]
-    await hub.questions.answer(HUMAN, mine, "yes")
+    await hub.resolutions.answer(HUMAN, mine, "yes")
     assert [i["event_id"] for i in (await hub.inbox.wait(bot, 0))["items"]] == [mine]
 
 
@@ -198,14 +198,14 @@ async def test_wait_wakes_for_an_expiry(hub: Hub, bot: Caller, clock) -> None:  
         tg.start_soon(waiting)
         await anyio.wait_all_tasks_blocked()
         clock.advance(60)
-        await hub.questions.sweep()
+        await hub.resolutions.sweep()
     assert results[0]["items"][0]["event_id"] == q and results[0]["items"][0]["expired"] is True
 
 
 async def test_wait_with_explicit_since(hub: Hub, bot: Caller) -> None:
     q1, q2 = await ask(hub, bot), await ask(hub, bot)
-    a1 = (await hub.questions.answer(HUMAN, q1, "one"))["event_id"]
-    await hub.questions.answer(HUMAN, q2, "two")
+    a1 = (await hub.resolutions.answer(HUMAN, q1, "one"))["event_id"]
+    await hub.resolutions.answer(HUMAN, q2, "two")
     result = await hub.inbox.wait(bot, 0, since=a1)
     assert [i["event_id"] for i in result["items"]] == [q2]
     assert (await hub.inbox.wait(bot, 0))["items"] == []  # the explicit since advanced the cursor too
@@ -220,7 +220,7 @@ async def test_wait_seconds_refused(hub: Hub, bot: Caller, seconds: object) -> N
 
 async def test_wait_seconds_edges_accepted(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
-    await hub.questions.answer(HUMAN, q, "x")
+    await hub.resolutions.answer(HUMAN, q, "x")
     with anyio.fail_after(1):
         assert (await hub.inbox.wait(bot, 60))["items"]  # returns at once: something is there
     from hubcore.services.inbox import check_wait
@@ -229,7 +229,7 @@ async def test_wait_seconds_edges_accepted(hub: Hub, bot: Caller) -> None:
 
 
 async def test_notifier_is_signalled_only_after_commit(hub: Hub, bot: Caller, client: HubClient) -> None:
-    with hub.notifier.open_stream("test", 0) as reader:
+    with hub.changes.open_stream("test", 0) as reader:
         eid = await signal(hub, bot)
         seen = reader.take()
         # By the time a listener hears of it, a fresh read connection finds it.

@@ -1,4 +1,4 @@
-"""The notifications domain (hubcore.services.notifications) and the active-session registry."""
+"""The notifications domain (hubcore.services.attention) and the active-session registry."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
-from hubcore.services.notifications import CLEAN_SECS
+from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
 
 pytestmark = pytest.mark.anyio
@@ -31,37 +31,37 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
     await hub.projects.create(ADMIN, {"id": "secret", "confidential": True})
     await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
     await hub.agents.grant(ADMIN, "bob", {"project_id": "secret"})
-    await hub.notifications.subscribe(alice, kinds=["finished"])
+    await hub.attention.subscribe(alice, kinds=["finished"])
     hidden = await hub.posts.signal_append(bob, "secret", "finished", summary="secret work")
     await hub.agents.revoke_grant(ADMIN, "alice", "secret")
     seen = await hub.posts.signal_append(bob, "open", "finished", summary="open work")
-    first = await hub.notifications.drain(alice)
+    first = await hub.attention.drain(alice)
     assert [i["id"] for i in first.items] == [seen["event_id"]]
-    assert (await hub.notifications.drain(alice)).items == []
+    assert (await hub.attention.drain(alice)).items == []
     # The unreadable event stayed above its project's cursor: it arrives once access returns (a
     # grant publishes nothing, so at the latest when the "nothing pending" memo lapses).
     await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
-    assert (await hub.notifications.drain(alice)).items == []
+    assert (await hub.attention.drain(alice)).items == []
     clock.advance(CLEAN_SECS)
-    later = await hub.notifications.drain(alice)
+    later = await hub.attention.drain(alice)
     assert [i["id"] for i in later.items] == [hidden["event_id"]]
 
 
 async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: Hub) -> None:
     alice, bob = Caller.agent("alice"), Caller.agent("bob")
     await hub.projects.create(ADMIN, {"id": "open"})
-    await hub.notifications.subscribe(alice, kinds=["signal"], project_id="open")
+    await hub.attention.subscribe(alice, kinds=["signal"], project_id="open")
     before = hub.core.store.statistics().commands
-    assert (await hub.notifications.drain(alice)).items == []
-    assert (await hub.notifications.drain(alice)).items == []
+    assert (await hub.attention.drain(alice)).items == []
+    assert (await hub.attention.drain(alice)).items == []
     assert hub.core.store.statistics().commands == before
     # A matching event and a resolution each reach the next drain at once, memo or not.
     sent = await hub.posts.signal_append(bob, "open", "signal", summary="hi")
-    assert [i["id"] for i in (await hub.notifications.drain(alice)).items] == [sent["event_id"]]
+    assert [i["id"] for i in (await hub.attention.drain(alice)).items] == [sent["event_id"]]
     q = await hub.posts.question_post(alice, "open", "Why?")
-    assert (await hub.notifications.drain(alice)).items == []
-    await hub.questions.answer(ADMIN, q["event_id"], "because")
-    assert [i["thread_id"] for i in (await hub.notifications.drain(alice)).items] == [q["event_id"]]
+    assert (await hub.attention.drain(alice)).items == []
+    await hub.resolutions.answer(ADMIN, q["event_id"], "because")
+    assert [i["thread_id"] for i in (await hub.attention.drain(alice)).items] == [q["event_id"]]
 
 
 async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> None:
@@ -70,10 +70,10 @@ async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> 
     a = await hub.posts.signal_append(alice, "space-alice", "approval", summary="Drop the table",
                                       expires_in_seconds=120, on_expiry="approve")
     d = await hub.posts.signal_append(alice, "space-alice", "approval", summary="Rename it")
-    await hub.questions.decide(ADMIN, d["event_id"], {"decision": "decline", "note": "not now"})
+    await hub.resolutions.decide(ADMIN, d["event_id"], {"decision": "decline", "note": "not now"})
     clock.advance(200)
-    await hub.questions.sweep()
-    items = (await hub.notifications.drain(alice)).items
+    await hub.resolutions.sweep()
+    items = (await hub.attention.drain(alice)).items
     by_thread = {i["thread_id"]: i for i in items}
     assert by_thread[d["event_id"]]["title"].startswith("Declined: your approval request: Rename it")
     assert by_thread[q["event_id"]]["title"] == "Expired without an answer: your question: Deploy now?"
@@ -87,15 +87,15 @@ async def test_subscription_limits_and_validation(hub: Hub) -> None:
 
     alice = Caller.agent("alice")
     with pytest.raises(HubError) as caught:
-        await hub.notifications.subscribe(alice, kinds=["nonsense"])
+        await hub.attention.subscribe(alice, kinds=["nonsense"])
     assert caught.value.code == "invalid_argument"
     with pytest.raises(HubError) as caught:
-        await hub.notifications.subscribe(alice, kinds=["signal"], project_id="missing")
+        await hub.attention.subscribe(alice, kinds=["signal"], project_id="missing")
     assert caught.value.code == "not_found"
     for _ in range(50):
-        await hub.notifications.subscribe(alice, kinds=["signal"])
+        await hub.attention.subscribe(alice, kinds=["signal"])
     with pytest.raises(HubError) as caught:
-        await hub.notifications.subscribe(alice, kinds=["signal"])
+        await hub.attention.subscribe(alice, kinds=["signal"])
     assert caught.value.code == "rate_limited"
 
 

@@ -62,9 +62,9 @@ async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path,
 
 async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettings, clock: FakeClock,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from hubcore.services import questions
+    from hubcore.services import resolutions
 
-    monkeypatch.setattr(questions, "SWEEP_INTERVAL_SECS", 0.02)
+    monkeypatch.setattr(resolutions, "SWEEP_INTERVAL_SECS", 0.02)
     async with Hub.open(settings, clock=clock) as hub:
         await hub.projects.create(Caller.admin(), {"id": "demo"})
         asked = await hub.posts.signal_append(Caller.admin("local-agent"), "demo", "approval", summary="Deploy?",

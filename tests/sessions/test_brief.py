@@ -31,7 +31,7 @@ async def test_answers_and_events_ranked_and_cut(client: HubClient, hub: Hub) ->
     long = "x" * 300
     await signal(hub, BOB, long)
     own = await signal(hub, ALICE, "my own write")
-    answer = await hub.questions.answer(Caller.admin(), q["question_id"], "sqlite")
+    answer = await hub.resolutions.answer(Caller.admin(), q["question_id"], "sqlite")
     b = await hub.brief.brief(ALICE, "web")
     assert [(a["id"], a["outcome"], a["reply"], a["who"]) for a in b["answers"]["items"]] == [
         (q["question_id"], "answered", "sqlite", "human")]

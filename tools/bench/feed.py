@@ -207,7 +207,7 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
             q = (await hub.posts.question_post(ADMIN, "live", "Go?"))["event_id"]
             await anyio.sleep(0.05)
             arrivals.pop(q, None)
-            await hub.questions.answer(ADMIN, q, "yes")
+            await hub.resolutions.answer(ADMIN, q, "yes")
             committed = time.perf_counter()
             with anyio.fail_after(30):
                 while len(arrivals.get(q, [])) < args.streams:

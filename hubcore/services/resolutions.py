@@ -21,9 +21,9 @@ from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, too_large
 from hubcore.services import events as ev
 from hubcore.services import validate
+from hubcore.services.changes import Effects, Publisher
 from hubcore.services.core import Core
 from hubcore.services.inbox import item_row
-from hubcore.services.notifier import Effects, Publisher
 
 log = logging.getLogger("hubcore.questions")
 
@@ -99,7 +99,7 @@ def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effe
     resolve(conn, row, ev.HUB_ACTOR, summary, payload, now, 0, effects)
 
 
-class QuestionsService:
+class ResolutionsService:
     def __init__(self, core: Core, publisher: Publisher) -> None:
         self.core = core
         self.publisher = publisher

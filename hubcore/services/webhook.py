@@ -1,4 +1,5 @@
-"""The notify target: a contentless POST when something starts waiting on the human.
+"""The outbound webhook (the spec's notify target, `notify_url`): a contentless POST when
+something starts waiting on the human.
 
 With `notify_url` set, a question, approval or enrolment request that starts waiting pokes the
 target; the hub POSTs the plain text `Something is waiting for you in Agent Hub.` (no project,
@@ -59,7 +60,7 @@ def safe_url(url: str) -> str:
     return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}"
 
 
-class NotifyTarget:
+class Webhook:
     def __init__(self, settings: HubSettings, metrics: HubMetrics, *, sender: Sender | None = None,
                  sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
         self.url = settings.notify_url or None

@@ -1,4 +1,4 @@
-"""The in-process notifier: what waiters and streams wake on after a commit.
+"""Committed changes, published in process (the `Notifier`): what waiters and streams wake on.
 
 Services publish `Change` records only after `store.execute` returned (the write is durable), so a
 woken waiter that re-reads the store always finds what woke it. Nothing here polls SQLite.
@@ -348,14 +348,14 @@ class Publisher:
     """Publishes a committed command's effects: notifier, event metrics, the notify target."""
 
     def __init__(self, notifier: Notifier, metrics: HubMetrics) -> None:
-        self.notifier = notifier
+        self.changes = notifier
         self.metrics = metrics
-        self.notify_target: Poker | None = None
+        self.webhook: Poker | None = None
         metrics.registry.register(ListenerCollector(notifier))
 
     def publish(self, effects: Effects) -> None:
         for kind in effects.kinds:
             self.metrics.events_appended.labels(kind=kind).inc()
-        self.notifier.publish(effects.changes)
-        if effects.started_waiting and self.notify_target is not None:
-            self.notify_target.poke()
+        self.changes.publish(effects.changes)
+        if effects.started_waiting and self.webhook is not None:
+            self.webhook.poke()

@@ -15,7 +15,7 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
-from hubcore.services import notify_target as nt
+from hubcore.services import webhook as nt
 from tests.feed.conftest import ClientFactory
 
 pytestmark = pytest.mark.anyio
@@ -93,7 +93,7 @@ async def test_failures_are_counted_logged_and_not_retried(caplog: pytest.LogCap
     threading.Thread(target=failing.server.serve_forever, daemon=True).start()
     try:
         metrics = HubMetrics(__import__("pathlib").Path("."))
-        target = nt.NotifyTarget(HubSettings(notify_url=failing.url, notify_token=TOKEN), metrics)
+        target = nt.Webhook(HubSettings(notify_url=failing.url, notify_token=TOKEN), metrics)
         assert await target.send_once() is False
         assert counted(metrics, "failed") == 1 and counted(metrics, "delivered") == 0
         assert len(failing.requests) == 1
@@ -101,7 +101,7 @@ async def test_failures_are_counted_logged_and_not_retried(caplog: pytest.LogCap
         failing.server.shutdown()
         failing.server.server_close()
     # Nobody listening at all.
-    dead = nt.NotifyTarget(HubSettings(notify_url="http://127.0.0.1:9/x", notify_token=TOKEN), metrics)
+    dead = nt.Webhook(HubSettings(notify_url="http://127.0.0.1:9/x", notify_token=TOKEN), metrics)
     assert await dead.send_once() is False
     assert counted(metrics, "failed") == 2
     assert "notify send to http://127.0.0.1" in caplog.text and TOKEN not in caplog.text
@@ -113,7 +113,7 @@ async def test_the_send_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nt, "TIMEOUT_SECS", 0.2)
     try:
         metrics = HubMetrics(__import__("pathlib").Path("."))
-        target = nt.NotifyTarget(HubSettings(notify_url=slow.url), metrics)
+        target = nt.Webhook(HubSettings(notify_url=slow.url), metrics)
         start = time.monotonic()
         assert await target.send_once() is False
         assert time.monotonic() - start < 0.9 and counted(metrics, "failed") == 1
@@ -149,7 +149,7 @@ class GateSleep:
 async def test_sends_are_coalesced_with_one_trailing_send() -> None:
     sender, sleep = FakeSender(), GateSleep()
     metrics = HubMetrics(__import__("pathlib").Path("."))
-    target = nt.NotifyTarget(HubSettings(notify_url="http://x/", notify_interval_secs=60), metrics,
+    target = nt.Webhook(HubSettings(notify_url="http://x/", notify_interval_secs=60), metrics,
                              sender=sender, sleep=sleep)
     async with anyio.create_task_group() as tg:
         tg.start_soon(target.run)
@@ -178,9 +178,9 @@ async def test_unset_url_sends_nothing(make_client: ClientFactory) -> None:
     async with make_client() as client:
         await client.make_project("proj")
         hub = client.app.hub
-        assert not hub.notify_target.enabled
+        assert not hub.webhook.enabled
         await hub.posts.question_post(Caller.admin(), "proj", "q?")
-        assert hub.notify_target.sent == 0
+        assert hub.webhook.sent == 0
         assert b"hub_notify_sends_total{" not in hub.metrics.render()
 
 

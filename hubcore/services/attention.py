@@ -1,4 +1,5 @@
-"""Notifications for agents: the attention queue, standing subscriptions, and their drains.
+"""What asks for an agent's attention: the attention queue, standing subscriptions, their drains
+(the `notify_*` tools). Named apart from `changes` (in-process pub/sub) and `webhook` (outbound POST).
 
 Two kinds of item reach an agent, each exactly once:
 
@@ -37,9 +38,9 @@ from hubcore.clock import iso
 from hubcore.errors import HubError, invalid, not_found
 from hubcore.services import events as ev
 from hubcore.services.access import readable_project, visibility
+from hubcore.services.changes import Change, Notifier, feed_key, owner_key
 from hubcore.services.core import Core
 from hubcore.services.inbox import advance_cursor, check_wait
-from hubcore.services.notifier import Change, Notifier, feed_key, owner_key
 
 ATTENTION = "notify:attention"
 SUB_PREFIX = "notify:sub:"
@@ -181,10 +182,10 @@ def collect(conn: sqlite3.Connection, caller: Caller, limit: int = DRAIN_MAX) ->
     return out
 
 
-class NotificationsService:
+class AttentionService:
     def __init__(self, core: Core, notifier: Notifier, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         self.core = core
-        self.notifier = notifier
+        self.changes = notifier
         self.settle = settle
         self._clean: dict[str, float] = {}  # actor -> when it was last seen with nothing pending
         self._generation: dict[str, int] = {}
@@ -247,7 +248,7 @@ class NotificationsService:
 
         keys = [owner_key(actor), *{feed_key(s.project_id) for s in subs}]
         deadline = anyio.current_time() + seconds
-        with self.notifier.waiter(wakes, keys) as waiter:
+        with self.changes.waiter(wakes, keys) as waiter:
             while True:
                 waiter.reset()
                 if self.settle is not None:
@@ -362,7 +363,7 @@ def _newest_matching(conn: sqlite3.Connection, caller: Caller, sub: Subscription
     return str(row[0] or "")
 
 
-class NotificationsPart:
+class AttentionPart:
     """A deleted project takes its scoped subscriptions with it."""
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
