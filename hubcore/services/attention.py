@@ -40,7 +40,8 @@ from hubcore.services import events as ev
 from hubcore.services.access import readable_project, visibility
 from hubcore.services.changes import Change, Notifier, feed_key, owner_key
 from hubcore.services.core import Core
-from hubcore.services.inbox import advance_cursor, check_wait
+from hubcore.services.cursors import advance_cursor
+from hubcore.services.inbox import check_wait
 
 ATTENTION = "notify:attention"
 SUB_PREFIX = "notify:sub:"

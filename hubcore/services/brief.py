@@ -19,8 +19,8 @@ from hubcore.clock import iso
 from hubcore.services import validate
 from hubcore.services.access import readable_project
 from hubcore.services.core import Core
+from hubcore.services.cursors import get_cursor
 from hubcore.services.feed import FEED_CURSOR
-from hubcore.services.inbox import get_cursor
 from hubcore.services.sessions import RECOVERY_PATH
 
 ANSWERS_MAX = 10

@@ -4,9 +4,6 @@
 caller's `store.execute` function), so the ceiling check, the id mint, the row and the per-project
 tally are one atomic step. Other parts (sessions, artifacts, the knowledge base, enrolment) append
 through it too, passing an `Effects` to publish after their commit.
-
-Idempotency keys live here as well: a key is scoped by actor, operation-and-kind scope
-(`event:signal`, `event:question`, `answer`, `decision`, ...) and bound to one target entity.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ HUB_ACTOR = "hub"
 SUMMARY_MAX = 1024
 PAYLOAD_MAX = 256 * 1024
 SESSION_ID_MAX = 128
-IDEMPOTENCY_KEY_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -243,48 +239,3 @@ def purge_project(conn: sqlite3.Connection, project_id: str) -> None:
     conn.execute("DELETE FROM feed_actors WHERE project_id = ?", (project_id,))
     conn.execute("DELETE FROM actor_cursors WHERE project_id = ?", (project_id,))
     conn.execute("DELETE FROM idempotency_keys WHERE project_id = ?", (project_id,))
-
-
-# -- idempotency ---------------------------------------------------------------------------------
-
-
-def check_key(value: Any) -> str | None:
-    if value is None:
-        return None
-    if (not isinstance(value, str) or not value.strip() or len(value) > IDEMPOTENCY_KEY_MAX
-            or not one_line(value)):
-        raise invalid(f"idempotency_key must be one line of 1 to {IDEMPOTENCY_KEY_MAX} characters",
-                      field="idempotency_key")
-    return value
-
-
-def replayed(conn: sqlite3.Connection, actor: str, scope: str, key: str | None,
-             target: str) -> dict[str, Any] | None:
-    """The original result of a retried write, or None for a fresh key.
-
-    A key reused for another target entity is refused: it names a different write.
-    """
-    if key is None:
-        return None
-    row = conn.execute(
-        "SELECT target, result FROM idempotency_keys WHERE actor = ? AND scope = ? AND key = ?",
-        (actor, scope, key),
-    ).fetchone()
-    if row is None:
-        return None
-    if row["target"] != target:
-        raise conflict(f"idempotency_key {key!r} was already used for another {scope} target",
-                       scope=scope)
-    result: dict[str, Any] = orjson.loads(row["result"])
-    return result
-
-
-def remember(conn: sqlite3.Connection, actor: str, scope: str, key: str | None, target: str,
-             project_id: str, result: Mapping[str, Any], now: float) -> None:
-    if key is None:
-        return
-    conn.execute(
-        """INSERT INTO idempotency_keys (actor, scope, key, target, project_id, result, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)""",
-        (actor, scope, key, target, project_id, orjson.dumps(dict(result)).decode(), now),
-    )

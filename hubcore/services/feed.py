@@ -18,7 +18,8 @@ from hubcore.services import events as ev
 from hubcore.services import ids, validate
 from hubcore.services.access import readable_project, require_admin, visibility, visible_project_ids
 from hubcore.services.core import Core
-from hubcore.services.inbox import advance_cursor, check_cursor, check_limit, get_cursor
+from hubcore.services.cursors import advance_cursor, get_cursor
+from hubcore.services.inbox import check_cursor, check_limit
 
 FEED_CURSOR = "feed"
 ACTIVE_WINDOW_SECS = 900.0

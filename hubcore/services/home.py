@@ -8,25 +8,21 @@ the last 15 minutes (900 s, the same window as a live artifact's session).
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.config import HubSettings, is_loopback
 from hubcore.services.access import require_admin, visibility
 from hubcore.services.core import Core
 from hubcore.services.feed import ACTIVE_WINDOW_SECS, PageQuery, read_page
 from hubcore.services.inbox import count_items, query_items
 from hubcore.services.projects import unseen_counts
+from hubcore.services.storage import measure_storage, node_info
 
 WAITING_ON_HOME = 5
 RECENT_ON_HOME = 10
@@ -35,49 +31,6 @@ MEMO_SECS = 10.0
 Settle = Callable[[], Awaitable[None]]
 # {"sessions": n, "bytes": n}, registered by the part that prunes sessions.
 PrunableProvider = Callable[[], Awaitable[dict[str, int | None]]]
-
-
-def node_mode(settings: HubSettings) -> str:
-    """How the hub is reached: `tls`, `loopback` (this machine only) or `network` (plain HTTP)."""
-    if settings.tls_cert:
-        return "tls"
-    host, _ = settings.host_port
-    return "loopback" if is_loopback(host) else "network"
-
-
-def node_info(settings: HubSettings) -> dict[str, str]:
-    """The node as Home and the storage report show it: host name and how it is reached."""
-    return {"host": socket.gethostname(), "mode": node_mode(settings)}
-
-
-def tree_bytes(root: Path) -> int | None:
-    """Bytes of every file under `root` (not following links); None when unreadable."""
-    total = 0
-    try:
-        for dirpath, _dirs, files in os.walk(root, onerror=_raise):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(dirpath, name)).st_size
-                except FileNotFoundError:
-                    continue
-    except OSError:
-        return None
-    return total
-
-
-def _raise(err: OSError) -> None:
-    raise err
-
-
-def measure_storage(root: Path) -> dict[str, int | None]:
-    capacity: int | None = None
-    free: int | None = None
-    try:
-        usage = shutil.disk_usage(root)
-        capacity, free = usage.total, usage.free
-    except OSError:
-        pass
-    return {"used_bytes": tree_bytes(root), "capacity_bytes": capacity, "free_bytes": free}
 
 
 class HomeService:

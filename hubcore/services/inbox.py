@@ -23,6 +23,7 @@ from hubcore.services import ids, validate
 from hubcore.services.access import require_admin, visibility
 from hubcore.services.changes import Change, Effects, Publisher, owner_key
 from hubcore.services.core import Core
+from hubcore.services.cursors import advance_cursor, get_cursor
 
 STATUSES = ("unread", "read", "waiting", "resolved")
 WAITING_KINDS = ("question", "approval", "enrol_request")
@@ -153,34 +154,6 @@ def count_items(conn: sqlite3.Connection, caller: Caller, status: str) -> int:
 def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3.Row | None:
     cond, params = visibility(caller)
     return conn.execute(f"{ITEM_SELECT} WHERE i.event_id = :id AND {cond}", {**params, "id": event_id}).fetchone()
-
-
-def get_cursor(conn: sqlite3.Connection, actor: str, name: str, project_id: str = "") -> str | None:
-    row = conn.execute(
-        "SELECT value FROM actor_cursors WHERE actor = ? AND name = ? AND project_id = ?",
-        (actor, name, project_id),
-    ).fetchone()
-    return str(row[0]) if row else None
-
-
-def advance_cursor(conn: sqlite3.Connection, actor: str, name: str, value: str, now: float,
-                   project_id: str = "") -> None:
-    """Move a durable cursor forward to `value` (never back)."""
-    conn.execute(
-        """INSERT INTO actor_cursors (actor, name, project_id, value, updated_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (actor, name, project_id) DO UPDATE SET value = MAX(value, excluded.value),
-           updated_at = excluded.updated_at""",
-        (actor, name, project_id, value, now),
-    )
-
-
-def seed_cursor(conn: sqlite3.Connection, actor: str, name: str, value: str, now: float) -> None:
-    """Start a cursor at `value` if the actor has none (a first question seeds its wait cursor)."""
-    conn.execute(
-        """INSERT OR IGNORE INTO actor_cursors (actor, name, project_id, value, updated_at)
-           VALUES (?, ?, '', ?, ?)""",
-        (actor, name, value, now),
-    )
 
 
 class InboxService:

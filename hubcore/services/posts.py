@@ -17,11 +17,13 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, invalid
 from hubcore.services import events as ev
+from hubcore.services import idempotency as idem
 from hubcore.services import validate
 from hubcore.services.access import readable_project
 from hubcore.services.changes import Effects, Publisher
 from hubcore.services.core import Core
-from hubcore.services.inbox import WAIT_CURSOR, insert_item, seed_cursor
+from hubcore.services.cursors import seed_cursor
+from hubcore.services.inbox import WAIT_CURSOR, insert_item
 
 SIGNAL_KINDS = ("signal", "finished", "idea", "approval")
 DEADLINE_MIN, DEADLINE_MAX = 60, 2_592_000
@@ -174,7 +176,7 @@ class PostsService:
                key: Any, deadline: Deadline | None) -> Post:
         checked = ev.check_payload(payload)
         return Post(project_id, kind, ev.check_summary(summary, checked), checked,
-                    ev.check_session_id(session_id), ev.check_key(key), deadline)
+                    ev.check_session_id(session_id), idem.check_key(key), deadline)
 
     async def _append(self, caller: Caller, post: Post) -> dict[str, Any]:
         now, settings = self.core.now(), self.core.settings
@@ -184,7 +186,7 @@ class PostsService:
             readable_project(conn, caller, post.project_id)
             effects = Effects()
             scope = f"event:{post.kind}"
-            earlier = ev.replayed(conn, actor, scope, post.key, post.project_id)
+            earlier = idem.replayed(conn, actor, scope, post.key, post.project_id)
             if earlier is not None:
                 return earlier, effects
             waits = post.kind == "question" or post.kind == "approval"
@@ -200,7 +202,7 @@ class PostsService:
             elif post.kind == "idea":
                 insert_item(conn, event, "unread", now)
                 effects.inbox(post.project_id, event["id"], owner=actor, kind="idea")
-            ev.remember(conn, actor, scope, post.key, post.project_id, post.project_id, result, now)
+            idem.remember(conn, actor, scope, post.key, post.project_id, post.project_id, result, now)
             return result, effects
 
         result, effects = await self.core.store.execute(write)

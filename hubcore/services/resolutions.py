@@ -20,6 +20,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, too_large
 from hubcore.services import events as ev
+from hubcore.services import idempotency as idem
 from hubcore.services import validate
 from hubcore.services.changes import Effects, Publisher
 from hubcore.services.core import Core
@@ -108,20 +109,20 @@ class ResolutionsService:
     async def answer(self, caller: Caller, question_id: str, body: Any, *,
                      idempotency_key: Any = None) -> dict[str, Any]:
         """Answer an open question (`answer_post`, `POST /questions/:id/answer`) -> {event_id}."""
-        text, key = check_body(body), ev.check_key(idempotency_key)
+        text, key = check_body(body), idem.check_key(idempotency_key)
         payload = ev.check_payload({"body": text})
         actor, now, cap = caller.actor, self.core.now(), self.core.settings.events_per_project
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
             effects = Effects()
-            earlier = ev.replayed(conn, actor, "answer", key, question_id)
+            earlier = idem.replayed(conn, actor, "answer", key, question_id)
             if earlier is not None and item_row(conn, caller, question_id) is not None:
                 return earlier, effects
             row = _open_item(conn, caller, question_id, ("question",), "question", now)
             summary = text.strip().splitlines()[0].strip()
             answer = resolve(conn, row, actor, summary, payload, now, cap, effects)
             result = {"event_id": answer["id"]}
-            ev.remember(conn, actor, "answer", key, question_id, row["project_id"], result, now)
+            idem.remember(conn, actor, "answer", key, question_id, row["project_id"], result, now)
             return result, effects
 
         return await self._run(write)
@@ -135,7 +136,7 @@ class ResolutionsService:
         body = validate.body_object(body)
         note = check_note(body.get("note"))
         decision = DECISIONS[validate.choice(body.get("decision"), tuple(DECISIONS), field="decision")]
-        key = ev.check_key(body.get("idempotency_key"))
+        key = idem.check_key(body.get("idempotency_key"))
         if not caller.is_admin:
             raise forbidden("only the human decides approvals")
         payload: dict[str, Any] = {"body": decision_body(decision, note), "decision": decision}
@@ -146,7 +147,7 @@ class ResolutionsService:
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
             effects = Effects()
-            earlier = ev.replayed(conn, actor, "decision", key, approval_id)
+            earlier = idem.replayed(conn, actor, "decision", key, approval_id)
             if earlier is not None and item_row(conn, caller, approval_id) is not None:
                 return earlier, effects
             row = _open_item(conn, caller, approval_id, DECIDABLE_KINDS, "approval", now)
@@ -155,7 +156,7 @@ class ResolutionsService:
             if hook is not None:
                 hook(conn, row, decision, now)
             result = {"event_id": answer["id"]}
-            ev.remember(conn, actor, "decision", key, approval_id, row["project_id"], result, now)
+            idem.remember(conn, actor, "decision", key, approval_id, row["project_id"], result, now)
             return result, effects
 
         return await self._run(write)

@@ -15,22 +15,26 @@ project's tally with its events, and prune touches no event.
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
+import socket
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
+from hubcore.config import HubSettings, is_loopback
 from hubcore.errors import conflict, not_found
 from hubcore.metrics import store_bytes
 from hubcore.services import validate
 from hubcore.services.access import project_missing, require_admin
 from hubcore.services.core import Core
-from hubcore.services.home import measure_storage, node_info
 from hubcore.services.sessions import session_missing
 from hubcore.tokens import token_hash
 
@@ -41,6 +45,49 @@ SWEEP_EVERY_SECS = 5.0
 def add(*values: int | None) -> int | None:
     """A sum that is unknown when any part is unknown."""
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def node_mode(settings: HubSettings) -> str:
+    """How the hub is reached: `tls`, `loopback` (this machine only) or `network` (plain HTTP)."""
+    if settings.tls_cert:
+        return "tls"
+    host, _ = settings.host_port
+    return "loopback" if is_loopback(host) else "network"
+
+
+def node_info(settings: HubSettings) -> dict[str, str]:
+    """The node as Home and the storage report show it: host name and how it is reached."""
+    return {"host": socket.gethostname(), "mode": node_mode(settings)}
+
+
+def tree_bytes(root: Path) -> int | None:
+    """Bytes of every file under `root` (not following links); None when unreadable."""
+    total = 0
+    try:
+        for dirpath, _dirs, files in os.walk(root, onerror=_raise):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+                except FileNotFoundError:
+                    continue
+    except OSError:
+        return None
+    return total
+
+
+def _raise(err: OSError) -> None:
+    raise err
+
+
+def measure_storage(root: Path) -> dict[str, int | None]:
+    capacity: int | None = None
+    free: int | None = None
+    try:
+        usage = shutil.disk_usage(root)
+        capacity, free = usage.total, usage.free
+    except OSError:
+        pass
+    return {"used_bytes": tree_bytes(root), "capacity_bytes": capacity, "free_bytes": free}
 
 
 class Memo:
