@@ -75,6 +75,10 @@ EDGES: list[tuple[str, str, dict[str, Any], str]] = [
      "ok"),
     ("signal_append", "summary null (reads as absent), body given",
      {"project_id": "p", "summary": None, "body": "text"}, "ok"),
+    ("signal_append", "project_id 'bench\\n' (regex `$` before a final newline)",
+     {"project_id": "bench\n", "summary": "s"}, "invalid_argument"),
+    ("signal_append", "session_id 's\\n'", {"project_id": "p", "summary": "s", "session_id": "s\n"},
+     "invalid_argument"),
     ("signal_append", "unknown member", {"project_id": "p", "summary": "s", "bogus": 1}, "invalid_argument"),
     ("signal_append", "payload with 2**70 inside", {"project_id": "p", "summary": "s", "payload": {"n": BIG}},
      "invalid_argument"),
@@ -203,7 +207,7 @@ def messages(candidates: dict[str, vm.Candidate]) -> None:
 
 
 def schema_report(candidates: dict[str, vm.Candidate]) -> None:
-    print("\n| schema | titles | $defs/$ref | null types | additionalProperties false | summary maxLength |")
+    print("\n| schema | titles | $defs/$ref | null types | additionalProperties false | summary limit stated as |")
     print("|---|---|---|---|---|---|")
     for name, candidate in candidates.items():
         rows = [(name, candidate.schema)]
@@ -239,9 +243,11 @@ def walk(node: Any, stats: dict[str, int]) -> None:
 
 
 def find_max_length(node: Any) -> Any:
+    """How the summary's limit is stated: `maxLength N` or `x-max-chars-trimmed N`."""
     if isinstance(node, Mapping):
-        if "maxLength" in node:
-            return node["maxLength"]
+        for key in ("maxLength", "x-max-chars-trimmed"):
+            if key in node:
+                return f"{key} {node[key]}"
         return next((m for v in node.values() if (m := find_max_length(v)) is not None), None)
     if isinstance(node, list):
         return next((m for v in node if (m := find_max_length(v)) is not None), None)

@@ -14,6 +14,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     StringConstraints,
     TypeAdapter,
     ValidationError,
@@ -34,7 +36,27 @@ OnExpiry = Literal["approve", "decline"]
 
 # pydantic: the limits as types. strip_whitespace runs before max_length (the hub trims, then checks).
 ProjectId = Annotated[str, StringConstraints(pattern=vm.PROJECT_ID)]
-Summary = Annotated[str, StringConstraints(strip_whitespace=True, max_length=vm.SUMMARY_MAX, pattern=vm.ONE_LINE)]
+
+
+class Trimmed:
+    """Text stored trimmed: trimmed, then held to `max_chars` and one line. Its published schema
+    states the limit in words and in `x-max-chars-trimmed`, not as `maxLength`: a client checking
+    `maxLength` on the raw text would refuse padded text the hub accepts."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.str_schema(strip_whitespace=True, max_length=self.max_chars, pattern=vm.ONE_LINE,
+                                      strict=True)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "x-max-chars-trimmed": self.max_chars,
+                "description": f"one line, at most {self.max_chars} characters once trimmed"}
+
+
+Summary = Annotated[str, Trimmed(vm.SUMMARY_MAX)]
 Payload = Annotated[dict[str, Any], AfterValidator(vm.payload_checked)]
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=vm.SESSION_ID_MAX, pattern=vm.ONE_LINE)]
 Key = Annotated[str, StringConstraints(min_length=1, max_length=vm.KEY_MAX, pattern=vm.ONE_LINE)]
@@ -49,14 +71,10 @@ Kinds = Annotated[list[FeedKind], Field(min_length=1)]
 
 
 class HubSchema(GenerateJsonSchema):
-    """The schema as MCP clients should get it: no titles, an optional member is simply absent
-    from `required` (no `anyOf [X, null]` branch, though null is accepted as absent)."""
+    """The schema as MCP clients should get it: no titles, no `default: null`, no model title."""
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
-
-    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
-        return self.generate_inner(schema["schema"])
 
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
         out = super().default_schema(schema)
@@ -237,7 +255,7 @@ def msgspec_types() -> dict[str, type]:
     class SignalAppend(Request):
         project_id: Annotated[str, Meta(pattern=vm.PROJECT_ID)]
         kind: SignalKind = "signal"
-        summary: Annotated[str, Meta(extra_json_schema={"maxLength": vm.SUMMARY_MAX})] | None = None
+        summary: Annotated[str, Meta(extra_json_schema={"x-max-chars-trimmed": vm.SUMMARY_MAX})] | None = None
         body: str | None = None
         payload: dict[str, Any] | None = None
         session_id: text(1, vm.SESSION_ID_MAX, vm.ONE_LINE) | None = None  # type: ignore[valid-type]

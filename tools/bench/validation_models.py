@@ -148,8 +148,9 @@ def session_ref_checked(ref: Any) -> Any:
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """A schema with its `$defs` inlined where they are referenced (MCP clients that do not
-    resolve references see plain objects); titles, `default: null` and `null` branches dropped
-    (JSON null still reads as absent; a client never needs to send it)."""
+    resolve references see plain objects); titles and `default: null` dropped; an `anyOf [X, null]`
+    (JSON null reads as absent, so the schema says null is accepted) folded into X's own `type`
+    list or `enum` where X is that simple."""
     defs = schema.get("$defs", {})
 
     def walk(node: Any) -> Any:
@@ -157,18 +158,31 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 return walk(defs[ref.removeprefix("#/$defs/")])
-            branches = node.get("anyOf")
+            out = {k: walk(v) for k, v in node.items()
+                   if k not in ("$defs", "title") and not (k == "default" and v is None)}
+            branches = out.get("anyOf")
             if isinstance(branches, list) and {"type": "null"} in branches:
-                kept = [b for b in branches if b != {"type": "null"}]
-                rest = {k: v for k, v in node.items() if k != "anyOf"}
-                return walk({**rest, **kept[0]} if len(kept) == 1 else {**rest, "anyOf": kept})
-            return {k: walk(v) for k, v in node.items()
-                    if k not in ("$defs", "title") and not (k == "default" and v is None)}
+                return nullable(out, [b for b in branches if b != {"type": "null"}])
+            return out
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
 
     return dict(walk(schema))
+
+
+def nullable(node: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    if len(kept) != 1:
+        return {**rest, "anyOf": [*kept, {"type": "null"}]}
+    inner = dict(kept[0])
+    if isinstance(inner.get("type"), str):
+        inner["type"] = [inner["type"], "null"]
+    elif isinstance(inner.get("enum"), list):
+        inner["enum"] = [*inner["enum"], None]
+    else:
+        return {**rest, "anyOf": [inner, {"type": "null"}]}
+    return {**rest, **inner}
 
 
 def versions() -> str:
