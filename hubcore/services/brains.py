@@ -122,11 +122,11 @@ class BrainsService:
         check_store(store, required=False)
         return await self.list(caller, self._target(session, active), path)
 
-    async def write_entry(self, caller: Caller, *, path: Any, value: Any, store: Any, session: Any = None,
+    async def write_entry(self, caller: Caller, *, path: Any, content: Any, store: Any, session: Any = None,
                           if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
         check_store(store, required=True)
         async with self._writer(caller, session, active) as session_id:
-            return await self._put(caller, session_id, path, value, if_version)
+            return await self._put(caller, session_id, path, content, if_version)
 
     async def delete_entry(self, caller: Caller, *, path: Any, store: Any, session: Any = None,
                            if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:

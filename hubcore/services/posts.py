@@ -125,7 +125,6 @@ class Post:
 class PostsService:
     def __init__(self, core: Core, publisher: Publisher) -> None:
         self.core = core
-        self.publisher = publisher
 
     async def signal_append(self, caller: Caller, project_id: str, kind: Any = "signal", *,
                             summary: Any = None, payload: Any = None, session_id: Any = None,
@@ -142,7 +141,7 @@ class PostsService:
                            check_deadline(kind, expires_in_seconds, on_expiry))
         return await self._append(caller, post)
 
-    async def question_post(self, caller: Caller, project_id: str, question: Any, *, body: Any = None,
+    async def question_post(self, caller: Caller, project_id: str, summary: Any, *, body: Any = None,
                             options: Any = None, payload: Any = None, session_id: Any = None,
                             idempotency_key: Any = None, expires_in_seconds: Any = None,
                             on_expiry: Any = None) -> dict[str, Any]:
@@ -156,7 +155,7 @@ class PostsService:
         checked = check_options(options)
         if checked is not None:
             merged["options"] = checked
-        post = self._check(project_id, "question", question, merged, session_id, idempotency_key, deadline)
+        post = self._check(project_id, "question", summary, merged, session_id, idempotency_key, deadline)
         result = await self._append(caller, post)
         return {**result, "question_id": result["event_id"]}
 
@@ -205,9 +204,7 @@ class PostsService:
             idem.remember(conn, actor, scope, post.key, post.project_id, post.project_id, result, now)
             return result, effects
 
-        result, effects = await self.core.store.execute(write)
-        self.publisher.publish(effects)
-        return result
+        return await self.core.store.execute_effects(write)
 
 
 def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float,

@@ -28,7 +28,7 @@ def page_query() -> dict[str, Any]:
     kinds = [k for value in args.getlist("kind") for k in value.split(",")]
     return {
         "since": args.get("since"), "before": args.get("before"), "kind": kinds or None,
-        "session_id": args.get("session") or args.get("session_id"), "limit": optional_int("limit"),
+        "session_id": args.get("session_id"), "limit": optional_int("limit"),
     }
 
 

@@ -27,7 +27,7 @@ ITEM: dict[str, Any] = {
 
 async def question_post(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     result = await call.hub.posts.question_post(
-        call.caller, args["project_id"], args["question"], body=args.get("body"), options=args.get("options"),
+        call.caller, args["project_id"], args["summary"], body=args.get("body"), options=args.get("options"),
         payload=args.get("payload"), session_id=_session(call, args), idempotency_key=args.get("idempotency_key"),
         expires_in_seconds=args.get("expires_in_seconds"),
     )
@@ -69,7 +69,8 @@ TOOLS = (
         ),
         input_schema=inputs({
             "project_id": PROJECT_ID,
-            "question": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "one line"},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 1024,
+                        "description": "the question, one line (as on every event)"},
             "body": {"type": "string", "description": "context the human needs to answer"},
             "options": {"type": "array", "minItems": 2, "maxItems": 6,
                         "items": {"type": "string", "minLength": 1, "maxLength": 80},
@@ -78,7 +79,7 @@ TOOLS = (
             "session_id": {"type": "string", "maxLength": 128},
             "idempotency_key": IDEMPOTENCY_KEY,
             "expires_in_seconds": EXPIRES_IN,
-        }, ("project_id", "question")),
+        }, ("project_id", "summary")),
         output_schema=outputs({
             "event_id": {"type": "string"}, "question_id": {"type": "string"}, "thread_id": {"type": "string"},
             "kind": {"type": "string"}, "created_at": {"type": "string"}, "expires_at": {"type": "string"},

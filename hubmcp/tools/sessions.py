@@ -17,17 +17,22 @@ from hubcore.errors import HubError
 from hubmcp.context import CallContext
 from hubmcp.tools.base import PROJECT_ID, Tool, inputs, outputs
 
+_BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
+                          "required": ["session_id"], "additionalProperties": False}
+_BY_NAME: dict[str, Any] = {"type": "object", "properties": {"agent": {"type": "string"}, "name": {"type": "string"},
+                                                             "project_id": PROJECT_ID},
+                            "required": ["agent", "name"], "additionalProperties": False}
+# `session` is a reference object (spec: `{session_id}` or `{agent, name}`); a bare id goes in
+# `session_id`, the one name for a session's id on every tool. `from` (spec: "session id, or
+# agent and name") also takes the bare id: it has no `session_id` beside it.
 SESSION_REF: dict[str, Any] = {
-    "description": "a session: its id, or {session_id}, or {agent, name, project_id} "
-                   "(project_id defaults to your active session's project)",
-    "oneOf": [
-        {"type": "string", "minLength": 1},
-        {"type": "object", "properties": {"session_id": {"type": "string"}}, "required": ["session_id"],
-         "additionalProperties": False},
-        {"type": "object", "properties": {"agent": {"type": "string"}, "name": {"type": "string"},
-                                          "project_id": PROJECT_ID},
-         "required": ["agent", "name"], "additionalProperties": False},
-    ],
+    "description": "a session: {session_id}, or {agent, name, project_id} "
+                   "(project_id defaults to your active session's project); a bare id goes in session_id",
+    "oneOf": [_BY_ID, _BY_NAME],
+}
+FROM_REF: dict[str, Any] = {
+    "description": "the session to continue: its id, or {session_id}, or {agent, name, project_id}",
+    "oneOf": [{"type": "string", "minLength": 1}, _BY_ID, _BY_NAME],
 }
 PATH = {"type": "string", "minLength": 1, "maxLength": 2048,
         "description": "/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash)"}
@@ -79,7 +84,7 @@ async def _running(call: CallContext, sid: str) -> Any:
 
 
 def named_id(args: dict[str, Any]) -> str | None:
-    """The session id a call names: `session_id`, or `session` given as an id or {session_id}."""
+    """The session id a call names: `session_id`, or `session` given as {session_id}."""
     for ref in (args.get("session_id"), args.get("session")):
         if isinstance(ref, dict):
             ref = ref.get("session_id")
@@ -180,7 +185,7 @@ async def brain_list(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
 
 async def brain_put(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     session, current = await _bound(call, args)
-    return await call.hub.brains.write_entry(call.caller, path=args.get("path"), value=args.get("value"),
+    return await call.hub.brains.write_entry(call.caller, path=args.get("path"), content=args.get("content"),
                                              store=args.get("store"), session=session,
                                              if_version=args.get("if_version"), active=current)
 
@@ -223,7 +228,7 @@ TOOLS = (
         ),
         input_schema=inputs({"project_id": PROJECT_ID,
                              "name": {"type": "string", "minLength": 1, "maxLength": 100},
-                             "from": SESSION_REF}, ("project_id", "name")),
+                             "from": FROM_REF}, ("project_id", "name")),
         output_schema=outputs({**SESSION_OUT, "active_session": {
             "type": "boolean", "description": "true when this is now the connection's active session"}},
             ("session_id", "owner", "status", "started", "namespaces", "recovery_path")),
@@ -238,8 +243,8 @@ TOOLS = (
                      "until the human prunes it."),
         input_schema=inputs({"session_id": SESSION_ID,
                              "handoff": {"type": "string", "maxLength": 4096}}),
-        output_schema=outputs({"id": {"type": "string"}, "status": {"type": "string"},
-                               "handoff": NULLABLE}, ("id", "status")),
+        output_schema=outputs({"session_id": {"type": "string"}, "status": {"type": "string"},
+                               "handoff": NULLABLE}, ("session_id", "status")),
         handler=session_end,
     ),
     Tool(
@@ -249,7 +254,7 @@ TOOLS = (
                      "active first, at most 200: owner, status, handoff (cut to 200 characters), lineage, "
                      "brain size."),
         input_schema=inputs({"project_id": PROJECT_ID, "limit": {"type": "integer", "minimum": 1, "maximum": 200}}),
-        output_schema=outputs({"sessions": {"type": "array", "items": {"type": "object"}},
+        output_schema=outputs({"sessions": {"type": "array", "items": {"type": "object", "required": ["session_id"]}},
                                "truncated": {"type": "boolean"}}, ("sessions", "truncated")),
         handler=session_list,
         read_only=True,
@@ -298,10 +303,10 @@ TOOLS = (
                      "files, /kv/ for keys. `if_version` makes it conditional ('absent' creates only); "
                      "a mismatch is a conflict ending current_version=...; without it the last writer wins. "
                      "With no active session on this connection, name the session by `session_id`."),
-        input_schema=inputs({"path": PATH, "value": {"type": "string"}, "store": STORE_WRITE,
-                             "session": SESSION_REF, "session_id": SESSION_ID, "if_version": IF_VERSION,
-                             "project_id": PROJECT_ID},
-                            ("path", "value", "store")),
+        input_schema=inputs({"path": PATH, "content": {"type": "string", "description": "the entry's text"},
+                             "store": STORE_WRITE, "session": SESSION_REF, "session_id": SESSION_ID,
+                             "if_version": IF_VERSION, "project_id": PROJECT_ID},
+                            ("path", "content", "store")),
         output_schema=outputs(WRITE_OUT, ("ok", "path", "version")),
         handler=brain_put,
     ),

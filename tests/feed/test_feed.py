@@ -66,7 +66,7 @@ async def test_kind_and_session_filters(client: HubClient, hub: Hub, bot: Caller
     assert [e["id"] for e in (await feed(client, kind="signal,question"))["events"]] == [q, s]
     r = await client.get("/api/v1/projects/proj/feed?kind=signal&kind=finished", headers=ADMIN)
     assert [e["id"] for e in r.json()["events"]] == [f, s]
-    assert [e["id"] for e in (await feed(client, session="s-1"))["events"]] == [s]
+    assert [e["id"] for e in (await feed(client, session_id="s-1"))["events"]] == [s]
     r = await client.get("/api/v1/projects/proj/feed", params={"kind": "bogus"}, headers=ADMIN)
     assert r.status_code == 400 and r.json()["code"] == "invalid_argument"
 

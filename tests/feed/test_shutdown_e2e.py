@@ -138,7 +138,7 @@ def test_sigterm_answers_open_waits_then_exits(tmp_path: Path) -> None:
         assert httpx.post(f"{hub.url}/api/v1/agents", json={"id": "bot"}, headers=admin).status_code == 201
         token = httpx.post(f"{hub.url}/api/v1/agents/bot/token", headers=admin).json()["token"]
         bot = Agent(hub.url, token)
-        bot.call("question_post", {"project_id": "proj", "question": "Ship it?"})
+        bot.call("question_post", {"project_id": "proj", "summary": "Ship it?"})
         bot.call("notify_subscribe", {"kinds": ["signal"], "project_id": "proj"})
         sdk_answer: Future[dict[str, Any]] = Future()
         hub_gone = threading.Event()

@@ -36,10 +36,10 @@ async def test_without_a_connection_header_calls_name_their_session(live: LiveHu
     async with live.client(token, mode=MODERN) as one, live.client(token, mode=MODERN) as two:
         a, b = await start(one, "a"), await start(two, "b")
         assert a["active_session"] is False and b["active_session"] is False
-        refused = tool_error(await one.call_tool("brain_put", {"path": "/kv/k", "value": "1", "store": "session"}),
+        refused = tool_error(await one.call_tool("brain_put", {"path": "/kv/k", "content": "1", "store": "session"}),
                              "conflict")
         assert "session_id" in refused["message"] and "Hub-Connection" in refused["message"]
-        put = structured(await one.call_tool("brain_put", {"path": "/kv/k", "value": "1", "store": "session",
+        put = structured(await one.call_tool("brain_put", {"path": "/kv/k", "content": "1", "store": "session",
                                                            "session_id": a["session_id"]}))
         assert put["session_id"] == a["session_id"]
         assert "session_id" in tool_error(await two.call_tool("session_end", {}), "conflict")["message"]
@@ -68,10 +68,10 @@ async def test_two_connections_on_one_token_keep_their_own_active_sessions(live:
         a, b = await start(one, "a"), await start(two, "b")
         assert a["active_session"] is True and b["active_session"] is True
         for client, value in ((one, "from one"), (two, "from two")):
-            structured(await client.call_tool("brain_put", {"path": "/kv/who", "value": value, "store": "session"}))
-        assert structured(await two.call_tool("session_end", {}))["id"] == b["session_id"]
+            structured(await client.call_tool("brain_put", {"path": "/kv/who", "content": value, "store": "session"}))
+        assert structured(await two.call_tool("session_end", {}))["session_id"] == b["session_id"]
         assert (await session_row(live, a["session_id"]))["status"] == "active"
-        put = structured(await one.call_tool("brain_put", {"path": "/kv/after", "value": "x", "store": "session"}))
+        put = structured(await one.call_tool("brain_put", {"path": "/kv/after", "content": "x", "store": "session"}))
         assert put["session_id"] == a["session_id"]
         assert structured(await one.call_tool("brain_get", {"path": "/kv/who"}))["content"] == "from one"
     assert await replay(live, a["session_id"]) == [("brain_put", "ok"), ("brain_put", "ok"), ("brain_get", "ok")]
@@ -84,7 +84,7 @@ async def test_hub_cli_call_never_binds_to_another_clients_active_session(tmp_pa
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
     async with live.client(token, mode=MODERN, headers={"Hub-Connection": "agent"}) as agent:
         a = await start(agent, "a")
-        code, _, err = await cli(env, "call", "brain_put", '{"path": "/kv/k", "value": "cli", "store": "session"}')
+        code, _, err = await cli(env, "call", "brain_put", '{"path": "/kv/k", "content": "cli", "store": "session"}')
         assert code == 1 and err.startswith("hub-cli call: conflict: this request has no active session")
         code, _, err = await cli(env, "call", "session_end", "{}")
         assert code == 1 and "session_id" in err

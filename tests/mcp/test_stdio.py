@@ -55,7 +55,7 @@ async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path,
         # The process is the connection: session_start binds, and brain calls need no session_id.
         started = structured(await client.call_tool("session_start", {"project_id": "demo", "name": "s"}))
         assert started["active_session"] is True
-        structured(await client.call_tool("brain_put", {"path": "/kv/k", "value": "v", "store": "session"}))
+        structured(await client.call_tool("brain_put", {"path": "/kv/k", "content": "v", "store": "session"}))
         skill = await client.read_resource("skill://hub/SKILL.md")
         assert "name: hub" in skill.contents[0].text  # type: ignore[union-attr]
 
@@ -109,7 +109,7 @@ async def test_bridge_carries_the_token_and_both_eras(tmp_path: Path, live: Live
         assert client.protocol_version == (MODERN if mode == MODERN else "2025-11-25")
         me = structured(await client.call_tool("whoami", {}))
         assert me["agent_id"] == "bot"
-        q = structured(await client.call_tool("question_post", {"project_id": "space-bot", "question": "ok?"}))
+        q = structured(await client.call_tool("question_post", {"project_id": "space-bot", "summary": "ok?"}))
         await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "fine"})
         got = structured(await client.call_tool("version", {}))
         assert [i["id"] for i in got["notifications"]["pending"]] != []

@@ -63,7 +63,7 @@ async def test_errors_are_structured_and_missing_equals_denied(live: LiveHub, mo
 async def test_trailer_delivers_an_answer_exactly_once(live: LiveHub, mode: str) -> None:
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode) as bot, live.client(ADMIN_TOKEN, mode=mode) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Ship it?"}))
+        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Ship it?"}))
         assert q["event_id"] == q["question_id"] == q["thread_id"]
         plain = structured(await bot.call_tool("whoami", {}))
         assert "notifications" not in plain
@@ -84,7 +84,7 @@ async def test_trailer_delivers_an_answer_exactly_once(live: LiveHub, mode: str)
 async def test_error_results_carry_no_trailer_and_keep_it_for_later(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot, live.client(ADMIN_TOKEN) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Go?"}))
+        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Go?"}))
         await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "go"})
         tool_error(await bot.call_tool("feed_read", {"project_id": "nope"}), "forbidden")  # no trailer on it
         assert len(structured(await bot.call_tool("whoami", {}))["notifications"]["pending"]) == 1
@@ -94,7 +94,7 @@ async def test_error_results_carry_no_trailer_and_keep_it_for_later(live: LiveHu
 async def test_inbox_wait_is_woken_by_an_answer_from_another_connection(live: LiveHub, mode: str) -> None:
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode) as bot, live.client(ADMIN_TOKEN, mode=mode) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Colour?",
+        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Colour?",
                                                               "options": ["red", "blue"]}))
         result: dict[str, object] = {}
 
@@ -164,7 +164,7 @@ async def test_trailer_on_the_wire_rides_in_structured_content_and_text(live: Li
 
     token = await live.make_agent("bot")
     async with live.client(token) as bot, live.client(ADMIN_TOKEN) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Raw?"}))
+        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Raw?"}))
         await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "raw"})
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     params: dict[str, object] = {"name": "whoami", "arguments": {}}

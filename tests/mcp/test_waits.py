@@ -56,7 +56,7 @@ async def test_a_wait_sends_progress_and_then_its_answer(live: LiveHub, mode: st
         progressed.set()
 
     async with live.client(token, mode=mode) as bot, live.client(ADMIN_TOKEN, mode=mode) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "question": "Go?"}))
+        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Go?"}))
 
         async def wait() -> None:
             answer = await bot.call_tool("inbox_wait", {"wait_seconds": 30}, progress_callback=on_progress)

@@ -42,18 +42,18 @@ async def test_file_is_created_on_first_write_only(hub: Hub) -> None:
     listing = await hub.brains.list_entries(ALICE, active=active)
     assert listing["entries"] == [] and listing["truncated"] is False
     assert not brain_file(hub, sid).exists()
-    put = await hub.brains.write_entry(ALICE, path="/kv/x", value="1", store="session", active=active)
+    put = await hub.brains.write_entry(ALICE, path="/kv/x", content="1", store="session", active=active)
     assert put["version"] == brain.version_of(b"1") and put["size_bytes"] == 1 and put["warnings"] == []
     assert brain_file(hub, sid).exists()
 
 
 async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
     active = await started(hub)
-    w = await hub.brains.write_entry(ALICE, path="/fs/docs/./a/../plan.md", value="# plan", store="session",
+    w = await hub.brains.write_entry(ALICE, path="/fs/docs/./a/../plan.md", content="# plan", store="session",
                                      active=active)
     assert w["path"] == "/fs/docs/plan.md"
-    await hub.brains.write_entry(ALICE, path="/fs/docs/deep/x.md", value="xx", store="session", active=active)
-    await hub.brains.write_entry(ALICE, path="/kv/state", value="{}", store="session", active=active)
+    await hub.brains.write_entry(ALICE, path="/fs/docs/deep/x.md", content="xx", store="session", active=active)
+    await hub.brains.write_entry(ALICE, path="/kv/state", content="{}", store="session", active=active)
     got = await hub.brains.read_entry(ALICE, path="/fs/docs/plan.md", active=active)
     assert got["content"] == "# plan" and got["version"] == w["version"] and got["type"] == "file"
     assert (await hub.brains.read_entry(ALICE, path="/kv/state", active=active))["type"] == "key"
@@ -71,19 +71,19 @@ async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
 
 async def test_if_version_and_absent(hub: Hub) -> None:
     active = await started(hub)
-    first = await hub.brains.write_entry(ALICE, path="/kv/k", value="a", store="session", if_version="absent",
+    first = await hub.brains.write_entry(ALICE, path="/kv/k", content="a", store="session", if_version="absent",
                                          active=active)
-    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="b", store="session",
+    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
                                                            if_version="absent", active=active))
     assert err.message.endswith(f"current_version={first['version']}")
-    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="b", store="session",
+    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
                                                            if_version="sha256:00", active=active))
     assert err.message.endswith(f"current_version={first['version']}")
     assert (await hub.brains.read_entry(ALICE, path="/kv/k", active=active))["content"] == "a"
-    second = await hub.brains.write_entry(ALICE, path="/kv/k", value="b", store="session",
+    second = await hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
                                           if_version=first["version"], active=active)
     assert second["version"] == brain.version_of(b"b")
-    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/new", value="b", store="session",
+    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/new", content="b", store="session",
                                                            if_version="sha256:00", active=active))
     assert err.message.endswith("current_version=absent")
 
@@ -91,13 +91,13 @@ async def test_if_version_and_absent(hub: Hub) -> None:
 async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
     active = await started(hub)
     for path in ("/etc/passwd", "fs", "/fs/", "/fs/a\nb", "/fs/a\\b", "/fs/" + "x" * 509, "", 5):
-        await refused("invalid_argument", hub.brains.write_entry(ALICE, path=path, value="v", store="session",
+        await refused("invalid_argument", hub.brains.write_entry(ALICE, path=path, content="v", store="session",
                                                                  active=active))
-    ok = await hub.brains.write_entry(ALICE, path="/fs/" + "x" * 508, value="v", store="session", active=active)
+    ok = await hub.brains.write_entry(ALICE, path="/fs/" + "x" * 508, content="v", store="session", active=active)
     assert len(ok["path"].encode()) == 512
-    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", value="v", store=None,
+    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", content="v", store=None,
                                                              active=active))
-    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", value="v", store="disk",
+    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", content="v", store="disk",
                                                              active=active))
     assert (await hub.brains.list_entries(ALICE, active=active))["entries"] == [
         {"path": "/fs/" + "x" * 508, "type": "file", "size_bytes": 1}]
@@ -106,28 +106,28 @@ async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
 async def test_value_limit_edge(hub: Hub) -> None:
     active = await started(hub)
     at_limit = "v" * brain.VALUE_MAX
-    ok = await hub.brains.write_entry(ALICE, path="/kv/big", value=at_limit, store="session", active=active)
+    ok = await hub.brains.write_entry(ALICE, path="/kv/big", content=at_limit, store="session", active=active)
     assert ok["size_bytes"] == brain.VALUE_MAX
-    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/bigger", value=at_limit + "v",
+    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/bigger", content=at_limit + "v",
                                                               store="session", active=active))
     await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/bigger", active=active))
 
 
 async def test_writes_only_to_own_running_session(hub: Hub) -> None:
     alice = await started(hub)
-    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="v", store="session"))
-    err = await refused("forbidden", hub.brains.write_entry(BOB, path="/kv/k", value="v", store="session",
+    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="v", store="session"))
+    err = await refused("forbidden", hub.brains.write_entry(BOB, path="/kv/k", content="v", store="session",
                                                             session=alice[0]))
     assert err.message.endswith("owner=alice")
     await hub.sessions.end(ALICE, alice[0])
-    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", value="v", store="session",
+    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="v", store="session",
                                                      active=alice))
     assert not brain_file(hub, alice[0]).exists()
 
 
 async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient, hub: Hub) -> None:
     alice = await started(hub)
-    await hub.brains.write_entry(ALICE, path="/fs/n.md", value="note", store="session", active=alice)
+    await hub.brains.write_entry(ALICE, path="/fs/n.md", content="note", store="session", active=alice)
     bob = await started(hub, BOB, "other")
     by_id = await hub.brains.read_entry(BOB, path="/fs/n.md", session={"session_id": alice[0]}, active=bob)
     by_name = await hub.brains.read_entry(BOB, path="/fs/n.md", session={"agent": "alice", "name": "task"},
@@ -143,14 +143,14 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
 
 async def test_file_size_limits(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     active = await started(hub)
-    await hub.brains.write_entry(ALICE, path="/kv/a", value="a" * 1000, store="session", active=active)
+    await hub.brains.write_entry(ALICE, path="/kv/a", content="a" * 1000, store="session", active=active)
     size = hub.brains.bytes_of(active[0]) or 0
     monkeypatch.setattr(brain, "FILE_WARN", size)
-    warned = await hub.brains.write_entry(ALICE, path="/kv/b", value="b", store="session", active=active)
+    warned = await hub.brains.write_entry(ALICE, path="/kv/b", content="b", store="session", active=active)
     assert warned["warnings"] and "warning" in warned["warnings"][0]
     size = hub.brains.bytes_of(active[0]) or 0
     monkeypatch.setattr(brain, "FILE_MAX", size + 10)
-    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/c", value="c" * 10,
+    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/c", content="c" * 10,
                                                               store="session", active=active))
     await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/c", active=active))
 
@@ -161,7 +161,7 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/x.md", headers=ADMIN)
     assert_problem(r, 404, "not_found")
     assert not brain_file(hub, sid).exists()
-    await hub.brains.write_entry(ALICE, path="/fs/dir/x.md", value="hello", store="session", active=active)
+    await hub.brains.write_entry(ALICE, path="/fs/dir/x.md", content="hello", store="session", active=active)
     r = await client.get(f"/api/v1/sessions/{sid}/brain?path=/fs/", headers=ADMIN)
     assert r.json() == {"path": "/fs/", "entries": [{"path": "/fs/dir", "type": "dir", "size_bytes": 5}],
                         "truncated": False, "session_id": sid}
@@ -179,7 +179,7 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
 
 async def test_rest_level_listing_is_capped_at_500(hub: Hub, client: HubClient) -> None:
     active = await started(hub)
-    await hub.brains.write_entry(ALICE, path="/kv/seed", value="s", store="session", active=active)
+    await hub.brains.write_entry(ALICE, path="/kv/seed", content="s", store="session", active=active)
     with sqlite3.connect(brain_file(hub, active[0])) as conn:
         conn.executemany("INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
                          [(f"/kv/k{i:04d}",) for i in range(500)])
@@ -195,7 +195,7 @@ async def test_replay_records_calls_oldest_first(client: HubClient, hub: Hub) ->
     sid, _ = await started(hub)
     r = await client.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)
     assert r.json() == {"session_id": sid, "events": []}
-    await hub.brains.record_call(sid, "brain_put", {"path": "/kv/a", "value": "z" * 1000}, "ok")
+    await hub.brains.record_call(sid, "brain_put", {"path": "/kv/a", "content": "z" * 1000}, "ok")
     await hub.brains.record_call(sid, "feed_read", {"project_id": "web"}, "invalid_argument")
     events = (await client.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)).json()["events"]
     assert [(e["tool"], e["outcome"]) for e in events] == [("brain_put", "ok"), ("feed_read", "invalid_argument")]
@@ -213,6 +213,6 @@ async def test_a_namespace_root_read_as_an_entry_is_a_directory(client: HubClien
             assert_problem(r, 409, "conflict")
             assert "directory" in r.json()["detail"]
         assert brain_file(hub, sid).exists() is written  # the refusal created no file
-        await hub.brains.write_entry(ALICE, path="/kv/a", value="1", store="session", active=active)
+        await hub.brains.write_entry(ALICE, path="/kv/a", content="1", store="session", active=active)
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry", params={"path": "/kv/a"}, headers=ADMIN)
     assert r.status_code == 200 and r.json()["content"] == "1"

@@ -58,7 +58,7 @@ async def start(hub: Hub, who: Caller = ALICE, name: str = "task", source: Any =
 
 
 def put(hub: Hub, sid: str, path: str, who: Caller = ALICE) -> Awaitable[Outcome]:
-    return hub.brains.write_entry(who, path=path, value=path, store="session", active=(sid, "web"))
+    return hub.brains.write_entry(who, path=path, content=path, store="session", active=(sid, "web"))
 
 
 def stored(hub: Hub, sid: str) -> list[str]:

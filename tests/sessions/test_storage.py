@@ -29,7 +29,7 @@ async def hub(client: HubClient) -> Hub:
 
 async def session_with_brain(hub: Hub, project: str, name: str, size: int, *, end: bool = True) -> str:
     s = await hub.sessions.start(ALICE, project, name)
-    await hub.brains.write_entry(ALICE, path="/kv/blob", value="x" * size, store="session",
+    await hub.brains.write_entry(ALICE, path="/kv/blob", content="x" * size, store="session",
                                  session=s["session_id"])
     if end:
         await hub.sessions.end(ALICE, s["session_id"], "bye")
@@ -86,7 +86,7 @@ async def test_syscall_numbers_are_memoised_behind_the_write_counter(client: Hub
     again = (await client.get("/api/v1/storage", headers=ADMIN)).json()
     assert again["by_kind"]["sessions"] == first["by_kind"]["sessions"]
     # ...but any write invalidates the memo at once.
-    await hub.brains.write_entry(ALICE, path="/kv/more", value="y", store="session", session=sid)
+    await hub.brains.write_entry(ALICE, path="/kv/more", content="y", store="session", session=sid)
     after = (await client.get("/api/v1/storage", headers=ADMIN)).json()
     assert after["by_kind"]["sessions"] == on_disk(brain)
 

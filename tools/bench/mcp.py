@@ -220,7 +220,7 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
                 _, body = await conn.post(f"/api/v1/agents/{agent}/token", b"", admin)
                 token = orjson.loads(body)["token"]
                 _, body = await conn.post("/mcp", tool_body("question_post", {
-                    "project_id": f"space-{agent}", "question": "go?"}), mcp_headers(token, "question_post"))
+                    "project_id": f"space-{agent}", "summary": "go?"}), mcp_headers(token, "question_post"))
                 return token, result_of(body)["question_id"]
             finally:
                 await conn.close()

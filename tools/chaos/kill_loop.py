@@ -219,7 +219,7 @@ class Driver:
                 self.ledger.ack_session(session)
             path = f"/kv/run-{self.run}/w{worker}-{n}"
             content = secrets.token_urlsafe(random.choice((16, 256, 4096, 32768)))
-            written = await self.call("brain_put", {"path": path, "value": content, "store": "session"}, connection)
+            written = await self.call("brain_put", {"path": path, "content": content, "store": "session"}, connection)
             if written is not None:
                 self.ledger.ack_entry(str(written.get("session_id") or session), str(written["path"]), content)
             if self.stop.is_set():
