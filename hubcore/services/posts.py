@@ -125,6 +125,7 @@ class Post:
 class PostsService:
     def __init__(self, core: Core, publisher: Publisher) -> None:
         self.core = core
+        self.publisher = publisher
 
     async def signal_append(self, caller: Caller, project_id: str, kind: Any = "signal", *,
                             summary: Any = None, payload: Any = None, session_id: Any = None,
@@ -204,7 +205,9 @@ class PostsService:
             idem.remember(conn, actor, scope, post.key, post.project_id, post.project_id, result, now)
             return result, effects
 
-        return await self.core.store.execute_effects(write)
+        result, effects = await self.core.store.execute(write)
+        self.publisher.publish(effects)
+        return result
 
 
 def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float,
