@@ -28,7 +28,7 @@ from hubcore.services.attention import AttentionPart, AttentionService
 from hubcore.services.auth import AuthService
 from hubcore.services.brains import BrainsService, SessionsPart, brain_factory
 from hubcore.services.brief import BriefService
-from hubcore.services.changes import Effects, Notifier, Publisher
+from hubcore.services.changes import Notifier, Publisher
 from hubcore.services.core import Core
 from hubcore.services.feed import FeedPart, FeedService
 from hubcore.services.health import HealthService
@@ -95,15 +95,15 @@ class Hub:
         self.schema_version = opened_version
         self.metrics = core.metrics
         self.auth = AuthService(core)
-        self.projects = ProjectsService(core, lambda effects: self.publish(effects))
+        self.projects = ProjectsService(core)
         self.agents = AgentsService(core, credentials_changed=self.auth.forget_tokens)
         self.health = HealthService(core, opened_version=opened_version)
         self.identity = IdentityService(core)
         self._wire_feeds(core)
-        self.attention = AttentionService(core, self.changes, self.resolutions.settle)
+        self.attention = AttentionService(core, self.resolutions.settle)
         core.project_parts.append(AttentionPart())
         self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
-        self.sessions = SessionsService(core, self.publish, self.brains.bytes_of, self.brains.copy, self.brains.seal)
+        self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal)
         self.brains.sessions = self.sessions
         self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
                                       writes=lambda: core.store.statistics().commands + self.brains.writes)
@@ -112,16 +112,16 @@ class Hub:
         self.home.volume_provider = self.storage.volume
         self.feed.stats_providers.append(self.storage.project_stats)
         self.brief = BriefService(core)
+        self.publisher.observers = [self.attention.on_commit, self.webhook.on_commit]
 
     def _wire_feeds(self, core: Core) -> None:
         """Feeds and the human in the loop: one notifier, woken only after commits."""
-        self.changes = Notifier()
-        self.publisher = Publisher(self.changes, core.metrics)
+        self.publisher = core.publisher
+        self.changes = core.publisher.changes
         self.webhook = Webhook(self.settings, core.metrics)
-        self.publisher.webhook = self.webhook
-        self.resolutions = ResolutionsService(core, self.publisher)
-        self.posts = PostsService(core, self.publisher)
-        self.inbox = InboxService(core, self.publisher, settle=self.resolutions.settle)
+        self.resolutions = ResolutionsService(core)
+        self.posts = PostsService(core)
+        self.inbox = InboxService(core, settle=self.resolutions.settle)
         self.feed = FeedService(core, settle=self.resolutions.settle)
         self.home = HomeService(core, settle=self.resolutions.settle)
         core.project_parts.append(FeedPart())
@@ -129,10 +129,6 @@ class Hub:
     def begin_shutdown(self) -> None:
         """The server stopped accepting: let long-lived requests (streams, waits) finish now."""
         self.changes.close()
-
-    def publish(self, effects: Effects) -> None:
-        """Tell waiters, the stream, metrics and the notify target what a committed write did."""
-        self.publisher.publish(effects)
 
     async def start_background(self) -> None:
         """Start the hub's background work (sweepers, senders) in `self.task_group`.
@@ -160,8 +156,11 @@ class Hub:
             version = await anyio.to_thread.run_sync(
                 lambda: migrate(db, now=clock.now(), synchronous=settings.synchronous)
             )
-            store = StoreActor(db, synchronous=settings.synchronous, name="hub.db")
-            core = Core(settings=settings, clock=clock, store=store, metrics=HubMetrics(data_dir))
+            metrics = HubMetrics(data_dir)
+            # The hub store's actor publishes each command's effects after its batch commits.
+            publisher = Publisher(Notifier(), metrics)
+            store = StoreActor(db, synchronous=settings.synchronous, name="hub.db", publish=publisher.publish)
+            core = Core(settings=settings, clock=clock, store=store, metrics=metrics, publisher=publisher)
             async with anyio.create_task_group() as stores:
                 await stores.start(store.run)
                 try:

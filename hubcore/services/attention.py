@@ -38,7 +38,7 @@ from hubcore.clock import iso
 from hubcore.errors import HubError, invalid, not_found
 from hubcore.services import events as ev
 from hubcore.services.access import readable_project, visibility
-from hubcore.services.changes import Change, Notifier, feed_key, owner_key
+from hubcore.services.changes import Change, Effects, feed_key, owner_key
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor
 from hubcore.services.inbox import check_wait
@@ -184,14 +184,19 @@ def collect(conn: sqlite3.Connection, caller: Caller, limit: int = DRAIN_MAX) ->
 
 
 class AttentionService:
-    def __init__(self, core: Core, notifier: Notifier, settle: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(self, core: Core, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         self.core = core
-        self.changes = notifier
+        self.changes = core.publisher.changes
         self.settle = settle
         self._clean: dict[str, float] = {}  # actor -> when it was last seen with nothing pending
         self._generation: dict[str, int] = {}
         self._subscriptions: dict[str, list[Subscription]] = {}  # cache for actors marked clean
-        notifier.observe(self._observe)
+
+    def on_commit(self, effects: Effects) -> None:
+        """Every committed write's effects (the attention part observes commits): a change that
+        could concern a clean actor makes it look again."""
+        for change in effects.changes:
+            self._observe(change)
 
     def _observe(self, change: Change) -> None:
         if change.topic == "inbox":

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, cast
 from weakref import WeakSet
 
 import anyio
@@ -190,12 +190,6 @@ class Notifier:
         self._closing: anyio.Event | None = None
         self.published = 0
         self.closed = False
-        # Parts of the hub that must see every change (not listeners: they hold no request open).
-        self._observers: list[Callable[[Change], None]] = []
-
-    def observe(self, observer: Callable[[Change], None]) -> None:
-        """Call `observer` with every published change, after the listeners were handed it."""
-        self._observers.append(observer)
 
     def close(self) -> None:
         """Shutdown: every stream ends its response and every wait, present or future, answers at
@@ -225,9 +219,6 @@ class Notifier:
         if self._changed is not None:
             self._changed.set()
             self._changed = None
-        for observer in self._observers:
-            for change in batch:
-                observer(change)
 
     @contextmanager
     def waiter(self, match: Callable[[Change], bool], keys: Iterable[Hashable]) -> Iterator[Waiter]:
@@ -304,10 +295,6 @@ class Notifier:
         return self.waits_open + self.streams_open
 
 
-class Poker(Protocol):
-    def poke(self) -> None: ...
-
-
 @dataclass
 class Effects:
     """What a write command did that others must hear of once it has committed."""
@@ -344,18 +331,23 @@ class ListenerCollector(Collector):
                                 value=self._notifier.streams_open)
 
 
+Observer = Callable[[Effects], None]
+
+
 class Publisher:
-    """Publishes a committed command's effects: notifier, event metrics, the notify target."""
+    """Publishes a committed command's effects: event metrics, the notifier's listeners, then the
+    parts that observe commits (`Part.on_commit`). The hub store's actor calls `publish` after each
+    batch commits (`StoreActor.execute_effects`); no service calls it."""
 
     def __init__(self, notifier: Notifier, metrics: HubMetrics) -> None:
         self.changes = notifier
         self.metrics = metrics
-        self.webhook: Poker | None = None
+        self.observers: list[Observer] = []  # filled once by `Hub` from its parts
         metrics.registry.register(ListenerCollector(notifier))
 
     def publish(self, effects: Effects) -> None:
         for kind in effects.kinds:
             self.metrics.events_appended.labels(kind=kind).inc()
         self.changes.publish(effects.changes)
-        if effects.started_waiting and self.webhook is not None:
-            self.webhook.poke()
+        for observer in self.observers:
+            observer(effects)

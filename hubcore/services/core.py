@@ -1,15 +1,16 @@
-"""What every service needs: settings, the clock, the hub store's actor and the metrics."""
+"""What every service needs: settings, the clock, the hub store's actor, the metrics, and the
+publisher the actor hands committed effects to (services never call it themselves)."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
+from hubcore.services.changes import Publisher
 from hubcore.store.actor import StoreActor
 
 
@@ -31,9 +32,8 @@ class Core:
     clock: Clock
     store: StoreActor
     metrics: HubMetrics
+    publisher: Publisher
     project_parts: list[ProjectPart] = field(default_factory=list)
-    # Called after a commit that changed what probes and gauges measure (sizes, counts).
-    on_write: list[Callable[[], Awaitable[None] | None]] = field(default_factory=list)
 
     def now(self) -> float:
         return self.clock.now()

@@ -21,7 +21,7 @@ from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
 from hubcore.services import ids, validate
 from hubcore.services.access import require_admin, visibility
-from hubcore.services.changes import Change, Effects, Publisher, owner_key
+from hubcore.services.changes import Change, Effects, owner_key
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor, get_cursor
 
@@ -157,9 +157,8 @@ def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3
 
 
 class InboxService:
-    def __init__(self, core: Core, publisher: Publisher, settle: Settle) -> None:
+    def __init__(self, core: Core, settle: Settle) -> None:
         self.core = core
-        self.publisher = publisher
         self.settle = settle
 
     async def list_items(self, caller: Caller, *, status: Any = None, project_id: str | None = None,
@@ -213,8 +212,7 @@ class InboxService:
             return {"event_id": event_id, "status": status if changed else row["status"],
                     "changed": changed}, effects
 
-        result, effects = await self.core.store.execute(write)
-        self.publisher.publish(effects)
+        result = await self.core.store.execute_effects(write)
         return result
 
     async def read_all(self, caller: Caller, project_id: Any = None) -> dict[str, Any]:
@@ -244,8 +242,7 @@ class InboxService:
                 effects.inbox(row["project_id"], row["newest"], owner="")
             return sum(r["n"] for r in rows), effects
 
-        marked, effects = await self.core.store.execute(write)
-        self.publisher.publish(effects)
+        marked = await self.core.store.execute_effects(write)
         return {"marked": marked}
 
     async def wait(self, caller: Caller, wait_seconds: Any = None, *, since: Any = None,
@@ -268,7 +265,7 @@ class InboxService:
             return change.topic == "inbox" and change.resolved and change.owner == actor
 
         deadline = anyio.current_time() + seconds
-        with self.publisher.changes.waiter(mine, [owner_key(actor)]) as waiter:
+        with self.core.publisher.changes.waiter(mine, [owner_key(actor)]) as waiter:
             while True:
                 waiter.reset()
                 await self.settle()

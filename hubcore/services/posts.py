@@ -20,7 +20,7 @@ from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
 from hubcore.services import validate
 from hubcore.services.access import readable_project
-from hubcore.services.changes import Effects, Publisher
+from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.cursors import seed_cursor
 from hubcore.services.inbox import WAIT_CURSOR, insert_item
@@ -123,9 +123,8 @@ class Post:
 
 
 class PostsService:
-    def __init__(self, core: Core, publisher: Publisher) -> None:
+    def __init__(self, core: Core) -> None:
         self.core = core
-        self.publisher = publisher
 
     async def signal_append(self, caller: Caller, project_id: str, kind: Any = "signal", *,
                             summary: Any = None, payload: Any = None, session_id: Any = None,
@@ -205,9 +204,7 @@ class PostsService:
             idem.remember(conn, actor, scope, post.key, post.project_id, post.project_id, result, now)
             return result, effects
 
-        result, effects = await self.core.store.execute(write)
-        self.publisher.publish(effects)
-        return result
+        return await self.core.store.execute_effects(write)
 
 
 def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float,

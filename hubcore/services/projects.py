@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 from hubcore.caller import Caller
@@ -63,9 +62,8 @@ def insert_personal_space(conn: sqlite3.Connection, agent_id: str, display_name:
 
 
 class ProjectsService:
-    def __init__(self, core: Core, publish: Callable[[Effects], None]) -> None:
+    def __init__(self, core: Core) -> None:
         self.core = core
-        self._publish = publish
 
     async def list(self, caller: Caller) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -132,9 +130,10 @@ class ProjectsService:
         if changes.keys() - {"confidential"}:  # an agent may only hide a project it can see
             require_admin(caller, "renaming a project or setting its password policy")
 
-        effects, now = Effects(), self.core.now()
+        now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            effects = Effects()
             row = readable_project(conn, caller, project_id)
             if changes.get("confidential") == 0 and row["confidential"] and not caller.is_admin:
                 raise forbidden("making a confidential project public needs the admin token")
@@ -144,11 +143,9 @@ class ProjectsService:
             if changes.get("confidential") == 1 and not row["confidential"] and caller.agent_id:
                 self._made_confidential(conn, caller.agent_id, project_id, now, effects)
             fresh = conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
-            return render(fresh, unseen_counts(conn, [project_id])[project_id])
+            return render(fresh, unseen_counts(conn, [project_id])[project_id]), effects
 
-        result = await self.core.store.execute(write)
-        self._publish(effects)
-        return result
+        return await self.core.store.execute_effects(write)
 
     def _made_confidential(self, conn: sqlite3.Connection, agent: str, project_id: str, now: float,
                            effects: Effects) -> None:

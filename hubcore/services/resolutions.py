@@ -22,7 +22,7 @@ from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, to
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
 from hubcore.services import validate
-from hubcore.services.changes import Effects, Publisher
+from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.inbox import item_row
 
@@ -101,9 +101,8 @@ def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effe
 
 
 class ResolutionsService:
-    def __init__(self, core: Core, publisher: Publisher) -> None:
+    def __init__(self, core: Core) -> None:
         self.core = core
-        self.publisher = publisher
         self.decision_hooks: dict[str, DecisionHook] = {}
 
     async def answer(self, caller: Caller, question_id: str, body: Any, *,
@@ -163,13 +162,11 @@ class ResolutionsService:
 
     async def _run(self, write: Callable[[sqlite3.Connection], tuple[dict[str, Any], Effects]]) -> dict[str, Any]:
         try:
-            result, effects = await self.core.store.execute(write)
+            return await self.core.store.execute_effects(write)
         except HubError as err:
             if err.code == "conflict" and err.details and "expires_at" in err.details:
                 await self.settle()  # record the expiry the refusal just observed
             raise
-        self.publisher.publish(effects)
-        return result
 
     # -- deadlines ---------------------------------------------------------------------------
 
@@ -190,8 +187,7 @@ class ResolutionsService:
                     expire(conn, row, now, effects)
                 return len(rows), effects
 
-            count, effects = await self.core.store.execute(write)
-            self.publisher.publish(effects)
+            count = await self.core.store.execute_effects(write)
             total += count
             if count < SWEEP_BATCH:
                 return total

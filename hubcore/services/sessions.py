@@ -150,11 +150,9 @@ class SessionsService:
     `seal_brain(session_id)` brings the brain's seal in line with the row, through the brain's own
     mailbox, after every change of whether the session runs (end, resume, adopt)."""
 
-    def __init__(self, core: Core, publish: Callable[[Effects], None],
-                 brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any],
+    def __init__(self, core: Core, brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any],
                  seal_brain: Callable[[str], Awaitable[None]]) -> None:
         self.core = core
-        self._publish = publish
         self._brain_bytes = brain_bytes
         self._copy_brain = copy_brain
         self._seal_brain = seal_brain
@@ -181,16 +179,16 @@ class SessionsService:
         pid = validate.project_id(project_id, field="project_id")
         session_name = check_name(name)
         ref = SessionRef.parse(source, default_project=pid) if source is not None else None
-        now, effects = self.core.now(), Effects()
+        now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], str | None]:
+        def write(conn: sqlite3.Connection) -> tuple[tuple[dict[str, Any], str | None], Effects]:
             readable_project(conn, caller, pid)
+            effects = Effects()
             if ref is None:
-                return self._start_own(conn, caller, pid, session_name, now, effects), None
-            return self._start_from(conn, caller, pid, session_name, ref, now, effects)
+                return (self._start_own(conn, caller, pid, session_name, now, effects), None), effects
+            return self._start_from(conn, caller, pid, session_name, ref, now, effects), effects
 
-        result, fork_from = await self.core.store.execute(write)
-        self._publish(effects)
+        result, fork_from = await self.core.store.execute_effects(write)
         if fork_from is not None:
             await self._copy_brain(fork_from, result["session_id"])  # the copy comes unsealed
         elif result["started"] in ("resumed", "adopted"):
@@ -286,9 +284,10 @@ class SessionsService:
 
     async def end(self, caller: Caller, session_id: str, handoff: Any = None) -> dict[str, Any]:
         note = check_handoff(handoff)
-        now, effects = self.core.now(), Effects()
+        now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            effects = Effects()
             row = find(conn, caller, SessionRef(session_id=session_id))
             if not caller.is_admin and row["owner"] != caller.actor:
                 raise forbidden(f"only the session's owner or the admin may end it; owner={row['owner']}")
@@ -298,12 +297,11 @@ class SessionsService:
                          "WHERE id = ?", (now, note, now, session_id))
             self._event(conn, row, "ended", caller.actor, effects, now, handoff=note is not None)
             fresh = find(conn, caller, SessionRef(session_id=session_id))
-            return render(fresh, brain_bytes=None, full_handoff=True)
+            return render(fresh, brain_bytes=None, full_handoff=True), effects
 
         # hub.db says ended first, then the seal is queued behind every brain write already sent;
         # returning only after it commits means no write acknowledged from here on can land.
-        result = await self.core.store.execute(write)
-        self._publish(effects)
+        result = await self.core.store.execute_effects(write)
         await self._seal_brain(session_id)
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
@@ -311,9 +309,10 @@ class SessionsService:
     async def reassign(self, caller: Caller, session_id: str, body: Any) -> dict[str, Any]:
         require_admin(caller, "reassigning a session")
         agent = validate.agent_id(validate.body_object(body).get("agent"), field="agent")
-        now, effects = self.core.now(), Effects()
+        now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            effects = Effects()
             row = find(conn, caller, SessionRef(session_id=session_id))
             if row["status"] != "active":
                 raise conflict(f"session {session_id} has ended; only a running session is reassigned")
@@ -326,10 +325,9 @@ class SessionsService:
             conn.execute("UPDATE sessions SET owner = ?, last_activity_at = ? WHERE id = ?", (agent, now, session_id))
             self._event(conn, row, "reassigned", caller.actor, effects, now, previous_owner=row["owner"],
                         owner=agent)
-            return render(find(conn, caller, SessionRef(session_id=session_id)), brain_bytes=None)
+            return render(find(conn, caller, SessionRef(session_id=session_id)), brain_bytes=None), effects
 
-        result = await self.core.store.execute(write)
-        self._publish(effects)
+        result = await self.core.store.execute_effects(write)
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
 

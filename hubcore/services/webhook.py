@@ -25,6 +25,7 @@ import anyio
 
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
+from hubcore.services.changes import Effects
 
 log = logging.getLogger("hubcore.notify")
 
@@ -79,6 +80,11 @@ class Webhook:
     @property
     def enabled(self) -> bool:
         return self.url is not None
+
+    def on_commit(self, effects: Effects) -> None:
+        """A committed write's effects: poke when something started waiting on the human."""
+        if effects.started_waiting:
+            self.poke()
 
     def poke(self) -> None:
         """Something started waiting (called after the commit). Never blocks, never raises."""

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskStatus
@@ -38,7 +38,7 @@ from hubcore.store.connection import connect
 from hubcore.store.readers import ReaderPool
 from hubcore.store.writer import Command, Writer, WriterThread, running_asyncio_loop
 
-__all__ = ["ActorStats", "BatchHook", "Setup", "StoreActor"]
+__all__ = ["ActorStats", "BatchHook", "Publish", "Setup", "StoreActor"]
 
 log = logging.getLogger("hubcore.store")
 
@@ -46,6 +46,9 @@ T = TypeVar("T")
 Setup = Callable[[sqlite3.Connection], None]
 BatchHook = Callable[[int, float], None]
 """Called on the event loop after each batch: (commands in the batch, seconds spent writing it)."""
+Publish = Callable[[Any], None]
+"""Where a committed command's effects go (the hub's `Publisher.publish`). The store does not know
+what effects are: it hands them on, in batch order, after the commit and before any reply."""
 
 
 class _Batch:
@@ -127,6 +130,7 @@ class StoreActor:
         readers: int = 4,
         name: str | None = None,
         on_batch: BatchHook | None = None,
+        publish: Publish | None = None,
     ) -> None:
         if mailbox_size < 1 or max_batch < 1:
             raise ValueError("mailbox_size and max_batch must be at least 1")
@@ -137,6 +141,7 @@ class StoreActor:
         self._max_batch = max_batch
         self._synchronous = synchronous
         self._on_batch = on_batch
+        self._publish = publish
         self._batches: deque[_Batch] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None  # set when running on asyncio
         self._depth = 0  # commands queued, not yet taken into a batch
@@ -233,9 +238,26 @@ class StoreActor:
         except BaseException:  # cancelled before the batch was handed to the thread
             batch.fail(self._closed_error)
             raise
+        else:
+            self._publish_effects(batch)
         finally:
             batch.answer()
         self._record(batch, time.perf_counter() - started)
+
+    def _publish_effects(self, batch: _Batch) -> None:
+        """Hand on the effects of the batch's committed commands, in order. A command that failed
+        (or whose transaction did not commit) carries an error and publishes nothing. Runs before
+        the replies, so a caller that returns finds its effects already published."""
+        for cmd in batch.commands:
+            if not cmd.effects or cmd.error is not None:
+                continue
+            cmd.result, effects = cmd.result
+            if self._publish is None:
+                continue
+            try:
+                self._publish(effects)
+            except Exception:  # the write is durable: its caller still gets its result
+                log.exception("publishing the effects of a command on store %s failed", self.name)
 
     def _record(self, batch: _Batch, seconds: float) -> None:
         size = len(batch.commands)
@@ -325,10 +347,22 @@ class StoreActor:
         back), `HubError("unavailable")` if the batch could not commit, `StoreClosed` or
         `StoreBroken`. Cancelling the caller after the command was queued does not withdraw it.
         """
+        return await self._call(Command(fn, self._reply()))
+
+    async def execute_effects(self, fn: Callable[[sqlite3.Connection], tuple[T, Any]]) -> T:
+        """Like `execute`, for a command that returns `(result, effects)`: the effects are
+        published after the batch commits (in batch order, before any caller is answered) and
+        only then; a command that fails publishes nothing. Returns the result alone."""
+        cmd: Command[tuple[T, Any]] = Command(fn, self._reply(), effects=True)
+        # The actor keeps only the result once it has published the effects (`_publish_effects`).
+        return cast("T", await self._call(cmd))
+
+    def _reply(self) -> asyncio.Future[None] | None:
+        return self._loop.create_future() if self._loop is not None else None
+
+    async def _call(self, cmd: Command[T]) -> T:
         if not self._accepting:
             raise self._refusal()
-        loop = self._loop
-        cmd: Command[T] = Command(fn, loop.create_future() if loop is not None else None)
         if self._depth < self._capacity and not self._room_waiters:
             batch = self._enqueue(cmd)
         else:

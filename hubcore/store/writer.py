@@ -27,13 +27,18 @@ T = TypeVar("T")
 
 class Command(Generic[T]):
     """A function of the write connection, and what came of it: set on the writer thread, read
-    by the caller once `reply` (its own future on asyncio; None on trio) says the batch is over."""
+    by the caller once `reply` (its own future on asyncio; None on trio) says the batch is over.
 
-    __slots__ = ("error", "fn", "reply", "result")
+    With `effects` set, `fn` returns `(result, effects)`: the actor publishes the effects once the
+    batch committed, and the caller gets only the result."""
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], T], reply: asyncio.Future[None] | None) -> None:
+    __slots__ = ("effects", "error", "fn", "reply", "result")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], T], reply: asyncio.Future[None] | None,
+                 effects: bool = False) -> None:
         self.fn = fn
         self.reply = reply
+        self.effects = effects
         self.result: Any = None
         self.error: BaseException | None = None
 

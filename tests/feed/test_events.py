@@ -169,9 +169,10 @@ async def test_idempotency_replays_and_is_scoped(hub: Hub, bot: Caller, client: 
     assert totals(client) == before
 
 
-async def test_a_replayed_question_sends_no_new_notify(hub: Hub, bot: Caller, client: HubClient) -> None:
+async def test_a_replayed_question_sends_no_new_notify(hub: Hub, bot: Caller, client: HubClient,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     pokes: list[int] = []
-    hub.publisher.webhook = type("T", (), {"poke": lambda self: pokes.append(1)})()
+    monkeypatch.setattr(hub.webhook, "poke", lambda: pokes.append(1))
     first = await ask(hub, bot, idempotency_key="q1")
     again = await ask(hub, bot, idempotency_key="q1")
     assert first == again and pokes == [1]
