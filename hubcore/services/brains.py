@@ -32,6 +32,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.metrics import store_bytes
+from hubcore.services import entries
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
 from hubcore.services.sessions import SessionRef, SessionsService, brain_seal, find, session_missing
@@ -65,16 +66,6 @@ def check_store(value: Any, *, required: bool) -> str:
     if value == "project":
         raise invalid("store 'project' (the knowledge base) is not available on this hub yet", field="store")
     return str(value)
-
-
-def encode_value(value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise invalid("value must be a string", field="value")
-    data = value.encode("utf-8")
-    if len(data) > brain.VALUE_MAX:
-        raise HubError("payload_too_large", f"value is {len(data)} bytes; the limit is {brain.VALUE_MAX}",
-                       details={"limit": brain.VALUE_MAX})
-    return data
 
 
 def summarize(arguments: dict[str, Any]) -> str:
@@ -175,10 +166,10 @@ class BrainsService:
 
     async def get(self, caller: Caller, session: SessionRef, path: Any) -> dict[str, Any]:
         row = await self._session(caller, session)
-        where = brain.canonical(path, allow_root=True)
-        if where in brain.NAMESPACES:  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
+        where = entries.canonical(path, allow_root=True)
+        if entries.is_root(where):  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
             raise conflict(f"{where} is a directory, not an entry; list it instead")
-        entry = await self._read(row["id"], lambda conn: brain.get(conn, where))
+        entry = await self._read(row["id"], lambda conn: _entry_at(conn, where))
         if entry is None:
             raise not_found(f"no brain entry at {where}")
         try:
@@ -194,27 +185,31 @@ class BrainsService:
 
     async def list(self, caller: Caller, session: SessionRef, path: Any = "/fs/") -> builtins.dict[str, Any]:
         row = await self._session(caller, session)
-        where = brain.canonical(path, allow_root=True)
+        where = entries.canonical(path, allow_root=True)
         found = await self._read(row["id"], lambda conn: _level_or_entry(conn, where))
-        entries, truncated = found if found is not None else ([], False)
-        return {"path": where, "entries": entries, "truncated": truncated, "session_id": row["id"]}
+        listed, truncated = found if found is not None else ([], False)
+        return {"path": where, "entries": listed, "truncated": truncated, "session_id": row["id"]}
 
     # -- writes --------------------------------------------------------------------------------------
 
     async def _put(self, caller: Caller, session_id: str, path: Any, value: Any,
                    if_version: Any = None) -> dict[str, Any]:
         """Write an entry to a session the caller owns (`_writer` checked that; the seal decides)."""
-        where = brain.canonical(path)
-        data = encode_value(value)
-        condition = _check_if_version(if_version)
-        if condition not in (None, brain.ABSENT) and not self.path_of(session_id).exists():
-            raise brain.mismatch(None)  # refused without creating the file
-        warnings = self._size_check(session_id, len(data))
-        now, actor_label = self.core.now(), caller.actor
+        where = entries.canonical(path)
+        data = entries.encode(value)
+        condition = entries.parse_if_version(if_version)
+        if not self.path_of(session_id).exists():
+            entries.require_version(None, condition)  # a refusal creates no file
+        warnings = entries.file_growth(f"session brain {session_id}", self.bytes_of(session_id) or 0, len(data))
+        now, actor_label, version = self.core.now(), caller.actor, entries.version_of(data)
 
         def write(conn: sqlite3.Connection) -> str:
             self._require_unsealed(conn, session_id, now)
-            return brain.put(conn, where, data, if_version=condition, now=now, actor=actor_label)
+            entries.require_version(brain.held_version(conn, where), condition)
+            if brain.is_directory(conn, where):
+                raise conflict(f"{where} is a directory; an entry cannot replace it")
+            brain.put(conn, where, data, version=version, now=now, actor=actor_label)
+            return version
 
         async with self.pool.use(session_id) as actor:
             version = await actor.execute(write)
@@ -223,17 +218,18 @@ class BrainsService:
                 "session_id": session_id}
 
     async def _delete(self, session_id: str, path: Any, if_version: Any = None) -> dict[str, Any]:
-        where = brain.canonical(path)
-        condition = _check_if_version(if_version)
+        where = entries.canonical(path)
+        condition = entries.parse_if_version(if_version)
         if not self.path_of(session_id).exists():
-            if condition not in (None, brain.ABSENT):
-                raise brain.mismatch(None)
+            entries.require_version(None, condition)
             raise not_found(f"no brain entry at {where}")
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> None:
             self._require_unsealed(conn, session_id, now)
-            brain.delete(conn, where, if_version=condition)
+            entries.require_version(brain.held_version(conn, where), condition)
+            if not brain.delete(conn, where):
+                raise not_found(f"no brain entry at {where}")
 
         async with self.pool.use(session_id) as actor:
             await actor.execute(write)
@@ -282,16 +278,6 @@ class BrainsService:
         if state == brain.UNSYNCED:  # a new file, or one from before seals: learn the session's state
             state = self._sync_seal(conn, session_id, now)
         return state
-
-    def _size_check(self, session_id: str, incoming: int) -> builtins.list[str]:
-        size = self.bytes_of(session_id) or 0
-        if size + incoming >= brain.FILE_MAX:
-            raise HubError("payload_too_large",
-                           f"session brain {session_id} is at its {brain.FILE_MAX}-byte limit; writes are refused",
-                           details={"limit": brain.FILE_MAX, "size_bytes": size})
-        if size + incoming > brain.FILE_WARN:
-            return [f"session brain is {size + incoming} bytes, past the {brain.FILE_WARN}-byte warning mark"]
-        return []
 
     # -- replay ----------------------------------------------------------------------------------------
 
@@ -351,18 +337,19 @@ class SessionsPart:
             await self.brains.remove(sid)
 
 
-def _check_if_version(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not (value == brain.ABSENT or value.startswith("sha256:")):
-        raise invalid("if_version must be 'absent' or a version 'sha256:...'", field="if_version")
-    return value
+def _entry_at(conn: sqlite3.Connection, where: str) -> brain.Entry:
+    entry = brain.read_entry(conn, where)
+    if entry is None:
+        if brain.is_directory(conn, where):
+            raise conflict(f"{where} is a directory, not an entry")
+        raise not_found(f"no brain entry at {where}")
+    return entry
 
 
 def _level_or_entry(conn: sqlite3.Connection, where: str) -> tuple[list[dict[str, Any]], bool]:
     if brain.read_entry(conn, where) is not None:
         raise conflict(f"{where} is an entry, not a directory; read it with the entry route")
-    return brain.level(conn, where)
+    return brain.level(conn, where, entries.LISTING_MAX)
 
 
 def _snapshot(source: Path, target: Path) -> None:

@@ -1,26 +1,16 @@
 """A session's brain file: its entries under `/fs/` and `/kv/`, and its tool-call log (replay).
 
+Storage only: rows in, rows out. What a path may be, the size limits, versions and the
+`if_version` condition are rules of `hubcore.services.entries`, which the knowledge base shares.
 Every function here runs on a connection handed to it by the brain's actor (writes) or its reader
-pool (reads); compare-and-write therefore happens inside one actor command.
+pool (reads); the service's compare-and-write therefore happens inside one actor command.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
-
-from hubcore.errors import HubError, conflict, invalid, not_found
-
-NAMESPACES = ("/fs/", "/kv/")
-PATH_MAX_BYTES = 512
-VALUE_MAX = 4 * 1024 * 1024
-FILE_WARN = 256 * 1024 * 1024
-FILE_MAX = 1024 * 1024 * 1024
-LISTING_MAX = 500
-ABSENT = "absent"
-
 
 SCHEMA_VERSION = 1
 """The brain file's `PRAGMA user_version`: 1 added the seal. A file at 0 is new or predates it."""
@@ -92,38 +82,6 @@ def set_seal(conn: sqlite3.Connection, state: str | None, *, now: float) -> None
                         ON CONFLICT (id) DO UPDATE SET state = excluded.state, at = excluded.at""", (state, now))
 
 
-def version_of(value: bytes) -> str:
-    return "sha256:" + hashlib.sha256(value).hexdigest()
-
-
-def canonical(path: Any, *, allow_root: bool = False) -> str:
-    """The canonical brain path; refuses what the spec refuses.
-
-    `.` and empty components vanish, `..` climbs but never above its namespace, a trailing slash
-    is dropped. With `allow_root`, a bare namespace (`/fs/` or `/kv/`) is accepted for listings.
-    """
-    if not isinstance(path, str) or not path:
-        raise invalid("path must be a non-empty string", field="path")
-    if any(ord(c) < 0x20 or c == "\x7f" for c in path) or "\\" in path:
-        raise invalid("path must not hold a control character or a backslash", field="path")
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    if not parts or parts[0] not in ("fs", "kv"):
-        raise invalid("path must start with /fs/ or /kv/", field="path")
-    namespace, stack = parts[0], list[str]()
-    for part in parts[1:]:
-        if part == "..":
-            if stack:
-                stack.pop()
-        else:
-            stack.append(part)
-    if not stack and not allow_root:
-        raise invalid(f"path names the /{namespace}/ namespace itself, not an entry", field="path")
-    result = f"/{namespace}/" + "/".join(stack)
-    if len(result.encode("utf-8")) > PATH_MAX_BYTES:
-        raise invalid(f"path is over {PATH_MAX_BYTES} bytes", field="path")
-    return result
-
-
 @dataclass(frozen=True)
 class Entry:
     path: str
@@ -150,56 +108,27 @@ def is_directory(conn: sqlite3.Connection, path: str) -> bool:
     ).fetchone() is not None
 
 
-def get(conn: sqlite3.Connection, path: str) -> Entry:
-    entry = read_entry(conn, path)
-    if entry is None:
-        if is_directory(conn, path):
-            raise conflict(f"{path} is a directory, not an entry")
-        raise not_found(f"no brain entry at {path}")
-    return entry
+def held_version(conn: sqlite3.Connection, path: str) -> str | None:
+    """The version stored at `path`, or None when nothing is."""
+    row = conn.execute("SELECT version FROM entries WHERE path = ?", (path,)).fetchone()
+    return None if row is None else str(row[0])
 
 
-def mismatch(current: str | None) -> HubError:
-    return conflict(
-        f"if_version does not match; current_version={current or ABSENT}",
-        current_version=current or ABSENT,
-    )
-
-
-def check_if_version(conn: sqlite3.Connection, path: str, if_version: str | None) -> None:
-    if if_version is None:
-        return
-    current = read_entry(conn, path)
-    held = current.version if current is not None else None
-    if if_version == ABSENT:
-        if held is not None:
-            raise mismatch(held)
-    elif held != if_version:
-        raise mismatch(held)
-
-
-def put(conn: sqlite3.Connection, path: str, value: bytes, *, if_version: str | None, now: float,
-        actor: str) -> str:
-    check_if_version(conn, path, if_version)
-    if is_directory(conn, path):
-        raise conflict(f"{path} is a directory; an entry cannot replace it")
-    version = version_of(value)
+def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str) -> None:
     conn.execute(
         """INSERT INTO entries (path, value, version, written_at, written_by) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (path) DO UPDATE SET value = excluded.value, version = excluded.version,
            written_at = excluded.written_at, written_by = excluded.written_by""",
         (path, value, version, now, actor),
     )
-    return version
 
 
-def delete(conn: sqlite3.Connection, path: str, *, if_version: str | None) -> None:
-    check_if_version(conn, path, if_version)
-    if conn.execute("DELETE FROM entries WHERE path = ?", (path,)).rowcount == 0:
-        raise not_found(f"no brain entry at {path}")
+def delete(conn: sqlite3.Connection, path: str) -> bool:
+    """Remove the entry at `path`; False when there was none."""
+    return conn.execute("DELETE FROM entries WHERE path = ?", (path,)).rowcount > 0
 
 
-def level(conn: sqlite3.Connection, directory: str, limit: int = LISTING_MAX) -> tuple[list[dict[str, Any]], bool]:
+def level(conn: sqlite3.Connection, directory: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
     """One directory level: direct entries and subdirectories (size = sum of what is beneath)."""
     prefix = directory.rstrip("/") + "/"
     rows = conn.execute(

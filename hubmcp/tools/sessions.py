@@ -34,8 +34,11 @@ FROM_REF: dict[str, Any] = {
     "description": "the session to continue: its id, or {session_id}, or {agent, name, project_id}",
     "oneOf": [{"type": "string", "minLength": 1}, _BY_ID, _BY_NAME],
 }
-PATH = {"type": "string", "minLength": 1, "maxLength": 2048,
-        "description": "/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash)"}
+# No maxLength: the limit is 512 bytes of the canonical path (hubcore.services.entries), which a
+# character count cannot state; a long path that canonicalises short is accepted, as over REST.
+PATH = {"type": "string", "minLength": 1,
+        "description": "/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
+                       "at most 512 bytes once canonical"}
 STORE_READ = {"enum": ["session", "project"], "default": "session",
               "description": "session brain (default) or the project knowledge base"}
 STORE_WRITE = {"enum": ["session", "project"], "description": "required: session brain or project knowledge base"}

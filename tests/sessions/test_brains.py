@@ -10,7 +10,7 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
-from hubcore.store import brain
+from hubcore.services import entries
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
 
@@ -43,7 +43,7 @@ async def test_file_is_created_on_first_write_only(hub: Hub) -> None:
     assert listing["entries"] == [] and listing["truncated"] is False
     assert not brain_file(hub, sid).exists()
     put = await hub.brains.write_entry(ALICE, path="/kv/x", content="1", store="session", active=active)
-    assert put["version"] == brain.version_of(b"1") and put["size_bytes"] == 1 and put["warnings"] == []
+    assert put["version"] == entries.version_of(b"1") and put["size_bytes"] == 1 and put["warnings"] == []
     assert brain_file(hub, sid).exists()
 
 
@@ -82,7 +82,7 @@ async def test_if_version_and_absent(hub: Hub) -> None:
     assert (await hub.brains.read_entry(ALICE, path="/kv/k", active=active))["content"] == "a"
     second = await hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
                                           if_version=first["version"], active=active)
-    assert second["version"] == brain.version_of(b"b")
+    assert second["version"] == entries.version_of(b"b")
     err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/new", content="b", store="session",
                                                            if_version="sha256:00", active=active))
     assert err.message.endswith("current_version=absent")
@@ -105,9 +105,9 @@ async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
 
 async def test_value_limit_edge(hub: Hub) -> None:
     active = await started(hub)
-    at_limit = "v" * brain.VALUE_MAX
+    at_limit = "v" * entries.CONTENT_MAX
     ok = await hub.brains.write_entry(ALICE, path="/kv/big", content=at_limit, store="session", active=active)
-    assert ok["size_bytes"] == brain.VALUE_MAX
+    assert ok["size_bytes"] == entries.CONTENT_MAX
     await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/bigger", content=at_limit + "v",
                                                               store="session", active=active))
     await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/bigger", active=active))
@@ -145,11 +145,11 @@ async def test_file_size_limits(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> No
     active = await started(hub)
     await hub.brains.write_entry(ALICE, path="/kv/a", content="a" * 1000, store="session", active=active)
     size = hub.brains.bytes_of(active[0]) or 0
-    monkeypatch.setattr(brain, "FILE_WARN", size)
+    monkeypatch.setattr(entries, "FILE_WARN", size)
     warned = await hub.brains.write_entry(ALICE, path="/kv/b", content="b", store="session", active=active)
     assert warned["warnings"] and "warning" in warned["warnings"][0]
     size = hub.brains.bytes_of(active[0]) or 0
-    monkeypatch.setattr(brain, "FILE_MAX", size + 10)
+    monkeypatch.setattr(entries, "FILE_MAX", size + 10)
     await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/c", content="c" * 10,
                                                               store="session", active=active))
     await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/c", active=active))

@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from hubcore.services import entries
 from hubcore.store import brain
 from tools.bench.mcp import RawConn, mcp_headers, result_of, tool_body
 
@@ -132,7 +133,7 @@ def direct(n_sessions: int, rounds: int) -> dict[str, Any]:
                     if op == "put":
                         data = VALUE.encode()
                         conn.execute("INSERT OR REPLACE INTO entries (path, value, version, written_at) "
-                                     "VALUES (?, ?, ?, ?)", (f"/kv/k{r}", data, brain.version_of(data), time.time()))
+                                     "VALUES (?, ?, ?, ?)", (f"/kv/k{r}", data, entries.version_of(data), time.time()))
                     else:
                         conn.execute("SELECT value FROM entries WHERE path = ?", (f"/kv/k{r}",)).fetchone()
                     conn.close()
