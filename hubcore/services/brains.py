@@ -316,8 +316,8 @@ class BrainsService:
 
     async def remove(self, session_id: str) -> None:
         await self.pool.close(session_id)
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(self.path_of(session_id)) + suffix).unlink(missing_ok=True)
+        # In a thread: an unlink can block on a slow disk, and this loop serves every caller.
+        await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))
         self.writes += 1
 
 class SessionsPart:
@@ -350,6 +350,12 @@ def _level_or_entry(conn: sqlite3.Connection, where: str) -> tuple[list[dict[str
     if brain.read_entry(conn, where) is not None:
         raise conflict(f"{where} is an entry, not a directory; read it with the entry route")
     return brain.level(conn, where, entries.LISTING_MAX)
+
+
+def _unlink_brain(path: Path) -> None:
+    """Remove a brain file and its WAL companions, whichever exist."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
 
 
 def _snapshot(source: Path, target: Path) -> None:
