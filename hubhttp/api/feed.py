@@ -51,7 +51,7 @@ async def feed_seen(project_id: str) -> Response:
 @bp.post("/projects/<project_id>/ideas")
 async def post_idea(project_id: str) -> Response:
     result = await hub().posts.idea(caller(), project_id, await json_body())
-    return json_response({"id": result["id"], "event_id": result["event_id"]}, 201)
+    return json_response({"id": result["id"]}, 201)  # the spec's member; no second name
 
 
 @bp.get("/projects/<project_id>/stats")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
-from hubcore.services import validate
 from hubhttp.api.feed import optional_int
 from hubhttp.context import caller, hub, json_body, json_response
 
@@ -36,10 +35,7 @@ async def list_inbox() -> Response:
 @bp.post("/inbox/read-all")
 async def read_all() -> Response:
     body = await json_body(default={})
-    project = body.get("project_id")
-    if project is None and request.args.get("project"):
-        project = validate.project_id(request.args["project"], field="project")
-    return json_response(await hub().inbox.read_all(caller(), project))
+    return json_response(await hub().inbox.read_all(caller(), body.get("project_id")))
 
 
 @bp.post("/inbox/<event_id>/read")

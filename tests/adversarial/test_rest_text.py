@@ -202,7 +202,7 @@ async def test_a_summary_taken_from_a_body_never_carries_a_nul(client: HubClient
     assert r.status_code == 400 and r.json()["details"]["field"] == "summary"
     r = await client.post("/api/v1/projects/web/ideas", json={"body": "  first line \u2028second"}, headers=ADMIN)
     assert r.status_code == 201
-    assert one(client, "SELECT summary FROM events WHERE id = ?", r.json()["event_id"]) == "first line"
+    assert one(client, "SELECT summary FROM events WHERE id = ?", r.json()["id"]) == "first line"
 
 
 async def test_the_human_reads_the_refusals(client: HubClient, ids: dict[str, str]) -> None:

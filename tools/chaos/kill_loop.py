@@ -200,7 +200,7 @@ class Driver:
             except httpx.TransportError as exc:
                 raise Stopped from exc
             if r.status_code == 201:
-                self.ledger.events[str(r.json()["event_id"])] = summary
+                self.ledger.events[str(r.json()["id"])] = summary
             else:
                 self.ledger.refused += 1
             if self.stop.is_set():
