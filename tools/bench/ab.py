@@ -5,8 +5,8 @@ code measured ten minutes apart moved the MCP ratio from 0.76 to 0.66. So "befor
 measured here in one sitting: the same benchmark file (given once, so both trees are measured by
 the same driver) is run against each tree's code in alternation, `--runs` times each, with the
 tree first on PYTHONPATH and as the working directory (the hub server child process inherits
-both). Every figure a run prints on a line holding "ratio" is collected (round lines excepted)
-and the medians per tree are compared. Run it once with the same tree as A and B (an A/A run) to
+both). Every figure a run prints on a line holding "ratio", or as "median: N us", is collected
+(round lines excepted) and the medians per tree are compared. Run it once with the same tree as A and B (an A/A run) to
 see the noise floor before reading anything into an A/B difference.
 
     git worktree add /tmp/wt-before <commit>
@@ -14,6 +14,7 @@ see the noise floor before reading anything into an A/B difference.
         tools/bench/mcp.py --waiters 0 --rounds 3
     .venv/bin/python -m tools.bench.ab --a /tmp/wt-before --b . --runs 3 -- \\
         tools/bench/actor.py --rounds 3 --no-ceiling
+    .venv/bin/python -m tools.bench.ab --a /tmp/wt-before --b . --runs 3 -- tools/bench/mcp_cpu.py
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-FIGURE = re.compile(r"ratio\D*?(\d+\.\d+)")
+FIGURE = re.compile(r"ratio\D*?(\d+\.\d+)|median: (\d+\.\d+) us")
 
 
 def run_once(tree: Path, bench: Path, args: list[str]) -> str:
@@ -51,7 +52,7 @@ def figures(output: str) -> dict[str, float]:
         if match is None or line.startswith("round"):
             continue
         label = line[:match.start()].split(":")[0].strip(" ,(") or "ratio"
-        found[f"{section}: {label}" if section else label] = float(match.group(1))
+        found[f"{section}: {label}" if section else label] = float(match.group(1) or match.group(2))
     return found
 
 
