@@ -23,24 +23,16 @@ from hubcore.clock import Clock, SystemClock
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
-from hubcore.services.agents import AgentsService, revoke_reserved
-from hubcore.services.attention import AttentionPart, AttentionService
-from hubcore.services.auth import AuthService
-from hubcore.services.brains import BrainsService, SessionsPart, brain_factory
+from hubcore.parts import Part, overrides
+from hubcore.parts.feeds import FeedsPart
+from hubcore.parts.projects import ProjectsPart
+from hubcore.parts.sessions import SessionsPart
+from hubcore.services.agents import revoke_reserved
+from hubcore.services.brains import brain_factory
 from hubcore.services.brief import BriefService
 from hubcore.services.changes import Notifier, Publisher
 from hubcore.services.core import Core
-from hubcore.services.feed import FeedPart, FeedService
-from hubcore.services.health import HealthService
 from hubcore.services.home import HomeService
-from hubcore.services.identity import IdentityService
-from hubcore.services.inbox import InboxService
-from hubcore.services.posts import PostsService
-from hubcore.services.projects import ProjectsService
-from hubcore.services.resolutions import ResolutionsService
-from hubcore.services.sessions import SessionsService
-from hubcore.services.storage import StorageService
-from hubcore.services.webhook import Webhook
 from hubcore.store.actor import StoreActor
 from hubcore.store.migrations import migrate
 from hubcore.store.pool import ActorPool
@@ -87,6 +79,17 @@ def data_dir_in_use(data_dir: Path) -> bool:
     return False
 
 
+def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart,
+                                                                                     SessionsPart]:
+    """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
+    the services it exposes to the adapters); no other part's module changes."""
+    return (
+        ProjectsPart(core, opened_version=opened_version),
+        FeedsPart(core),
+        SessionsPart(core, brain_pool),
+    )
+
+
 class Hub:
     def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int, brain_pool: ActorPool) -> None:
         self.core = core
@@ -94,37 +97,29 @@ class Hub:
         self.task_group = task_group
         self.schema_version = opened_version
         self.metrics = core.metrics
-        self.auth = AuthService(core)
-        self.projects = ProjectsService(core)
-        self.agents = AgentsService(core, credentials_changed=self.auth.forget_tokens)
-        self.health = HealthService(core, opened_version=opened_version)
-        self.identity = IdentityService(core)
-        self._wire_feeds(core)
-        self.attention = AttentionService(core, self.resolutions.settle)
-        core.project_parts.append(AttentionPart())
-        self.brains = BrainsService(core, brain_pool, core.settings.data_path / "brains")
-        self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal)
-        self.brains.sessions = self.sessions
-        self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
-                                      writes=lambda: core.store.statistics().commands + self.brains.writes)
-        core.project_parts.append(SessionsPart(self.brains))
-        self.home.prunable_provider = self.storage.prunable
-        self.home.volume_provider = self.storage.volume
-        self.feed.stats_providers.append(self.storage.project_stats)
-        self.brief = BriefService(core)
-        self.publisher.observers = [self.attention.on_commit, self.webhook.on_commit]
-
-    def _wire_feeds(self, core: Core) -> None:
-        """Feeds and the human in the loop: one notifier, woken only after commits."""
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        self.webhook = Webhook(self.settings, core.metrics)
-        self.resolutions = ResolutionsService(core)
-        self.posts = PostsService(core)
-        self.inbox = InboxService(core, settle=self.resolutions.settle)
-        self.feed = FeedService(core, settle=self.resolutions.settle)
-        self.home = HomeService(core, settle=self.resolutions.settle)
-        core.project_parts.append(FeedPart())
+        projects, feeds, sessions = build_parts(core, opened_version=opened_version, brain_pool=brain_pool)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions)
+        self._assemble(self.parts)
+        # What the adapters call, by part.
+        self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
+        self.health, self.identity = projects.health, projects.identity
+        self.resolutions, self.posts, self.inbox, self.feed = feeds.resolutions, feeds.posts, feeds.inbox, feeds.feed
+        self.attention, self.webhook = feeds.attention, feeds.webhook
+        self.brains, self.sessions, self.storage = sessions.brains, sessions.sessions, sessions.storage
+        # Views that span every part (they loop over `core.parts`).
+        self.home = HomeService(core, settle=feeds.resolutions.settle)
+        self.brief = BriefService(core)
+
+    def _assemble(self, parts: tuple[Part, ...]) -> None:
+        """Hand the parts to the loops that span them, once: the services' loops (`core.parts`),
+        the commit observers and the metrics collectors."""
+        self.core.parts = parts
+        self.publisher.observers = [part.on_commit for part in parts if overrides(part, "on_commit")]
+        for part in parts:
+            for collector in part.collectors():
+                self.metrics.registry.register(collector)
 
     def begin_shutdown(self) -> None:
         """The server stopped accepting: let long-lived requests (streams, waits) finish now."""
@@ -133,13 +128,11 @@ class Hub:
     async def start_background(self) -> None:
         """Start the hub's background work (sweepers, senders) in `self.task_group`.
 
-        Each later part adds its own task here; they are cancelled before the stores close.
+        Every part's tasks (`Part.background`); they are cancelled before the stores close.
         """
-        self.task_group.start_soon(self.resolutions.run_sweeper)
-        self.task_group.start_soon(self.storage.run_sweeper)
-        self.task_group.start_soon(self.brains.pool.run_sweeper)
-        if self.webhook.enabled:
-            self.task_group.start_soon(self.webhook.run)
+        for part in self.parts:
+            for task in part.background():
+                self.task_group.start_soon(task)
 
     @property
     def data_dir(self) -> Path:

@@ -369,11 +369,6 @@ def _newest_matching(conn: sqlite3.Connection, caller: Caller, sub: Subscription
     return str(row[0] or "")
 
 
-class AttentionPart:
-    """A deleted project takes its scoped subscriptions with it."""
-
-    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
-        conn.execute("DELETE FROM notify_subscriptions WHERE project_id = ?", (project_id,))
-
-    async def after_delete(self, project_id: str) -> None:
-        return None
+def purge_subscriptions(conn: sqlite3.Connection, project_id: str) -> None:
+    """A deleted project takes its scoped subscriptions with it (inside the delete's command)."""
+    conn.execute("DELETE FROM notify_subscriptions WHERE project_id = ?", (project_id,))

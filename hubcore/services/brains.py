@@ -86,7 +86,7 @@ class BrainsService:
         self.core = core
         self.pool = pool
         self.directory = directory
-        self.sessions: SessionsService | None = None  # set by the hub once both exist
+        self.sessions: SessionsService | None = None  # tied by `SessionsPart`, which builds both
         self.writes = 0  # bumped by every brain write; storage memoisation keys on it
         # Entry writes between their hub.db check and their reply, by session: a seal must go
         # through the mailbox even when no file exists yet, or such a write would create one.
@@ -319,22 +319,6 @@ class BrainsService:
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.
         await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))
         self.writes += 1
-
-class SessionsPart:
-    """A project's sessions: rows removed with the project, brain files after the commit."""
-
-    def __init__(self, brains: BrainsService) -> None:
-        self.brains = brains
-        self._doomed: dict[str, list[str]] = {}
-
-    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
-        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE project_id = ?", (project_id,))]
-        conn.execute("DELETE FROM sessions WHERE project_id = ?", (project_id,))
-        self._doomed[project_id] = ids
-
-    async def after_delete(self, project_id: str) -> None:
-        for sid in self._doomed.pop(project_id, []):
-            await self.brains.remove(sid)
 
 
 def _entry_at(conn: sqlite3.Connection, where: str) -> brain.Entry:

@@ -10,12 +10,14 @@ counted up to 10,000 (`more_capped: true` past that).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
+from hubcore.parts import Part
 from hubcore.services import validate
 from hubcore.services.access import readable_project
 from hubcore.services.core import Core
@@ -127,6 +129,19 @@ def _events(conn: sqlite3.Connection, actor: str, project_id: str, cond: str, ar
     return ranked[:EVENTS_MAX], len(waiting) + int(window_total)
 
 
+# Sections parts provide (spec: session_brief), as they read when no part in the hub provides them:
+# with no knowledge base, no page can be overdue.
+PART_SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {"stale_pages": lambda: section([], 0, 0)}
+
+
+def _part_sections(conn: sqlite3.Connection, caller: Caller, project_id: str, since: dict[str, Any],
+                   parts: Sequence[Part]) -> dict[str, Any]:
+    out = {name: empty() for name, empty in PART_SECTIONS.items()}
+    for part in parts:
+        out.update(part.brief(conn, caller, project_id, since))
+    return out
+
+
 class BriefService:
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -134,6 +149,7 @@ class BriefService:
     async def brief(self, caller: Caller, project_id: Any) -> dict[str, Any]:
         pid = validate.project_id(project_id, field="project_id")
         actor = caller.actor
+        parts = self.core.parts
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             readable_project(conn, caller, pid)
@@ -152,8 +168,7 @@ class BriefService:
                     "recovery_path": RECOVERY_PATH,
                 },
                 "events": section(events, events_total, len(events)),
-                # The knowledge base arrives with its own store; until then no page can be overdue.
-                "stale_pages": section([], 0, 0),
+                **_part_sections(conn, caller, pid, since, parts),
             }
 
         return await self.core.store.read(read)

@@ -26,8 +26,10 @@ ACTIVE_WINDOW_SECS = 900.0
 NOT_AGENTS = (HUMAN, ev.HUB_ACTOR, "public")
 
 Settle = Callable[[], Awaitable[None]]
-# A later part's share of a project's stats, e.g. {"artifacts": 3, "disk_bytes": 4096}.
-StatsProvider = Callable[[str], Awaitable[dict[str, int | None]]]
+# The members of `GET /projects/:id/stats` (spec), in its order. The feed fills its own; the rest
+# come from the parts that hold them, and a member no part in the hub provides reads as null.
+STATS_MEMBERS = ("events", "artifacts", "sessions", "kb_pages", "agents_active", "threads", "agents_written",
+                 "disk_bytes")
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,6 @@ class FeedService:
     def __init__(self, core: Core, settle: Settle) -> None:
         self.core = core
         self.settle = settle
-        self.stats_providers: list[StatsProvider] = []
 
     async def project_feed(self, caller: Caller, project_id: str, **query: Any) -> dict[str, Any]:
         """`GET /projects/:id/feed`: a page plus the human's `last_seen` cursor."""
@@ -173,8 +174,8 @@ class FeedService:
         return await self.core.store.execute(write)
 
     async def stats(self, caller: Caller, project_id: str) -> dict[str, Any]:
-        """`GET /projects/:id/stats`. Counts owned by later parts come from `stats_providers` and are
-        null until one reports them (never a made-up zero)."""
+        """`GET /projects/:id/stats`. Counts the feed does not own come from the parts that hold
+        them (`Part.project_stats`); one no part provides is null, never a made-up zero."""
         require_admin(caller, "project stats")
         since = self.core.now() - ACTIVE_WINDOW_SECS
 
@@ -192,14 +193,14 @@ class FeedService:
                 (project_id,),
             ).fetchone()[0]
             return {
-                "events": feed[0] if feed else 0, "artifacts": None, "sessions": None, "kb_pages": None,
-                "agents_active": int(actors[1]), "threads": threads, "agents_written": actors[0],
-                "disk_bytes": feed[1] if feed else 0,
+                "events": feed[0] if feed else 0, "agents_active": int(actors[1]), "threads": threads,
+                "agents_written": actors[0], "disk_bytes": feed[1] if feed else 0,
             }
 
-        stats = await self.core.store.read(read)
-        for provider in self.stats_providers:
-            for name, value in (await provider(project_id)).items():
+        own = await self.core.store.read(read)
+        stats: dict[str, Any] = {name: own.get(name) for name in STATS_MEMBERS}
+        for part in self.core.parts:
+            for name, value in (await part.project_stats(project_id)).items():
                 if name == "disk_bytes":
                     stats[name] = None if value is None or stats[name] is None else stats[name] + value
                 else:
@@ -216,13 +217,3 @@ class FeedService:
             return {r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {cond}", params)}
 
         return await self.core.store.read(read)
-
-
-class FeedPart:
-    """Project deletion removes the project's events, audit events, inbox items and cursors."""
-
-    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
-        ev.purge_project(conn, project_id)
-
-    async def after_delete(self, project_id: str) -> None:
-        return None

@@ -160,7 +160,7 @@ class ProjectsService:
 
     async def delete(self, caller: Caller, project_id: str) -> None:
         require_admin(caller, "deleting a project")
-        parts = list(self.core.project_parts)
+        parts = self.core.parts  # every part removes its share: rows here, files after the commit
 
         def write(conn: sqlite3.Connection) -> None:
             row = conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()

@@ -34,10 +34,6 @@ SWEEP_BATCH = 500
 DECISIONS = {"approve": "approved", "decline": "declined"}
 DECIDABLE_KINDS = ("approval", "enrol_request")
 
-# Runs inside a decision's command, after the answer event is written (enrolment admits or refuses
-# the pending agent here): (conn, inbox item row, "approved" | "declined", now).
-DecisionHook = Callable[[sqlite3.Connection, sqlite3.Row, str, float], None]
-
 
 def check_note(value: Any) -> str | None:
     """Trimmed; blank means none; over 2000 characters is refused and decides nothing."""
@@ -103,7 +99,6 @@ def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effe
 class ResolutionsService:
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.decision_hooks: dict[str, DecisionHook] = {}
 
     async def answer(self, caller: Caller, question_id: str, body: Any, *,
                      idempotency_key: Any = None) -> dict[str, Any]:
@@ -142,7 +137,7 @@ class ResolutionsService:
         if note is not None:
             payload["note"] = note
         actor, now, cap = caller.actor, self.core.now(), self.core.settings.events_per_project
-        hooks = dict(self.decision_hooks)
+        hooks = {kind: hook for part in self.core.parts for kind, hook in part.decision_hooks().items()}
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
             effects = Effects()

@@ -40,6 +40,9 @@ from hubcore.tokens import token_hash
 
 MEMO_SECS = 10.0
 SWEEP_EVERY_SECS = 5.0
+# Row columns filled from the parts that hold those kinds (`Part.project_bytes`); the sessions
+# column is this part's own.
+PART_COLUMNS = {"artifacts": "artifact_bytes", "knowledge": "kb_bytes"}
 
 
 def add(*values: int | None) -> int | None:
@@ -125,9 +128,8 @@ class StorageService:
         volume = await self.volume()
         hub_db = await self.memo.get("hub_db", lambda: store_bytes(data / "hub.db"))
         session_sizes = await self.memo.get("brains", lambda: {s["id"]: self._brain_bytes(s["id"]) for s in sessions})
-        kb_sizes = await self.memo.get("kb", lambda: {p["id"]: store_bytes(data / "kb" / f"{p['id']}.db")
-                                                        for p in projects})
-        rows = [self._row(p, sessions, feed, session_sizes, kb_sizes) for p in projects]
+        held = await self._held_by_parts()
+        rows = [self._row(p, sessions, feed, session_sizes, held) for p in projects]
         by_kind = {
             "events": hub_db,
             "sessions": add(*(r["session_bytes"] for r in rows)),
@@ -149,7 +151,7 @@ class StorageService:
         }
 
     def _row(self, project: sqlite3.Row, sessions: list[sqlite3.Row], feed: dict[str, sqlite3.Row],
-             session_sizes: dict[str, int | None], kb_sizes: dict[str, int | None]) -> dict[str, Any]:
+             session_sizes: dict[str, int | None], held: dict[str, dict[str, int | None]]) -> dict[str, Any]:
         pid = project["id"]
         own = [s for s in sessions if s["project_id"] == pid]
         tally = feed.get(pid)
@@ -158,8 +160,7 @@ class StorageService:
             "project_display_name": project["display_name"],
             "events_bytes": int(tally["bytes"]) if tally is not None else 0,
             "session_bytes": add(*(session_sizes.get(s["id"], 0) for s in own)),
-            "artifact_bytes": 0,  # no artifact store exists in this build: nothing is held
-            "kb_bytes": kb_sizes.get(pid, 0),
+            **{column: held[kind].get(pid, 0) for kind, column in PART_COLUMNS.items()},
             "prunable": _prunable(own, session_sizes),
         }
         last = max([s["last_activity_at"] for s in own] + ([tally["newest_at"]] if tally is not None else []),
@@ -167,6 +168,15 @@ class StorageService:
         if last is not None:
             row["last_write"] = iso(last)
         return row
+
+    async def _held_by_parts(self) -> dict[str, dict[str, int | None]]:
+        """Each project's bytes in the other parts' stores, by kind. A kind no part in the hub
+        holds is zero for every project: an absent store holds nothing."""
+        held: dict[str, dict[str, int | None]] = {kind: {} for kind in PART_COLUMNS}
+        for part in self.core.parts:
+            for kind, per_project in (await part.project_bytes()).items():
+                held.setdefault(kind, {}).update(per_project)
+        return held
 
     async def volume(self) -> dict[str, int | None]:
         """Data directory size, capacity and free space (memoised behind the write counter)."""

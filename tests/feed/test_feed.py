@@ -7,6 +7,7 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
+from hubcore.parts import Part
 from tests.feed.conftest import ask, rows, signal
 from tests.harness import ADMIN, HubClient
 
@@ -181,10 +182,11 @@ async def test_stats(client: HubClient, hub: Hub, bot: Caller, clock) -> None:  
     assert stats["disk_bytes"] > 0
     assert stats["artifacts"] is None and stats["sessions"] == 0 and stats["kb_pages"] is None
 
-    async def provider(project_id: str) -> dict[str, int | None]:
-        return {"artifacts": 2, "disk_bytes": 100}
+    class ArtifactsPart(Part):
+        async def project_stats(self, project_id: str) -> dict[str, int | None]:
+            return {"artifacts": 2, "disk_bytes": 100}
 
-    hub.feed.stats_providers.append(provider)
+    hub.core.parts = (*hub.core.parts, ArtifactsPart())
     again = (await client.get("/api/v1/projects/proj/stats", headers=ADMIN)).json()
     assert again["artifacts"] == 2 and again["disk_bytes"] == stats["disk_bytes"] + 100
     assert (await client.get("/api/v1/projects/nope/stats", headers=ADMIN)).status_code == 404

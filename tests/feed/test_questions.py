@@ -309,13 +309,18 @@ async def test_default_caps_edge(client: HubClient, hub: Hub, bot: Caller) -> No
 
 async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubClient, hub: Hub,
                                                                      bot: Caller) -> None:
+    from hubcore.parts import DecisionHook, Part
     from hubcore.services import events as ev
     from hubcore.services.changes import Effects
     from hubcore.services.posts import start_waiting
 
     seen: list[tuple[str, str]] = []
-    hub.resolutions.decision_hooks["enrol_request"] = lambda conn, row, decision, now: seen.append(
-        (row["event_id"], decision))
+
+    class EnrolmentPart(Part):
+        def decision_hooks(self) -> dict[str, DecisionHook]:
+            return {"enrol_request": lambda conn, row, decision, now: seen.append((row["event_id"], decision))}
+
+    hub.core.parts = (*hub.core.parts, EnrolmentPart())
 
     def post(conn):  # type: ignore[no-untyped-def]
         event = ev.insert_event(conn, ev.NewEvent("space-bot", "enrol_request", "bot", "let me in", {},

@@ -8,6 +8,7 @@ import pytest
 
 from hubcore.caller import Caller
 from hubcore.errors import HubError
+from hubcore.parts import Part
 from tests.foundation.test_gate import assert_problem, project_count
 from tests.harness import ADMIN, HubClient
 
@@ -184,7 +185,7 @@ async def test_making_public_is_admin_only(client: HubClient) -> None:
     assert r.status_code == 200 and r.json()["confidential"] is False
 
 
-class RecordingPart:
+class RecordingPart(Part):
     def __init__(self) -> None:
         self.purged: list[str] = []
         self.after: list[str] = []
@@ -200,7 +201,7 @@ class RecordingPart:
 
 async def test_delete_asks_every_part_to_remove_its_share(client: HubClient) -> None:
     part = RecordingPart()
-    client.app.hub.core.project_parts.append(part)
+    client.app.hub.core.parts = (*client.app.hub.core.parts, part)
     await client.make_project("doomed")
     assert (await client.delete("/api/v1/projects/doomed", headers=ADMIN)).status_code == 204
     assert part.purged == ["doomed"] and part.after == ["doomed"]

@@ -1,0 +1,111 @@
+"""Parts: the features the hub is made of, each a registered unit (DESIGN section 1, "Parts").
+
+A part declares what it brings by overriding the members of `Part`; every member has a default
+meaning "brings none", so a part overrides only what it has, and a member that only a future part
+needs (backup files, the search feed) is a declared slot, not a fake implementation. `Hub` builds
+its parts from one list (`hubcore.hub.build_parts`) and loops over them; no part holds a reference
+to another, and adding a part touches no other part's module. A feature that is absent is simply
+not in the list: what it would have counted reads as null, what it would have stored as nothing.
+
+The hub-wide loops (project deletion, project stats, Home, the brief, storage rows, commit
+observers, background tasks, decision hooks) read `Core.parts`, set once by `Hub`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import Collector
+
+    from hubcore.caller import Caller
+    from hubcore.services.changes import Effects
+    from hubcore.store.migrations import Migration
+
+Task = Callable[[], Coroutine[Any, Any, None]]
+# Runs inside a decision's command, after the answer event is written (enrolment admits or refuses
+# the pending agent here): (conn, inbox item row, "approved" | "declined", now).
+DecisionHook = Callable[[sqlite3.Connection, sqlite3.Row, str, float], None]
+
+
+class Part:
+    """What one feature brings to the hub. Override what the feature has; leave the rest."""
+
+    name = "part"
+
+    # -- stores --------------------------------------------------------------------------------
+
+    def migrations(self) -> Sequence[Migration]:
+        """Migrations of stores the part owns besides hub.db's one linear chain (whose steps stay
+        in `hubcore.store.migrations`, since one file has one schema version)."""
+        return ()
+
+    def files(self, data_dir: Path) -> Iterable[Path]:
+        """The store files the part keeps under `data_dir`, for backup and integrity check."""
+        return ()
+
+    # -- a project's share ---------------------------------------------------------------------
+
+    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
+        """Remove the project's rows; runs inside the delete's command (same transaction as the
+        project row), so a refused delete purges nothing."""
+
+    async def after_delete(self, project_id: str) -> None:
+        """Remove the project's files outside hub.db, after the delete committed."""
+
+    async def project_stats(self, project_id: str) -> Mapping[str, int | None]:
+        """The part's members of `GET /projects/:id/stats`; `disk_bytes` adds up across parts."""
+        return {}
+
+    async def project_bytes(self) -> Mapping[str, Mapping[str, int | None]]:
+        """Bytes each project holds in the part's stores, by storage kind (`sessions`,
+        `artifacts`, `knowledge`): {kind: {project_id: bytes, or None when unmeasurable}}."""
+        return {}
+
+    # -- what the human and the agents read ----------------------------------------------------
+
+    async def home(self) -> Mapping[str, Any]:
+        """Members of the Home payload the part provides (e.g. `prunable`, `storage`)."""
+        return {}
+
+    def brief(self, conn: sqlite3.Connection, caller: Caller, project_id: str,
+              since: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Sections of `session_brief` the part provides, read in the brief's own read transaction
+        on hub.db (e.g. the knowledge base's `stale_pages`); `since` is the brief's window."""
+        return {}
+
+    def search_documents(self, conn: sqlite3.Connection, project_id: str) -> Iterable[Mapping[str, Any]]:
+        """What the part feeds the search index for a project (slot for the search part)."""
+        return ()
+
+    # -- reacting and running ------------------------------------------------------------------
+
+    def on_commit(self, effects: Effects) -> None:
+        """Every committed write's effects, after waiters and streams were handed them. Called on
+        the event loop: never block, never raise."""
+
+    def decision_hooks(self) -> Mapping[str, DecisionHook]:
+        """Per inbox kind, what a decision on such an item also writes, in the same command."""
+        return {}
+
+    def background(self) -> Sequence[Task]:
+        """Background tasks (sweepers, senders), started after the stores and cancelled before
+        they close."""
+        return ()
+
+    def collectors(self) -> Sequence[Collector]:
+        """Prometheus collectors the part's metrics are read through, at scrape time."""
+        return ()
+
+
+def overrides(part: Part, member: str) -> bool:
+    """Whether the part brings something for `member` (it overrides the default)."""
+    return getattr(type(part), member) is not getattr(Part, member)
+
+
+def add(*values: int | None) -> int | None:
+    """A sum that is unknown when any part is unknown."""
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)

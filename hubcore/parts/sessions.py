@@ -1,0 +1,55 @@
+"""The sessions-and-brains part: sessions, their brain files, the storage report and pruning.
+
+Sessions and brains are one part because each needs the other: a brain write asks the session row
+whether it may land, and starting, ending or forking a session seals or copies its brain. The part
+builds both and ties them here, in one place, so no other part reaches into either.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hubcore.parts import Part, Task
+from hubcore.services.brains import BrainsService
+from hubcore.services.core import Core
+from hubcore.services.sessions import SessionsService
+from hubcore.services.storage import StorageService
+from hubcore.store.pool import ActorPool
+
+
+class SessionsPart(Part):
+    name = "sessions-and-brains"
+
+    def __init__(self, core: Core, pool: ActorPool) -> None:
+        self.brains = BrainsService(core, pool, core.settings.data_path / "brains")
+        self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal)
+        self.brains.sessions = self.sessions  # the two halves of this one part (see the docstring)
+        self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
+                                      writes=lambda: core.store.statistics().commands + self.brains.writes)
+        self._doomed: dict[str, list[str]] = {}
+
+    def files(self, data_dir: Path) -> Iterable[Path]:
+        return sorted((data_dir / "brains").glob("*.db"))
+
+    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
+        """The project's session rows go with the project; their brain files after the commit."""
+        ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE project_id = ?", (project_id,))]
+        conn.execute("DELETE FROM sessions WHERE project_id = ?", (project_id,))
+        self._doomed[project_id] = ids
+
+    async def after_delete(self, project_id: str) -> None:
+        for sid in self._doomed.pop(project_id, []):
+            await self.brains.remove(sid)
+
+    async def project_stats(self, project_id: str) -> Mapping[str, int | None]:
+        return await self.storage.project_stats(project_id)
+
+    async def home(self) -> Mapping[str, Any]:
+        return {"storage": await self.storage.volume(), "prunable": await self.storage.prunable()}
+
+    def background(self) -> Sequence[Task]:
+        return (self.storage.run_sweeper, self.brains.pool.run_sweeper)
+
