@@ -83,3 +83,27 @@ async def test_tools_are_listed_with_schemas(live: LiveHub) -> None:
                  "brain_list", "brain_delete"):
         assert name in tools and tools[name].input_schema["type"] == "object"
     assert tools["brain_put"].input_schema["required"] == ["path", "content", "store"]
+
+
+async def test_brain_paths_meet_one_limit_on_both_surfaces(live: LiveHub) -> None:
+    """The 512-byte limit is of the canonical path, over MCP as over REST: no transport cap in the
+    tool schema disagrees with it (a 604-character path once passed MCP's 2048-character cap)."""
+    alice = await live.make_agent("alice")
+    await live.make_project("web")
+    at_limit, over = "/fs/" + "x" * 508, "/fs/" + "x" * 509
+    detour = "/fs/" + "d/../" * 500 + "x" * 508  # 3012 characters, 512 bytes once canonical
+    async with live.client(alice, headers={"Hub-Connection": "alice-p"}) as c:
+        sid = structured(await c.call_tool("session_start", {"project_id": "web", "name": "paths"}))["session_id"]
+        put = structured(await c.call_tool("brain_put", {"path": detour, "content": "1", "store": "session"}))
+        assert put["path"] == at_limit
+        refused = await tool_error(c, "brain_put", {"path": over, "content": "2", "store": "session"})
+        assert refused["code"] == "invalid_argument" and "513 bytes" in str(refused["message"])
+        mcp_read = await tool_error(c, "brain_get", {"path": over})
+        assert mcp_read["code"] == "invalid_argument" and mcp_read["message"] == refused["message"]
+    url = f"/api/v1/sessions/{sid}/brain/entry"
+    rest_over = await live.http.get(url, params={"path": over}, headers=ADMIN)
+    assert rest_over.status_code == 400 and rest_over.json()["code"] == "invalid_argument"
+    rest_read = await live.http.get(url, params={"path": detour}, headers=ADMIN)
+    assert rest_read.status_code == 200 and rest_read.json()["content"] == "1"
+    listing = await live.http.get(f"/api/v1/sessions/{sid}/brain", params={"path": "/fs/"}, headers=ADMIN)
+    assert listing.json()["entries"] == [{"path": at_limit, "type": "file", "size_bytes": 1}]  # nothing else
