@@ -7,6 +7,10 @@ one transaction, the transaction commits once, and only then does each caller ge
 failing command rolls back its own savepoint and gets its own exception; the others commit. Reads do
 not queue: they run on read-only connections in worker threads (WAL mode).
 
+A command sent with `execute_effects` returns `(result, effects)`: once its batch committed, the
+actor hands the effects to its `publish` hook (the hub's `Publisher`), in batch order and before any
+caller of the batch is answered; a failed command publishes nothing.
+
 The mailbox is a queue of batches: a command joins the newest batch until it holds `max_batch`
 commands, and the batch's callers are answered together after its commit. Only `mailbox_size`
 commands may be queued; further callers wait for room in arrival order (back-pressure).
