@@ -90,12 +90,15 @@ class Key:
     env: str
 
 
-def _base_type(hint: Any) -> type:
+def _base_type(hint: object) -> type:
     """`str | None` -> str, `list[str]` -> list, `int` -> int."""
     if get_origin(hint) is list:
         return list
     args = [a for a in get_args(hint) if a is not type(None)]
-    return args[0] if args else hint
+    base = args[0] if args else hint
+    if not isinstance(base, type):
+        raise TypeError(f"a setting must be a plain type, a list, or one of them or None: {hint!r}")
+    return base
 
 
 def _keys(settings: type) -> dict[str, Key]:

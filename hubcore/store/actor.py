@@ -378,7 +378,8 @@ class StoreActor:
             await batch.done.wait()
         if cmd.error is not None:
             raise cmd.error
-        return cmd.result
+        result: T = cmd.result  # set on the writer thread by running the command's function
+        return result
 
     def _enqueue(self, cmd: Command[Any]) -> _Batch:
         batches = self._batches
