@@ -37,7 +37,9 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     async def send(message: dict[str, Any]) -> None:
         await from_app_send.send(message)
 
-    async with anyio.create_task_group() as tg:
+    # The streams are closed on the way out (outside the task group, once the app has answered
+    # shutdown): an unclosed memory stream is a ResourceWarning, an error under the suite's filters.
+    async with to_app_send, to_app_recv, from_app_send, from_app_recv, anyio.create_task_group() as tg:
         tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, receive, send)
         await to_app_send.send({"type": "lifespan.startup"})
         started = await from_app_recv.receive()

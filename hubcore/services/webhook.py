@@ -15,6 +15,7 @@ hubcore does not import httpx: the default sender POSTs with `urllib.request` in
 from __future__ import annotations
 
 import logging
+import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -41,10 +42,15 @@ class Sender(Protocol):
 
 def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> None:
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        response.read(65536)
-        if not 200 <= response.status < 300:
-            raise OSError(f"notify target answered {response.status}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read(65536)
+            if not 200 <= response.status < 300:
+                raise OSError(f"notify target answered {response.status}")
+    except urllib.error.HTTPError as exc:
+        # urllib raises for an error status holding the open response: close it, or its socket leaks.
+        exc.close()
+        raise
 
 
 class UrllibSender:

@@ -22,29 +22,26 @@ ITERATIONS = 5
 
 def acknowledged_until_killed(path: Path, rng: random.Random) -> list[int]:
     """Run the child, kill it after a random number of acks; every id it printed."""
-    proc = subprocess.Popen(
-        [sys.executable, str(CHILD), str(path), "16"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=REPO,
-    )
-    watchdog = threading.Timer(30, proc.kill)
-    watchdog.start()
-    assert proc.stdout is not None and proc.stderr is not None
     target = rng.randint(1, 3000)
     acked: list[int] = []
-    try:
-        for line in proc.stdout:
-            acked.append(int(line))
-            if len(acked) >= target:
-                time.sleep(rng.random() * 0.02)  # and a little later still
-                break
-        proc.kill()  # SIGKILL
-        rest = proc.stdout.read()  # acks written to the pipe before the kill count too
-    finally:
-        proc.wait()
-        watchdog.cancel()
-    assert len(acked) >= target, proc.stderr.read().decode(errors="replace")
+    # As a context manager, Popen closes the pipes on the way out (an open one is a ResourceWarning).
+    with subprocess.Popen([sys.executable, str(CHILD), str(path), "16"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO) as proc:
+        watchdog = threading.Timer(30, proc.kill)
+        watchdog.start()
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            for line in proc.stdout:
+                acked.append(int(line))
+                if len(acked) >= target:
+                    time.sleep(rng.random() * 0.02)  # and a little later still
+                    break
+            proc.kill()  # SIGKILL
+            rest = proc.stdout.read()  # acks written to the pipe before the kill count too
+        finally:
+            proc.wait()
+            watchdog.cancel()
+        assert len(acked) >= target, proc.stderr.read().decode(errors="replace")
     complete = rest.split(b"\n")[:-1]  # a fragment after the last newline was never a whole ack
     return acked + [int(line) for line in complete]
 

@@ -168,5 +168,5 @@ def test_sigterm_answers_open_waits_then_exits(tmp_path: Path) -> None:
         assert notified["timed_out"] is True and notified["notifications"] == {"pending": []}
         assert notified["shutdown"] is True
         assert lines[0] == ": connected"  # and then the response ended instead of hanging
-    stderr = hub.proc.stderr.read() if hub.proc.stderr else ""
+        stderr = hub.proc.stderr.read() if hub.proc.stderr else ""  # before serve() closes the pipe
     assert "Traceback" not in stderr and "ERROR" not in stderr, stderr

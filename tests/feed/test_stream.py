@@ -89,7 +89,7 @@ async def open_stream(client: HubClient, token: str | None = ADMIN_TOKEN) -> Asy
         async with send_to:
             await client.app(scope, receive, send_to.send)
 
-    async with anyio.create_task_group() as tg:
+    async with received, anyio.create_task_group() as tg:
         tg.start_soon(run_app)
         stream = Stream(received)
         await stream.start()

@@ -47,21 +47,22 @@ class Served:
 def serve(env: dict[str, str], scheme: str = "http") -> Iterator[Served]:
     port = free_port()
     env = {**env, "HUB_BIND": f"127.0.0.1:{port}"}
-    proc = subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines: list[str] = []
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("Agent Hub listening on"), (line, proc.stderr.read() if proc.stderr else "")
-        lines.append(line)
-        if "generated" in line:
-            lines += [proc.stdout.readline(), proc.stdout.readline()]
-        yield Served(proc, f"{scheme}://127.0.0.1:{port}", lines)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    # As a context manager, Popen closes the pipes on the way out (an open one is a ResourceWarning).
+    with subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.startswith("Agent Hub listening on"), (line, proc.stderr.read() if proc.stderr else "")
+            lines.append(line)
+            if "generated" in line:
+                lines += [proc.stdout.readline(), proc.stdout.readline()]
+            yield Served(proc, f"{scheme}://127.0.0.1:{port}", lines)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
 
 
 def wait_ready(url: str, **kwargs: object) -> None:
