@@ -56,9 +56,9 @@ async def worker(host: str, port: int, token: str, sessions: list[str], rounds: 
     try:
         for r in range(rounds):
             for sid in sessions:
-                args: dict[str, Any] = {"path": f"/kv/k{r}", "session": sid}
+                args: dict[str, Any] = {"path": f"/kv/k{r}", "session_id": sid}
                 if op == "put":
-                    args.update(value=VALUE, store="session")
+                    args.update(content=VALUE, store="session")
                 name = f"brain_{op}"
                 t0 = time.perf_counter()
                 status, body = await conn.post("/mcp", tool_body(name, args), mcp_headers(token, name))
