@@ -152,7 +152,7 @@ async def test_a_file_is_reopened_only_after_its_previous_actor_stopped(tmp_path
         seen: list[bool] = []
         factory.on_make = lambda key: seen.append(first.stopped)
         tg.start_soon(write, pool, "a", "second")
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()  # the write has gone as far as it can
         assert seen == []  # not opened while the old writer holds the file
         gate.open()
     assert seen == [True]

@@ -186,7 +186,7 @@ async def test_full_mailbox_blocks_senders_in_arrival_order(tmp_path: Path) -> N
             for waiting, name in enumerate(("d", "e"), start=1):
                 tg.start_soon(record, actor, name, insert(name), results)
                 await wait_until(lambda n=waiting: actor.statistics().waiting_for_room == n, f"{name} to wait")  # type: ignore[misc]
-            await anyio.sleep(0.05)  # every chance to get in, if the mailbox let them
+            await anyio.wait_all_tasks_blocked()  # every chance to get in, if the mailbox let them
             assert actor.queue_depth() == 2
             assert "d" not in results and "e" not in results
             assert stored_tags(tmp_path / "store.db") == []  # nothing committed while the gate holds

@@ -18,6 +18,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
+from hubcore.services import resolutions
 from hubmcp.stdio import serve_standalone
 from tests.mcp.live import ERAS, MODERN, LiveHub, structured, tool_error
 
@@ -60,11 +61,34 @@ async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path,
         assert "name: hub" in skill.contents[0].text  # type: ignore[union-attr]
 
 
+class Sweeps:
+    """Counts the deadline sweeper's completed sweeps, so the test waits on the sweeper itself."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.done = 0
+        self._changed = anyio.Event()
+        real = resolutions.ResolutionsService.sweep
+
+        async def sweep(service: resolutions.ResolutionsService) -> int:
+            count = await real(service)
+            self.done += 1
+            self._changed.set()
+            return count
+
+        monkeypatch.setattr(resolutions.ResolutionsService, "sweep", sweep)
+
+    async def after(self, seen: int) -> None:
+        """Wait until a sweep that began after `seen` sweeps had finished is itself finished."""
+        with anyio.fail_after(10):  # a hang guard, not a pace: each wait ends on a sweep
+            while self.done < seen + 2:
+                self._changed = anyio.Event()
+                await self._changed.wait()
+
+
 async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettings, clock: FakeClock,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from hubcore.services import resolutions
-
     monkeypatch.setattr(resolutions, "SWEEP_INTERVAL_SECS", 0.02)
+    sweeps = Sweeps(monkeypatch)
     async with Hub.open(settings, clock=clock) as hub:
         await hub.projects.create(Caller.admin(), {"id": "demo"})
         asked = await hub.posts.signal_append(Caller.admin("local-agent"), "demo", "approval", summary="Deploy?",
@@ -76,14 +100,13 @@ async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettin
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: serve_standalone(settings, label="local-agent", clock=clock,
                                                    stdin=anyio.wrap_file(stdin), stdout=anyio.wrap_file(stdout)))
-            await anyio.sleep(0.1)
+            await sweeps.after(sweeps.done)  # the server's sweeper has run a whole sweep: nothing due yet
             assert not await anyio.to_thread.run_sync(_expired, settings, asked["event_id"])
             clock.advance(61)  # the deadline passes while the server runs; no client says a word
-            with anyio.fail_after(10):
-                while not await anyio.to_thread.run_sync(_expired, settings, asked["event_id"]):
-                    await anyio.sleep(0.02)
+            await sweeps.after(sweeps.done)
+            assert await anyio.to_thread.run_sync(_expired, settings, asked["event_id"])
             feed.close()  # end of input: the server stops and closes the hub
-    with sqlite3.connect(Path(settings.data_dir) / "hub.db") as conn:
+    with sqlite3.connect(f"file:{Path(settings.data_dir) / 'hub.db'}?mode=ro", uri=True) as conn:
         rows = conn.execute("SELECT payload FROM events WHERE actor = 'hub'").fetchall()
     assert [json.loads(r[0]) for r in rows] == [{"expired": True, "decision": "approved", "body": ANY}]
 

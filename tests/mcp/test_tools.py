@@ -5,10 +5,26 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from hubcore.services import changes
 from tests.harness import ADMIN_TOKEN
 from tests.mcp.live import ERAS, LiveHub, structured, tool_error
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def blocked(monkeypatch: pytest.MonkeyPatch) -> anyio.Event:
+    """Set when a wait in the (same-process) hub blocks: it has read the store, found nothing, and
+    now waits to be woken. A change made after this wakes it; it cannot be "already there"."""
+    event = anyio.Event()
+    real = changes.Waiter.wait
+
+    async def wait(waiter: changes.Waiter) -> None:
+        event.set()
+        await real(waiter)
+
+    monkeypatch.setattr(changes.Waiter, "wait", wait)
+    return event
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -91,7 +107,8 @@ async def test_error_results_carry_no_trailer_and_keep_it_for_later(live: LiveHu
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_inbox_wait_is_woken_by_an_answer_from_another_connection(live: LiveHub, mode: str) -> None:
+async def test_inbox_wait_is_woken_by_an_answer_from_another_connection(live: LiveHub, mode: str,
+                                                                         blocked: anyio.Event) -> None:
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode) as bot, live.client(ADMIN_TOKEN, mode=mode) as human:
         q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Colour?",
@@ -104,7 +121,7 @@ async def test_inbox_wait_is_woken_by_an_answer_from_another_connection(live: Li
         async with anyio.create_task_group() as tg:
             started = anyio.current_time()
             tg.start_soon(wait)
-            await anyio.sleep(0.3)
+            await blocked.wait()
             await human.call_tool("answer_post", {"question_id": q["question_id"], "body": "blue"})
         assert anyio.current_time() - started < 10
         assert result["timed_out"] is False
@@ -141,7 +158,7 @@ async def test_subscriptions_deliver_matching_events_once(live: LiveHub, mode: s
         assert gone["removed"] is True
 
 
-async def test_notify_wait_wakes_on_a_matching_event(live: LiveHub) -> None:
+async def test_notify_wait_wakes_on_a_matching_event(live: LiveHub, blocked: anyio.Event) -> None:
     alice, bob = await live.make_agent("alice"), await live.make_agent("bob")
     await live.make_project("demo")
     async with live.client(alice) as a, live.client(bob) as b:
@@ -153,7 +170,7 @@ async def test_notify_wait_wakes_on_a_matching_event(live: LiveHub) -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(wait)
-            await anyio.sleep(0.3)
+            await blocked.wait()
             await b.call_tool("signal_append", {"project_id": "demo", "summary": "hello"})
         assert got["timed_out"] is False
 
