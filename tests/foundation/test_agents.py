@@ -88,8 +88,9 @@ async def test_no_token_for_the_reserved_id(client: HubClient) -> None:
 
 async def test_pending_and_unknown_tokens_are_answered_identically(client: HubClient) -> None:
     token = await client.make_agent("newbie")
-    with sqlite3.connect(Path(client.app.settings.data_dir) / "hub.db") as conn:
-        conn.execute("UPDATE agents SET status = 'pending' WHERE id = 'newbie'")
+    # No service sets pending yet (enrolment will): the row is written through the hub's actor.
+    await client.app.hub.core.store.execute(
+        lambda conn: conn.execute("UPDATE agents SET status = 'pending' WHERE id = 'newbie'"))
     pending = await client.get("/api/v1/projects", headers=client.agent(token))
     unknown = await client.get("/api/v1/projects", headers=client.agent("hub_nobody-has-this-token"))
     assert pending.status_code == unknown.status_code == 401

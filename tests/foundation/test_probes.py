@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,17 +75,16 @@ async def test_identity_leg_when_hub_db_is_gone(client: HubClient) -> None:
 
 
 async def test_schema_leg_when_the_store_moves_ahead(client: HubClient) -> None:
-    db = Path(client.app.settings.data_dir) / "hub.db"
-    with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)")
+    # As a newer hub would have left it; written through the running hub's actor, not behind it.
+    await client.app.hub.core.store.execute(lambda conn: conn.execute(
+        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)"))
     r = await client.get("/readyz")
     assert leg_of(r) == "schema" and "999" in r.json()["detail"]
 
 
 async def test_content_leg_when_the_store_is_not_a_hub_store(client: HubClient) -> None:
-    db = Path(client.app.settings.data_dir) / "hub.db"
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE hub_meta SET value = 'something-else' WHERE key = 'store_kind'")
+    await client.app.hub.core.store.execute(
+        lambda conn: conn.execute("UPDATE hub_meta SET value = 'something-else' WHERE key = 'store_kind'"))
     assert leg_of(await client.get("/readyz")) == "content"
 
 

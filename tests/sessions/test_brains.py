@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,13 @@ ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 async def started(hub: Hub, who: Caller = ALICE, name: str = "task") -> tuple[str, str]:
     s = await hub.sessions.start(who, "web", name)
     return s["session_id"], "web"
+
+
+async def behind_the_service(hub: Hub, sid: str, write: Callable[[sqlite3.Connection], object]) -> None:
+    """Write rows the service would refuse (or is slow) to write, through the brain's own actor:
+    never a second writer on a file whose actor is running."""
+    async with hub.brains.pool.use(sid) as actor:
+        await actor.execute(write)
 
 
 def brain_file(hub: Hub, sid: str) -> Path:
@@ -171,8 +179,8 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
     assert body["written_at"].endswith("Z")
     assert_problem(await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/dir", headers=ADMIN),
                    409, "conflict")
-    with sqlite3.connect(brain_file(hub, sid)) as conn:
-        conn.execute("INSERT INTO entries (path, value, version) VALUES ('/fs/bin', x'fffe00', 'sha256:x')")
+    await behind_the_service(hub, sid, lambda conn: conn.execute(
+        "INSERT INTO entries (path, value, version) VALUES ('/fs/bin', x'fffe00', 'sha256:x')"))
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/bin", headers=ADMIN)
     assert_problem(r, 422, "invalid_argument")
 
@@ -180,13 +188,12 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
 async def test_rest_level_listing_is_capped_at_500(hub: Hub, client: HubClient) -> None:
     active = await started(hub)
     await hub.brains.write_entry(ALICE, path="/kv/seed", content="s", store="session", active=active)
-    with sqlite3.connect(brain_file(hub, active[0])) as conn:
-        conn.executemany("INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
-                         [(f"/kv/k{i:04d}",) for i in range(500)])
+    await behind_the_service(hub, active[0], lambda conn: conn.executemany(
+        "INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
+        [(f"/kv/k{i:04d}",) for i in range(500)]))
     r = await client.get(f"/api/v1/sessions/{active[0]}/brain?path=/kv/", headers=ADMIN)
     assert len(r.json()["entries"]) == 500 and r.json()["truncated"] is True
-    with sqlite3.connect(brain_file(hub, active[0])) as conn:
-        conn.execute("DELETE FROM entries WHERE path = '/kv/seed'")
+    await behind_the_service(hub, active[0], lambda conn: conn.execute("DELETE FROM entries WHERE path = '/kv/seed'"))
     r = await client.get(f"/api/v1/sessions/{active[0]}/brain?path=/kv/", headers=ADMIN)
     assert len(r.json()["entries"]) == 500 and r.json()["truncated"] is False
 

@@ -310,8 +310,8 @@ async def test_a_fork_copies_the_brain_without_its_seal(hub: Hub) -> None:
     source = await start(hub)
     await put(hub, source, "/kv/a")
     # The source ends while it is being copied: its seal is in the file the fork snapshots.
-    with sqlite3.connect(hub.brains.path_of(source)) as conn:
-        brain.set_seal(conn, brain.ENDED, now=0.0)
+    async with hub.brains.pool.use(source) as actor:  # through the brain's actor, not behind it
+        await actor.execute(lambda conn: brain.set_seal(conn, brain.ENDED, now=0.0))
     fork = await start(hub, BOB, "fork", {"session_id": source})
     assert fork != source and seal_in_file(hub, fork) is None
     assert seal_in_file(hub, source) == brain.ENDED
