@@ -37,7 +37,7 @@ def project_missing(project_id: str) -> HubError:
 def readable_project(conn: sqlite3.Connection, caller: Caller, project_id: str) -> sqlite3.Row:
     """The project row when the caller can see it; else the missing-project error."""
     cond, params = visibility(caller)
-    row = conn.execute(
+    row: sqlite3.Row | None = conn.execute(
         f"SELECT p.* FROM projects p WHERE p.id = :id AND {cond}", {"id": project_id, **params}
     ).fetchone()
     if row is None:

@@ -39,7 +39,7 @@ def agent_missing(agent_id: str) -> HubError:
 
 
 def _agent_row(conn: sqlite3.Connection, agent_id: str) -> sqlite3.Row:
-    row = conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id,)).fetchone()
+    row: sqlite3.Row | None = conn.execute("SELECT * FROM agents WHERE id = ?", (agent_id,)).fetchone()
     if row is None:
         raise agent_missing(agent_id)
     return row

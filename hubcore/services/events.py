@@ -206,7 +206,9 @@ def render_event(row: sqlite3.Row) -> dict[str, Any]:
 
 
 def event_row(conn: sqlite3.Connection, event_id: str) -> sqlite3.Row | None:
-    return conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?", (event_id,)).fetchone()
+    row: sqlite3.Row | None = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?",
+                                           (event_id,)).fetchone()
+    return row
 
 
 def remove_events(conn: sqlite3.Connection, event_ids: list[str]) -> int:

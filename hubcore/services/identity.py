@@ -25,9 +25,10 @@ class IdentityService:
         agent_id = caller.agent_id
 
         def read(conn: sqlite3.Connection) -> sqlite3.Row | None:
-            return conn.execute(
+            row: sqlite3.Row | None = conn.execute(
                 "SELECT id, display_name, status, created_at FROM agents WHERE id = ?", (agent_id,)
             ).fetchone()
+            return row
 
         row = await self.core.store.read(read)
         if row is None:

@@ -153,7 +153,9 @@ def count_items(conn: sqlite3.Connection, caller: Caller, status: str) -> int:
 
 def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3.Row | None:
     cond, params = visibility(caller)
-    return conn.execute(f"{ITEM_SELECT} WHERE i.event_id = :id AND {cond}", {**params, "id": event_id}).fetchone()
+    row: sqlite3.Row | None = conn.execute(f"{ITEM_SELECT} WHERE i.event_id = :id AND {cond}",
+                                           {**params, "id": event_id}).fetchone()
+    return row
 
 
 class InboxService:

@@ -99,7 +99,7 @@ def find(conn: sqlite3.Connection, caller: Caller, ref: SessionRef) -> sqlite3.R
     else:
         where = "s.project_id = :pid AND s.owner = :owner AND s.name = :name"
         args = {"pid": ref.project_id, "owner": ref.agent, "name": ref.name}
-    row = conn.execute(
+    row: sqlite3.Row | None = conn.execute(
         f"""SELECT {SESSION_COLUMNS} FROM sessions s JOIN projects p ON p.id = s.project_id
             WHERE {where} AND s.pruned_at IS NULL AND {cond}""",
         {**args, **params},
@@ -197,10 +197,11 @@ class SessionsService:
         return result
 
     def _holder(self, conn: sqlite3.Connection, pid: str, owner: str, name: str) -> sqlite3.Row | None:
-        return conn.execute(
+        row: sqlite3.Row | None = conn.execute(
             f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.project_id = ? AND s.owner = ? AND s.name = ?",
             (pid, owner, name),
         ).fetchone()
+        return row
 
     def _name_free(self, conn: sqlite3.Connection, pid: str, owner: str, name: str) -> None:
         held = self._holder(conn, pid, owner, name)

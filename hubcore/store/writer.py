@@ -13,7 +13,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import anyio
 from anyio.lowlevel import checkpoint_if_cancelled
@@ -205,7 +205,7 @@ class WriterThread:
             await job.done.wait()
         if job.error is not None:
             raise job.error
-        return job.result
+        return cast(T, job.result)  # run() set it: a job with no error returned fn()'s value
 
     def stop(self) -> None:
         """Let the thread end after the jobs already handed over."""
