@@ -164,8 +164,29 @@ async def bench_inbox(app: HubASGI, client: httpx.AsyncClient, args: argparse.Na
                                                                 max(20, args.reads // 10))))
 
 
-async def open_stream(app: HubASGI, arrivals: dict[str, list[float]], gone: anyio.Event,
-                      connected: anyio.Event) -> None:
+class Arrivals:
+    """When each stream received each inbox event; `all_in(event_id)` is set once every stream has."""
+
+    def __init__(self, streams: int) -> None:
+        self.streams = streams
+        self.times: dict[str, list[float]] = {}
+        self._complete: dict[str, anyio.Event] = {}
+
+    def record(self, event_id: str) -> None:
+        times = self.times.setdefault(event_id, [])
+        times.append(time.perf_counter())
+        if len(times) == self.streams:
+            self.all_in(event_id).set()
+
+    def all_in(self, event_id: str) -> anyio.Event:
+        return self._complete.setdefault(event_id, anyio.Event())
+
+    def forget(self, event_id: str) -> None:
+        self.times.pop(event_id, None)
+        self._complete.pop(event_id, None)
+
+
+async def open_stream(app: HubASGI, arrivals: Arrivals, gone: anyio.Event, connected: anyio.Event) -> None:
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
              "scheme": "http", "path": "/api/v1/stream", "raw_path": b"/api/v1/stream", "query_string": b"",
              "root_path": "", "headers": [(b"host", b"bench"), (b"authorization", f"Bearer {ADMIN_TOKEN}".encode())],
@@ -186,8 +207,7 @@ async def open_stream(app: HubASGI, arrivals: dict[str, list[float]], gone: anyi
             connected.set()
         for block in body.split(b"\n\n"):
             if block.startswith(b"event: inbox"):
-                event_id = orjson.loads(block.split(b"data: ", 1)[1])["event_id"]
-                arrivals.setdefault(event_id, []).append(time.perf_counter())
+                arrivals.record(orjson.loads(block.split(b"data: ", 1)[1])["event_id"])
 
     await app(scope, receive, send)
 
@@ -195,7 +215,7 @@ async def open_stream(app: HubASGI, arrivals: dict[str, list[float]], gone: anyi
 async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -> None:
     hub = app.hub
     await hub.projects.create(ADMIN, {"id": "live"})
-    arrivals: dict[str, list[float]] = {}
+    arrivals = Arrivals(args.streams)
     gone = anyio.Event()
     delays = []
     async with anyio.create_task_group() as tg:
@@ -206,13 +226,12 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
         for _ in range(args.rounds):
             q = (await hub.posts.question_post(ADMIN, "live", "Go?"))["event_id"]
             await anyio.sleep(0.05)
-            arrivals.pop(q, None)
+            arrivals.forget(q)
             await hub.resolutions.answer(ADMIN, q, "yes")
             committed = time.perf_counter()
-            with anyio.fail_after(30):
-                while len(arrivals.get(q, [])) < args.streams:
-                    await anyio.sleep(0.0005)
-            delays.append(max(arrivals[q]) - committed)
+            with anyio.fail_after(30):  # woken by the last stream's arrival, not by polling
+                await arrivals.all_in(q).wait()
+            delays.append(max(arrivals.times[q]) - committed)
         gone.set()
     out.append(f"\nStream fan-out: {args.streams} open `GET /api/v1/stream` connections (admin token, "
                "in-process ASGI), delay from a committed answer to the last connection receiving it:\n")
