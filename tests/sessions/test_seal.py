@@ -211,6 +211,11 @@ async def test_the_seal_outlives_the_actor_and_a_restart(tmp_path: Path, monkeyp
         assert stored(hub, sid) == ["/kv/a", "/kv/bob"]
 
 
+def before_seals(conn: sqlite3.Connection) -> None:
+    conn.execute("DROP TABLE seal")
+    conn.execute("PRAGMA user_version = 0")
+
+
 async def test_a_brain_from_before_seals_learns_its_session_state_on_first_write(
         hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = await start(hub)
@@ -220,10 +225,9 @@ async def test_a_brain_from_before_seals_learns_its_session_state_on_first_write
         tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
         await held.checked.wait()
         await hub.sessions.end(ALICE, sid)
-        await hub.brains.pool.close(sid)
-        with sqlite3.connect(hub.brains.path_of(sid)) as conn:  # back to the schema before seals
-            conn.execute("DROP TABLE seal")
-            conn.execute("PRAGMA user_version = 0")
+        async with hub.brains.pool.use(sid) as actor:  # back to the schema before seals, by its own actor
+            await actor.execute(before_seals)
+        await hub.brains.pool.close(sid)  # the next write opens the old file afresh, as after an upgrade
         held.release()
     assert refusal(outcomes["late"]) == "conflict"
     # The refused write's command rolled back whole, its look at hub.db included: still unsynced.
