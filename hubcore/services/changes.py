@@ -159,8 +159,9 @@ class Reader:
         return changes
 
     @property
-    def streams_open(self) -> int:
-        return self._notifier.streams_open
+    def pending(self) -> bool:
+        """Whether changes lie past this reader's position."""
+        return self._notifier.log.head != self.position
 
     async def pause(self, seconds: float) -> None:
         """Sleep `seconds`, cut short by shutdown."""

@@ -6,10 +6,13 @@ connection alive every 15 seconds. The admin token sees every project; an agent 
 visible projects (re-read when a change names a project it has not seen, and about every minute).
 
 A stream costs the writers nothing per change: it reads the notifier's shared change log when it
-runs, sends everything since its last turn as one chunk, then rests before its next turn: at least
-`COALESCE_SECS`, longer when so many streams are open that together they would take more than
-`TURNS_PER_SEC` turns a second. So a busy hub wakes each stream about once a second, not once per
-write, and the streams' total cost does not grow with their number. A stream that fell
+runs and sends everything since its last turn as one chunk. Every turn spends one token of a budget
+all streams share (`TurnBudget`: `TURNS_PER_SEC` a second, `TURNS_BANKED` banked): while the hub
+is quiet a change goes out at once, and when writes keep coming the streams queue for tokens, each
+gathering what arrived while it waited, so their total cost stays flat however many are open. The
+human's own streams (the admin token's, at most `streams_per_token`) never queue behind agents'
+streams: they spend no tokens. After a chunk a stream rests (the human's `COALESCE_SECS`, an
+agent's `AGENT_COALESCE_SECS`), so a burst of writes becomes one chunk. A stream that fell
 further behind than the log holds (a reader that stopped reading) gets one `event: refresh`: the
 client re-reads everything instead of a backlog. At most `streams_per_token` streams per token are
 open at once; past that, 429 `rate_limited`.
@@ -35,10 +38,16 @@ bp = Blueprint("stream", __name__, url_prefix="/api/v1")
 CHUNKS_KEY = "agent_hub.stream_chunks"
 KEEPALIVE_SECS = 15.0
 VISIBILITY_REFRESH_SECS = 60.0
-COALESCE_SECS = 1.0  # the least time between two chunks of one stream
+COALESCE_SECS = 0.05  # the least time between two chunks of the human's stream: a burst is one chunk
+AGENT_COALESCE_SECS = 1.0  # the same for an agent's stream: agents wait with inbox_wait, not here
 # How many chunks a second all the open streams together may send while writes keep coming: with
-# more streams than this, each rests longer, so their total cost stays flat however many open.
+# more streams than this, each waits longer for its turn, so their total cost stays flat however
+# many are open.
 TURNS_PER_SEC = 250.0
+# Turns a quiet hub banks (a second's worth): agents' streams wake at once after a quiet spell, and
+# a hub that keeps changing pays no more than the rate. (The human's streams spend no tokens.)
+TURNS_BANKED = TURNS_PER_SEC
+BUDGET_KEY = "agent_hub.stream_budget"
 CONNECTED = b": connected\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 REFRESH = b"event: refresh\ndata: {}\n\n"
@@ -122,12 +131,32 @@ class Chunks:
         return value
 
 
+class TurnBudget:
+    """A token bucket shared by every stream: `rate` turns a second, up to `banked` saved. A turn
+    taken in debt waits until the bucket has refilled past it, so waiting streams queue in order,
+    each behind the ones before it, and the streams' turns never exceed `rate` a second for long."""
+
+    def __init__(self, log: ChangeLog, rate: float = TURNS_PER_SEC, banked: float = TURNS_BANKED) -> None:
+        self.log = log  # one budget per hub (per change log)
+        self.rate, self.banked = rate, banked
+        self._tokens = banked
+        self._at = anyio.current_time()
+
+    def take(self) -> float:
+        """Spend one turn; the seconds to wait before using it (0 when one was banked)."""
+        now = anyio.current_time()
+        self._tokens = min(self.banked, self._tokens + (now - self._at) * self.rate) - 1.0
+        self._at = now
+        return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+
 def holder(who: Caller) -> str:
     """Whose streams count against one cap: one per token (an agent has one token at a time)."""
     return "admin" if who.is_admin else f"agent:{who.actor}"
 
 
-async def messages(reader: Reader, visible: Visible, chunks: Chunks) -> AsyncIterator[bytes]:
+async def messages(reader: Reader, visible: Visible, chunks: Chunks, budget: TurnBudget | None,
+                   rest: float) -> AsyncIterator[bytes]:
     with reader:
         yield CONNECTED
         sent_at = anyio.current_time()
@@ -135,6 +164,10 @@ async def messages(reader: Reader, visible: Visible, chunks: Chunks) -> AsyncIte
             await reader.wait(max(0.0, sent_at + KEEPALIVE_SECS - anyio.current_time()))
             if reader.closed:
                 return  # the hub is shutting down: end the response so the server can stop
+            if reader.pending and budget is not None:
+                await reader.pause(budget.take())  # what arrives meanwhile joins this turn's chunk
+                if reader.closed:
+                    return
             start = reader.position
             changes = reader.take()
             if changes is None:
@@ -149,8 +182,15 @@ async def messages(reader: Reader, visible: Visible, chunks: Chunks) -> AsyncIte
             if chunk:
                 yield chunk
                 sent_at = anyio.current_time()
-            if changes is None or changes:  # let the next changes gather into one chunk
-                await reader.pause(max(COALESCE_SECS, reader.streams_open / TURNS_PER_SEC))
+            if changes is None or changes:  # let the next changes of a burst gather into one chunk
+                await reader.pause(rest)
+
+
+def paced(reader: Reader, visible: Visible, chunks: Chunks, budget: TurnBudget, who: Caller) -> AsyncIterator[bytes]:
+    """The human's streams spend no turns and rest briefly; agents' streams share the budget."""
+    if who.is_admin:
+        return messages(reader, visible, chunks, None, COALESCE_SECS)
+    return messages(reader, visible, chunks, budget, AGENT_COALESCE_SECS)
 
 
 @bp.get("/stream")
@@ -163,11 +203,15 @@ async def stream() -> Response:
     except BaseException:
         reader.close()
         raise
+    log = the_hub.changes.log
     chunks = current_app.extensions.get(CHUNKS_KEY)
-    if not isinstance(chunks, Chunks) or chunks.log is not the_hub.changes.log:
-        chunks = current_app.extensions[CHUNKS_KEY] = Chunks(the_hub.changes.log)
+    if not isinstance(chunks, Chunks) or chunks.log is not log:
+        chunks = current_app.extensions[CHUNKS_KEY] = Chunks(log)
+    budget = current_app.extensions.get(BUDGET_KEY)
+    if not isinstance(budget, TurnBudget) or budget.log is not log:
+        budget = current_app.extensions[BUDGET_KEY] = TurnBudget(log)
     response = Response(
-        messages(reader, visible, chunks), mimetype="text/event-stream",
+        paced(reader, visible, chunks, budget, who), mimetype="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
     response.timeout = None  # the stream stays open until the client goes away

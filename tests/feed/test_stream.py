@@ -241,3 +241,14 @@ async def test_streams_sharing_a_turn_each_get_only_what_they_may_see(client: Hu
             {"project_id": "secret", "event_id": "s1"}, {"project_id": "proj", "event_id": "p1"},
             {"project_id": "secret", "event_id": "s2"}]
         assert await agent.events(1) == [("feed", {"project_id": "proj", "event_id": "p1"})]
+
+
+async def test_the_turn_budget_banks_a_second_then_queues_turns_in_order() -> None:
+    """A quiet hub's changes go out at once (turns are banked); past the bank each turn waits
+    behind the ones before it, so all streams together take at most `rate` turns a second."""
+    budget = stream_module.TurnBudget(ChangeLog(8), rate=2.0, banked=2.0)
+    assert budget.take() == 0.0
+    assert budget.take() == 0.0
+    third, fourth = budget.take(), budget.take()
+    assert 0.4 < third <= 0.5  # one token short: half a second at 2 a second
+    assert 0.9 < fourth <= 1.0  # queued behind the third

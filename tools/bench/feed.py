@@ -243,7 +243,8 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0,
-                               inbox_open_per_agent=0, inbox_open_per_project=0)
+                               inbox_open_per_agent=0, inbox_open_per_project=0,
+                               streams_per_token=0)  # every stream here is the admin's
         app = HubASGI(settings)
         out: list[str] = []
         async with lifespan(app):
