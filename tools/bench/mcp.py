@@ -175,7 +175,8 @@ async def throughput(host: str, port: int, token: str, clients: int, seconds: fl
                      rounds: int, legacy: bool) -> dict[str, list[float]]:
     """Per round, `seconds` of no-op POSTs then `seconds` of `signal_append` (and with `legacy`,
     `seconds` of it over 2025-11-25 sessions): rates per round."""
-    noop_headers = {"Content-Type": "application/json"}
+    # The gate refuses a route it has no entry for without the admin token (deny by default).
+    noop_headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"}
     append_headers = mcp_headers(token, "signal_append")
 
     async def worker(kind: str, stop: float, counts: list[int]) -> None:
