@@ -273,25 +273,29 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
     }
 
 
+async def prepare_hub(port: int) -> str:
+    """Wait for the hub on `port`, make the bench project and agent; the agent's token."""
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+        for _ in range(200):
+            try:
+                if (await http.get("/healthz")).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                await asyncio.sleep(0.1)
+        admin = {"Authorization": f"Bearer {ADMIN}"}
+        await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
+        await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
+        return str((await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"])
+
+
 async def main_async(args: argparse.Namespace) -> None:
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
         server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
                                   env=env, stderr=subprocess.DEVNULL)
         try:
-            async with httpx.AsyncClient(base_url=base, timeout=5) as http:
-                for _ in range(200):
-                    try:
-                        if (await http.get("/healthz")).status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        await asyncio.sleep(0.1)
-                admin = {"Authorization": f"Bearer {ADMIN}"}
-                await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
-                await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
-                token = (await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"]
+            token = await prepare_hub(port)
             rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds,
                                      args.legacy)
             print(f"throughput, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per kind:")

@@ -22,9 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import httpx
-
-from tools.bench.mcp import ADMIN, SERVER, RawConn, free_port, legacy_session, mcp_headers, tool_body
+from tools.bench.mcp import ADMIN, SERVER, RawConn, free_port, legacy_session, mcp_headers, prepare_hub, tool_body
 
 TICK = os.sysconf("SC_CLK_TCK")
 KINDS = ("noop_post", "signal_append", "signal_append_legacy")
@@ -67,20 +65,6 @@ async def rounds(port: int, pid: int, token: str, args: argparse.Namespace) -> d
     return out
 
 
-async def setup(port: int) -> str:
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
-        for _ in range(200):
-            try:
-                if (await http.get("/healthz")).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                await asyncio.sleep(0.1)
-        admin = {"Authorization": f"Bearer {ADMIN}"}
-        await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
-        await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
-        return str((await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"])
-
-
 async def main_async(args: argparse.Namespace) -> None:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,7 +72,7 @@ async def main_async(args: argparse.Namespace) -> None:
         server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
                                   env=env, stderr=subprocess.DEVNULL)
         try:
-            token = await setup(port)
+            token = await prepare_hub(port)
             cpu = await rounds(port, server.pid, token, args)
         finally:
             server.terminate()
