@@ -1,16 +1,17 @@
 """Resources (read-only views), the skills extension methods, and an empty prompt catalogue.
 
-Listing order: `hub://skill` (bootstrap), the skill files, then knowledge base pages of readable
-projects in project and path order, 100 a page. `nextCursor` is the URI of the page's last
+Listing order: `hub://skill` (bootstrap), the skill files, then each part's resources in the hub's
+part order (`Part.resources`; the knowledge base part will list its pages there), 100 a page.
+Templates and reads are the parts' too: a feature absent from the hub serves no template and its
+URIs are not found. `nextCursor` is the URI of the page's last
 resource; only cursors this process issued are accepted (an unissued one is INVALID_PARAMS).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote, unquote
 
 import mcp_types as types
 import orjson
@@ -18,33 +19,18 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from hubcore.errors import HubError
+from hubcore.parts import Part
 from hubmcp import skills
 from hubmcp.context import CallContext
-from hubmcp.errors import resource_invalid, resource_missing, to_mcp_error
+from hubmcp.errors import resource_missing, to_mcp_error
 
 PAGE_SIZE = 100
 BOOTSTRAP_URI = "hub://skill"
-KB_PREFIX = "hub://kb/"
-KB_TEMPLATE = "hub://kb/{project_id}/{+path}"
 MAX_ISSUED_CURSORS = 10_000
 
 # Conformance fixtures (tools/mcp-conformance only; off unless the app is built with them).
 FIXTURE_TEXT_URI = "test://static-text"
 FIXTURE_TEMPLATE = "test://template/{id}/data"
-
-
-def kb_uri(project_id: str, path: str) -> str:
-    return KB_PREFIX + project_id + "/" + "/".join(quote(seg, safe="") for seg in path.lstrip("/").split("/"))
-
-
-def parse_kb_uri(uri: str) -> tuple[str, str]:
-    """(project_id, page path) of a `hub://kb/` URI; INVALID_PARAMS when it names no page."""
-    rest = uri[len(KB_PREFIX):]
-    project_id, _, raw_path = rest.partition("/")
-    segments = [unquote(s) for s in raw_path.split("/")] if raw_path else []
-    if not project_id or not segments or not all(segments) or segments[0] != "fs" or len(segments) < 2:
-        raise resource_invalid(uri, "a hub://kb/ URI names a page as hub://kb/<project_id>/fs/<path>")
-    return unquote(project_id), "/" + "/".join(segments)
 
 
 class IssuedCursors:
@@ -89,26 +75,19 @@ class Resources:
             ))
         return out
 
-    async def _kb(self, call: CallContext) -> Iterator[types.Resource]:
-        kb = getattr(call.hub, "kb", None)
-        lister = getattr(kb, "resource_pages", None)
-        if lister is None:
-            return iter(())
+    async def _from_parts(self, call: CallContext) -> list[types.Resource]:
         found: list[types.Resource] = []
-        for project in await call.hub.projects.list(call.caller):
-            for path in await lister(call.caller, project["id"]):
-                found.append(types.Resource(
-                    uri=kb_uri(project["id"], path), name=f"{project['id']}:{path}",
-                    mime_type="text/markdown" if path.endswith(".md") else "text/plain",
-                ))
-        return iter(found)
+        for part in call.hub.core.parts:
+            for r in await part.resources(call.caller):
+                found.append(types.Resource(uri=r.uri, name=r.name, mime_type=r.mime_type))
+        return found
 
     async def list(self, call: CallContext, cursor: str | None) -> types.ListResourcesResult:
         if cursor is not None and cursor not in self.cursors:
             raise MCPError(code=INVALID_PARAMS, message="invalid_argument: unknown cursor; list from the start",
                            data={"error": {"code": "invalid_argument", "message": "unknown cursor",
                                            "retryable": False, "details": {}}})
-        every = [*self._static(), *await self._kb(call)]
+        every = [*self._static(), *await self._from_parts(call)]
         start = 0
         if cursor is not None:
             uris = [r.uri for r in every]
@@ -118,12 +97,10 @@ class Resources:
         next_cursor = self.cursors.issue(str(page[-1].uri)) if more and page else None
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
-    def templates(self) -> types.ListResourceTemplatesResult:
-        out = [types.ResourceTemplate(
-            uri_template=KB_TEMPLATE, name="knowledge-base-page", title="Knowledge base page",
-            description="A project's knowledge base page by path under /fs/ (segments percent-encoded)",
-            mime_type="text/markdown",
-        )]
+    def templates(self, parts: Sequence[Part]) -> types.ListResourceTemplatesResult:
+        out = [types.ResourceTemplate(uri_template=t.uri_template, name=t.name, title=t.title or None,
+                                      description=t.description or None, mime_type=t.mime_type)
+               for part in parts for t in part.resource_templates()]
         if self.fixtures:
             out.append(types.ResourceTemplate(uri_template=FIXTURE_TEMPLATE, name="conformance-template"))
         return types.ListResourceTemplatesResult(resource_templates=out)
@@ -139,34 +116,15 @@ class Resources:
             if f is None:
                 raise resource_missing(uri)
             return _text(uri, f.text, f.mime_type)
-        if uri.startswith(KB_PREFIX):
-            return await self._read_kb(call, uri)
+        for part in call.hub.core.parts:
+            got = await _read_from(part, call, uri)
+            if got is not None:
+                return got
         if self.fixtures:
             fixture = _fixture(uri)
             if fixture is not None:
                 return fixture
         raise resource_missing(uri)
-
-    async def _read_kb(self, call: CallContext, uri: str) -> types.ReadResourceResult:
-        project_id, path = parse_kb_uri(uri)
-        try:
-            await call.hub.projects.get(call.caller, project_id)
-        except HubError as err:
-            if err.code != "not_found":
-                raise to_mcp_error(err, uri=uri) from None
-            # Resources answer a missing or unreadable project as `forbidden`, the same for both.
-            raise to_mcp_error(HubError("forbidden", f"project {project_id!r} is not readable"),
-                               uri=uri) from None
-        reader = getattr(getattr(call.hub, "kb", None), "resource_read", None)
-        if reader is None:
-            raise resource_missing(uri, f"no page {path} in project {project_id!r}")
-        try:
-            text = await reader(call.caller, project_id, path)
-        except HubError as err:
-            if err.code == "not_found":
-                raise resource_missing(uri, err.message) from None
-            raise to_mcp_error(err, uri=uri) from None
-        return _text(uri, text, "text/markdown" if path.endswith(".md") else "text/plain")
 
     # -- skills extension ------------------------------------------------------------------------
 
@@ -195,6 +153,17 @@ class Resources:
         if start + PAGE_SIZE < len(children):
             result["nextCursor"] = page[-1]["uri"]
         return result
+
+
+async def _read_from(part: Part, call: CallContext, uri: str) -> types.ReadResourceResult | None:
+    """The part's answer for `uri`: None when the URI is not the part's."""
+    try:
+        got = await part.read_resource(call.caller, uri)
+    except HubError as err:
+        if err.code == "not_found":
+            raise resource_missing(uri, err.message) from None
+        raise to_mcp_error(err, uri=uri) from None
+    return None if got is None else _text(uri, got[0], got[1])
 
 
 def _after(uris: list[str], cursor: str) -> int:

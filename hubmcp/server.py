@@ -217,7 +217,7 @@ class HubMcp:
 
     async def _list_templates(self, ctx: ServerRequestContext[Any, Any],
                               params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
-        return self.resources.templates()
+        return self.resources.templates(self.hub.core.parts)
 
     async def _read_resource(self, ctx: ServerRequestContext[Any, Any],
                              params: types.ReadResourceRequestParams) -> types.ReadResourceResult:

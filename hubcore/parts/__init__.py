@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,26 @@ Task = Callable[[], Coroutine[Any, Any, None]]
 # Runs inside a decision's command, after the answer event is written (enrolment admits or refuses
 # the pending agent here): (conn, inbox item row, "approved" | "declined", now).
 DecisionHook = Callable[[sqlite3.Connection, sqlite3.Row, str, float], None]
+
+
+@dataclass(frozen=True)
+class ResourceTemplate:
+    """A URI template of resources a part serves (MCP `resources/templates/list`)."""
+
+    uri_template: str
+    name: str
+    title: str = ""
+    description: str = ""
+    mime_type: str = "text/plain"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One read-only view a part lists (MCP `resources/list`), e.g. a knowledge base page."""
+
+    uri: str
+    name: str
+    mime_type: str = "text/plain"
 
 
 class Part:
@@ -46,6 +67,11 @@ class Part:
     def files(self, data_dir: Path) -> Iterable[Path]:
         """The store files the part keeps under `data_dir`, for backup and integrity check."""
         return ()
+
+    def writes(self) -> int:
+        """Writes to the part's stores outside hub.db so far; the hub's memoised measurements of
+        the data directory are renewed when this or hub.db's command count moves."""
+        return 0
 
     # -- a project's share ---------------------------------------------------------------------
 
@@ -80,6 +106,21 @@ class Part:
     def search_documents(self, conn: sqlite3.Connection, project_id: str) -> Iterable[Mapping[str, Any]]:
         """What the part feeds the search index for a project (slot for the search part)."""
         return ()
+
+    # -- resources (read-only views the MCP surface lists and reads) ----------------------------
+
+    def resource_templates(self) -> Sequence[ResourceTemplate]:
+        """URI templates of the resources the part serves."""
+        return ()
+
+    async def resources(self, caller: Caller) -> Sequence[Resource]:
+        """The resources `caller` may read, in the part's listing order."""
+        return ()
+
+    async def read_resource(self, caller: Caller, uri: str) -> tuple[str, str] | None:
+        """(text, MIME type) of `uri` when it is in the part's URI space, None when it is not;
+        a URI in its space that names nothing raises `not_found`, an unreadable one `forbidden`."""
+        return None
 
     # -- reacting and running ------------------------------------------------------------------
 

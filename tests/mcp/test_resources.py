@@ -9,8 +9,11 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from hubcore.caller import Caller
+from hubcore.errors import HubError
+from hubcore.parts import Part, Resource, ResourceTemplate
 from hubmcp import skills
-from hubmcp.resources import IssuedCursors, parse_kb_uri
+from hubmcp.resources import IssuedCursors
 from tests.harness import ADMIN
 from tests.mcp.live import ERAS, MODERN, LiveHub
 
@@ -87,34 +90,77 @@ async def test_resources_list_read_and_errors(live: LiveHub, mode: str) -> None:
         assert f"{live.base}/mcp" in boot.contents[0].text  # type: ignore[union-attr]
         page = await c.read_resource("skill://hub/references/errors.md")
         assert page.contents[0].mime_type == "text/markdown"
+        # This hub has no knowledge base part: it serves no template, and a page URI names nothing
+        # (the spec's hub://kb/ template comes back with the part that serves it).
         templates = await c.list_resource_templates()
-        assert next(t.uri_template for t in templates.resource_templates) == "hub://kb/{project_id}/{+path}"
+        assert templates.resource_templates == []
         with pytest.raises(MCPError) as caught:
             await c.read_resource("hub://nothing/here")
         assert caught.value.error.code == -32602 and caught.value.error.data["uri"] == "hub://nothing/here"
         assert caught.value.error.data["error"]["code"] == "not_found"
-        with pytest.raises(MCPError) as caught:
-            await c.read_resource("hub://kb/secret")
-        assert caught.value.error.code == -32602 and caught.value.error.data["error"]["code"] == "invalid_argument"
-        denied = []
-        for project in ("secret", "missing"):
+        answers = []
+        for uri in ("hub://kb/secret", "hub://kb/secret/fs/index.md", "hub://kb/missing/fs/index.md"):
             with pytest.raises(MCPError) as caught:
-                await c.read_resource(f"hub://kb/{project}/fs/index.md")
-            denied.append(caught.value.error.data["error"]["code"])
-        assert denied == ["forbidden", "forbidden"]
+                await c.read_resource(uri)
+            answers.append((caught.value.error.code, caught.value.error.data["error"]["code"]))
+        assert answers == [(-32602, "not_found")] * 3
         with pytest.raises(MCPError) as caught:
             await c.list_resources(cursor="skill://hub/never-issued")
         assert caught.value.error.code == -32602
 
 
-def test_cursor_and_kb_uri_helpers() -> None:
+def test_issued_cursors_are_bounded() -> None:
     issued = IssuedCursors(limit=2)
     for c in ("a", "b", "c"):
         issued.issue(c)
     assert "a" not in issued and "c" in issued
-    assert parse_kb_uri("hub://kb/demo/fs/a%20b/c.md") == ("demo", "/fs/a b/c.md")
-    with pytest.raises(MCPError):
-        parse_kb_uri("hub://kb/demo/other/c.md")
+
+
+class PagesPart(Part):
+    """A part that serves resources (as the knowledge base part will): pages per project."""
+
+    name = "pages"
+
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes
+
+    def resource_templates(self) -> list[ResourceTemplate]:
+        return [ResourceTemplate("page://{project_id}/{name}", "page", mime_type="text/markdown")]
+
+    async def resources(self, caller: Caller) -> list[Resource]:
+        return [Resource(f"page://{pid}/p{n:03d}.md", f"{pid}:p{n:03d}", "text/markdown")
+                for pid, count in self.sizes.items() for n in range(count)]
+
+    async def read_resource(self, caller: Caller, uri: str) -> tuple[str, str] | None:
+        if not uri.startswith("page://"):
+            return None
+        if uri.startswith("page://secret/"):
+            raise HubError("forbidden", "project 'secret' is not readable")
+        if uri not in {r.uri for r in await self.resources(caller)}:
+            raise HubError("not_found", f"no page {uri}")
+        return f"text of {uri}", "text/markdown"
+
+
+async def test_a_part_brings_its_resources_template_listing_and_reads(live: LiveHub) -> None:
+    hub = live.app.hub
+    original = hub.core.parts
+    hub.core.parts = (*original, PagesPart({"alpha": 2}))
+    try:
+        async with live.client(mode=MODERN) as c:
+            templates = await c.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == ["page://{project_id}/{name}"]
+            uris = [str(r.uri) for r in (await c.list_resources()).resources]
+            assert uris[-2:] == ["page://alpha/p000.md", "page://alpha/p001.md"]
+            page = await c.read_resource("page://alpha/p001.md")
+            assert page.contents[0].text == "text of page://alpha/p001.md"  # type: ignore[union-attr]
+            codes = []
+            for uri in ("page://alpha/p009.md", "page://secret/p000.md"):
+                with pytest.raises(MCPError) as caught:
+                    await c.read_resource(uri)
+                codes.append(caught.value.error.data["error"]["code"])
+            assert codes == ["not_found", "forbidden"]
+    finally:
+        hub.core.parts = original
 
 
 async def test_bootstrap_renders_the_callers_origin(live: LiveHub) -> None:
@@ -148,13 +194,7 @@ async def test_listing_pages_100_at_a_time_in_project_and_path_order() -> None:
     from hubmcp.context import CallContext
     from hubmcp.resources import Resources
 
-    async def projects(_caller: Any) -> list[dict[str, Any]]:
-        return [{"id": "alpha"}, {"id": "beta"}]
-
-    async def pages(_caller: Any, project_id: str) -> list[str]:
-        return [f"/fs/p{n:03d}.md" for n in range(120 if project_id == "alpha" else 5)]
-
-    hub = SimpleNamespace(projects=SimpleNamespace(list=projects), kb=SimpleNamespace(resource_pages=pages))
+    hub = SimpleNamespace(core=SimpleNamespace(parts=(PagesPart({"alpha": 120, "beta": 5}),)))
     call = CallContext(hub, None, modern_key("x", None), ActiveSessions(), lambda: None, MODERN)  # type: ignore[arg-type]
     resources = Resources()
     seen: list[str] = []
@@ -170,5 +210,5 @@ async def test_listing_pages_100_at_a_time_in_project_and_path_order() -> None:
         cursor = page.next_cursor
     statics = 1 + len(skills.load().files)
     assert sizes == [100, statics + 125 - 100]
-    assert seen[0] == "hub://skill" and seen[statics] == "hub://kb/alpha/fs/p000.md"
-    assert seen[-1] == "hub://kb/beta/fs/p004.md" and len(set(seen)) == len(seen)
+    assert seen[0] == "hub://skill" and seen[statics] == "page://alpha/p000.md"
+    assert seen[-1] == "page://beta/p004.md" and len(set(seen)) == len(seen)
