@@ -31,6 +31,9 @@ class SessionsPart(Part):
                                       writes=lambda: core.store.statistics().commands + self.brains.writes)
         self._doomed: dict[str, list[str]] = {}
 
+    def writes(self) -> int:
+        return self.brains.writes
+
     def files(self, data_dir: Path) -> Iterable[Path]:
         return sorted((data_dir / "brains").glob("*.db"))
 
@@ -48,7 +51,7 @@ class SessionsPart(Part):
         return await self.storage.project_stats(project_id)
 
     async def home(self) -> Mapping[str, Any]:
-        return {"storage": await self.storage.volume(), "prunable": await self.storage.prunable()}
+        return {"prunable": await self.storage.prunable()}
 
     def background(self) -> Sequence[Task]:
         return (self.storage.run_sweeper, self.brains.pool.run_sweeper)

@@ -1,16 +1,18 @@
 """What every service needs: settings, the clock, the hub store's actor, the metrics, the
-publisher the actor hands committed effects to (services never call it themselves), and the hub's
-parts for the loops that span them (project deletion, stats, Home, the brief, storage rows)."""
+publisher the actor hands committed effects to (services never call it themselves), the hub's
+parts for the loops that span them (project deletion, stats, Home, the brief, storage rows), and the
+data directory's measurements, which are the hub's and depend on no part."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
 from hubcore.parts import Part
 from hubcore.services.changes import Publisher
+from hubcore.services.volume import DataDir
 from hubcore.store.actor import StoreActor
 
 
@@ -22,6 +24,14 @@ class Core:
     metrics: HubMetrics
     publisher: Publisher
     parts: tuple[Part, ...] = ()  # set once by `Hub` from its one list; read only by the loops
+    datadir: DataDir = field(init=False)  # the hub's own, whichever parts it has
+
+    def __post_init__(self) -> None:
+        self.datadir = DataDir(self.settings, self.write_count)
+
+    def write_count(self) -> int:
+        """Writes so far to hub.db and to every part's own stores (memoised measurements key on it)."""
+        return self.store.statistics().commands + sum(part.writes() for part in self.parts)
 
     def now(self) -> float:
         return self.clock.now()

@@ -1,8 +1,9 @@
 """The one-request Home payload.
 
 Every member is a real measurement or null, never a made-up zero: storage numbers are null when the
-volume query fails. `storage` and `prunable` come from the parts that measure them (`Part.home`);
-with no such part in the hub they read as null.
+volume query fails. `storage` (the data directory's volume) and `node` are the hub's own
+(`Core.datadir`); `prunable` comes from the part that measures it (`Part.home`), and reads as null
+with no such part in the hub.
 `agents_active` counts active agents whose token was used, or whose running session did work, within
 the last 15 minutes (900 s, the same window as a live artifact's session).
 """
@@ -20,7 +21,6 @@ from hubcore.services.core import Core
 from hubcore.services.feed import ACTIVE_WINDOW_SECS, PageQuery, read_page
 from hubcore.services.inbox import count_items, query_items
 from hubcore.services.projects import unseen_counts
-from hubcore.services.storage import node_info
 
 WAITING_ON_HOME = 5
 RECENT_ON_HOME = 10
@@ -29,7 +29,6 @@ MEMO_SECS = 10.0
 Settle = Callable[[], Awaitable[None]]
 # The members parts provide (spec: Home), as they read when no part in the hub provides them.
 PART_MEMBERS: dict[str, dict[str, int | None]] = {
-    "storage": {"used_bytes": None, "capacity_bytes": None, "free_bytes": None},
     "prunable": {"sessions": None, "bytes": None},
 }
 
@@ -44,7 +43,8 @@ class HomeService:
         await self.settle()
         active_since = self.core.now() - ACTIVE_WINDOW_SECS
         body = await self.core.store.read(lambda conn: self._read(conn, caller, active_since))
-        body["node"] = node_info(self.core.settings)
+        body["node"] = self.core.datadir.node()
+        body["storage"] = await self.core.datadir.volume()
         body.update({name: dict(empty) for name, empty in PART_MEMBERS.items()})
         for part in self.core.parts:
             body.update(await part.home())

@@ -6,7 +6,8 @@ rows' `events_bytes` plus `events_shared_bytes` equal `by_kind.events` (the hub 
 write-ahead log); `total_bytes` is `by_kind.sessions + .artifacts + .knowledge` (the three row kinds:
 the hub store is shared and counted in `used_bytes`, the whole data directory). Numbers that cost a syscall
 are memoised for ten seconds behind a write counter; counts are always read fresh. A number that
-cannot be measured is null, and then so is every sum it belongs to.
+cannot be measured is null, and then so is every sum it belongs to. The volume numbers and the node
+are the hub's own (`hubcore.services.volume`), the same in Home and whichever parts the hub has.
 
 The feed's weight comes from the per-project tallies the event store keeps as it appends
 (`feed_stats`), so it is weighed incrementally from the first event; project deletion removes the
@@ -15,30 +16,24 @@ project's tally with its events, and prune touches no event.
 
 from __future__ import annotations
 
-import os
 import secrets
-import shutil
-import socket
 import sqlite3
-import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import anyio
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.config import HubSettings, is_loopback
 from hubcore.errors import conflict, not_found
 from hubcore.metrics import store_bytes
 from hubcore.services import validate
 from hubcore.services.access import project_missing, require_admin
 from hubcore.services.core import Core
 from hubcore.services.sessions import session_missing
+from hubcore.services.volume import Memo
 from hubcore.tokens import token_hash
 
-MEMO_SECS = 10.0
 SWEEP_EVERY_SECS = 5.0
 # Row columns filled from the parts that hold those kinds (`Part.project_bytes`); the sessions
 # column is this part's own.
@@ -48,67 +43,6 @@ PART_COLUMNS = {"artifacts": "artifact_bytes", "knowledge": "kb_bytes"}
 def add(*values: int | None) -> int | None:
     """A sum that is unknown when any part is unknown."""
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
-
-
-def node_mode(settings: HubSettings) -> str:
-    """How the hub is reached: `tls`, `loopback` (this machine only) or `network` (plain HTTP)."""
-    if settings.tls_cert:
-        return "tls"
-    host, _ = settings.host_port
-    return "loopback" if is_loopback(host) else "network"
-
-
-def node_info(settings: HubSettings) -> dict[str, str]:
-    """The node as Home and the storage report show it: host name and how it is reached."""
-    return {"host": socket.gethostname(), "mode": node_mode(settings)}
-
-
-def tree_bytes(root: Path) -> int | None:
-    """Bytes of every file under `root` (not following links); None when unreadable."""
-    total = 0
-    try:
-        for dirpath, _dirs, files in os.walk(root, onerror=_raise):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(dirpath, name)).st_size
-                except FileNotFoundError:
-                    continue
-    except OSError:
-        return None
-    return total
-
-
-def _raise(err: OSError) -> None:
-    raise err
-
-
-def measure_storage(root: Path) -> dict[str, int | None]:
-    capacity: int | None = None
-    free: int | None = None
-    try:
-        usage = shutil.disk_usage(root)
-        capacity, free = usage.total, usage.free
-    except OSError:
-        pass
-    return {"used_bytes": tree_bytes(root), "capacity_bytes": capacity, "free_bytes": free}
-
-
-class Memo:
-    """Syscall readings reused for ten seconds while no write happened in between."""
-
-    def __init__(self, writes: Callable[[], int], monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._writes = writes
-        self._monotonic = monotonic
-        self._values: dict[str, tuple[int, float, Any]] = {}
-
-    async def get(self, key: str, measure: Callable[[], Any]) -> Any:
-        stamp, now = self._writes(), self._monotonic()
-        held = self._values.get(key)
-        if held is not None and held[0] == stamp and now - held[1] < MEMO_SECS:
-            return held[2]
-        value = await anyio.to_thread.run_sync(measure)
-        self._values[key] = (stamp, now, value)
-        return value
 
 
 class StorageService:
@@ -125,7 +59,7 @@ class StorageService:
         require_admin(caller, "the storage report")
         projects, sessions, feed = await self.core.store.read(_report_rows)
         data = self.core.settings.data_path
-        volume = await self.volume()
+        volume = await self.core.datadir.volume()
         hub_db = await self.memo.get("hub_db", lambda: store_bytes(data / "hub.db"))
         session_sizes = await self.memo.get("brains", lambda: {s["id"]: self._brain_bytes(s["id"]) for s in sessions})
         held = await self._held_by_parts()
@@ -143,7 +77,7 @@ class StorageService:
             "capacity_bytes": volume["capacity_bytes"],
             "free_bytes": volume["free_bytes"],
             "data_path": str(data),
-            "node": node_info(self.core.settings),
+            "node": self.core.datadir.node(),
             "by_kind": by_kind,
             "events_shared_bytes": None if hub_db is None else hub_db - events_rows,
             "prunable": _prunable(sessions, session_sizes),
@@ -177,11 +111,6 @@ class StorageService:
             for kind, per_project in (await part.project_bytes()).items():
                 held.setdefault(kind, {}).update(per_project)
         return held
-
-    async def volume(self) -> dict[str, int | None]:
-        """Data directory size, capacity and free space (memoised behind the write counter)."""
-        data = self.core.settings.data_path
-        return dict(await self.memo.get("volume", lambda: measure_storage(data)))
 
     async def project_stats(self, project_id: str) -> dict[str, int | None]:
         """A project's sessions for its stats: how many (pruned ones are gone) and their brain bytes."""

@@ -7,7 +7,7 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
-from hubcore.services import storage as storage_module
+from hubcore.services import volume as volume_module
 from tests.feed.conftest import approval, ask, signal
 from tests.harness import ADMIN, HubClient
 
@@ -59,8 +59,8 @@ async def test_unmeasurable_storage_is_null(client: HubClient, hub: Hub, monkeyp
     def broken(path: object) -> None:
         raise OSError("no volume")
 
-    monkeypatch.setattr(storage_module.shutil, "disk_usage", broken)
-    monkeypatch.setattr(storage_module, "tree_bytes", lambda root: None)
+    monkeypatch.setattr(volume_module.shutil, "disk_usage", broken)
+    monkeypatch.setattr(volume_module, "tree_bytes", lambda root: None)
     hub.home._storage = None
     storage = (await get_home(client))["storage"]
     assert storage == {"used_bytes": None, "capacity_bytes": None, "free_bytes": None}
@@ -69,6 +69,6 @@ async def test_unmeasurable_storage_is_null(client: HubClient, hub: Hub, monkeyp
 def test_node_mode() -> None:
     from tests.harness import test_settings
 
-    assert storage_module.node_mode(test_settings(".", bind="127.0.0.1:1")) == "loopback"
-    assert storage_module.node_mode(test_settings(".", bind="0.0.0.0:1")) == "network"
-    assert storage_module.node_mode(test_settings(".", tls_cert="c", tls_key="k")) == "tls"
+    assert volume_module.node_mode(test_settings(".", bind="127.0.0.1:1")) == "loopback"
+    assert volume_module.node_mode(test_settings(".", bind="0.0.0.0:1")) == "network"
+    assert volume_module.node_mode(test_settings(".", tls_cert="c", tls_key="k")) == "tls"
