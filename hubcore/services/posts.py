@@ -11,7 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import Field
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -23,13 +25,50 @@ from hubcore.services.access import readable_project
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.cursors import seed_cursor
+from hubcore.services.fields import Body, IdempotencyKey, Payload, ProjectId, SessionId, Summary, WholeNumber
 from hubcore.services.inbox import WAIT_CURSOR, insert_item
+from hubcore.services.requests import Request
 
-SIGNAL_KINDS = ("signal", "finished", "idea", "approval")
+SignalKind = Literal["signal", "finished", "idea", "approval"]
+SIGNAL_KINDS = get_args(SignalKind)
 DEADLINE_MIN, DEADLINE_MAX = 60, 2_592_000
 OPTIONS_MIN, OPTIONS_MAX, OPTION_CHARS = 2, 6, 80
-OUTCOMES = ("approve", "decline")
+OnExpiry = Literal["approve", "decline"]
+OUTCOMES = get_args(OnExpiry)
 CAP_RETRY_AFTER_SECS = 60
+
+
+EXPIRES_TEXT = (f"deadline in seconds from now ({DEADLINE_MIN} to {DEADLINE_MAX}); when it passes the hub "
+                "resolves the item")
+Expires = Annotated[int, WholeNumber(DEADLINE_MIN, DEADLINE_MAX), Field(description=EXPIRES_TEXT)]
+
+
+class PostRequest(Request):
+    """What every post to a feed carries. A blank or missing summary is taken from the body's
+    first line; `body` is stored as `payload.body`."""
+
+    project_id: ProjectId
+    summary: Summary | None = None
+    body: Body | None = None
+    payload: Payload | None = None
+    session_id: Annotated[SessionId | None, Field(
+        description="the session this belongs to (over MCP, default: your active session)")] = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class IdeaPost(PostRequest):
+    """An idea from the human (`POST /projects/:id/ideas`)."""
+
+    # Spec (event fields): a client-supplied actor is ignored; the actor is the caller's.
+    actor: Annotated[Any, Field(exclude=True, description="ignored: the actor is always the caller")] = None
+
+
+class SignalAppend(PostRequest):
+    """A signal, finished, idea or approval (which may carry a deadline)."""
+
+    kind: SignalKind = "signal"
+    expires_in_seconds: Annotated[Expires | None, Field(description=f"approvals only: {EXPIRES_TEXT}")] = None
+    on_expiry: Annotated[OnExpiry | None, Field(description="approvals only; default decline")] = None
 
 
 @dataclass(frozen=True)
@@ -126,20 +165,12 @@ class PostsService:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    async def signal_append(self, caller: Caller, project_id: str, kind: Any = "signal", *,
-                            summary: Any = None, payload: Any = None, session_id: Any = None,
-                            idempotency_key: Any = None, expires_in_seconds: Any = None,
-                            on_expiry: Any = None) -> dict[str, Any]:
+    async def signal_append(self, caller: Caller, req: SignalAppend) -> dict[str, Any]:
         """Append an event of `kind` (signal, finished, idea, approval). An approval waits on the
         human and may carry a deadline; an idea lands unread in the inbox. The actor is the
         caller's, whatever the client sent."""
-        if kind == "question":
-            raise invalid("questions are posted with question_post", field="kind")
-        if kind not in SIGNAL_KINDS:
-            raise invalid(f"kind must be one of {', '.join(SIGNAL_KINDS)}", field="kind")
-        post = self._check(project_id, kind, summary, payload, session_id, idempotency_key,
-                           check_deadline(kind, expires_in_seconds, on_expiry))
-        return await self._append(caller, post)
+        deadline = check_deadline(req.kind, req.expires_in_seconds, req.on_expiry)
+        return await self._append(caller, _post(req, req.kind, deadline))
 
     async def question_post(self, caller: Caller, project_id: str, summary: Any, *, body: Any = None,
                             options: Any = None, payload: Any = None, session_id: Any = None,
@@ -159,16 +190,9 @@ class PostsService:
         result = await self._append(caller, post)
         return {**result, "question_id": result["event_id"]}
 
-    async def idea(self, caller: Caller, project_id: str, body: Any) -> dict[str, Any]:
+    async def idea(self, caller: Caller, req: IdeaPost) -> dict[str, Any]:
         """`POST /projects/:id/ideas`: an idea, a needs-action signal that arrives unread."""
-        body = validate.body_object(body)
-        payload = _object(body.get("payload"))
-        text = validate.optional_string(body.get("body"), field="body", blank=True)
-        if text is not None:
-            payload["body"] = text
-        post = self._check(project_id, "idea", body.get("summary"), payload, body.get("session_id"),
-                           body.get("idempotency_key"), None)
-        result = await self._append(caller, post)
+        result = await self._append(caller, _post(req, "idea", None))
         return {"id": result["event_id"], **result}
 
     def _check(self, project_id: str, kind: str, summary: Any, payload: Any, session_id: Any,
@@ -205,6 +229,16 @@ class PostsService:
             return result, effects
 
         return await self.core.store.execute_effects(write)
+
+
+def _post(req: PostRequest, kind: str, deadline: Deadline | None) -> Post:
+    """A checked post from a parsed request. The body joins the payload, whose size is checked
+    again with it; the summary falls back to the body's first line."""
+    payload = dict(req.payload or {})
+    if req.body is not None:
+        payload = ev.check_payload({**payload, "body": req.body})
+    return Post(req.project_id, kind, ev.check_summary(req.summary, payload), payload, req.session_id,
+                req.idempotency_key, deadline)
 
 
 def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float,

@@ -7,6 +7,8 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
+from hubcore.services.posts import IdeaPost
+from hubcore.services.requests import parse
 from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("feed", __name__, url_prefix="/api/v1")
@@ -50,7 +52,8 @@ async def feed_seen(project_id: str) -> Response:
 
 @bp.post("/projects/<project_id>/ideas")
 async def post_idea(project_id: str) -> Response:
-    result = await hub().posts.idea(caller(), project_id, await json_body())
+    req = parse(IdeaPost, {**await json_body(), "project_id": project_id})
+    result = await hub().posts.idea(caller(), req)
     return json_response({"id": result["id"]}, 201)  # the spec's member; no second name
 
 

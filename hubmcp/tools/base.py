@@ -10,9 +10,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from hubcore.errors import HubError
+from hubcore.services.requests import InvalidRequest, Request, input_schema, parse
 from hubmcp.context import CallContext
 
-Handler = Callable[[CallContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+# A handler takes the parsed request: the tool's `input_model`, or the checked dict for a tool not
+# converted to a typed request yet.
+Handler = Callable[[CallContext, Any], Awaitable[dict[str, Any]]]
 
 # The trailer of a successful result (spec: Tool result trailer), allowed on every output schema.
 NOTIFICATION_ITEM: dict[str, Any] = {
@@ -81,9 +84,13 @@ class Tool:
     name: str
     title: str
     description: str
-    input_schema: dict[str, Any]
     output_schema: dict[str, Any]
     handler: Handler
+    # The typed request the tool's input is defined by; its schema is generated from it and each
+    # call is parsed into it. Tools without one still give `input_schema` by hand (checked by
+    # jsonschema per call) until they are converted.
+    input_model: type[Request] | None = None
+    input_schema: dict[str, Any] = field(default_factory=dict)
     read_only: bool = False
     # Tools whose result is itself a drain of the trailer queues (notify_wait) carry no trailer.
     trailer: bool = True
@@ -93,13 +100,18 @@ class Tool:
     _validator: Draft202012Validator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.input_model is not None:
+            object.__setattr__(self, "input_schema", input_schema(self.input_model))
         Draft202012Validator.check_schema(self.input_schema)
         Draft202012Validator.check_schema(self.output_schema)
         object.__setattr__(self, "_validator", Draft202012Validator(self.input_schema))
 
-    def check_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The arguments as a dict, or `invalid_argument` naming the first problem (argument and
-        rule, never the offending value: it may be megabytes long)."""
+    def check_arguments(self, arguments: Mapping[str, Any] | None) -> Any:
+        """The arguments as the tool's request (or a dict for a tool without one), or
+        `invalid_argument` naming the first problem (argument and rule, never the offending value:
+        it may be megabytes long)."""
+        if self.input_model is not None:
+            return parsed(self.input_model, arguments)
         args = dict(arguments or {})
         error = next(iter(sorted(self._validator.iter_errors(args), key=lambda e: list(map(str, e.path)))), None)
         if error is not None:
@@ -108,6 +120,17 @@ class Tool:
         return args
 
 
+def parsed(model: type[Request], arguments: Mapping[str, Any] | None) -> Request:
+    """The arguments parsed into `model`; a refusal is said in MCP's words (an argument, not a
+    member) with the same code REST gives for the same input."""
+    try:
+        return parse(model, arguments)
+    except InvalidRequest as err:
+        rule = UNKNOWN if err.kind == "extra_forbidden" else err.rule
+        raise HubError(err.code, f"argument {err.where}: {rule}", details={"argument": err.where}) from None
+
+
+UNKNOWN = "unknown argument; tools/list gives this tool's arguments"
 NAME_MAX = 64  # argument names are echoed; a name is the caller's own text, so it is cut too
 
 
@@ -131,7 +154,7 @@ def _explain(error: ValidationError) -> tuple[str, str]:
     if rule == "additionalProperties" and isinstance(instance, Mapping):
         known = error.schema.get("properties", {})
         extra = next((k for k in instance if k not in known), "?")
-        return _where(error, extra), "unknown argument; tools/list gives this tool's arguments"
+        return _where(error, extra), UNKNOWN
     return _where(error), _rule(str(rule), value, error.schema)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from hubcore.services import events as ev
+from hubcore.services.posts import SignalAppend
 from hubmcp.context import CallContext
-from hubmcp.tools.base import EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, Tool, inputs, outputs
+from hubmcp.tools.base import EVENT_ID, PROJECT_ID, Tool, inputs, outputs
 
 KIND_FILTER: dict[str, Any] = {
     "description": "only these kinds: one kind, a comma-separated list, or a list",
@@ -22,6 +23,7 @@ EVENT: dict[str, Any] = {
     },
     "required": ["id", "project_id", "kind", "actor", "summary", "payload", "created_at"],
 }
+
 EXPIRES_IN: dict[str, Any] = {
     "type": "integer", "minimum": 60, "maximum": 2_592_000,
     "description": "deadline in seconds from now (60 to 2592000); when it passes the hub resolves the item",
@@ -35,20 +37,12 @@ async def feed_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-async def signal_append(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.posts.signal_append(
-        call.caller, args["project_id"], args.get("kind", "signal"),
-        summary=args.get("summary"), payload=_payload(args), session_id=_session(call, args),
-        idempotency_key=args.get("idempotency_key"), expires_in_seconds=args.get("expires_in_seconds"),
-        on_expiry=args.get("on_expiry"),
-    )
-
-
-def _payload(args: dict[str, Any]) -> dict[str, Any] | None:
-    payload = args.get("payload")
-    if "body" not in args:
-        return payload
-    return {**(payload or {}), "body": args["body"]}
+async def signal_append(call: CallContext, req: SignalAppend) -> dict[str, Any]:
+    """An explicit session id, else the connection's active session (set by session tools)."""
+    active = call.sessions.get(call.connection) if call.connection is not None and req.session_id is None else None
+    if active is not None:
+        req = req.model_copy(update={"session_id": active})
+    return await call.hub.posts.signal_append(call.caller, req)
 
 
 def _session(call: CallContext, args: dict[str, Any]) -> str | None:
@@ -96,18 +90,7 @@ TOOLS = (
             "`expires_in_seconds` and `on_expiry`). `summary` is one line (at most 1024 characters); "
             "`body` is the longer text. Questions go through question_post."
         ),
-        input_schema=inputs({
-            "project_id": PROJECT_ID,
-            "kind": {"enum": ["signal", "finished", "idea", "approval"], "default": "signal"},
-            "summary": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "one line"},
-            "body": {"type": "string", "description": "the longer text; stored as payload.body"},
-            "payload": {"type": "object", "description": "free-form JSON object (at most 256 KiB)"},
-            "session_id": {"type": "string", "maxLength": 128,
-                           "description": "the session this belongs to (default: your active session)"},
-            "idempotency_key": IDEMPOTENCY_KEY,
-            "expires_in_seconds": {**EXPIRES_IN, "description": "approvals only: " + EXPIRES_IN["description"]},
-            "on_expiry": {"enum": ["approve", "decline"], "description": "approvals only; default decline"},
-        }, ("project_id",)),
+        input_model=SignalAppend,
         output_schema=outputs({
             "event_id": {"type": "string"},
             "kind": {"type": "string"},

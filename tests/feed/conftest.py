@@ -13,6 +13,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import HubClient, hub_client, test_settings
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -62,12 +63,13 @@ async def ask(hub: Hub, who: Caller, project: str = "proj", text: str = "Ship it
 
 
 async def approval(hub: Hub, who: Caller, project: str = "proj", text: str = "Deploy?", **kw: Any) -> str:
-    result = await hub.posts.signal_append(who, project, "approval", summary=text, **kw)
+    result = await hub.posts.signal_append(who, a_signal(project_id=project, kind="approval", summary=text, **kw))
     return str(result["event_id"])
 
 
 async def signal(hub: Hub, who: Caller, project: str = "proj", text: str = "hello", **kw: Any) -> str:
-    result = await hub.posts.signal_append(who, project, kw.pop("kind", "signal"), summary=text, **kw)
+    result = await hub.posts.signal_append(who, a_signal(
+        project_id=project, kind=kw.pop("kind", "signal"), summary=text, **kw))
     return str(result["event_id"])
 
 

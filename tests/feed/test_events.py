@@ -12,6 +12,7 @@ from hubcore.services import events as ev
 from hubcore.services import ids
 from tests.feed.conftest import ClientFactory, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -39,13 +40,14 @@ async def test_the_high_water_mark_survives_a_restart(make_client: ClientFactory
     async with make_client() as client:
         await client.make_project("proj")
         hub = client.app.hub
-        last = (await hub.posts.signal_append(Caller.admin(), "proj", summary="x"))["event_id"]
+        last = (await hub.posts.signal_append(Caller.admin(), a_signal(project_id="proj", summary="x")))["event_id"]
         settings = client.app.settings
     clock.advance(-60)
     from tests.harness import hub_client
 
     async with hub_client(settings, clock) as again:
-        nxt = (await again.app.hub.posts.signal_append(Caller.admin(), "proj", summary="y"))["event_id"]
+        nxt = (await again.app.hub.posts.signal_append(Caller.admin(), a_signal(
+            project_id="proj", summary="y")))["event_id"]
         with again.db() as conn:
             mark = int(conn.execute("SELECT value FROM hub_meta WHERE key = ?", (ids.MARK_KEY,)).fetchone()[0])
     assert nxt > last and mark == ids.timestamp_ms(nxt)
@@ -63,7 +65,8 @@ async def test_actor_is_server_set_and_a_client_actor_is_ignored(client: HubClie
 
 @pytest.mark.parametrize("kind", ["signal", "finished", "idea", "approval"])
 async def test_signal_append_kinds(hub: Hub, bot: Caller, client: HubClient, kind: str) -> None:
-    result = await hub.posts.signal_append(bot, "proj", kind, summary="s", payload={"body": "b"})
+    result = await hub.posts.signal_append(bot, a_signal(
+        project_id="proj", kind=kind, summary="s", payload={"body": "b"}))
     assert result["kind"] == kind
     assert rows(client, "SELECT COUNT(*) FROM events WHERE kind = ?", kind) == 1
 
@@ -71,7 +74,7 @@ async def test_signal_append_kinds(hub: Hub, bot: Caller, client: HubClient, kin
 @pytest.mark.parametrize("kind", ["question", "answer", "session", "system", "artifact", "nonsense", ""])
 async def test_signal_append_refuses_other_kinds(hub: Hub, bot: Caller, client: HubClient, kind: str) -> None:
     with pytest.raises(HubError) as err:
-        await hub.posts.signal_append(bot, "proj", kind, summary="s")
+        await hub.posts.signal_append(bot, a_signal(project_id="proj", kind=kind, summary="s"))
     assert err.value.code == "invalid_argument"
     assert totals(client) == (0, 0, 0)
 
@@ -89,8 +92,9 @@ async def test_summary_is_one_line_or_taken_from_the_body(hub: Hub, bot: Caller,
         await signal(hub, bot, text="two\nlines")
     assert err.value.code == "invalid_argument"
     with pytest.raises(HubError):
-        await hub.posts.signal_append(bot, "proj", summary="  ")
-    eid = (await hub.posts.signal_append(bot, "proj", payload={"body": " first line\nsecond"}))["event_id"]
+        await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="  "))
+    eid = (await hub.posts.signal_append(bot, a_signal(
+        project_id="proj", payload={"body": " first line\nsecond"})))["event_id"]
     with client.db() as conn:
         assert conn.execute("SELECT summary FROM events WHERE id = ?", (eid,)).fetchone()[0] == "first line"
     assert rows(client, "SELECT COUNT(*) FROM events") == 1
@@ -113,17 +117,17 @@ async def test_ceiling_edge_names_the_cap_and_exempts_lifecycle(make_client: Cli
         await client.make_project("proj")
         hub, human = client.app.hub, Caller.admin()
         for n in range(3):
-            await hub.posts.signal_append(human, "proj", summary=f"s{n}", idempotency_key=f"k{n}")
+            await hub.posts.signal_append(human, a_signal(project_id="proj", summary=f"s{n}", idempotency_key=f"k{n}"))
         before = totals(client)
         with pytest.raises(HubError) as err:
-            await hub.posts.signal_append(human, "proj", summary="one too many")
+            await hub.posts.signal_append(human, a_signal(project_id="proj", summary="one too many"))
         assert err.value.code == "conflict" and "3" in err.value.message
         assert err.value.details == {"cap": 3, "setting": "events_per_project"}
         with pytest.raises(HubError):
             await hub.posts.question_post(human, "proj", "too many?")
         assert totals(client) == before
         # An idempotent replay is never refused, even at the ceiling.
-        again = await hub.posts.signal_append(human, "proj", summary="s0", idempotency_key="k0")
+        again = await hub.posts.signal_append(human, a_signal(project_id="proj", summary="s0", idempotency_key="k0"))
         assert totals(client) == before and again["event_id"]
         # Session lifecycle and audit records are exempt.
 
@@ -140,31 +144,33 @@ async def test_ceiling_zero_disables(make_client: ClientFactory) -> None:
     async with make_client(events_per_project=0) as client:
         await client.make_project("proj")
         for n in range(5):
-            await client.app.hub.posts.signal_append(Caller.admin(), "proj", summary=f"s{n}")
+            await client.app.hub.posts.signal_append(Caller.admin(), a_signal(project_id="proj", summary=f"s{n}"))
         assert rows(client, "SELECT COUNT(*) FROM events") == 5
 
 
 async def test_idempotency_replays_and_is_scoped(hub: Hub, bot: Caller, client: HubClient) -> None:
     await client.make_project("other")
-    first = await hub.posts.signal_append(bot, "proj", summary="a", idempotency_key="k")
-    again = await hub.posts.signal_append(bot, "proj", summary="a changed", idempotency_key="k")
+    first = await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="a", idempotency_key="k"))
+    again = await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="a changed", idempotency_key="k"))
     assert again == first
     # Another kind is another scope: the same key makes a new event.
-    idea = await hub.posts.signal_append(bot, "proj", "idea", summary="i", idempotency_key="k")
+    idea = await hub.posts.signal_append(bot, a_signal(
+        project_id="proj", kind="idea", summary="i", idempotency_key="k"))
     assert idea["event_id"] != first["event_id"]
     # Another agent's key is its own.
     await client.make_agent("bob")
-    other = await hub.posts.signal_append(Caller.agent("bob"), "proj", summary="a", idempotency_key="k")
+    other = await hub.posts.signal_append(Caller.agent("bob"), a_signal(
+        project_id="proj", summary="a", idempotency_key="k"))
     assert other["event_id"] != first["event_id"]
-    longest = await hub.posts.signal_append(bot, "proj", summary="a", idempotency_key="k" * 200)
+    longest = await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="a", idempotency_key="k" * 200))
     assert longest["event_id"]
     before = totals(client)
     # The same key bound to another target (project) is refused.
     with pytest.raises(HubError) as err:
-        await hub.posts.signal_append(bot, "other", summary="a", idempotency_key="k")
+        await hub.posts.signal_append(bot, a_signal(project_id="other", summary="a", idempotency_key="k"))
     assert err.value.code == "conflict"
     with pytest.raises(HubError) as err:
-        await hub.posts.signal_append(bot, "proj", summary="a", idempotency_key="x" * 201)
+        await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="a", idempotency_key="x" * 201))
     assert err.value.code == "invalid_argument"
     assert totals(client) == before
 

@@ -10,6 +10,7 @@ from hubcore.hub import Hub
 from hubcore.parts import Part
 from tests.feed.conftest import ask, rows, signal
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -236,7 +237,7 @@ async def test_removed_events_keep_the_tallies_true(client: HubClient, hub: Hub,
     from hubcore.services import events as ev
 
     a, b, c = await fill(hub, bot, 3)
-    idea = (await hub.posts.signal_append(bot, "proj", "idea", summary="i"))["event_id"]
+    idea = (await hub.posts.signal_append(bot, a_signal(project_id="proj", kind="idea", summary="i")))["event_id"]
     assert await hub.core.store.execute(lambda conn: ev.remove_events(conn, [c, idea, "nope"])) == 2
     with client.db() as conn:
         tally = tuple(conn.execute("SELECT events, newest_id FROM feed_stats WHERE project_id = 'proj'").fetchone())

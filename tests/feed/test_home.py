@@ -10,6 +10,7 @@ from hubcore.hub import Hub
 from hubcore.services import volume as volume_module
 from tests.feed.conftest import approval, ask, signal
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +30,7 @@ async def test_home_members(client: HubClient, hub: Hub, bot: Caller, clock: Fak
     assert empty["last_event_at"] is None and empty["recent"] == [] and empty["unseen"] == []
     assert set(empty["prunable"]) == {"sessions", "bytes"}
     waiting = [await ask(hub, bot, text=f"q{i}") for i in range(4)] + [await approval(hub, bot) for _ in range(3)]
-    await hub.posts.signal_append(bot, "proj", "idea", summary="an idea")
+    await hub.posts.signal_append(bot, a_signal(project_id="proj", kind="idea", summary="an idea"))
     s = await signal(hub, bot, "quiet")
     home = await get_home(client)
     assert home["unread"] == 1 and home["waiting"] == 7

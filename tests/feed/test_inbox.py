@@ -9,6 +9,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import approval, ask, rows, signal
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +21,8 @@ async def inbox(client: HubClient, **params: object) -> list[dict]:  # type: ign
 
 
 async def idea(hub: Hub, who: Caller, project: str = "proj", text: str = "idea") -> str:
-    return str((await hub.posts.signal_append(who, project, "idea", summary=text))["event_id"])
+    return str((await hub.posts.signal_append(who, a_signal(
+        project_id=project, kind="idea", summary=text)))["event_id"])
 
 
 async def test_item_shapes(client: HubClient, hub: Hub, bot: Caller) -> None:

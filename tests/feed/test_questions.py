@@ -12,6 +12,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import ClientFactory, approval, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -56,7 +57,8 @@ async def test_options_pick_is_an_ordinary_answer(hub: Hub, bot: Caller, client:
 async def test_deadline_edges_accepted(hub: Hub, bot: Caller, seconds: float, clock: FakeClock) -> None:
     result = await hub.posts.question_post(bot, "proj", "q?", expires_in_seconds=seconds)
     assert result["expires_at"] and result["event_id"] == result["question_id"] == result["thread_id"]
-    result = await hub.posts.signal_append(bot, "proj", "approval", summary="a?", expires_in_seconds=seconds)
+    result = await hub.posts.signal_append(bot, a_signal(
+        project_id="proj", kind="approval", summary="a?", expires_in_seconds=seconds))
     assert result["on_expiry"] == "decline"
 
 

@@ -11,6 +11,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -34,8 +35,9 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
             await anyio.wait_all_tasks_blocked()
             await hub.resolutions.answer(HUMAN, q, "yes")
         assert results[0]["items"][0]["answer"]["body"] == "yes"
-        a = (await hub.posts.signal_append(bot, "proj", "approval", summary="Deploy?", expires_in_seconds=60,
-                                           on_expiry="approve"))["event_id"]
+        a = (await hub.posts.signal_append(bot, a_signal(
+            project_id="proj", kind="approval", summary="Deploy?", expires_in_seconds=60,
+            on_expiry="approve")))["event_id"]
         clock.advance(60)
         assert await hub.resolutions.sweep() == 1
         (item,) = (await hub.inbox.inbox_read(bot, since=q))["items"]

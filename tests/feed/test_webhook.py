@@ -18,6 +18,7 @@ from hubcore.metrics import HubMetrics
 from hubcore.services import webhook as nt
 from tests.core.support import wait_until
 from tests.feed.conftest import ClientFactory
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 TOKEN = "notify-secret-token-123"
@@ -74,7 +75,7 @@ async def test_a_question_sends_the_contentless_post(make_client: ClientFactory,
     async with make_client(notify_url=receiver.url, notify_token=TOKEN, notify_interval_secs=60) as client:
         await client.make_project("proj")
         hub = client.app.hub
-        await hub.posts.signal_append(Caller.admin(), "proj", summary="just a signal")
+        await hub.posts.signal_append(Caller.admin(), a_signal(project_id="proj", summary="just a signal"))
         await hub.posts.question_post(Caller.admin(), "proj", "Secret question title?")
         request = await receiver.next()
         assert request["body"] == b"Something is waiting for you in Agent Hub."

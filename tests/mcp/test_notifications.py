@@ -12,6 +12,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 ADMIN = Caller.admin()
@@ -32,9 +33,9 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
     await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
     await hub.agents.grant(ADMIN, "bob", {"project_id": "secret"})
     await hub.attention.subscribe(alice, kinds=["finished"])
-    hidden = await hub.posts.signal_append(bob, "secret", "finished", summary="secret work")
+    hidden = await hub.posts.signal_append(bob, a_signal(project_id="secret", kind="finished", summary="secret work"))
     await hub.agents.revoke_grant(ADMIN, "alice", "secret")
-    seen = await hub.posts.signal_append(bob, "open", "finished", summary="open work")
+    seen = await hub.posts.signal_append(bob, a_signal(project_id="open", kind="finished", summary="open work"))
     first = await hub.attention.drain(alice)
     assert [i["id"] for i in first.items] == [seen["event_id"]]
     assert (await hub.attention.drain(alice)).items == []
@@ -56,7 +57,7 @@ async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: 
     assert (await hub.attention.drain(alice)).items == []
     assert hub.core.store.statistics().commands == before
     # A matching event and a resolution each reach the next drain at once, memo or not.
-    sent = await hub.posts.signal_append(bob, "open", "signal", summary="hi")
+    sent = await hub.posts.signal_append(bob, a_signal(project_id="open", kind="signal", summary="hi"))
     assert [i["id"] for i in (await hub.attention.drain(alice)).items] == [sent["event_id"]]
     q = await hub.posts.question_post(alice, "open", "Why?")
     assert (await hub.attention.drain(alice)).items == []
@@ -67,9 +68,10 @@ async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: 
 async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> None:
     alice = Caller.agent("alice")
     q = await hub.posts.question_post(alice, "space-alice", "Deploy now?", expires_in_seconds=60)
-    a = await hub.posts.signal_append(alice, "space-alice", "approval", summary="Drop the table",
-                                      expires_in_seconds=120, on_expiry="approve")
-    d = await hub.posts.signal_append(alice, "space-alice", "approval", summary="Rename it")
+    a = await hub.posts.signal_append(alice, a_signal(
+        project_id="space-alice", kind="approval", summary="Drop the table", expires_in_seconds=120,
+        on_expiry="approve"))
+    d = await hub.posts.signal_append(alice, a_signal(project_id="space-alice", kind="approval", summary="Rename it"))
     await hub.resolutions.decide(ADMIN, d["event_id"], {"decision": "decline", "note": "not now"})
     clock.advance(200)
     await hub.resolutions.sweep()

@@ -21,6 +21,7 @@ from hubcore.hub import Hub
 from hubcore.services import resolutions
 from hubmcp.stdio import serve_standalone
 from tests.mcp.live import ERAS, MODERN, LiveHub, structured, tool_error
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -91,8 +92,8 @@ async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettin
     sweeps = Sweeps(monkeypatch)
     async with Hub.open(settings, clock=clock) as hub:
         await hub.projects.create(Caller.admin(), {"id": "demo"})
-        asked = await hub.posts.signal_append(Caller.admin("local-agent"), "demo", "approval", summary="Deploy?",
-                                              expires_in_seconds=60, on_expiry="approve")
+        asked = await hub.posts.signal_append(Caller.admin("local-agent"), a_signal(
+            project_id="demo", kind="approval", summary="Deploy?", expires_in_seconds=60, on_expiry="approve"))
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
     with open(stdin_r, encoding="utf-8") as stdin, open(stdout_w, "w", encoding="utf-8") as stdout, \

@@ -8,6 +8,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -15,7 +16,8 @@ ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 
 async def signal(hub: Hub, who: Caller, summary: str) -> str:
-    return str((await hub.posts.signal_append(who, "web", "signal", summary=summary))["event_id"])
+    return str((await hub.posts.signal_append(who, a_signal(
+        project_id="web", kind="signal", summary=summary)))["event_id"])
 
 
 async def test_empty_project_brief(hub: Hub) -> None:

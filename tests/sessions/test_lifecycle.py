@@ -14,6 +14,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient, hub_client
+from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -188,9 +189,9 @@ async def test_session_events_are_exempt_from_the_feed_ceiling(settings: HubSett
         await client.make_agent("alice")
         await client.make_project("web")
         hub = client.app.hub
-        await hub.posts.signal_append(ALICE, "web", "signal", summary="fills the feed")
+        await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="signal", summary="fills the feed"))
         with pytest.raises(HubError) as caught:
-            await hub.posts.signal_append(ALICE, "web", "signal", summary="one too many")
+            await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="signal", summary="one too many"))
         assert caught.value.code == "conflict"
         s = await hub.sessions.start(ALICE, "web", "task")
         await hub.sessions.end(ALICE, s["session_id"], "done")

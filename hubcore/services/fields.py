@@ -1,0 +1,111 @@
+"""Constrained types for typed requests, built from each service's own constants.
+
+A limit lives in its service (`events.SUMMARY_MAX`, `idempotency.IDEMPOTENCY_KEY_MAX`, ...); these
+types state it once more only by reference. Published schemas state only the limits the hub applies
+to the raw value; a limit applied after trimming goes in the description and `x-max-chars-trimmed`
+(a client checking `maxLength` on the raw text would refuse padded text the hub accepts).
+
+Each field's metadata (`x-hub-limit` in its schema) tells the limit-parity test which limit to walk.
+"""
+
+# No `from __future__ import annotations`: pydantic reads these annotations.
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, StringConstraints
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from hubcore.services import events as ev
+from hubcore.services import idempotency as idem
+from hubcore.services import inbox, validate
+
+EVENT_ID_MAX = 64  # a cursor names an event id (26 characters); longer text is never one
+PROJECT_ID_PATTERN = "^" + validate.PROJECT_ID_RE.pattern + "$"
+
+
+def _one_line(value: str) -> str:
+    if not validate.one_line(value):
+        raise PydanticCustomError("one_line", "must be one line")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "must not be blank")
+    return value
+
+
+class Trimmed:
+    """Text stored trimmed (Python's `str.strip`, as the services always did), then held to one
+    line and `max_chars`. Over the limit is `string_too_long`, so content members answer 413."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    def __call__(self, value: str) -> str:
+        text = value.strip()
+        _one_line(text)
+        if len(text) > self.max_chars:
+            raise PydanticCustomError("string_too_long", "longer than {max_length} characters",
+                                      {"max_length": self.max_chars})
+        return text
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "x-max-chars-trimmed": self.max_chars,
+                "description": f"one line, at most {self.max_chars} characters once trimmed"}
+
+
+class WholeNumber:
+    """An integer from `minimum` to `maximum`; a whole float (3600.0) counts, as JSON Schema's
+    `integer` does, and is taken as the integer. Booleans, fractions and strings are refused."""
+
+    def __init__(self, minimum: int, maximum: int) -> None:
+        self.minimum, self.maximum = minimum, maximum
+
+    def __call__(self, value: Any) -> int:
+        whole = isinstance(value, float) and value.is_integer()
+        if isinstance(value, bool) or not (isinstance(value, int) or whole):
+            raise PydanticCustomError("int_type", "must be of type integer")
+        number = int(value)
+        if number < self.minimum:
+            raise PydanticCustomError("greater_than_equal", "must be at least {ge}", {"ge": self.minimum})
+        if number > self.maximum:
+            raise PydanticCustomError("less_than_equal", "must be at most {le}", {"le": self.maximum})
+        return number
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(self)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum}
+
+
+def _payload(value: dict[str, Any]) -> dict[str, Any]:
+    return ev.check_payload(value)  # its own refusals (size 413, a wide integer) name the member
+
+
+ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN),
+                      Field(description="project id (slug)")]
+EventId = Annotated[str, StringConstraints(min_length=1, max_length=EVENT_ID_MAX), Field(description="event id")]
+Summary = Annotated[str, Trimmed(ev.SUMMARY_MAX)]
+Body = Annotated[str, Field(description="the longer text; stored as payload.body")]
+Payload = Annotated[dict[str, Any], AfterValidator(_payload),
+                    Field(description=f"free-form JSON object (at most {ev.PAYLOAD_MAX} bytes serialized)",
+                          json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX})]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=ev.SESSION_ID_MAX), AfterValidator(_one_line)]
+IdempotencyKey = Annotated[
+    str, StringConstraints(min_length=1, max_length=idem.IDEMPOTENCY_KEY_MAX), AfterValidator(_not_blank),
+    AfterValidator(_one_line),
+    Field(description="retrying with the same key returns the original result and writes nothing new"),
+]
+Limit = Annotated[int, Field(ge=1, le=inbox.LIST_MAX, description=f"page size, 1 to {inbox.LIST_MAX}")]
+WaitSeconds = Annotated[float, Field(
+    ge=0, le=inbox.WAIT_MAX, allow_inf_nan=False,
+    description="how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
+)]

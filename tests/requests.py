@@ -1,0 +1,17 @@
+"""Typed requests for tests that call a service directly: parsed as an adapter parses them, so a
+refusal is the same `HubError` a REST or MCP caller gets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hubcore.services.posts import IdeaPost, SignalAppend
+from hubcore.services.requests import parse
+
+
+def a_signal(**fields: Any) -> SignalAppend:
+    return parse(SignalAppend, fields)
+
+
+def an_idea(**fields: Any) -> IdeaPost:
+    return parse(IdeaPost, fields)
