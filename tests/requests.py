@@ -7,6 +7,7 @@ from typing import Any
 
 from hubcore.services.posts import IdeaPost, SignalAppend
 from hubcore.services.requests import parse
+from hubcore.services.resolutions import AnswerPost, DecisionPost
 
 
 def a_signal(**fields: Any) -> SignalAppend:
@@ -15,3 +16,11 @@ def a_signal(**fields: Any) -> SignalAppend:
 
 def an_idea(**fields: Any) -> IdeaPost:
     return parse(IdeaPost, fields)
+
+
+def an_answer(**fields: Any) -> AnswerPost:
+    return parse(AnswerPost, fields)
+
+
+def a_decision(**fields: Any) -> DecisionPost:
+    return parse(DecisionPost, fields)

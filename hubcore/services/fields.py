@@ -12,6 +12,7 @@ Each field's metadata (`x-hub-limit` in its schema) tells the limit-parity test 
 
 from typing import Annotated, Any
 
+import orjson
 from pydantic import AfterValidator, Field, GetCoreSchemaHandler, GetJsonSchemaHandler, StringConstraints
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
@@ -38,14 +39,16 @@ def _not_blank(value: str) -> str:
 
 class Trimmed:
     """Text stored trimmed (Python's `str.strip`, as the services always did), then held to one
-    line and `max_chars`. Over the limit is `string_too_long`, so content members answer 413."""
+    line (unless `lines`) and `max_chars`. Over the limit is `string_too_long`, so content members
+    answer 413."""
 
-    def __init__(self, max_chars: int) -> None:
-        self.max_chars = max_chars
+    def __init__(self, max_chars: int, *, lines: bool = False) -> None:
+        self.max_chars, self.lines = max_chars, lines
 
     def __call__(self, value: str) -> str:
         text = value.strip()
-        _one_line(text)
+        if not self.lines:
+            _one_line(text)
         if len(text) > self.max_chars:
             raise PydanticCustomError("string_too_long", "longer than {max_length} characters",
                                       {"max_length": self.max_chars})
@@ -56,8 +59,32 @@ class Trimmed:
 
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        shape = "text" if self.lines else "one line"
         return {"type": "string", "x-max-chars-trimmed": self.max_chars,
-                "description": f"one line, at most {self.max_chars} characters once trimmed"}
+                "description": f"{shape}, at most {self.max_chars} characters once trimmed"}
+
+
+class Serialized:
+    """Text stored as a payload's `body`: not blank, and at most `max_bytes` once JSON-encoded (the
+    payload's limit less its wrapping). Over it is `string_too_long`: 413 for a content member."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+    def __call__(self, value: str) -> str:
+        _not_blank(value)
+        if len(value) > self.max_bytes or len(orjson.dumps(value)) - 2 > self.max_bytes:
+            raise PydanticCustomError("string_too_long", "longer than {max_length} bytes encoded",
+                                      {"max_length": self.max_bytes})
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "minLength": 1, "x-max-bytes-serialized": self.max_bytes,
+                "description": f"not blank; at most {self.max_bytes} bytes once JSON-encoded"}
 
 
 class WholeNumber:
@@ -95,6 +122,8 @@ ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN),
 EventId = Annotated[str, StringConstraints(min_length=1, max_length=EVENT_ID_MAX), Field(description="event id")]
 Summary = Annotated[str, Trimmed(ev.SUMMARY_MAX)]
 Body = Annotated[str, Field(description="the longer text; stored as payload.body")]
+# An answer's body is its whole payload (`{"body": ...}`), so the payload's limit less that wrapping.
+AnswerBody = Annotated[str, Serialized(ev.PAYLOAD_MAX - len('{"body":""}'))]
 Payload = Annotated[dict[str, Any], AfterValidator(_payload),
                     Field(description=f"free-form JSON object (at most {ev.PAYLOAD_MAX} bytes serialized)",
                           json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX})]

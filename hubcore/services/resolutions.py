@@ -12,19 +12,21 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
+from pydantic import Field
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.errors import HubError, conflict, forbidden, invalid, not_found, too_large
+from hubcore.errors import HubError, conflict, forbidden, not_found
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
-from hubcore.services import validate
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
+from hubcore.services.fields import AnswerBody, EventId, IdempotencyKey, Trimmed
 from hubcore.services.inbox import item_row
+from hubcore.services.requests import Request
 
 log = logging.getLogger("hubcore.questions")
 
@@ -32,25 +34,28 @@ NOTE_MAX = 2000
 SWEEP_INTERVAL_SECS = 2.0
 SWEEP_BATCH = 500
 DECISIONS = {"approve": "approved", "decline": "declined"}
+Decision = Literal["approve", "decline"]  # the keys of DECISIONS
+
 DECIDABLE_KINDS = ("approval", "enrol_request")
+# A note keeps its lines; trimmed, and blank means none.
+Note = Annotated[str, Trimmed(NOTE_MAX, lines=True)]
 
 
-def check_note(value: Any) -> str | None:
-    """Trimmed; blank means none; over 2000 characters is refused and decides nothing."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise invalid("note must be a string", field="note")
-    note = value.strip()
-    if len(note) > NOTE_MAX:
-        raise too_large(f"note is {len(note)} characters; the limit is {NOTE_MAX}", field="note", limit=NOTE_MAX)
-    return note or None
+class AnswerPost(Request):
+    """`answer_post`, `POST /questions/:id/answer`: answer an open question."""
+
+    question_id: EventId
+    body: Annotated[AnswerBody, Field(description="the answer")]
+    idempotency_key: IdempotencyKey | None = None
 
 
-def check_body(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise invalid("body must be a non-blank string", field="body")
-    return value
+class DecisionPost(Request):
+    """`POST /approvals/:id/decision`: the human approves or declines."""
+
+    approval_id: EventId
+    decision: Decision
+    note: Note | None = None
+    idempotency_key: IdempotencyKey | None = None
 
 
 def decision_body(decision: str, note: str | None) -> str:
@@ -100,11 +105,10 @@ class ResolutionsService:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    async def answer(self, caller: Caller, question_id: str, body: Any, *,
-                     idempotency_key: Any = None) -> dict[str, Any]:
+    async def answer(self, caller: Caller, req: AnswerPost) -> dict[str, Any]:
         """Answer an open question (`answer_post`, `POST /questions/:id/answer`) -> {event_id}."""
-        text, key = check_body(body), idem.check_key(idempotency_key)
-        payload = ev.check_payload({"body": text})
+        question_id, text, key = req.question_id, req.body, req.idempotency_key
+        payload = {"body": text}
         actor, now, cap = caller.actor, self.core.now(), self.core.settings.events_per_project
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
@@ -121,16 +125,11 @@ class ResolutionsService:
 
         return await self._run(write)
 
-    async def decide(self, caller: Caller, approval_id: str, body: Any) -> dict[str, Any]:
-        """Decide an open approval: `{decision: approve|decline, note?, idempotency_key?}` -> {event_id}.
-
-        Only the human decides. The note is checked before anything else, so a refused note
-        decides nothing.
-        """
-        body = validate.body_object(body)
-        note = check_note(body.get("note"))
-        decision = DECISIONS[validate.choice(body.get("decision"), tuple(DECISIONS), field="decision")]
-        key = idem.check_key(body.get("idempotency_key"))
+    async def decide(self, caller: Caller, req: DecisionPost) -> dict[str, Any]:
+        """Decide an open approval -> {event_id}. Only the human decides; a refused request (its
+        note, say) decides nothing."""
+        approval_id, note, key = req.approval_id, req.note or None, req.idempotency_key
+        decision = DECISIONS[req.decision]
         if not caller.is_admin:
             raise forbidden("only the human decides approvals")
         payload: dict[str, Any] = {"body": decision_body(decision, note), "decision": decision}

@@ -5,6 +5,8 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
+from hubcore.services.requests import parse
+from hubcore.services.resolutions import AnswerPost, DecisionPost
 from hubhttp.api.feed import optional_int
 from hubhttp.context import caller, hub, json_body, json_response
 
@@ -50,15 +52,14 @@ async def mark_unread(event_id: str) -> Response:
 
 @bp.post("/questions/<question_id>/answer")
 async def answer(question_id: str) -> Response:
-    body = await json_body()
-    result = await hub().resolutions.answer(caller(), question_id, body.get("body"),
-                                          idempotency_key=body.get("idempotency_key"))
-    return json_response(result)
+    req = parse(AnswerPost, {**await json_body(), "question_id": question_id})
+    return json_response(await hub().resolutions.answer(caller(), req))
 
 
 @bp.post("/approvals/<approval_id>/decision")
 async def decide(approval_id: str) -> Response:
-    return json_response(await hub().resolutions.decide(caller(), approval_id, await json_body()))
+    req = parse(DecisionPost, {**await json_body(), "approval_id": approval_id})
+    return json_response(await hub().resolutions.decide(caller(), req))
 
 
 @bp.get("/home")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubcore.services.resolutions import AnswerPost
 from hubmcp.context import CallContext
 from hubmcp.tools.base import CAPPED_OUT, EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
 from hubmcp.tools.feed import EXPIRES_IN, _session
@@ -36,10 +37,9 @@ async def question_post(call: CallContext, args: dict[str, Any]) -> dict[str, An
     return result
 
 
-async def answer_post(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    result = await call.hub.resolutions.answer(call.caller, args["question_id"], args["body"],
-                                             idempotency_key=args.get("idempotency_key"))
-    return {**result, "question_id": args["question_id"]}
+async def answer_post(call: CallContext, req: AnswerPost) -> dict[str, Any]:
+    result = await call.hub.resolutions.answer(call.caller, req)
+    return {**result, "question_id": req.question_id}
 
 
 async def inbox_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -93,11 +93,7 @@ TOOLS = (
             "Answer an open question by its question_id; the answer closes the thread (a second answer "
             "is a conflict)."
         ),
-        input_schema=inputs({
-            "question_id": EVENT_ID,
-            "body": {"type": "string", "minLength": 1},
-            "idempotency_key": IDEMPOTENCY_KEY,
-        }, ("question_id", "body")),
+        input_model=AnswerPost,
         output_schema=outputs({"event_id": {"type": "string"}, "question_id": {"type": "string"}},
                               ("event_id",)),
         handler=answer_post,

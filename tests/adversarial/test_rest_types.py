@@ -19,6 +19,7 @@ from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_decision, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -225,10 +226,12 @@ async def test_an_event_id_with_a_trailing_newline_is_no_cursor(client: HubClien
 ServiceCall = Callable[[Hub, dict[str, str]], Any]
 SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
     ("read_all", "project_id", lambda hub, ids: hub.inbox.read_all(HUMAN, [])),
-    ("decide", "decision", lambda hub, ids: hub.resolutions.decide(HUMAN, ids["approval"], {"decision": {}})),
+    ("decide", "decision",
+     lambda hub, ids: hub.resolutions.decide(HUMAN, a_decision(approval_id=ids["approval"], decision={}))),
     ("seen", "event_id", lambda hub, ids: hub.feed.seen(HUMAN, "web", 0)),
     ("end", "handoff", lambda hub, ids: hub.sessions.end(ALICE, ids["session"], [])),
-    ("answer", "body", lambda hub, ids: hub.resolutions.answer(HUMAN, ids["question"], {"text": "x"})),
+    ("answer", "body",
+     lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"}))),
     ("question_post body", "body", lambda hub, ids: hub.posts.question_post(ALICE, "web", "Q?", body=[])),
     ("start name", "name", lambda hub, ids: hub.sessions.start(ALICE, "web", 2**70)),
 ]

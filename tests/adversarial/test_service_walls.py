@@ -13,7 +13,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_signal, an_idea
+from tests.requests import a_decision, a_signal, an_answer, an_idea
 
 pytestmark = pytest.mark.anyio
 
@@ -70,7 +70,8 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "grant list": lambda: hub.agents.grants(BOT, "bot"),
         "grant add": lambda: hub.agents.grant(BOT, "bot", {"project_id": "proj"}),
         "grant revoke": lambda: hub.agents.revoke_grant(BOT, "bot", "proj"),
-        "approval decision": lambda: hub.resolutions.decide(BOT, ids["approval"], {"decision": "approve"}),
+        "approval decision": lambda: hub.resolutions.decide(
+            BOT, a_decision(approval_id=ids["approval"], decision="approve")),
         "prune one": lambda: hub.storage.prune(BOT, session_id=ids["ended"]),
         "prune project": lambda: hub.storage.prune(BOT, project_id="proj"),
         "prune all": lambda: hub.storage.prune(BOT),
@@ -100,7 +101,7 @@ async def test_agent_tools_keep_their_own_verbs(client: HubClient) -> None:
     ids = await scene(client)
     hub = client.app.hub
     assert (await hub.inbox.inbox_read(BOT))["items"]
-    answer = await hub.resolutions.answer(Caller.agent("other"), ids["question"], "yes")
+    answer = await hub.resolutions.answer(Caller.agent("other"), an_answer(question_id=ids["question"], body="yes"))
     assert answer["event_id"]
     assert (await hub.sessions.end(BOT, ids["active"]))["status"] == "ended"
     assert (await hub.projects.update(BOT, "proj", {"confidential": True}))["confidential"] is True

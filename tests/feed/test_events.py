@@ -12,7 +12,7 @@ from hubcore.services import events as ev
 from hubcore.services import ids
 from tests.feed.conftest import ClientFactory, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal
+from tests.requests import a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -191,7 +191,7 @@ async def test_events_appended_are_counted_by_kind(hub: Hub, bot: Caller) -> Non
     await signal(hub, bot)
     await signal(hub, bot)
     q = await ask(hub, bot)
-    await hub.resolutions.answer(Caller.admin(), q, "yes")
+    await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q, body="yes"))
     text = hub.metrics.render().decode()
     assert 'hub_events_appended_total{kind="signal"} 2.0' in text
     assert 'hub_events_appended_total{kind="question"} 1.0' in text

@@ -9,7 +9,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import approval, ask, rows, signal
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal
+from tests.requests import a_decision, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -42,8 +42,8 @@ async def test_item_shapes(client: HubClient, hub: Hub, bot: Caller) -> None:
     for field in ("event_id", "project_id", "project_display_name", "kind", "actor", "summary", "payload",
                   "status", "created_at", "updated_at"):
         assert field in items[i]
-    await hub.resolutions.answer(Caller.admin(), q, "a")
-    await hub.resolutions.decide(Caller.admin(), a, {"decision": "decline", "note": " not now "})
+    await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q, body="a"))
+    await hub.resolutions.decide(Caller.admin(), a_decision(approval_id=a, decision="decline", note=" not now "))
     items = {it["event_id"]: it for it in await inbox(client)}
     answer = items[q]["answer"]
     assert items[q]["status"] == "resolved" and answer["body"] == "a" and answer["actor"] == "human"
@@ -84,7 +84,7 @@ async def test_read_and_unread(client: HubClient, hub: Hub, bot: Caller) -> None
     assert await move(i, "read") == {"event_id": i, "status": "read", "changed": False}
     assert await move(i, "unread") == {"event_id": i, "status": "unread", "changed": True}
     assert await move(q, "read") == {"event_id": q, "status": "waiting", "changed": False}
-    await hub.resolutions.answer(Caller.admin(), q, "ok")
+    await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q, body="ok"))
     assert await move(q, "unread") == {"event_id": q, "status": "resolved", "changed": False}
     plain = await signal(hub, bot)
     for eid in (plain, "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "nonsense"):

@@ -12,7 +12,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import ClientFactory, approval, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal
+from tests.requests import a_decision, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -126,12 +126,12 @@ async def test_answer_idempotency(client: HubClient, hub: Hub, bot: Caller) -> N
 async def test_agents_answer_through_the_service(hub: Hub, bot: Caller, client: HubClient) -> None:
     await client.make_agent("bob")
     q = await ask(hub, bot)
-    result = await hub.resolutions.answer(Caller.agent("bob"), q, "I know this one")
+    result = await hub.resolutions.answer(Caller.agent("bob"), an_answer(question_id=q, body="I know this one"))
     with client.db() as conn:
         assert conn.execute("SELECT actor FROM events WHERE id = ?", (result["event_id"],)).fetchone()[0] == "bob"
     await client.make_project("secret", confidential=True)
     hidden = await ask(hub, HUMAN, "secret")
-    err = await refused(client, "not_found", hub.resolutions.answer(bot, hidden, "peek"))
+    err = await refused(client, "not_found", hub.resolutions.answer(bot, an_answer(question_id=hidden, body="peek")))
     assert "question" in err.message
 
 
@@ -178,7 +178,7 @@ async def test_decision_refusals(client: HubClient, hub: Hub, bot: Caller) -> No
     for target, body, status in cases:
         r = await client.post(f"/api/v1/approvals/{target}/decision", json=body, headers=ADMIN)
         assert r.status_code == status, (target, body, r.text)
-    await refused(client, "forbidden", hub.resolutions.decide(bot, a, {"decision": "approve"}))
+    await refused(client, "forbidden", hub.resolutions.decide(bot, a_decision(approval_id=a, decision="approve")))
     assert totals(client) == before
 
 
@@ -252,7 +252,8 @@ async def test_expiry_is_exempt_from_the_ceiling(make_client: ClientFactory, clo
         await client.make_project("proj")
         hub = client.app.hub
         q = (await hub.posts.question_post(HUMAN, "proj", "q?", expires_in_seconds=60))["event_id"]
-        await refused(client, "conflict", hub.resolutions.answer(HUMAN, q, "full"))  # answers count
+        # answers count
+        await refused(client, "conflict", hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="full")))
         clock.advance(60)
         assert await hub.resolutions.sweep() == 1  # the hub's resolution is never refused
         assert rows(client, "SELECT COUNT(*) FROM events") == 2
@@ -274,7 +275,7 @@ async def test_open_item_cap_per_agent(make_client: ClientFactory) -> None:
         await ask(hub, Caller.agent("bob"))  # and per actor
         await signal(hub, bot)  # signals and ideas are not open items
         await signal(hub, bot, kind="idea")
-        await hub.resolutions.answer(HUMAN, q1, "done")  # resolving frees a slot
+        await hub.resolutions.answer(HUMAN, an_answer(question_id=q1, body="done"))  # resolving frees a slot
         await ask(hub, bot)
         await refused(client, "rate_limited", ask(hub, bot))
 

@@ -16,6 +16,7 @@ from hubcore.services.changes import Change, ChangeLog
 from hubhttp.api import stream as stream_module
 from tests.feed.conftest import ClientFactory, ask, signal
 from tests.harness import ADMIN_TOKEN, HubClient
+from tests.requests import an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -112,7 +113,7 @@ async def test_admin_stream_carries_ids_only(client: HubClient, hub: Hub, bot: C
         got = await s.events(2)
         assert sorted(got, key=lambda m: m[0]) == [("feed", {"project_id": "proj", "event_id": q}),
                                                    ("inbox", {"project_id": "proj", "event_id": q})]
-        answer = (await hub.resolutions.answer(Caller.admin(), q, "yes"))["event_id"]
+        answer = (await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q, body="yes")))["event_id"]
         got = await s.events(2)
         assert ("feed", {"project_id": "proj", "event_id": answer}) in got
         assert ("inbox", {"project_id": "proj", "event_id": q}) in got

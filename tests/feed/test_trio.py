@@ -11,7 +11,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
-from tests.requests import a_signal
+from tests.requests import a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -33,7 +33,7 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiting)
             await anyio.wait_all_tasks_blocked()
-            await hub.resolutions.answer(HUMAN, q, "yes")
+            await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="yes"))
         assert results[0]["items"][0]["answer"]["body"] == "yes"
         a = (await hub.posts.signal_append(bot, a_signal(
             project_id="proj", kind="approval", summary="Deploy?", expires_in_seconds=60,

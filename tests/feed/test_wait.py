@@ -16,6 +16,7 @@ from hubcore.hub import Hub
 from hubcore.services.changes import Change, Notifier, feed_key, owner_key
 from tests.feed.conftest import approval, ask, signal
 from tests.harness import HubClient
+from tests.requests import a_decision, an_answer
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -110,7 +111,7 @@ async def test_shutdown_answers_a_waiting_inbox_wait_at_once(hub: Hub, bot: Call
 
 async def test_shutdown_still_hands_over_what_is_there(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
-    await hub.resolutions.answer(HUMAN, q, "go")
+    await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="go"))
     hub.begin_shutdown()
     result = await hub.inbox.wait(bot, 60)
     assert [i["event_id"] for i in result["items"]] == [q] and "shutdown" not in result
@@ -147,7 +148,7 @@ async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, c
     async with anyio.create_task_group() as tg:
         tg.start_soon(waiting)
         await anyio.wait_all_tasks_blocked()
-        await hub.resolutions.answer(HUMAN, q, "go")
+        await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="go"))
     (result,) = results
     assert [i["event_id"] for i in result["items"]] == [q] and result["timed_out"] is False
     assert result["items"][0]["answer"]["body"] == "go"
@@ -158,7 +159,7 @@ async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, c
 
 async def test_wait_returns_at_once_for_a_resolution_that_came_first(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
-    await hub.resolutions.answer(HUMAN, q, "already")
+    await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="already"))
     with anyio.fail_after(1):
         result = await hub.inbox.wait(bot, 30)
     assert [i["event_id"] for i in result["items"]] == [q]
@@ -169,12 +170,12 @@ async def test_wait_is_scoped_to_the_callers_items(hub: Hub, bot: Caller, client
     bob = Caller.agent("bob")
     mine = await ask(hub, bot)
     theirs = await approval(hub, bob)
-    await hub.resolutions.decide(HUMAN, theirs, {"decision": "approve"})
+    await hub.resolutions.decide(HUMAN, a_decision(approval_id=theirs, decision="approve"))
     await signal(hub, bob)
     assert (await hub.inbox.wait(bot, 0))["items"] == []
     got = await hub.inbox.wait(bob, 0)
     assert [i["event_id"] for i in got["items"]] == [theirs]
-    await hub.resolutions.answer(HUMAN, mine, "yes")
+    await hub.resolutions.answer(HUMAN, an_answer(question_id=mine, body="yes"))
     assert [i["event_id"] for i in (await hub.inbox.wait(bot, 0))["items"]] == [mine]
 
 
@@ -204,8 +205,8 @@ async def test_wait_wakes_for_an_expiry(hub: Hub, bot: Caller, clock) -> None:  
 
 async def test_wait_with_explicit_since(hub: Hub, bot: Caller) -> None:
     q1, q2 = await ask(hub, bot), await ask(hub, bot)
-    a1 = (await hub.resolutions.answer(HUMAN, q1, "one"))["event_id"]
-    await hub.resolutions.answer(HUMAN, q2, "two")
+    a1 = (await hub.resolutions.answer(HUMAN, an_answer(question_id=q1, body="one")))["event_id"]
+    await hub.resolutions.answer(HUMAN, an_answer(question_id=q2, body="two"))
     result = await hub.inbox.wait(bot, 0, since=a1)
     assert [i["event_id"] for i in result["items"]] == [q2]
     assert (await hub.inbox.wait(bot, 0))["items"] == []  # the explicit since advanced the cursor too
@@ -220,7 +221,7 @@ async def test_wait_seconds_refused(hub: Hub, bot: Caller, seconds: object) -> N
 
 async def test_wait_seconds_edges_accepted(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
-    await hub.resolutions.answer(HUMAN, q, "x")
+    await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="x"))
     with anyio.fail_after(1):
         assert (await hub.inbox.wait(bot, 60))["items"]  # returns at once: something is there
     from hubcore.services.inbox import check_wait

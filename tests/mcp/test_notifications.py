@@ -12,7 +12,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
-from tests.requests import a_signal
+from tests.requests import a_decision, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 ADMIN = Caller.admin()
@@ -61,7 +61,7 @@ async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: 
     assert [i["id"] for i in (await hub.attention.drain(alice)).items] == [sent["event_id"]]
     q = await hub.posts.question_post(alice, "open", "Why?")
     assert (await hub.attention.drain(alice)).items == []
-    await hub.resolutions.answer(ADMIN, q["event_id"], "because")
+    await hub.resolutions.answer(ADMIN, an_answer(question_id=q["event_id"], body="because"))
     assert [i["thread_id"] for i in (await hub.attention.drain(alice)).items] == [q["event_id"]]
 
 
@@ -72,7 +72,7 @@ async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> 
         project_id="space-alice", kind="approval", summary="Drop the table", expires_in_seconds=120,
         on_expiry="approve"))
     d = await hub.posts.signal_append(alice, a_signal(project_id="space-alice", kind="approval", summary="Rename it"))
-    await hub.resolutions.decide(ADMIN, d["event_id"], {"decision": "decline", "note": "not now"})
+    await hub.resolutions.decide(ADMIN, a_decision(approval_id=d["event_id"], decision="decline", note="not now"))
     clock.advance(200)
     await hub.resolutions.sweep()
     items = (await hub.attention.drain(alice)).items

@@ -8,7 +8,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal
+from tests.requests import a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +33,7 @@ async def test_answers_and_events_ranked_and_cut(client: HubClient, hub: Hub) ->
     long = "x" * 300
     await signal(hub, BOB, long)
     own = await signal(hub, ALICE, "my own write")
-    answer = await hub.resolutions.answer(Caller.admin(), q["question_id"], "sqlite")
+    answer = await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q["question_id"], body="sqlite"))
     b = await hub.brief.brief(ALICE, "web")
     assert [(a["id"], a["outcome"], a["reply"], a["who"]) for a in b["answers"]["items"]] == [
         (q["question_id"], "answered", "sqlite", "human")]

@@ -37,6 +37,7 @@ import orjson
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
+from hubcore.services.resolutions import AnswerPost
 from hubhttp.asgi import HubASGI
 
 ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789abcdef"
@@ -227,7 +228,7 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
             q = (await hub.posts.question_post(ADMIN, "live", "Go?"))["event_id"]
             await anyio.sleep(0.05)
             arrivals.forget(q)
-            await hub.resolutions.answer(ADMIN, q, "yes")
+            await hub.resolutions.answer(ADMIN, AnswerPost(question_id=q, body="yes"))
             committed = time.perf_counter()
             with anyio.fail_after(30):  # woken by the last stream's arrival, not by polling
                 await arrivals.all_in(q).wait()
