@@ -7,9 +7,10 @@ import logging
 from quart import Quart, Response
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
+from hubcore import __version__
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
-from hubhttp import bootstrap
+from hubhttp import bootstrap, openapi
 from hubhttp.api import agents, feed, inbox, projects, sessions, storage, stream
 from hubhttp.context import HUB_KEY
 from hubhttp.probes import bp as probes_bp
@@ -37,8 +38,9 @@ def create_app() -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp,
-               stream.bp, bootstrap.bp):
+               stream.bp, bootstrap.bp, openapi.bp):
         app.register_blueprint(bp)
+    openapi.install(app, __version__)  # after every blueprint: the document is the whole URL map
 
     @app.errorhandler(HubError)
     async def hub_error(err: HubError) -> Response:

@@ -34,6 +34,7 @@ ENDPOINT_ACCESS: Mapping[str, Access] = {
     "probes.healthz": Access.PUBLIC,
     "probes.readyz": Access.PUBLIC,
     "bootstrap.bootstrap_skill": Access.PUBLIC,
+    "openapi.openapi_document": Access.PUBLIC,
     "projects.list_projects": Access.TOKEN,
     "projects.create_project": Access.TOKEN,
     "stream.stream": Access.TOKEN,

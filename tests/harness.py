@@ -11,10 +11,13 @@ from typing import Any
 
 import anyio
 import httpx
+import orjson
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubhttp.asgi import HubASGI
+from hubhttp.openapi import DOCUMENT_KEY
+from tests.openapi_check import ResponseChecker
 
 ADMIN_TOKEN = "hub_test-admin-token-0123456789abcdef0123456789"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -87,6 +90,9 @@ async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> A
     app = HubASGI(settings, clock=clock)
     async with lifespan(app):
         transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-        async with HubClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
+        # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
+        checker = ResponseChecker(orjson.loads(app.quart.extensions[DOCUMENT_KEY]))
+        async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
+                             event_hooks={"response": [checker.hook]}) as client:
             client.app = app
             yield client

@@ -1,0 +1,155 @@
+"""`GET /api/v1/openapi.json`: the REST API described, generated from the app's own URL map.
+
+The paths and methods come from the URL map (every `/api/v1` rule, `<x>` written `{x}`), so a
+route cannot be served without being listed: `build` refuses a rule that has no doc record in
+`hubhttp.api.docs`. The record holds what the map cannot know: a summary, the query parameters,
+the request body (a typed request model's schema where the operation has one, else written in
+the record), the success status and response schema, and the problem codes the route can answer.
+Every problem is an RFC 9457 document with the hub's `code`. The document is built once at startup
+and served as cached bytes (public, like the bootstrap guide: DESIGN section 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+from quart import Blueprint, Quart, Response, current_app
+from werkzeug.routing import Rule
+
+from hubhttp.api.docs import DOCS, Doc, Schema
+from hubhttp.problems import PROBLEM_TYPE
+
+API_PREFIX = "/api/v1"
+DOCUMENT_KEY = "openapi_document"
+# The gate's answers, whatever the route: a malformed target or query (400), a slow body (408).
+GATE_STATUSES = (400, 408)
+BODY_STATUSES = (413, 415)  # any request with a body: over 4 MiB, or not sent as JSON
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+PROBLEM: Schema = {
+    "type": "object",
+    "required": ["type", "title", "status", "detail", "code"],
+    "properties": {
+        "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
+        "detail": {"type": "string"}, "code": {"type": "string", "description": "the hub's error code"},
+        "details": {"type": "object"},
+    },
+}
+
+bp = Blueprint("openapi", __name__)
+
+
+@bp.get(API_PREFIX + "/openapi.json")
+async def openapi_document() -> Response:
+    return Response(current_app.extensions[DOCUMENT_KEY], status=200, mimetype="application/json",
+                    headers={"Cache-Control": "no-cache"})
+
+
+def install(app: Quart, version: str) -> None:
+    """Build the document from `app`'s URL map, once, for the route above to serve."""
+    app.extensions[DOCUMENT_KEY] = orjson.dumps(build(app, version))
+
+
+def api_rules(app: Quart) -> list[Rule]:
+    return sorted((r for r in app.url_map.iter_rules() if r.rule.startswith(API_PREFIX)),
+                  key=lambda r: (r.rule, str(r.endpoint)))
+
+
+def openapi_path(rule: str) -> str:
+    """`/api/v1/projects/<project_id>` as OpenAPI writes it: `/api/v1/projects/{project_id}`."""
+    out = rule
+    for part in rule.split("<")[1:]:
+        name = part.split(">", 1)[0]
+        out = out.replace(f"<{name}>", "{" + name.split(":")[-1] + "}")
+    return out
+
+
+def build(app: Quart, version: str) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    for rule in api_rules(app):
+        doc = DOCS.get(str(rule.endpoint))
+        if doc is None:
+            raise LookupError(f"route {rule.rule} ({rule.endpoint}) has no doc record in hubhttp.api.docs")
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            paths.setdefault(openapi_path(rule.rule), {})[method.lower()] = operation(rule, method, doc)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Agent Hub REST API", "version": version,
+                 "description": "Every error is an RFC 9457 problem document carrying the hub's `code`."},
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": {
+            "schemas": {"Problem": PROBLEM},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "the admin token or an agent token"}},
+        },
+    }
+
+
+def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
+    op: dict[str, Any] = {
+        "operationId": str(rule.endpoint).replace(".", "_"),
+        "summary": doc.summary,
+        "tags": [str(rule.endpoint).split(".")[0]],
+        "parameters": [*path_params(rule, doc), *(query_param(n, s) for n, s in doc.query.items())],
+        "responses": responses(method, doc),
+    }
+    if doc.public:
+        op["security"] = []
+    else:
+        op["security"] = [{"bearer": []}]
+    body = doc.request_schema()
+    if body is not None:
+        op["requestBody"] = {"required": doc.body_required,
+                             "content": {"application/json": {"schema": body}}}
+    return op
+
+
+def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
+    for name in sorted(rule.arguments, key=rule.rule.index):
+        schema = doc.path.get(name, {"type": "string", "minLength": 1})
+        yield {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def query_param(name: str, schema: Schema) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+def responses(method: str, doc: Doc) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if doc.response is None:
+        out[str(doc.status)] = {"description": doc.summary}
+    else:
+        out[str(doc.status)] = {"description": doc.summary,
+                                "content": {doc.media: {"schema": doc.response}}}
+    for status in doc.also:
+        out[str(status)] = {"description": doc.summary, "content": {doc.media: {"schema": doc.response}}}
+    for status in problem_statuses(method, doc):
+        out[str(status)] = {"description": PHRASES.get(status, "refused"),
+                            "content": {PROBLEM_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+    return out
+
+
+def problem_statuses(method: str, doc: Doc) -> list[int]:
+    statuses = set(GATE_STATUSES) | set(doc.problems)
+    if not doc.public:
+        statuses.add(401)
+    if method in BODY_METHODS:
+        statuses |= set(BODY_STATUSES)
+    return sorted(statuses)
+
+
+PHRASES: Mapping[int, str] = {
+    400: "invalid_argument: a malformed request or a value outside its rule",
+    401: "unauthenticated: no token, an unknown one, or one this route does not take",
+    403: "forbidden",
+    404: "not_found",
+    408: "the body arrived slower than the floor pace",
+    409: "conflict: the state does not allow it (exists, wrong status, already decided)",
+    422: "unprocessable: stored data the hub cannot serve as asked",
+    413: "payload_too_large: the body over 4 MiB, or a content member over its limit",
+    415: "the body was not sent as application/json",
+    429: "rate_limited",
+}
