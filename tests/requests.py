@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.posts import IdeaPost, SignalAppend
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
@@ -24,3 +25,11 @@ def an_answer(**fields: Any) -> AnswerPost:
 
 def a_decision(**fields: Any) -> DecisionPost:
     return parse(DecisionPost, fields)
+
+
+def a_feed_read(**fields: Any) -> FeedRead:
+    return parse(FeedRead, fields)
+
+
+def a_feed_page(**fields: Any) -> FeedPage:
+    return parse(FeedPage, fields)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from hubcore.caller import HUMAN, Caller
 from hubcore.services import events as ev
@@ -19,7 +21,8 @@ from hubcore.services import ids, validate
 from hubcore.services.access import readable_project, require_admin, visibility, visible_project_ids
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor, get_cursor
-from hubcore.services.inbox import check_cursor, check_limit
+from hubcore.services.fields import Cursor, Kinds, Limit, ProjectId, SessionId
+from hubcore.services.requests import Request
 
 FEED_CURSOR = "feed"
 ACTIVE_WINDOW_SECS = 900.0
@@ -30,6 +33,22 @@ Settle = Callable[[], Awaitable[None]]
 # come from the parts that hold them, and a member no part in the hub provides reads as null.
 STATS_MEMBERS = ("events", "artifacts", "sessions", "kb_pages", "agents_active", "threads", "agents_written",
                  "disk_bytes")
+
+
+class FeedPage(Request):
+    """A page of feed events (`GET /feed`); `since` reads forward (oldest first), `before` back."""
+
+    since: Annotated[Cursor | None, Field(description="exclusive cursor: events after this id, oldest first")] = None
+    before: Annotated[Cursor | None, Field(description="exclusive cursor: events before this id, newest first")] = None
+    kind: Kinds = ()
+    session_id: Annotated[SessionId | None, Field(description="only this session's events")] = None
+    limit: Limit = 50
+
+
+class FeedRead(FeedPage):
+    """One project's feed: `feed_read`, `GET /projects/:id/feed`."""
+
+    project_id: ProjectId
 
 
 @dataclass(frozen=True)
@@ -44,11 +63,9 @@ class PageQuery:
     forward: bool = False
 
     @classmethod
-    def parse(cls, *, since: Any = None, before: Any = None, kind: Any = None, session_id: Any = None,
-              limit: Any = None, forward: bool | None = None) -> PageQuery:
-        after, upto = check_cursor(since, "since"), check_cursor(before, "before")
-        return cls(after, upto, ev.check_kinds(kind), ev.check_session_id(session_id), check_limit(limit),
-                   forward if forward is not None else (after is not None and upto is None))
+    def of(cls, req: FeedPage, *, forward: bool | None = None) -> PageQuery:
+        ahead = forward if forward is not None else (req.since is not None and req.before is None)
+        return cls(req.since, req.before, req.kind, req.session_id, req.limit, ahead)
 
 
 def read_page(conn: sqlite3.Connection, caller: Caller, project_id: str | None, q: PageQuery) -> dict[str, Any]:
@@ -101,9 +118,9 @@ class FeedService:
         self.core = core
         self.settle = settle
 
-    async def project_feed(self, caller: Caller, project_id: str, **query: Any) -> dict[str, Any]:
+    async def project_feed(self, caller: Caller, req: FeedRead) -> dict[str, Any]:
         """`GET /projects/:id/feed`: a page plus the human's `last_seen` cursor."""
-        q = PageQuery.parse(**query)
+        q, project_id = PageQuery.of(req), req.project_id
         await self.settle()
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -112,22 +129,20 @@ class FeedService:
 
         return await self.core.store.read(read)
 
-    async def global_feed(self, caller: Caller, **query: Any) -> dict[str, Any]:
+    async def global_feed(self, caller: Caller, req: FeedPage) -> dict[str, Any]:
         """`GET /feed`: a page over every project the caller can see."""
-        q = PageQuery.parse(**query)
+        q = PageQuery.of(req)
         await self.settle()
         return await self.core.store.read(lambda conn: read_page(conn, caller, None, q))
 
-    async def feed_read(self, caller: Caller, project_id: str, *, since: Any = None, before: Any = None,
-                        kind: Any = None, session_id: Any = None, limit: Any = None) -> dict[str, Any]:
+    async def feed_read(self, caller: Caller, req: FeedRead) -> dict[str, Any]:
         """MCP `feed_read`, stateful per caller and project.
 
         With no `since` it reads forward from the caller's durable cursor (keyed on actor) and
         advances the cursor to `next_since`; an explicit `since` is honoured and advances it too
         (never backwards); a backward read (`before`) returns no `next_since` and moves nothing.
         """
-        q = PageQuery.parse(since=since, before=before, kind=kind, session_id=session_id, limit=limit,
-                            forward=before is None)
+        q, project_id = PageQuery.of(req, forward=req.before is None), req.project_id
         actor = caller.actor
         await self.settle()
 

@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
-from hubcore.services import inbox, validate
+from hubcore.services import ids, inbox, validate
 
 EVENT_ID_MAX = 64  # a cursor names an event id (26 characters); longer text is never one
 PROJECT_ID_PATTERN = "^" + validate.PROJECT_ID_RE.pattern + "$"
@@ -113,6 +113,22 @@ class WholeNumber:
         return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum}
 
 
+class KindFilter:
+    """A feed's kind filter: one kind, a comma-separated list, or a list of kinds, as a tuple of
+    known kinds (empty: every kind). The events service's own check names the unknown kinds."""
+
+    def __call__(self, value: Any) -> tuple[str, ...]:
+        return ev.check_kinds(value)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(self)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"description": "only these kinds: one kind, a comma-separated list, or a list",
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}]}
+
+
 def _payload(value: dict[str, Any]) -> dict[str, Any]:
     return ev.check_payload(value)  # its own refusals (size 413, a wide integer) name the member
 
@@ -120,6 +136,9 @@ def _payload(value: dict[str, Any]) -> dict[str, Any]:
 ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN),
                       Field(description="project id (slug)")]
 EventId = Annotated[str, StringConstraints(min_length=1, max_length=EVENT_ID_MAX), Field(description="event id")]
+# A page cursor: an event id as the hub mints them (a ULID), nothing else.
+Cursor = Annotated[str, StringConstraints(pattern=ids.ID_RE.pattern), Field(description="an event id")]
+Kinds = Annotated[tuple[str, ...], KindFilter()]
 Summary = Annotated[str, Trimmed(ev.SUMMARY_MAX)]
 Body = Annotated[str, Field(description="the longer text; stored as payload.body")]
 # An answer's body is its whole payload (`{"body": ...}`), so the payload's limit less that wrapping.

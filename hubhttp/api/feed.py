@@ -7,6 +7,7 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
+from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.posts import IdeaPost
 from hubcore.services.requests import parse
 from hubhttp.context import caller, hub, json_body, json_response
@@ -26,22 +27,24 @@ def optional_int(name: str) -> int | None:
 
 
 def page_query() -> dict[str, Any]:
+    """The page members of the query string (typed as the model takes them); an empty cursor
+    reads as absent, and `kind` may repeat."""
     args = request.args
     kinds = [k for value in args.getlist("kind") for k in value.split(",")]
-    return {
-        "since": args.get("since"), "before": args.get("before"), "kind": kinds or None,
-        "session_id": args.get("session_id"), "limit": optional_int("limit"),
-    }
+    query = {"since": args.get("since") or None, "before": args.get("before") or None, "kind": kinds or None,
+             "session_id": args.get("session_id"), "limit": optional_int("limit")}
+    return {name: value for name, value in query.items() if value is not None}
 
 
 @bp.get("/feed")
 async def global_feed() -> Response:
-    return json_response(await hub().feed.global_feed(caller(), **page_query()))
+    return json_response(await hub().feed.global_feed(caller(), parse(FeedPage, page_query())))
 
 
 @bp.get("/projects/<project_id>/feed")
 async def project_feed(project_id: str) -> Response:
-    return json_response(await hub().feed.project_feed(caller(), project_id, **page_query()))
+    req = parse(FeedRead, {**page_query(), "project_id": project_id})
+    return json_response(await hub().feed.project_feed(caller(), req))
 
 
 @bp.post("/projects/<project_id>/feed/seen")

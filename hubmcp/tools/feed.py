@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubcore.services import events as ev
+from hubcore.services.feed import FeedRead
 from hubcore.services.posts import SignalAppend
 from hubmcp.context import CallContext
-from hubmcp.tools.base import EVENT_ID, PROJECT_ID, Tool, inputs, outputs
+from hubmcp.tools.base import Tool, outputs
 
-KIND_FILTER: dict[str, Any] = {
-    "description": "only these kinds: one kind, a comma-separated list, or a list",
-    "anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}],
-}
 EVENT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -30,11 +26,8 @@ EXPIRES_IN: dict[str, Any] = {
 }
 
 
-async def feed_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.feed.feed_read(
-        call.caller, args["project_id"], since=args.get("since"), before=args.get("before"),
-        kind=args.get("kind"), session_id=args.get("session_id"), limit=args.get("limit"),
-    )
+async def feed_read(call: CallContext, req: FeedRead) -> dict[str, Any]:
+    return await call.hub.feed.feed_read(call.caller, req)
 
 
 async def signal_append(call: CallContext, req: SignalAppend) -> dict[str, Any]:
@@ -64,14 +57,7 @@ TOOLS = (
             "event id (oldest first) and also moves your cursor; `before` pages backwards (newest "
             "first) and moves nothing. Page size `limit` 1-500, default 50."
         ),
-        input_schema=inputs({
-            "project_id": PROJECT_ID,
-            "since": {**EVENT_ID, "description": "exclusive cursor: events after this id, oldest first"},
-            "before": {**EVENT_ID, "description": "exclusive cursor: events before this id, newest first"},
-            "kind": KIND_FILTER,
-            "session_id": {"type": "string", "maxLength": 128, "description": "only this session's events"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-        }, ("project_id",)),
+        input_model=FeedRead,
         output_schema=outputs({
             "events": {"type": "array", "items": EVENT},
             "next_since": {"type": ["string", "null"], "description": "pass as `since` to continue forward"},

@@ -10,7 +10,7 @@ from hubcore.hub import Hub
 from hubcore.parts import Part
 from tests.feed.conftest import ask, rows, signal
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal
+from tests.requests import a_feed_page, a_feed_read, a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -107,7 +107,7 @@ async def test_global_feed_keeps_to_visible_projects(client: HubClient, hub: Hub
     hidden = await signal(hub, Caller.admin(), "secret")
     page = await feed(client, "/api/v1/feed")
     assert [e["id"] for e in page["events"]] == [hidden, mine]
-    agent_page = await hub.feed.global_feed(bot)
+    agent_page = await hub.feed.global_feed(bot, a_feed_page())
     assert [e["id"] for e in agent_page["events"]] == [mine]
     since = await feed(client, "/api/v1/feed", since=mine)
     assert [e["id"] for e in since["events"]] == [hidden]
@@ -197,7 +197,7 @@ async def test_project_deletion_removes_events_and_items(client: HubClient, hub:
     await client.make_project("keep")
     await fill(hub, bot, 2, idempotency_key=None)
     await ask(hub, bot, idempotency_key="k")
-    await hub.feed.feed_read(bot, "proj")
+    await hub.feed.feed_read(bot, a_feed_read(project_id="proj"))
     kept = await signal(hub, bot, "keep")
     r = await client.delete("/api/v1/projects/proj", headers=ADMIN)
     assert r.status_code == 204
@@ -209,27 +209,27 @@ async def test_project_deletion_removes_events_and_items(client: HubClient, hub:
 
 async def test_agent_feed_cursor(client: HubClient, hub: Hub, bot: Caller) -> None:
     made = await fill(hub, bot, 5)
-    first = await hub.feed.feed_read(bot, "proj", limit=2)  # no cursor yet: from the start
+    first = await hub.feed.feed_read(bot, a_feed_read(project_id="proj", limit=2))  # no cursor yet: from the start
     assert [e["id"] for e in first["events"]] == made[:2] and first["next_since"] == made[1]
-    second = await hub.feed.feed_read(bot, "proj", limit=2)
+    second = await hub.feed.feed_read(bot, a_feed_read(project_id="proj", limit=2))
     assert [e["id"] for e in second["events"]] == made[2:4]
-    back = await hub.feed.feed_read(bot, "proj", before=made[4], limit=10)  # moves nothing
+    back = await hub.feed.feed_read(bot, a_feed_read(project_id="proj", before=made[4], limit=10))  # moves nothing
     assert [e["id"] for e in back["events"]] == made[3::-1] and back["next_since"] is None
-    third = await hub.feed.feed_read(bot, "proj")
+    third = await hub.feed.feed_read(bot, a_feed_read(project_id="proj"))
     assert [e["id"] for e in third["events"]] == [made[4]]
-    empty = await hub.feed.feed_read(bot, "proj")
+    empty = await hub.feed.feed_read(bot, a_feed_read(project_id="proj"))
     assert empty["events"] == [] and empty["next_since"] == made[4]
     # An explicit since is honoured and advances the cursor (never backwards).
-    again = await hub.feed.feed_read(bot, "proj", since=made[0], limit=1)
+    again = await hub.feed.feed_read(bot, a_feed_read(project_id="proj", since=made[0], limit=1))
     assert [e["id"] for e in again["events"]] == [made[1]]
-    assert (await hub.feed.feed_read(bot, "proj"))["events"] == []
+    assert (await hub.feed.feed_read(bot, a_feed_read(project_id="proj")))["events"] == []
     newer = await signal(hub, bot)
-    assert [e["id"] for e in (await hub.feed.feed_read(bot, "proj"))["events"]] == [newer]
+    assert [e["id"] for e in (await hub.feed.feed_read(bot, a_feed_read(project_id="proj")))["events"]] == [newer]
     # The cursor is the caller's own: another agent starts from the beginning.
     await client.make_agent("bob")
-    assert len((await hub.feed.feed_read(Caller.agent("bob"), "proj"))["events"]) == 6
+    assert len((await hub.feed.feed_read(Caller.agent("bob"), a_feed_read(project_id="proj")))["events"]) == 6
     with pytest.raises(HubError) as err:
-        await hub.feed.feed_read(bot, "nope")
+        await hub.feed.feed_read(bot, a_feed_read(project_id="nope"))
     assert err.value.code == "not_found"
 
 

@@ -11,7 +11,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
-from tests.requests import a_signal, an_answer
+from tests.requests import a_feed_read, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -42,5 +42,5 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         assert await hub.resolutions.sweep() == 1
         (item,) = (await hub.inbox.inbox_read(bot, since=q))["items"]
         assert item["event_id"] == a and item["decision"]["decision"] == "approved" and item["expired"]
-        page = await hub.feed.feed_read(bot, "proj")
+        page = await hub.feed.feed_read(bot, a_feed_read(project_id="proj"))
         assert [e["kind"] for e in page["events"]] == ["question", "answer", "approval", "answer"]

@@ -8,7 +8,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal, an_answer
+from tests.requests import a_feed_read, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +55,7 @@ async def test_events_cap_and_more(hub: Hub) -> None:
 
 async def test_window_from_feed_cursor_and_no_cursor_moves(hub: Hub) -> None:
     await signal(hub, BOB, "old")
-    page = await hub.feed.feed_read(ALICE, "web")
+    page = await hub.feed.feed_read(ALICE, a_feed_read(project_id="web"))
     cursor = page["next_since"]
     await signal(hub, BOB, "new")
     b = await hub.brief.brief(ALICE, "web")
@@ -63,7 +63,7 @@ async def test_window_from_feed_cursor_and_no_cursor_moves(hub: Hub) -> None:
     assert [i["summary"] for i in b["events"]["items"]] == ["new"]
     again = await hub.brief.brief(ALICE, "web")
     assert again == b
-    follow = await hub.feed.feed_read(ALICE, "web")
+    follow = await hub.feed.feed_read(ALICE, a_feed_read(project_id="web"))
     assert [e["summary"] for e in follow["events"]] == ["new"]
 
 

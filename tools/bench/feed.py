@@ -37,6 +37,7 @@ import orjson
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
+from hubcore.services.feed import FeedRead
 from hubcore.services.resolutions import AnswerPost
 from hubhttp.asgi import HubASGI
 
@@ -118,13 +119,14 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
     out.append(f"Loaded {args.events:,} events in {load:.1f} s (hub.db with WAL {size / 2**20:.0f} MiB).\n")
     out.append("| read | reads | p50 ms | p99 ms |\n|---|---|---|---|")
     feed = hub.feed
-    out.append(report("newest page", await timed(lambda: feed.project_feed(ADMIN, "big", limit=50), args.reads)))
+    out.append(report("newest page", await timed(
+        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", limit=50)), args.reads)))
     out.append(report("backward from a mid cursor (`before`)", await timed(
-        lambda: feed.project_feed(ADMIN, "big", before=mid, limit=50), args.reads)))
+        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", before=mid, limit=50)), args.reads)))
     out.append(report("forward from a mid cursor (`since`)", await timed(
-        lambda: feed.project_feed(ADMIN, "big", since=mid, limit=50), args.reads)))
+        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", since=mid, limit=50)), args.reads)))
     out.append(report("kind filter, newest page", await timed(
-        lambda: feed.project_feed(ADMIN, "big", kind="signal", limit=50), args.reads)))
+        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", kind=("signal",), limit=50)), args.reads)))
     out.append(report("project listing, no cursor yet (all unseen)", await timed(
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
     await feed.seen(ADMIN, "big", mid)
@@ -135,9 +137,9 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
     await hub.agents.create(ADMIN, {"id": "reader"})
     reader = Caller.agent("reader")
-    await feed.feed_read(reader, "big", since=mid, limit=1)  # put its durable cursor mid-feed
+    await feed.feed_read(reader, FeedRead(project_id="big", since=mid, limit=1))  # put its durable cursor mid-feed
     out.append(report("agent `feed_read` from its cursor (advances it)", await timed(
-        lambda: feed.feed_read(reader, "big", limit=50), args.reads)))
+        lambda: feed.feed_read(reader, FeedRead(project_id="big", limit=50)), args.reads)))
 
 
 async def bench_inbox(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namespace, out: list[str]) -> None:
