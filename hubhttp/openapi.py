@@ -93,14 +93,15 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
         "operationId": str(rule.endpoint).replace(".", "_"),
         "summary": doc.summary,
         "tags": [str(rule.endpoint).split(".")[0]],
-        "parameters": [*path_params(rule, doc), *(query_param(n, s) for n, s in doc.query.items())],
+        "parameters": [*path_params(rule, doc),
+                       *(query_param(n, s) for n, s in doc.query_schemas(frozenset(rule.arguments)).items())],
         "responses": responses(method, doc),
     }
     if doc.public:
         op["security"] = []
     else:
         op["security"] = [{"bearer": []}]
-    body = doc.request_schema()
+    body = doc.request_schema(frozenset(rule.arguments))
     if body is not None:
         op["requestBody"] = {"required": doc.body_required,
                              "content": {"application/json": {"schema": body}}}
@@ -109,7 +110,7 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
 
 def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
     for name in sorted(rule.arguments, key=rule.rule.index):
-        schema = doc.path.get(name, {"type": "string", "minLength": 1})
+        schema = doc.path_schema(name)
         yield {"name": name, "in": "path", "required": True, "schema": schema}
 
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+
+from hubcore.services.feed import FeedPage, FeedRead
+from hubcore.services.posts import IdeaPost
+from hubcore.services.requests import Request, input_schema
+from hubcore.services.resolutions import AnswerPost, DecisionPost
 
 Schema = dict[str, Any]
-
-
-class RequestModel(Protocol):
-    """A typed request (a pydantic model): the one place an operation's input is defined."""
-
-    @classmethod
-    def model_json_schema(cls) -> dict[str, Any]: ...
 
 
 def obj(*required: str, **props: Schema) -> Schema:
@@ -56,15 +54,42 @@ class Doc:
     path: Mapping[str, Schema] = field(default_factory=dict)
     query: Mapping[str, Schema] = field(default_factory=dict)
     body: Schema | None = None  # hand-written: no typed request model for the operation yet
-    model: type[RequestModel] | None = None
+    model: type[Request] | None = None  # the operation's typed request, read from the body
+    query_model: type[Request] | None = None  # the operation's typed request, read from the query
     body_required: bool = True
     public: bool = False
     media: str = "application/json"
 
-    def request_schema(self) -> Schema | None:
+    def request_schema(self, path_names: frozenset[str]) -> Schema | None:
+        """The body's schema: the model's, less the members the path carries."""
         if self.model is not None:
-            return dict(self.model.model_json_schema())
+            return input_schema(self.model, leave_out=tuple(sorted(path_names)))
         return self.body
+
+    def path_schema(self, name: str) -> Schema:
+        """A path parameter's schema: the model's member of that name when there is one."""
+        for model in (self.model, self.query_model):
+            if model is not None and name in model.model_fields:
+                member = dict(input_schema(model)["properties"][name])
+                member.pop("default", None)
+                return member
+        return self.path.get(name, {"type": "string", "minLength": 1})
+
+    def query_schemas(self, path_names: frozenset[str]) -> dict[str, Schema]:
+        """The query parameters: the query model's members (less the path's), else `query`."""
+        if self.query_model is None:
+            return dict(self.query)
+        props = input_schema(self.query_model, leave_out=tuple(sorted(path_names)))["properties"]
+        return {name: _query_schema(schema) for name, schema in props.items()}
+
+
+def _query_schema(schema: Schema) -> Schema:
+    """A model member as a query parameter. A list default (the feed's `kind: []`, "every kind")
+    goes: a query string cannot spell it, and `[]` breaks the member's own `minItems: 1`."""
+    out = dict(schema)
+    if isinstance(out.get("default"), list):
+        out.pop("default")
+    return out
 
 
 PROJECT = obj("id", "display_name", "owner_agent", "created_at", "is_personal", "confidential",
@@ -107,15 +132,10 @@ PROJECT_CREATE = obj("id", id=STR, display_name=STR, confidential=BOOL, artifact
 PROJECT_UPDATE = obj(display_name=STR, confidential=BOOL, artifact_password_policy=STR)
 AGENT_CREATE = obj("id", id=STR, display_name=STR)
 GRANT_ADD = obj("project_id", project_id=STR)
-IDEA = obj("summary", summary=STR, body=STR, payload=ANY_OBJ)
 SEEN = obj(event_id=N_STR)
 READ_ALL = obj(project_id=N_STR)
-ANSWER = obj("body", body=STR, idempotency_key=STR)
-DECISION = obj("decision", decision={"enum": ["approved", "declined"]}, note=STR)
 END = obj(handoff=N_STR)
 REASSIGN = obj("owner", owner=STR)
-FEED_QUERY: Mapping[str, Schema] = {"since": STR, "before": STR, "kind": STR, "session_id": STR,
-                                    "limit": {"type": "integer", "minimum": 1}}
 BRAIN_PATH: Mapping[str, Schema] = {"path": STR}
 MARKED = obj("event_id", "status", event_id=STR, status=STR)
 
@@ -136,12 +156,13 @@ DOCS: Mapping[str, Doc] = {
     "agents.add_grant": Doc("Grant the agent a project (200 when it held it already)", GRANT, 201, also=(200,),
                             problems=(404, 409), body=GRANT_ADD),
     "agents.revoke_grant": Doc("Revoke a grant", None, 204),
-    "feed.global_feed": Doc("The feed across readable projects", PAGE, problems=(), query=FEED_QUERY),
-    "feed.project_feed": Doc("A project's feed", PAGE, query=FEED_QUERY),
+    "feed.global_feed": Doc("The feed across readable projects", PAGE, problems=(), query_model=FeedPage),
+    "feed.project_feed": Doc("A project's feed", PAGE, query_model=FeedRead),
     "feed.feed_seen": Doc("Move the project's seen cursor", obj("project_id", "last_seen", project_id=STR,
                                                                last_seen=N_STR, advanced=BOOL),
                           body=SEEN, body_required=False),
-    "feed.post_idea": Doc("Post an idea", obj("id", id=STR), 201, body=IDEA),
+    "feed.post_idea": Doc("Post an idea", obj("id", id=STR), 201, problems=(404, 409, 413),
+                         model=IdeaPost),
     "feed.project_stats": Doc("A project's counts and bytes", STATS),
     "inbox.list_inbox": Doc("The inbox", obj("items", items=list_of(ITEM)), problems=(),
                             query={"status": STR, "project": STR, "limit": {"type": "integer", "minimum": 1},
@@ -149,8 +170,8 @@ DOCS: Mapping[str, Doc] = {
     "inbox.read_all": Doc("Mark every item read", obj("marked", marked=INT), body=READ_ALL, body_required=False),
     "inbox.mark_read": Doc("Mark an item read", MARKED),
     "inbox.mark_unread": Doc("Mark an item unread", MARKED),
-    "inbox.answer": Doc("Answer a question", ANY_OBJ, problems=(404, 409, 413), body=ANSWER),
-    "inbox.decide": Doc("Decide an approval", ANY_OBJ, problems=(404, 409, 413), body=DECISION),
+    "inbox.answer": Doc("Answer a question", ANY_OBJ, problems=(404, 409, 413), model=AnswerPost),
+    "inbox.decide": Doc("Decide an approval", ANY_OBJ, problems=(404, 409, 413), model=DecisionPost),
     "inbox.home": Doc("The Home payload", HOME, problems=()),
     "sessions.list_sessions": Doc("Sessions", obj("sessions", "truncated", sessions=list_of(SESSION),
                                                   truncated=BOOL), problems=(404,),

@@ -91,3 +91,19 @@ def test_the_checker_refuses_what_the_document_does_not_say() -> None:
     assert no_code is not None and "code" in no_code
     assert checker.mismatch("DELETE", "/api/v1/projects/p", 204, "", b"") is None
     assert checker.mismatch("PUT", "/api/v1/projects/p", 405, "application/problem+json", b"{}") is None
+
+
+def test_bodies_and_queries_with_a_typed_request_come_from_the_model() -> None:
+    from hubcore.services.feed import FeedRead
+    from hubcore.services.requests import input_schema
+    from hubcore.services.resolutions import DecisionPost
+
+    doc = build(create_app(), "test")
+    decide = doc["paths"]["/api/v1/approvals/{approval_id}/decision"]["post"]
+    assert decide["requestBody"]["content"]["application/json"]["schema"] == input_schema(
+        DecisionPost, leave_out=("approval_id",))
+    member = input_schema(DecisionPost)["properties"]["approval_id"]
+    assert decide["parameters"][0]["schema"] == member  # the path parameter is the model's member
+    feed = doc["paths"]["/api/v1/projects/{project_id}/feed"]["get"]
+    names = [p["name"] for p in feed["parameters"] if p["in"] == "query"]
+    assert names == [n for n in FeedRead.model_fields if n != "project_id"]
