@@ -68,11 +68,12 @@ class Serialized:
     """Text stored as a payload's `body`: not blank, and at most `max_bytes` once JSON-encoded (the
     payload's limit less its wrapping). Over it is `string_too_long`: 413 for a content member."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, max_bytes: int, *, blank: bool = False) -> None:
+        self.max_bytes, self.blank = max_bytes, blank
 
     def __call__(self, value: str) -> str:
-        _not_blank(value)
+        if not self.blank:
+            _not_blank(value)
         if len(value) > self.max_bytes or len(orjson.dumps(value)) - 2 > self.max_bytes:
             raise PydanticCustomError("string_too_long", "longer than {max_length} bytes encoded",
                                       {"max_length": self.max_bytes})
@@ -83,7 +84,10 @@ class Serialized:
 
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "minLength": 1, "x-max-bytes-serialized": self.max_bytes,
+        limit = {"x-max-bytes-serialized": self.max_bytes}
+        if self.blank:
+            return {"type": "string", **limit, "description": f"at most {self.max_bytes} bytes once JSON-encoded"}
+        return {"type": "string", "minLength": 1, **limit,
                 "description": f"not blank; at most {self.max_bytes} bytes once JSON-encoded"}
 
 
@@ -140,9 +144,13 @@ EventId = Annotated[str, StringConstraints(min_length=1, max_length=EVENT_ID_MAX
 Cursor = Annotated[str, StringConstraints(pattern=ids.ID_RE.pattern), Field(description="an event id")]
 Kinds = Annotated[tuple[str, ...], KindFilter()]
 Summary = Annotated[str, Trimmed(ev.SUMMARY_MAX)]
-Body = Annotated[str, Field(description="the longer text; stored as payload.body")]
-# An answer's body is its whole payload (`{"body": ...}`), so the payload's limit less that wrapping.
-AnswerBody = Annotated[str, Serialized(ev.PAYLOAD_MAX - len('{"body":""}'))]
+# A body is stored as `payload.body`, so the payload's limit less that wrapping bounds it (the
+# service checks the merged payload again when it carries other members too).
+BODY_MAX_BYTES = ev.PAYLOAD_MAX - len('{"body":""}')
+Body = Annotated[str, Serialized(BODY_MAX_BYTES, blank=True),
+                 Field(description=f"the longer text; stored as payload.body (at most {BODY_MAX_BYTES} bytes "
+                                   "once JSON-encoded)")]
+AnswerBody = Annotated[str, Serialized(BODY_MAX_BYTES)]
 Payload = Annotated[dict[str, Any], AfterValidator(_payload),
                     Field(description=f"free-form JSON object (at most {ev.PAYLOAD_MAX} bytes serialized)",
                           json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX})]

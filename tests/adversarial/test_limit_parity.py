@@ -1,0 +1,204 @@
+"""The same bad input gets the same code over REST and MCP, at every limit (issue 10, part 3).
+
+For each operation on both surfaces, every shared member is walked with cases derived from its
+typed request's published schema (the one definition both surfaces parse into): at the limit,
+padded to it (text stored trimmed), one over, the wrong JSON type, `null`, and an unknown member.
+Each case goes through REST (as the human) and through MCP (the SDK's client over real streamable
+HTTP, as an agent, so that an idempotency key accepted over REST is not reused by the same actor for
+another target) and must answer the same: accepted on both, or the same code on both (413 for a
+content member over its size, 400 for every other refusal), and a refusal writes nothing. A member
+whose schema gives the walker no limit to derive a case from fails the test, so a new member with
+an unstated limit cannot slip past.
+
+A query string carries only text, so for a query (`GET /projects/:id/feed`) the wrong-type case is
+a non-number for a number member only, and `null` and unknown members are not walked (REST ignores
+unknown query parameters).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp.client import Client
+
+from hubcore.caller import Caller
+from hubcore.config import HubSettings
+from hubcore.services import ids
+from hubcore.services.feed import FeedRead
+from hubcore.services.posts import IdeaPost, SignalAppend
+from hubcore.services.requests import CONTENT_MEMBERS, Request, input_schema
+from hubcore.services.resolutions import AnswerPost
+from tests.adversarial.rest_support import snapshot
+from tests.harness import ADMIN
+from tests.mcp.live import LiveHub, live_hub
+
+pytestmark = pytest.mark.anyio
+
+OK = "ok"
+TOO_LARGE = "payload_too_large"
+INVALID = "invalid_argument"
+CURSOR = ids.encode(1_700_000_000_000, 0)  # a well-formed event id (no such event: an empty page)
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    value: Any
+    expect: str
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    tool: str
+    rest_model: type[Request]
+    mcp_model: type[Request]
+    base: dict[str, Any]  # the members a valid request carries besides the one walked
+    members: tuple[str, ...]  # the members both surfaces take
+    rest: Callable[[LiveHub, dict[str, str], dict[str, Any]], Awaitable[httpx.Response]]
+    mcp: Callable[[dict[str, str], dict[str, Any]], dict[str, Any]]
+    query: bool = False
+    companions: dict[str, dict[str, Any]] = field(default_factory=dict)  # members sent with the walked one
+
+
+async def post_idea(live: LiveHub, _: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+    return await live.http.post("/api/v1/projects/web/ideas", json=body, headers=ADMIN)
+
+
+async def post_answer(live: LiveHub, made: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+    return await live.http.post(f"/api/v1/questions/{made['rest']}/answer", json=body, headers=ADMIN)
+
+
+async def get_feed(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> httpx.Response:
+    params = {k: v if isinstance(v, list) else str(v) for k, v in query.items()}  # a list repeats
+    return await live.http.get("/api/v1/projects/web/feed", params=params, headers=ADMIN)
+
+
+OPS = [
+    Op("idea", "signal_append", IdeaPost, SignalAppend, {"summary": "an idea"},
+       ("summary", "body", "payload", "session_id", "idempotency_key"), post_idea,
+       lambda _, args: {"project_id": "web", "kind": "idea", **args},
+       # A missing summary is taken from the body: walked with one, `null` is accepted.
+       companions={"summary": {"body": "the longer text"}}),
+    Op("answer", "answer_post", AnswerPost, AnswerPost, {"body": "yes"}, ("body", "idempotency_key"), post_answer,
+       lambda made, args: {"question_id": made["mcp"], **args}),
+    Op("feed", "feed_read", FeedRead, FeedRead, {}, ("since", "before", "kind", "session_id", "limit"), get_feed,
+       lambda _, args: {"project_id": "web", **args}, query=True),
+]
+# Values a pattern-held member accepts (the walker cannot invent one from a pattern).
+EXAMPLES = {"since": CURSOR, "before": CURSOR}
+
+
+def text_cases(member: str, prop: dict[str, Any]) -> list[Case]:
+    over = TOO_LARGE if member in CONTENT_MEMBERS else INVALID
+    if "x-max-chars-trimmed" in prop:
+        n = prop["x-max-chars-trimmed"]
+        return [Case("at the limit", "x" * n, OK), Case("padded to the limit", "  " + "x" * n + " \t", OK),
+                Case("one over", "x" * (n + 1), over)]
+    if "x-max-bytes-serialized" in prop:
+        n = prop["x-max-bytes-serialized"]
+        return [Case("at the limit", "x" * n, OK), Case("one byte over", "x" * n + "é", over)]
+    if "maxLength" in prop:
+        n = prop["maxLength"]
+        return [Case("at the limit", "k" * n, OK), Case("one over", "k" * (n + 1), over)]
+    if "pattern" in prop and member in EXAMPLES:
+        return [Case("well formed", EXAMPLES[member], OK), Case("a final newline", EXAMPLES[member] + "\n", INVALID)]
+    return []
+
+
+def limit_cases(member: str, prop: dict[str, Any]) -> list[Case]:
+    """The cases the member's own limit gives; empty when its schema states none."""
+    kinds = prop.get("type", [])
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    if "string" in kinds:
+        return text_cases(member, prop)
+    if "integer" in kinds and "minimum" in prop and "maximum" in prop:
+        low, high = prop["minimum"], prop["maximum"]
+        return [Case("at the minimum", low, OK), Case("at the maximum", high, OK),
+                Case("one under", low - 1, INVALID), Case("one over", high + 1, INVALID)]
+    if "object" in kinds and "x-max-bytes-serialized" in prop:
+        n = prop["x-max-bytes-serialized"] - len('{"t":""}')
+        return [Case("at the limit", {"t": "x" * n}, OK), Case("one byte over", {"t": "x" * (n + 1)}, TOO_LARGE)]
+    branches = prop.get("anyOf", [])
+    listed = [b for b in branches if b.get("type") == "array" and "enum" in b.get("items", {})]
+    if listed:
+        first = listed[0]["items"]["enum"][0]
+        return [Case("a known value", first, OK), Case("a list of one", [first], OK),
+                Case("an unknown value", "nope", INVALID)]
+    return []
+
+
+def cases(op: Op, member: str) -> list[Case]:
+    schema = input_schema(op.mcp_model)
+    prop = schema["properties"][member]
+    assert prop == input_schema(op.rest_model)["properties"][member], f"{op.name}.{member} differs"
+    found = limit_cases(member, prop)
+    if not found:
+        pytest.fail(f"{op.name}.{member}: its schema states no limit the walker can derive a case from")
+    kinds = prop.get("type", [])
+    if op.query:
+        return found + ([Case("not a number", "ten", INVALID)] if "integer" in kinds else [])
+    wrong = "12" if "string" not in kinds else 12
+    optional = member not in schema.get("required", [])
+    return [*found, Case("the wrong type", wrong, INVALID), Case("null", None, OK if optional else INVALID)]
+
+
+@pytest.fixture
+async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
+    async with live_hub(settings) as hub:
+        r = await hub.http.post("/api/v1/projects", json={"id": "web"}, headers=ADMIN)
+        assert r.status_code == 201, r.text
+        yield hub
+
+
+def code_of_rest(r: httpx.Response) -> str:
+    return OK if r.status_code < 300 else str(r.json()["code"])
+
+
+def code_of_mcp(result: Any) -> str:
+    return str(result.structured_content["error"]["code"]) if result.is_error else OK
+
+
+async def targets(live: LiveHub, op: Op) -> dict[str, str]:
+    """A fresh open question per surface for an answer (an accepted case closes it)."""
+    if op.name != "answer":
+        return {}
+    posts = live.app.hub.posts
+    asked = [await posts.question_post(Caller.agent("asker"), "web", "Which way?") for _ in range(2)]
+    return {"rest": asked[0]["event_id"], "mcp": asked[1]["event_id"]}
+
+
+async def both(live: LiveHub, mcp: Client, op: Op, members: dict[str, Any]) -> tuple[str, str, bool]:
+    """(REST's code, MCP's code, whether the store is unchanged) for one request on each surface."""
+    made = await targets(live, op)
+    db = Path(live.app.settings.data_path) / "hub.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        before = snapshot(conn)
+        rest = code_of_rest(await op.rest(live, made, members))
+        over_mcp = code_of_mcp(await mcp.call_tool(op.tool, op.mcp(made, members)))
+        unchanged = snapshot(conn) == before
+    conn.close()
+    return rest, over_mcp, unchanged
+
+
+@pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
+async def test_every_limit_answers_alike_over_rest_and_mcp(live: LiveHub, op: Op) -> None:
+    faults: list[str] = []
+    walked = [(member, case) for member in op.members for case in cases(op, member)]
+    if not op.query:
+        walked.append(("colour", Case("an unknown member", "blue", INVALID)))
+    async with live.client(await live.make_agent("walker")) as mcp:
+        for member, case in walked:
+            members = {**op.base, **op.companions.get(member, {}), member: case.value}
+            rest, over_mcp, unchanged = await both(live, mcp, op, members)
+            if (rest, over_mcp) != (case.expect, case.expect):
+                faults.append(f"{member} {case.label}: REST {rest}, MCP {over_mcp}, expected {case.expect}")
+            if case.expect != OK and not unchanged:
+                faults.append(f"{member} {case.label}: a refused request wrote to the store")
+    assert faults == []
