@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hubcore.services.feed import FeedPage, FeedRead
-from hubcore.services.posts import IdeaPost, SignalAppend
+from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 
@@ -33,3 +33,7 @@ def a_feed_read(**fields: Any) -> FeedRead:
 
 def a_feed_page(**fields: Any) -> FeedPage:
     return parse(FeedPage, fields)
+
+
+def a_question(**fields: Any) -> QuestionPost:
+    return parse(QuestionPost, fields)

@@ -9,11 +9,10 @@ its original already passed, and it sends no notify.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, StringConstraints
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -69,6 +68,30 @@ class SignalAppend(PostRequest):
     kind: SignalKind = "signal"
     expires_in_seconds: Annotated[Expires | None, Field(description=f"approvals only: {EXPIRES_TEXT}")] = None
     on_expiry: Annotated[OnExpiry | None, Field(description="approvals only; default decline")] = None
+
+
+# An option is not empty as sent (its item is named: `options.1`); the whole list is then held to
+# the options rules (trimmed labels, at most 80 characters, no duplicates) by `check_options`.
+Option = Annotated[str, StringConstraints(min_length=1)]
+Options = Annotated[list[Option], Field(
+    min_length=OPTIONS_MIN, max_length=OPTIONS_MAX,
+    description=f"choices, {OPTIONS_MIN} to {OPTIONS_MAX} one-line labels of at most {OPTION_CHARS} characters "
+                "once trimmed; a pick arrives as an answer whose body is the option text",
+), AfterValidator(lambda value: check_options(value))]
+
+
+class QuestionPost(Request):
+    """`question_post`: ask the human; the question waits in the inbox until answered or expired."""
+
+    project_id: ProjectId
+    summary: Annotated[Summary, Field(description="the question, one line (as on every event)")]
+    body: Annotated[Body | None, Field(description="context the human needs to answer")] = None
+    options: Options | None = None
+    payload: Payload | None = None
+    session_id: Annotated[SessionId | None, Field(
+        description="the session this belongs to (over MCP, default: your active session)")] = None
+    idempotency_key: IdempotencyKey | None = None
+    expires_in_seconds: Expires | None = None
 
 
 @dataclass(frozen=True)
@@ -172,21 +195,12 @@ class PostsService:
         deadline = check_deadline(req.kind, req.expires_in_seconds, req.on_expiry)
         return await self._append(caller, _post(req, req.kind, deadline))
 
-    async def question_post(self, caller: Caller, project_id: str, summary: Any, *, body: Any = None,
-                            options: Any = None, payload: Any = None, session_id: Any = None,
-                            idempotency_key: Any = None, expires_in_seconds: Any = None,
-                            on_expiry: Any = None) -> dict[str, Any]:
+    async def question_post(self, caller: Caller, req: QuestionPost) -> dict[str, Any]:
         """Ask the human. The question roots its own thread: `event_id`, `question_id` and
         `thread_id` are equal. Options are stored trimmed as `payload.options`."""
-        deadline = check_deadline("question", expires_in_seconds, on_expiry)
-        merged = _object(payload)
-        text = validate.optional_string(body, field="body", blank=True)
-        if text is not None:
-            merged["body"] = text
-        checked = check_options(options)
-        if checked is not None:
-            merged["options"] = checked
-        post = self._check(project_id, "question", summary, merged, session_id, idempotency_key, deadline)
+        post = _post(req, "question", check_deadline("question", req.expires_in_seconds, None))
+        if req.options is not None:
+            post = replace(post, payload=ev.check_payload({**post.payload, "options": req.options}))
         result = await self._append(caller, post)
         return {**result, "question_id": result["event_id"]}
 
@@ -194,12 +208,6 @@ class PostsService:
         """`POST /projects/:id/ideas`: an idea, a needs-action signal that arrives unread."""
         result = await self._append(caller, _post(req, "idea", None))
         return {"id": result["event_id"], **result}
-
-    def _check(self, project_id: str, kind: str, summary: Any, payload: Any, session_id: Any,
-               key: Any, deadline: Deadline | None) -> Post:
-        checked = ev.check_payload(payload)
-        return Post(project_id, kind, ev.check_summary(summary, checked), checked,
-                    ev.check_session_id(session_id), idem.check_key(key), deadline)
 
     async def _append(self, caller: Caller, post: Post) -> dict[str, Any]:
         now, settings = self.core.now(), self.core.settings
@@ -231,7 +239,7 @@ class PostsService:
         return await self.core.store.execute_effects(write)
 
 
-def _post(req: PostRequest, kind: str, deadline: Deadline | None) -> Post:
+def _post(req: PostRequest | QuestionPost, kind: str, deadline: Deadline | None) -> Post:
     """A checked post from a parsed request. The body joins the payload, whose size is checked
     again with it; the summary falls back to the body's first line."""
     payload = dict(req.payload or {})
@@ -260,12 +268,3 @@ def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Dea
         if deadline.on_expiry:
             extra["on_expiry"] = deadline.on_expiry
     return extra
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """A payload given as a JSON object (absent is empty); anything else is refused."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise invalid("payload must be a JSON object", field="payload")
-    return dict(value)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from hubcore.services.feed import FeedRead
-from hubcore.services.posts import SignalAppend
+from hubcore.services.posts import QuestionPost, SignalAppend
 from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
 
@@ -19,11 +19,7 @@ EVENT: dict[str, Any] = {
     },
     "required": ["id", "project_id", "kind", "actor", "summary", "payload", "created_at"],
 }
-
-EXPIRES_IN: dict[str, Any] = {
-    "type": "integer", "minimum": 60, "maximum": 2_592_000,
-    "description": "deadline in seconds from now (60 to 2592000); when it passes the hub resolves the item",
-}
+P = TypeVar("P", SignalAppend, QuestionPost)
 
 
 async def feed_read(call: CallContext, req: FeedRead) -> dict[str, Any]:
@@ -31,19 +27,14 @@ async def feed_read(call: CallContext, req: FeedRead) -> dict[str, Any]:
 
 
 async def signal_append(call: CallContext, req: SignalAppend) -> dict[str, Any]:
-    """An explicit session id, else the connection's active session (set by session tools)."""
+    return await call.hub.posts.signal_append(call.caller, in_session(call, req))
+
+
+def in_session(call: CallContext, req: P) -> P:
+    """The post with its session: an explicit session id, else the connection's active session
+    (set by the session tools)."""
     active = call.sessions.get(call.connection) if call.connection is not None and req.session_id is None else None
-    if active is not None:
-        req = req.model_copy(update={"session_id": active})
-    return await call.hub.posts.signal_append(call.caller, req)
-
-
-def _session(call: CallContext, args: dict[str, Any]) -> str | None:
-    """An explicit session id, else the connection's active session (set by session tools)."""
-    given = args.get("session_id")
-    if isinstance(given, str):
-        return given
-    return call.sessions.get(call.connection) if call.connection is not None else None
+    return req if active is None else req.model_copy(update={"session_id": active})
 
 
 TOOLS = (

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubcore.services.posts import QuestionPost
 from hubcore.services.resolutions import AnswerPost
 from hubmcp.context import CallContext
-from hubmcp.tools.base import CAPPED_OUT, EVENT_ID, IDEMPOTENCY_KEY, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
-from hubmcp.tools.feed import EXPIRES_IN, _session
+from hubmcp.tools.base import CAPPED_OUT, EVENT_ID, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.tools.feed import in_session
 from hubmcp.waits import capped_wait
 
 ITEM: dict[str, Any] = {
@@ -26,12 +27,8 @@ ITEM: dict[str, Any] = {
 }
 
 
-async def question_post(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    result = await call.hub.posts.question_post(
-        call.caller, args["project_id"], args["summary"], body=args.get("body"), options=args.get("options"),
-        payload=args.get("payload"), session_id=_session(call, args), idempotency_key=args.get("idempotency_key"),
-        expires_in_seconds=args.get("expires_in_seconds"),
-    )
+async def question_post(call: CallContext, req: QuestionPost) -> dict[str, Any]:
+    result = await call.hub.posts.question_post(call.caller, in_session(call, req))
     result.setdefault("question_id", result["event_id"])
     result.setdefault("thread_id", result["event_id"])
     return result
@@ -67,19 +64,7 @@ TOOLS = (
             "when the question stops mattering after a while (the hub then closes it unanswered). "
             "Returns event_id = question_id = thread_id."
         ),
-        input_schema=inputs({
-            "project_id": PROJECT_ID,
-            "summary": {"type": "string", "minLength": 1, "maxLength": 1024,
-                        "description": "the question, one line (as on every event)"},
-            "body": {"type": "string", "description": "context the human needs to answer"},
-            "options": {"type": "array", "minItems": 2, "maxItems": 6,
-                        "items": {"type": "string", "minLength": 1, "maxLength": 80},
-                        "description": "choices; a pick arrives as an answer whose body is the option text"},
-            "payload": {"type": "object"},
-            "session_id": {"type": "string", "maxLength": 128},
-            "idempotency_key": IDEMPOTENCY_KEY,
-            "expires_in_seconds": EXPIRES_IN,
-        }, ("project_id", "summary")),
+        input_model=QuestionPost,
         output_schema=outputs({
             "event_id": {"type": "string"}, "question_id": {"type": "string"}, "thread_id": {"type": "string"},
             "kind": {"type": "string"}, "created_at": {"type": "string"}, "expires_at": {"type": "string"},

@@ -7,7 +7,7 @@ import sqlite3
 from hubcore.caller import Caller
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_signal, an_idea
+from tests.requests import a_question, a_signal, an_idea
 
 ALICE = Caller.agent("alice")
 HUMAN = Caller.admin()
@@ -21,7 +21,7 @@ async def seed(client: HubClient) -> dict[str, str]:
     await client.make_project("web")
     hub: Hub = client.app.hub
     idea = await hub.posts.idea(HUMAN, an_idea(project_id="web", summary="Try this"))
-    question = await hub.posts.question_post(ALICE, "web", "Which way?")
+    question = await hub.posts.question_post(ALICE, a_question(project_id="web", summary="Which way?"))
     approval = await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="approval", summary="Ship it?"))
     session = await hub.sessions.start(ALICE, "web", "one")
     other = await hub.sessions.start(ALICE, "web", "two")

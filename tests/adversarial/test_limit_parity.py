@@ -37,6 +37,7 @@ from hubcore.services.resolutions import AnswerPost
 from tests.adversarial.rest_support import snapshot
 from tests.harness import ADMIN
 from tests.mcp.live import LiveHub, live_hub
+from tests.requests import a_question
 
 pytestmark = pytest.mark.anyio
 
@@ -170,7 +171,8 @@ async def targets(live: LiveHub, op: Op) -> dict[str, str]:
     if op.name != "answer":
         return {}
     posts = live.app.hub.posts
-    asked = [await posts.question_post(Caller.agent("asker"), "web", "Which way?") for _ in range(2)]
+    asked = [await posts.question_post(Caller.agent("asker"), a_question(
+        project_id="web", summary="Which way?")) for _ in range(2)]
     return {"rest": asked[0]["event_id"], "mcp": asked[1]["event_id"]}
 
 

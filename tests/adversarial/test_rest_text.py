@@ -19,6 +19,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, seed, snapshot
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_question
 
 pytestmark = pytest.mark.anyio
 
@@ -89,8 +90,10 @@ async def test_one_line_fields_refuse_every_separator(client: HubClient, ids: di
 ServiceCall = Callable[[Hub, str], Any]
 SERVICE_FIELDS: list[tuple[str, str, ServiceCall]] = [
     ("session name", "name", lambda hub, v: hub.sessions.start(ALICE, "web", v)),
-    ("question option", "options", lambda hub, v: hub.posts.question_post(ALICE, "web", "Q?", options=[v, "b"])),
-    ("question text", "summary", lambda hub, v: hub.posts.question_post(ALICE, "web", v)),
+    ("question option", "options", lambda hub, v: hub.posts.question_post(ALICE, a_question(
+        project_id="web", summary="Q?", options=[v, "b"]))),
+    ("question text", "summary", lambda hub, v: hub.posts.question_post(ALICE, a_question(
+        project_id="web", summary=v))),
 ]
 
 
@@ -178,7 +181,8 @@ async def test_question_options_and_session_names_apply_their_limits_after_trimm
     """MCP-only fields: an 80-character option and a 100-character session name, padded."""
     hub: Hub = client.app.hub
     over: list[tuple[Callable[[], Any], str]] = [
-        (lambda: hub.posts.question_post(ALICE, "web", "Q?", options=[PAD + "o" * 81 + PAD, "b"]), "options"),
+        (lambda: hub.posts.question_post(ALICE, a_question(
+            project_id="web", summary="Q?", options=[PAD + "o" * 81 + PAD, "b"])), "options"),
         (lambda: hub.sessions.start(ALICE, "web", PAD + "n" * 101 + PAD), "name"),
     ]
     with client.db() as conn:
@@ -188,7 +192,8 @@ async def test_question_options_and_session_names_apply_their_limits_after_trimm
                 await call()
             assert caught.value.code == "invalid_argument" and (caught.value.details or {})["field"] == member
         assert snapshot(conn) == before
-    asked = await hub.posts.question_post(ALICE, "web", "Q?", options=[PAD + "o" * 80 + PAD, " b "])
+    asked = await hub.posts.question_post(ALICE, a_question(
+        project_id="web", summary="Q?", options=[PAD + "o" * 80 + PAD, " b "]))
     options = payload_of(client, "SELECT payload FROM events WHERE id = ?", asked["event_id"])["options"]
     assert options == ["o" * 80, "b"]
     started = await hub.sessions.start(ALICE, "web", PAD + "n" * 100 + PAD)

@@ -19,7 +19,7 @@ from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, an_answer
+from tests.requests import a_decision, a_question, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -232,7 +232,8 @@ SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
     ("end", "handoff", lambda hub, ids: hub.sessions.end(ALICE, ids["session"], [])),
     ("answer", "body",
      lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"}))),
-    ("question_post body", "body", lambda hub, ids: hub.posts.question_post(ALICE, "web", "Q?", body=[])),
+    ("question_post body", "body", lambda hub, ids: hub.posts.question_post(ALICE, a_question(
+        project_id="web", summary="Q?", body=[]))),
     ("start name", "name", lambda hub, ids: hub.sessions.start(ALICE, "web", 2**70)),
 ]
 

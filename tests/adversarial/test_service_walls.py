@@ -13,7 +13,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_decision, a_signal, an_answer, an_idea
+from tests.requests import a_decision, a_question, a_signal, an_answer, an_idea
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +35,7 @@ async def scene(client: HubClient) -> dict[str, str]:
     await client.make_agent("other")
     await client.make_project("proj")
     await hub.posts.idea(ADMIN, an_idea(project_id="proj", summary="an idea"))
-    question = await hub.posts.question_post(BOT, "proj", "Ship it?")
+    question = await hub.posts.question_post(BOT, a_question(project_id="proj", summary="Ship it?"))
     approval = await hub.posts.signal_append(BOT, a_signal(project_id="proj", kind="approval", summary="Deploy?"))
     active = await hub.sessions.start(BOT, "proj", "active")
     ended = await hub.sessions.start(BOT, "proj", "ended")

@@ -13,7 +13,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import HubClient, hub_client, test_settings
-from tests.requests import a_signal
+from tests.requests import a_question, a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +58,7 @@ def totals(client: HubClient) -> tuple[int, int, int]:
 
 
 async def ask(hub: Hub, who: Caller, project: str = "proj", text: str = "Ship it?", **kw: Any) -> str:
-    result = await hub.posts.question_post(who, project, text, **kw)
+    result = await hub.posts.question_post(who, a_question(project_id=project, summary=text, **kw))
     return str(result["event_id"])
 
 

@@ -12,7 +12,7 @@ from hubcore.services import events as ev
 from hubcore.services import ids
 from tests.feed.conftest import ClientFactory, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_signal, an_answer
+from tests.requests import a_question, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +124,7 @@ async def test_ceiling_edge_names_the_cap_and_exempts_lifecycle(make_client: Cli
         assert err.value.code == "conflict" and "3" in err.value.message
         assert err.value.details == {"cap": 3, "setting": "events_per_project"}
         with pytest.raises(HubError):
-            await hub.posts.question_post(human, "proj", "too many?")
+            await hub.posts.question_post(human, a_question(project_id="proj", summary="too many?"))
         assert totals(client) == before
         # An idempotent replay is never refused, even at the ceiling.
         again = await hub.posts.signal_append(human, a_signal(project_id="proj", summary="s0", idempotency_key="k0"))

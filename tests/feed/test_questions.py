@@ -12,7 +12,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import ClientFactory, approval, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_signal, an_answer
+from tests.requests import a_decision, a_question, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -55,7 +55,7 @@ async def test_options_pick_is_an_ordinary_answer(hub: Hub, bot: Caller, client:
 
 @pytest.mark.parametrize("seconds", [60, 2_592_000, 3600.0])
 async def test_deadline_edges_accepted(hub: Hub, bot: Caller, seconds: float, clock: FakeClock) -> None:
-    result = await hub.posts.question_post(bot, "proj", "q?", expires_in_seconds=seconds)
+    result = await hub.posts.question_post(bot, a_question(project_id="proj", summary="q?", expires_in_seconds=seconds))
     assert result["expires_at"] and result["event_id"] == result["question_id"] == result["thread_id"]
     result = await hub.posts.signal_append(bot, a_signal(
         project_id="proj", kind="approval", summary="a?", expires_in_seconds=seconds))
@@ -251,7 +251,8 @@ async def test_expiry_is_exempt_from_the_ceiling(make_client: ClientFactory, clo
     async with make_client(events_per_project=1) as client:
         await client.make_project("proj")
         hub = client.app.hub
-        q = (await hub.posts.question_post(HUMAN, "proj", "q?", expires_in_seconds=60))["event_id"]
+        q = (await hub.posts.question_post(HUMAN, a_question(
+            project_id="proj", summary="q?", expires_in_seconds=60)))["event_id"]
         # answers count
         await refused(client, "conflict", hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="full")))
         clock.advance(60)

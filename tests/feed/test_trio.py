@@ -11,7 +11,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
-from tests.requests import a_feed_read, a_signal, an_answer
+from tests.requests import a_feed_read, a_question, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -24,7 +24,8 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         await hub.projects.create(HUMAN, {"id": "proj"})
         await hub.agents.create(HUMAN, {"id": "bot"})
         bot = Caller.agent("bot")
-        q = (await hub.posts.question_post(bot, "proj", "Ship it?", options=["yes", "no"]))["event_id"]
+        q = (await hub.posts.question_post(bot, a_question(
+            project_id="proj", summary="Ship it?", options=["yes", "no"])))["event_id"]
         results: list[dict] = []  # type: ignore[type-arg]
 
         async def waiting() -> None:

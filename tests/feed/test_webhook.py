@@ -18,7 +18,7 @@ from hubcore.metrics import HubMetrics
 from hubcore.services import webhook as nt
 from tests.core.support import wait_until
 from tests.feed.conftest import ClientFactory
-from tests.requests import a_signal
+from tests.requests import a_question, a_signal
 
 pytestmark = pytest.mark.anyio
 TOKEN = "notify-secret-token-123"
@@ -76,7 +76,7 @@ async def test_a_question_sends_the_contentless_post(make_client: ClientFactory,
         await client.make_project("proj")
         hub = client.app.hub
         await hub.posts.signal_append(Caller.admin(), a_signal(project_id="proj", summary="just a signal"))
-        await hub.posts.question_post(Caller.admin(), "proj", "Secret question title?")
+        await hub.posts.question_post(Caller.admin(), a_question(project_id="proj", summary="Secret question title?"))
         request = await receiver.next()
         assert request["body"] == b"Something is waiting for you in Agent Hub."
         assert request["path"] == "/hook?x=1"
@@ -179,7 +179,7 @@ async def test_unset_url_sends_nothing(make_client: ClientFactory) -> None:
         await client.make_project("proj")
         hub = client.app.hub
         assert not hub.webhook.enabled
-        await hub.posts.question_post(Caller.admin(), "proj", "q?")
+        await hub.posts.question_post(Caller.admin(), a_question(project_id="proj", summary="q?"))
         assert hub.webhook.sent == 0
         assert b"hub_notify_sends_total{" not in hub.metrics.render()
 

@@ -12,7 +12,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
-from tests.requests import a_decision, a_signal, an_answer
+from tests.requests import a_decision, a_question, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 ADMIN = Caller.admin()
@@ -59,7 +59,7 @@ async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: 
     # A matching event and a resolution each reach the next drain at once, memo or not.
     sent = await hub.posts.signal_append(bob, a_signal(project_id="open", kind="signal", summary="hi"))
     assert [i["id"] for i in (await hub.attention.drain(alice)).items] == [sent["event_id"]]
-    q = await hub.posts.question_post(alice, "open", "Why?")
+    q = await hub.posts.question_post(alice, a_question(project_id="open", summary="Why?"))
     assert (await hub.attention.drain(alice)).items == []
     await hub.resolutions.answer(ADMIN, an_answer(question_id=q["event_id"], body="because"))
     assert [i["thread_id"] for i in (await hub.attention.drain(alice)).items] == [q["event_id"]]
@@ -67,7 +67,8 @@ async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: 
 
 async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> None:
     alice = Caller.agent("alice")
-    q = await hub.posts.question_post(alice, "space-alice", "Deploy now?", expires_in_seconds=60)
+    q = await hub.posts.question_post(alice, a_question(
+        project_id="space-alice", summary="Deploy now?", expires_in_seconds=60))
     a = await hub.posts.signal_append(alice, a_signal(
         project_id="space-alice", kind="approval", summary="Drop the table", expires_in_seconds=120,
         on_expiry="approve"))

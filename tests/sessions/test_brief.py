@@ -8,7 +8,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_feed_read, a_signal, an_answer
+from tests.requests import a_feed_read, a_question, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -28,8 +28,9 @@ async def test_empty_project_brief(hub: Hub) -> None:
 
 
 async def test_answers_and_events_ranked_and_cut(client: HubClient, hub: Hub) -> None:
-    q = await hub.posts.question_post(ALICE, "web", "Which database?", options=["sqlite", "postgres"])
-    await hub.posts.question_post(ALICE, "web", "Still open?")
+    q = await hub.posts.question_post(ALICE, a_question(
+        project_id="web", summary="Which database?", options=["sqlite", "postgres"]))
+    await hub.posts.question_post(ALICE, a_question(project_id="web", summary="Still open?"))
     long = "x" * 300
     await signal(hub, BOB, long)
     own = await signal(hub, ALICE, "my own write")

@@ -38,6 +38,7 @@ from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
 from hubcore.services.feed import FeedRead
+from hubcore.services.posts import QuestionPost
 from hubcore.services.resolutions import AnswerPost
 from hubhttp.asgi import HubASGI
 
@@ -227,7 +228,7 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
             tg.start_soon(open_stream, app, arrivals, gone, connected)
             await connected.wait()
         for _ in range(args.rounds):
-            q = (await hub.posts.question_post(ADMIN, "live", "Go?"))["event_id"]
+            q = (await hub.posts.question_post(ADMIN, QuestionPost(project_id="live", summary="Go?")))["event_id"]
             await anyio.sleep(0.05)
             arrivals.forget(q)
             await hub.resolutions.answer(ADMIN, AnswerPost(question_id=q, body="yes"))
