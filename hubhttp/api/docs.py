@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hubcore.services import validate
 from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.posts import IdeaPost
+from hubcore.services.projects import PASSWORD_POLICIES
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 
@@ -127,11 +129,15 @@ HOME = obj("unread", "waiting", "waiting_items", "agents_active", "last_event_at
            node=NODE, storage=VOLUME, prunable=PRUNABLE)
 STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=INT, sessions=N_INT,
             artifacts=N_INT, kb_pages=N_INT, agents_active=INT, threads=INT, agents_written=INT, disk_bytes=N_INT)
-# Hand-written bodies (no typed request model yet).
-PROJECT_CREATE = obj("id", id=STR, display_name=STR, confidential=BOOL, artifact_password_policy=STR)
-PROJECT_UPDATE = obj(display_name=STR, confidential=BOOL, artifact_password_policy=STR)
-AGENT_CREATE = obj("id", id=STR, display_name=STR)
-GRANT_ADD = obj("project_id", project_id=STR)
+# Hand-written bodies (no typed request model yet); the limits are the services' constants.
+PROJECT_ID: Schema = {"type": "string", "pattern": f"^{validate.PROJECT_ID_RE.pattern}$"}
+AGENT_ID: Schema = {"type": "string", "pattern": f"^{validate.AGENT_ID_RE.pattern}$"}
+DISPLAY_NAME: Schema = {"type": "string", "minLength": 1, "maxLength": validate.DISPLAY_NAME_MAX}
+POLICY: Schema = {"enum": sorted(PASSWORD_POLICIES)}
+PROJECT_CREATE = obj("id", id=PROJECT_ID, display_name=DISPLAY_NAME, confidential=BOOL, artifact_password_policy=POLICY)
+PROJECT_UPDATE = obj(display_name=DISPLAY_NAME, confidential=BOOL, artifact_password_policy=POLICY)
+AGENT_CREATE = obj("id", "display_name", id=AGENT_ID, display_name=DISPLAY_NAME)
+GRANT_ADD = obj("project_id", project_id=PROJECT_ID)
 SEEN = obj(event_id=N_STR)
 READ_ALL = obj(project_id=N_STR)
 END = obj(handoff=N_STR)
