@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubcore.services.attention import NotifyWait, Subscribe
 from hubcore.services.feed import FeedPage, FeedRead
+from hubcore.services.inbox import InboxRead, InboxWait
 from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
@@ -37,3 +39,19 @@ def a_feed_page(**fields: Any) -> FeedPage:
 
 def a_question(**fields: Any) -> QuestionPost:
     return parse(QuestionPost, fields)
+
+
+def an_inbox_read(**fields: Any) -> InboxRead:
+    return parse(InboxRead, fields)
+
+
+def an_inbox_wait(**fields: Any) -> InboxWait:
+    return parse(InboxWait, fields)
+
+
+def a_notify_wait(**fields: Any) -> NotifyWait:
+    return parse(NotifyWait, fields)
+
+
+def a_subscription(**fields: Any) -> Subscribe:
+    return parse(Subscribe, fields)

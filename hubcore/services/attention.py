@@ -28,27 +28,28 @@ import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import orjson
+from pydantic import Field, StringConstraints
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.errors import HubError, invalid, not_found
-from hubcore.services import events as ev
+from hubcore.errors import HubError, not_found
 from hubcore.services.access import readable_project, visibility
 from hubcore.services.changes import Change, Effects, feed_key, owner_key
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor
-from hubcore.services.inbox import check_wait
+from hubcore.services.fields import WAIT_DEFAULT, ActorName, ProjectId, SubscribedKinds, WaitSeconds
+from hubcore.services.requests import Request
 
 ATTENTION = "notify:attention"
 SUB_PREFIX = "notify:sub:"
 DRAIN_MAX = 20
 SUBSCRIPTIONS_MAX = 50
+SUBSCRIPTION_ID_MAX = 64  # ids are `sub_` and 16 hex digits; longer text is never one
 CLEAN_SECS = 30.0
-SUBSCRIBABLE = tuple(k for k in ev.KINDS)
 ID_PREFIX = "sub_"
 
 
@@ -183,6 +184,28 @@ def collect(conn: sqlite3.Connection, caller: Caller, limit: int = DRAIN_MAX) ->
     return out
 
 
+class Subscribe(Request):
+    """`notify_subscribe`: new events of these kinds (optionally in one project, by one actor,
+    dropping your own) are delivered to you once each."""
+
+    kinds: Annotated[tuple[str, ...], SubscribedKinds()]
+    project_id: ProjectId | None = None
+    actor: ActorName | None = None
+    drop_own: Annotated[bool, Field(description="skip events you wrote")] = False
+
+
+class Unsubscribe(Request):
+    """`notify_unsubscribe`: remove one of your subscriptions."""
+
+    subscription_id: Annotated[str, StringConstraints(min_length=1, max_length=SUBSCRIPTION_ID_MAX)]
+
+
+class NotifyWait(Request):
+    """`notify_wait`: block until something is pending for you."""
+
+    wait_seconds: WaitSeconds = WAIT_DEFAULT
+
+
 class AttentionService:
     def __init__(self, core: Core, settle: Callable[[], Awaitable[None]] | None = None) -> None:
         self.core = core
@@ -240,10 +263,10 @@ class AttentionService:
 
         return await self.core.store.execute(write)
 
-    async def wait(self, caller: Caller, wait_seconds: Any = None) -> dict[str, Any]:
+    async def wait(self, caller: Caller, req: NotifyWait) -> dict[str, Any]:
         """Block until something is pending (then deliver it) or `wait_seconds` pass. When the hub
         shuts down the wait answers at once, with `shutdown: true` if nothing was pending."""
-        seconds = check_wait(wait_seconds)
+        seconds = req.wait_seconds
         actor = caller.actor
         subs = await self.core.store.read(lambda conn: _subscriptions(conn, actor))
 
@@ -273,15 +296,8 @@ class AttentionService:
             result["shutdown"] = True  # cut short: the hub is stopping; call again once it is back
         return result
 
-    async def subscribe(self, caller: Caller, *, kinds: Any, project_id: Any = None, actor: Any = None,
-                        drop_own: Any = False) -> dict[str, Any]:
-        checked = _check_kinds(kinds)
-        if project_id is not None and not isinstance(project_id, str):
-            raise invalid("project_id must be a string", field="project_id")
-        if actor is not None and (not isinstance(actor, str) or not actor.strip()):
-            raise invalid("actor must be a non-empty string", field="actor")
-        if not isinstance(drop_own, bool):
-            raise invalid("drop_own must be true or false", field="drop_own")
+    async def subscribe(self, caller: Caller, req: Subscribe) -> dict[str, Any]:
+        checked, project_id, actor, drop_own = req.kinds, req.project_id, req.actor, req.drop_own
         me, now = caller.actor, self.core.now()
         sub_id = ID_PREFIX + secrets.token_hex(8)
 
@@ -306,10 +322,8 @@ class AttentionService:
         finally:
             self._forget(me)
 
-    async def unsubscribe(self, caller: Caller, subscription_id: Any) -> dict[str, Any]:
-        if not isinstance(subscription_id, str) or not subscription_id:
-            raise invalid("subscription_id must be a string", field="subscription_id")
-        me = caller.actor
+    async def unsubscribe(self, caller: Caller, req: Unsubscribe) -> dict[str, Any]:
+        subscription_id, me = req.subscription_id, caller.actor
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             gone = conn.execute("DELETE FROM notify_subscriptions WHERE id = ? AND actor = ?",
@@ -348,16 +362,6 @@ class AttentionService:
 def _scope(sub: Subscription) -> dict[str, Any]:
     return {"kinds": list(sub.kinds), "project_id": sub.project_id, "actor": sub.from_actor,
             "drop_own": sub.drop_own}
-
-
-def _check_kinds(value: Any) -> tuple[str, ...]:
-    if value is None or value == [] or value == "":
-        raise invalid("kinds must name at least one event kind", field="kinds")
-    kinds = ev.check_kinds(value)
-    unknown = [k for k in kinds if k not in SUBSCRIBABLE]
-    if unknown:
-        raise invalid(f"unknown kind {', '.join(unknown)}", field="kinds")
-    return kinds
 
 
 def _newest_matching(conn: sqlite3.Connection, caller: Caller, sub: Subscription) -> str:

@@ -19,9 +19,13 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
-from hubcore.services import ids, inbox, validate
+from hubcore.services import ids, validate
 
 EVENT_ID_MAX = 64  # a cursor names an event id (26 characters); longer text is never one
+# Pages (feed, inbox) and waits (inbox_wait, notify_wait) share these; the inbox service re-exports them.
+PAGE_DEFAULT, PAGE_MAX = 50, 500
+WAIT_DEFAULT, WAIT_MAX = 30.0, 60.0
+ACTOR_MAX = 64  # an actor named in a filter: an agent id or one of the hub's own actors
 PROJECT_ID_PATTERN = "^" + validate.PROJECT_ID_RE.pattern + "$"
 
 
@@ -133,6 +137,26 @@ class KindFilter:
                 "anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}]}
 
 
+class SubscribedKinds:
+    """A subscription's kinds: a list of one or more known kinds, each once."""
+
+    def __call__(self, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise PydanticCustomError("list_type", "must be of type array")
+        if not value:
+            raise PydanticCustomError("too_short", "must have at least {min_length} items", {"min_length": 1})
+        if not all(isinstance(k, str) for k in value) or len(set(value)) != len(value):
+            raise PydanticCustomError("unique", "must list known kinds, each once")
+        return ev.check_kinds(value)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(self)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(ev.KINDS)}}
+
+
 def _payload(value: dict[str, Any]) -> dict[str, Any]:
     return ev.check_payload(value)  # its own refusals (size 413, a wide integer) name the member
 
@@ -154,14 +178,16 @@ AnswerBody = Annotated[str, Serialized(BODY_MAX_BYTES)]
 Payload = Annotated[dict[str, Any], AfterValidator(_payload),
                     Field(description=f"free-form JSON object (at most {ev.PAYLOAD_MAX} bytes serialized)",
                           json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX})]
+ActorName = Annotated[str, StringConstraints(min_length=1, max_length=ACTOR_MAX), Field(
+    description="only items or events by this actor")]
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=ev.SESSION_ID_MAX), AfterValidator(_one_line)]
 IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=idem.IDEMPOTENCY_KEY_MAX), AfterValidator(_not_blank),
     AfterValidator(_one_line),
     Field(description="retrying with the same key returns the original result and writes nothing new"),
 ]
-Limit = Annotated[int, Field(ge=1, le=inbox.LIST_MAX, description=f"page size, 1 to {inbox.LIST_MAX}")]
+Limit = Annotated[int, Field(ge=1, le=PAGE_MAX, description=f"page size, 1 to {PAGE_MAX}")]
 WaitSeconds = Annotated[float, Field(
-    ge=0, le=inbox.WAIT_MAX, allow_inf_nan=False,
+    ge=0, le=WAIT_MAX, allow_inf_nan=False,
     description="how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
 )]

@@ -11,25 +11,37 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import anyio
 import orjson
+from pydantic import Field
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
-from hubcore.services import ids, validate
+from hubcore.services import validate
 from hubcore.services.access import require_admin, visibility
 from hubcore.services.changes import Change, Effects, owner_key
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor, get_cursor
+from hubcore.services.fields import (
+    PAGE_DEFAULT,
+    PAGE_MAX,
+    WAIT_DEFAULT,
+    ActorName,
+    Cursor,
+    Limit,
+    ProjectId,
+    WaitSeconds,
+)
+from hubcore.services.requests import Request
 
-STATUSES = ("unread", "read", "waiting", "resolved")
+Status = Literal["unread", "read", "waiting", "resolved"]
+STATUSES = get_args(Status)
 WAITING_KINDS = ("question", "approval", "enrol_request")
 READ_STATE_KINDS = ("idea",)
-LIST_DEFAULT, LIST_MAX = 50, 500
-WAIT_DEFAULT, WAIT_MAX = 30.0, 60.0
+LIST_DEFAULT, LIST_MAX = PAGE_DEFAULT, PAGE_MAX
 WAIT_CURSOR = "inbox_wait"
 
 ITEM_SELECT = """SELECT i.event_id, i.project_id, i.kind, i.actor, i.status, i.created_at, i.updated_at,
@@ -97,20 +109,22 @@ def check_limit(value: Any, default: int = LIST_DEFAULT, maximum: int = LIST_MAX
     return default if value is None else validate.integer(value, field="limit", minimum=1, maximum=maximum)
 
 
-def check_cursor(value: Any, field: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if not ids.is_event_id(value):
-        raise invalid(f"{field} must be an event id", field=field)
-    return str(value)
+class InboxRead(Request):
+    """`inbox_read`: the human's inbox in the caller's visible projects."""
+
+    status: Status | None = None
+    project_id: ProjectId | None = None
+    actor: ActorName | None = None
+    since: Annotated[Cursor | None, Field(description="items after this event id, oldest first")] = None
+    limit: Limit = PAGE_DEFAULT
 
 
-def check_wait(value: Any) -> float:
-    if value is None:
-        return WAIT_DEFAULT
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= WAIT_MAX:
-        raise invalid(f"wait_seconds must be a number from 0 to {WAIT_MAX:g}", field="wait_seconds")
-    return float(value)
+class InboxWait(Request):
+    """`inbox_wait`: block until one of the caller's own questions or approvals is resolved."""
+
+    wait_seconds: WaitSeconds = WAIT_DEFAULT
+    since: Annotated[Cursor | None, Field(description="resolutions after this event id instead of your cursor")] = None
+    limit: Limit = PAGE_DEFAULT
 
 
 def _filters(caller: Caller, *, status: str | None = None, project_id: str | None = None,
@@ -178,18 +192,17 @@ class InboxService:
         )
         return {"items": items}
 
-    async def inbox_read(self, caller: Caller, *, status: Any = None, project_id: str | None = None,
-                         actor: str | None = None, since: Any = None, limit: Any = None) -> dict[str, Any]:
+    async def inbox_read(self, caller: Caller, req: InboxRead) -> dict[str, Any]:
         """MCP `inbox_read`: the human's inbox in the caller's visible projects.
 
         With `since` the page is the items above it, oldest first; without, the newest first.
         `next_since` is the newest id on the page, or the `since` given when the page is empty.
         """
-        wanted, after, count = check_status(status), check_cursor(since, "since"), check_limit(limit)
+        after = req.since
         await self.settle()
         items = await self.core.store.read(
-            lambda conn: query_items(conn, caller, status=wanted, project_id=project_id, actor=actor,
-                                     since=after, limit=count)
+            lambda conn: query_items(conn, caller, status=req.status, project_id=req.project_id, actor=req.actor,
+                                     since=after, limit=req.limit)
         )
         newest = max((i["event_id"] for i in items), default=after)
         return {"items": items, "next_since": newest}
@@ -247,8 +260,7 @@ class InboxService:
         marked = await self.core.store.execute_effects(write)
         return {"marked": marked}
 
-    async def wait(self, caller: Caller, wait_seconds: Any = None, *, since: Any = None,
-                   limit: Any = None) -> dict[str, Any]:
+    async def wait(self, caller: Caller, req: InboxWait) -> dict[str, Any]:
         """MCP `inbox_wait`: block until one of the caller's own items is resolved.
 
         Scoped to the caller's own questions, approvals and requests: returns their resolutions
@@ -257,7 +269,7 @@ class InboxService:
         0 polls once. Wakes on the notifier, never by polling the store. When the hub shuts down
         the wait answers at once with what it found, and `shutdown: true` if that was nothing.
         """
-        seconds, after, count = check_wait(wait_seconds), check_cursor(since, "since"), check_limit(limit)
+        seconds, after, count = req.wait_seconds, req.since, req.limit
         actor = caller.actor
         explicit = after is not None
         if not explicit:

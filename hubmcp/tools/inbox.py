@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubcore.services.inbox import InboxRead, InboxWait
 from hubcore.services.posts import QuestionPost
 from hubcore.services.resolutions import AnswerPost
 from hubmcp.context import CallContext
-from hubmcp.tools.base import CAPPED_OUT, EVENT_ID, PROJECT_ID, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.tools.base import CAPPED_OUT, Tool, outputs
 from hubmcp.tools.feed import in_session
 from hubmcp.waits import capped_wait
 
@@ -39,18 +40,15 @@ async def answer_post(call: CallContext, req: AnswerPost) -> dict[str, Any]:
     return {**result, "question_id": req.question_id}
 
 
-async def inbox_read(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.inbox.inbox_read(
-        call.caller, status=args.get("status"), project_id=args.get("project_id"), actor=args.get("actor"),
-        since=args.get("since"), limit=args.get("limit"),
-    )
+async def inbox_read(call: CallContext, req: InboxRead) -> dict[str, Any]:
+    return await call.hub.inbox.inbox_read(call.caller, req)
 
 
-async def inbox_wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+async def inbox_wait(call: CallContext, req: InboxWait) -> dict[str, Any]:
     async def work(seconds: float) -> dict[str, Any]:
-        return await call.hub.inbox.wait(call.caller, seconds, since=args.get("since"), limit=args.get("limit"))
+        return await call.hub.inbox.wait(call.caller, req.model_copy(update={"wait_seconds": seconds}))
 
-    return await capped_wait(call.report_progress, call.waits, args.get("wait_seconds", 30), work)
+    return await capped_wait(call.report_progress, call.waits, req.wait_seconds, work)
 
 
 TOOLS = (
@@ -91,13 +89,7 @@ TOOLS = (
             "status (unread, read, waiting on the human, resolved). Filter by status, project, actor; "
             "`since` returns items newer than an event id (oldest first) and `next_since` continues."
         ),
-        input_schema=inputs({
-            "status": {"enum": ["unread", "read", "waiting", "resolved"]},
-            "project_id": PROJECT_ID,
-            "actor": {"type": "string", "minLength": 1, "maxLength": 64},
-            "since": EVENT_ID,
-            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-        }),
+        input_model=InboxRead,
         output_schema=outputs({
             "items": {"type": "array", "items": ITEM},
             "next_since": {"type": ["string", "null"]},
@@ -117,11 +109,7 @@ TOOLS = (
             "is true when nothing came. Call it again to keep waiting. If the hub shuts down "
             "meanwhile it answers at once, empty, with `shutdown: true`: call again once it is back."
         ),
-        input_schema=inputs({
-            "wait_seconds": WAIT_SECONDS,
-            "since": {**EVENT_ID, "description": "resolutions after this event id instead of your cursor"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-        }),
+        input_model=InboxWait,
         output_schema=outputs({
             "items": {"type": "array", "items": ITEM},
             "next_since": {"type": ["string", "null"]},

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubcore.services import events as ev
+from hubcore.services.attention import NotifyWait, Subscribe, Unsubscribe
 from hubmcp.context import CallContext
-from hubmcp.tools.base import CAPPED_OUT, PROJECT_ID, TRAILER, WAIT_SECONDS, Tool, inputs, outputs
+from hubmcp.tools.base import CAPPED_OUT, TRAILER, Tool, inputs, outputs
 from hubmcp.waits import capped_wait
 
 SUBSCRIPTION: dict[str, Any] = {
@@ -24,26 +24,23 @@ SUBSCRIPTION: dict[str, Any] = {
 }
 
 
-async def subscribe(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.attention.subscribe(
-        call.caller, kinds=args.get("kinds"), project_id=args.get("project_id"), actor=args.get("actor"),
-        drop_own=args.get("drop_own", False),
-    )
+async def subscribe(call: CallContext, req: Subscribe) -> dict[str, Any]:
+    return await call.hub.attention.subscribe(call.caller, req)
 
 
-async def unsubscribe(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.attention.unsubscribe(call.caller, args["subscription_id"])
+async def unsubscribe(call: CallContext, req: Unsubscribe) -> dict[str, Any]:
+    return await call.hub.attention.unsubscribe(call.caller, req)
 
 
 async def list_subscriptions(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     return await call.hub.attention.list(call.caller)
 
 
-async def wait(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+async def wait(call: CallContext, req: NotifyWait) -> dict[str, Any]:
     async def work(seconds: float) -> dict[str, Any]:
-        return await call.hub.attention.wait(call.caller, seconds)
+        return await call.hub.attention.wait(call.caller, req.model_copy(update={"wait_seconds": seconds}))
 
-    return await capped_wait(call.report_progress, call.waits, args.get("wait_seconds", 30), work)
+    return await capped_wait(call.report_progress, call.waits, req.wait_seconds, work)
 
 
 TOOLS = (
@@ -56,12 +53,7 @@ TOOLS = (
             "`notifications` of your tool results and through notify_wait, each once. The cursor "
             "starts at the newest matching event, so nothing old is replayed."
         ),
-        input_schema=inputs({
-            "kinds": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(ev.KINDS)}},
-            "project_id": PROJECT_ID,
-            "actor": {"type": "string", "minLength": 1, "maxLength": 64, "description": "only events by this actor"},
-            "drop_own": {"type": "boolean", "default": False, "description": "skip events you wrote"},
-        }, ("kinds",)),
+        input_model=Subscribe,
         output_schema=outputs({
             "subscription_id": {"type": "string"}, "cursor": {"type": ["string", "null"]},
             "kinds": {"type": "array", "items": {"type": "string"}}, "project_id": {"type": ["string", "null"]},
@@ -73,8 +65,7 @@ TOOLS = (
         name="notify_unsubscribe",
         title="Remove a subscription",
         description="Remove one of your subscriptions by subscription_id (another agent's is not_found).",
-        input_schema=inputs({"subscription_id": {"type": "string", "minLength": 1, "maxLength": 64}},
-                            ("subscription_id",)),
+        input_model=Unsubscribe,
         output_schema=outputs({"subscription_id": {"type": "string"}, "removed": {"type": "boolean"}},
                               ("subscription_id", "removed")),
         handler=unsubscribe,
@@ -100,7 +91,7 @@ TOOLS = (
             "once; `timed_out` is true when nothing came. If the hub shuts down meanwhile it answers "
             "at once, empty, with `shutdown: true`: call again once the hub is back."
         ),
-        input_schema=inputs({"wait_seconds": WAIT_SECONDS}),
+        input_model=NotifyWait,
         output_schema=outputs({
             "timed_out": {"type": "boolean"}, "notifications": TRAILER, **CAPPED_OUT,
             "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},

@@ -13,7 +13,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_decision, a_question, a_signal, an_answer, an_idea
+from tests.requests import a_decision, a_question, a_signal, an_answer, an_idea, an_inbox_read
 
 pytestmark = pytest.mark.anyio
 
@@ -100,7 +100,7 @@ async def test_agent_tools_keep_their_own_verbs(client: HubClient) -> None:
     session, hide a project they can see."""
     ids = await scene(client)
     hub = client.app.hub
-    assert (await hub.inbox.inbox_read(BOT))["items"]
+    assert (await hub.inbox.inbox_read(BOT, an_inbox_read()))["items"]
     answer = await hub.resolutions.answer(Caller.agent("other"), an_answer(question_id=ids["question"], body="yes"))
     assert answer["event_id"]
     assert (await hub.sessions.end(BOT, ids["active"]))["status"] == "ended"

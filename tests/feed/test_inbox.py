@@ -9,7 +9,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import approval, ask, rows, signal
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_signal, an_answer
+from tests.requests import a_decision, a_signal, an_answer, an_inbox_read
 
 pytestmark = pytest.mark.anyio
 
@@ -115,19 +115,19 @@ async def test_inbox_read_for_agents(client: HubClient, hub: Hub, bot: Caller) -
     q1 = await ask(hub, bot)
     q2 = await ask(hub, bob)
     hidden = await idea(hub, Caller.admin(), "secret")
-    page = await hub.inbox.inbox_read(bot)
+    page = await hub.inbox.inbox_read(bot, an_inbox_read())
     assert [it["event_id"] for it in page["items"]] == [q2, q1] and page["next_since"] == q2
-    assert [it["event_id"] for it in (await hub.inbox.inbox_read(bot, actor="bob"))["items"]] == [q2]
-    assert (await hub.inbox.inbox_read(bot, status="unread"))["items"] == []
-    assert (await hub.inbox.inbox_read(bot, project_id="secret"))["items"] == []
-    page = await hub.inbox.inbox_read(bot, since=q1)
+    assert [it["event_id"] for it in (await hub.inbox.inbox_read(bot, an_inbox_read(actor="bob")))["items"]] == [q2]
+    assert (await hub.inbox.inbox_read(bot, an_inbox_read(status="unread")))["items"] == []
+    assert (await hub.inbox.inbox_read(bot, an_inbox_read(project_id="secret")))["items"] == []
+    page = await hub.inbox.inbox_read(bot, an_inbox_read(since=q1))
     assert [it["event_id"] for it in page["items"]] == [q2] and page["next_since"] == q2
-    empty = await hub.inbox.inbox_read(bot, since=q2)
+    empty = await hub.inbox.inbox_read(bot, an_inbox_read(since=q2))
     assert empty == {"items": [], "next_since": q2}
-    admin = await hub.inbox.inbox_read(Caller.admin(), since=q2)
+    admin = await hub.inbox.inbox_read(Caller.admin(), an_inbox_read(since=q2))
     assert [it["event_id"] for it in admin["items"]] == [hidden]
     with pytest.raises(HubError):
-        await hub.inbox.inbox_read(bot, since="bad")
+        await hub.inbox.inbox_read(bot, an_inbox_read(since="bad"))
     with pytest.raises(HubError) as err:
         await hub.inbox.mark(bot, hidden, "read")
     assert err.value.code == "forbidden"  # marking is the human's alone, seen or not

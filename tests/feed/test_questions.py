@@ -12,7 +12,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import ClientFactory, approval, ask, rows, signal, totals
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_question, a_signal, an_answer
+from tests.requests import a_decision, a_question, a_signal, an_answer, an_inbox_read
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -33,7 +33,7 @@ async def refused(client: HubClient, code: str, coro: Any) -> HubError:
 ])
 async def test_options_accepted(hub: Hub, bot: Caller, client: HubClient, options: list[str]) -> None:
     q = await ask(hub, bot, options=options)
-    items = (await hub.inbox.inbox_read(bot))["items"]
+    items = (await hub.inbox.inbox_read(bot, an_inbox_read()))["items"]
     assert items[0]["event_id"] == q and items[0]["payload"]["options"] == [o.strip() for o in options]
 
 
@@ -206,7 +206,7 @@ async def test_answers_after_the_deadline_are_conflicts_before_the_sweep(
         assert r.status_code == 409 and r.json()["code"] == "conflict"
         assert rows(client, "SELECT COUNT(*) FROM events WHERE actor = 'human'") == before
     # The refusal settled the expiry: the hub answered the question.
-    item = next(i for i in (await hub.inbox.inbox_read(bot))["items"] if i["event_id"] == q)
+    item = next(i for i in (await hub.inbox.inbox_read(bot, an_inbox_read()))["items"] if i["event_id"] == q)
     assert item["status"] == "resolved" and item["expired"] is True and item["answer"]["actor"] == "hub"
     assert item["answer"]["body"] is None
     clock.advance(60)
@@ -233,7 +233,7 @@ async def test_sweep_resolves_due_items(client: HubClient, hub: Hub, bot: Caller
     assert answers[declined] == ("hub", {"expired": True, "body": "Declined", "decision": "declined"})
     assert answers[approved] == ("hub", {"expired": True, "body": "Approved", "decision": "approved"})
     assert later not in answers
-    items = {i["event_id"]: i for i in (await hub.inbox.inbox_read(bot))["items"]}
+    items = {i["event_id"]: i for i in (await hub.inbox.inbox_read(bot, an_inbox_read()))["items"]}
     assert items[approved]["decision"]["decision"] == "approved" and items[approved]["expired"] is True
     assert items[approved]["decision"]["actor"] == "hub" and items[later]["expired"] is False
 

@@ -11,7 +11,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
-from tests.requests import a_feed_read, a_question, a_signal, an_answer
+from tests.requests import a_feed_read, a_question, a_signal, an_answer, an_inbox_read, an_inbox_wait
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -29,7 +29,7 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         results: list[dict] = []  # type: ignore[type-arg]
 
         async def waiting() -> None:
-            results.append(await hub.inbox.wait(bot, 10))
+            results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=10)))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiting)
@@ -41,7 +41,7 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
             on_expiry="approve")))["event_id"]
         clock.advance(60)
         assert await hub.resolutions.sweep() == 1
-        (item,) = (await hub.inbox.inbox_read(bot, since=q))["items"]
+        (item,) = (await hub.inbox.inbox_read(bot, an_inbox_read(since=q)))["items"]
         assert item["event_id"] == a and item["decision"]["decision"] == "approved" and item["expired"]
         page = await hub.feed.feed_read(bot, a_feed_read(project_id="proj"))
         assert [e["kind"] for e in page["events"]] == ["question", "answer", "approval", "answer"]

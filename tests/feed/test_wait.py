@@ -16,7 +16,7 @@ from hubcore.hub import Hub
 from hubcore.services.changes import Change, Notifier, feed_key, owner_key
 from tests.feed.conftest import approval, ask, signal
 from tests.harness import HubClient
-from tests.requests import a_decision, an_answer
+from tests.requests import a_decision, a_notify_wait, a_subscription, an_answer, an_inbox_wait
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -94,7 +94,7 @@ async def test_shutdown_answers_a_waiting_inbox_wait_at_once(hub: Hub, bot: Call
     results: list[dict[str, Any]] = []
 
     async def waiting() -> None:
-        results.append(await hub.inbox.wait(bot, 60))
+        results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=60)))
 
     with anyio.fail_after(5):  # a hang guard: without the fix this waits the full 60 s
         async with anyio.create_task_group() as tg:
@@ -105,7 +105,7 @@ async def test_shutdown_answers_a_waiting_inbox_wait_at_once(hub: Hub, bot: Call
     assert result["items"] == [] and result["timed_out"] is True and result["shutdown"] is True
     # A wait that arrives while the hub is stopping answers at once too; neither wrote anything.
     with anyio.fail_after(5):
-        assert (await hub.inbox.wait(bot, 60))["shutdown"] is True
+        assert (await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=60)))["shutdown"] is True
     assert cursors(client) == before
 
 
@@ -113,16 +113,16 @@ async def test_shutdown_still_hands_over_what_is_there(hub: Hub, bot: Caller) ->
     q = await ask(hub, bot)
     await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="go"))
     hub.begin_shutdown()
-    result = await hub.inbox.wait(bot, 60)
+    result = await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=60))
     assert [i["event_id"] for i in result["items"]] == [q] and "shutdown" not in result
 
 
 async def test_shutdown_answers_a_waiting_notify_wait_at_once(hub: Hub, bot: Caller) -> None:
-    await hub.attention.subscribe(bot, kinds=["signal"], project_id="proj")
+    await hub.attention.subscribe(bot, a_subscription(kinds=["signal"], project_id="proj"))
     results: list[dict[str, Any]] = []
 
     async def waiting() -> None:
-        results.append(await hub.attention.wait(bot, 60))
+        results.append(await hub.attention.wait(bot, a_notify_wait(wait_seconds=60)))
 
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
@@ -134,8 +134,8 @@ async def test_shutdown_answers_a_waiting_notify_wait_at_once(hub: Hub, bot: Cal
 
 async def test_a_zero_wait_during_shutdown_is_an_ordinary_poll(hub: Hub, bot: Caller) -> None:
     hub.begin_shutdown()
-    assert "shutdown" not in await hub.inbox.wait(bot, 0)
-    assert "shutdown" not in await hub.attention.wait(bot, 0)
+    assert "shutdown" not in await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0))
+    assert "shutdown" not in await hub.attention.wait(bot, a_notify_wait(wait_seconds=0))
 
 
 async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, client: HubClient) -> None:
@@ -143,7 +143,7 @@ async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, c
     results: list[dict] = []  # type: ignore[type-arg]
 
     async def waiting() -> None:
-        results.append(await hub.inbox.wait(bot, 10))
+        results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=10)))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(waiting)
@@ -153,7 +153,7 @@ async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, c
     assert [i["event_id"] for i in result["items"]] == [q] and result["timed_out"] is False
     assert result["items"][0]["answer"]["body"] == "go"
     # Delivered once: the durable cursor moved past it.
-    again = await hub.inbox.wait(bot, 0)
+    again = await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0))
     assert again["items"] == [] and again["timed_out"] is True and again["next_since"] == result["next_since"]
 
 
@@ -161,7 +161,7 @@ async def test_wait_returns_at_once_for_a_resolution_that_came_first(hub: Hub, b
     q = await ask(hub, bot)
     await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="already"))
     with anyio.fail_after(1):
-        result = await hub.inbox.wait(bot, 30)
+        result = await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=30))
     assert [i["event_id"] for i in result["items"]] == [q]
 
 
@@ -172,20 +172,20 @@ async def test_wait_is_scoped_to_the_callers_items(hub: Hub, bot: Caller, client
     theirs = await approval(hub, bob)
     await hub.resolutions.decide(HUMAN, a_decision(approval_id=theirs, decision="approve"))
     await signal(hub, bob)
-    assert (await hub.inbox.wait(bot, 0))["items"] == []
-    got = await hub.inbox.wait(bob, 0)
+    assert (await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0)))["items"] == []
+    got = await hub.inbox.wait(bob, an_inbox_wait(wait_seconds=0))
     assert [i["event_id"] for i in got["items"]] == [theirs]
     await hub.resolutions.answer(HUMAN, an_answer(question_id=mine, body="yes"))
-    assert [i["event_id"] for i in (await hub.inbox.wait(bot, 0))["items"]] == [mine]
+    assert [i["event_id"] for i in (await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0)))["items"]] == [mine]
 
 
 async def test_wait_times_out_and_zero_polls_once(hub: Hub, bot: Caller) -> None:
     await ask(hub, bot)
     start = anyio.current_time()
-    result = await hub.inbox.wait(bot, 0.05)
+    result = await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0.05))
     assert result["items"] == [] and result["timed_out"] is True
     assert anyio.current_time() - start >= 0.05
-    assert (await hub.inbox.wait(bot, 0))["timed_out"] is True
+    assert (await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0)))["timed_out"] is True
 
 
 async def test_wait_wakes_for_an_expiry(hub: Hub, bot: Caller, clock) -> None:  # type: ignore[no-untyped-def]
@@ -193,7 +193,7 @@ async def test_wait_wakes_for_an_expiry(hub: Hub, bot: Caller, clock) -> None:  
     results: list[dict] = []  # type: ignore[type-arg]
 
     async def waiting() -> None:
-        results.append(await hub.inbox.wait(bot, 10))
+        results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=10)))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(waiting)
@@ -207,15 +207,16 @@ async def test_wait_with_explicit_since(hub: Hub, bot: Caller) -> None:
     q1, q2 = await ask(hub, bot), await ask(hub, bot)
     a1 = (await hub.resolutions.answer(HUMAN, an_answer(question_id=q1, body="one")))["event_id"]
     await hub.resolutions.answer(HUMAN, an_answer(question_id=q2, body="two"))
-    result = await hub.inbox.wait(bot, 0, since=a1)
+    result = await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0, since=a1))
     assert [i["event_id"] for i in result["items"]] == [q2]
-    assert (await hub.inbox.wait(bot, 0))["items"] == []  # the explicit since advanced the cursor too
+    # the explicit since advanced the cursor too
+    assert (await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=0)))["items"] == []
 
 
 @pytest.mark.parametrize("seconds", [-1, 60.001, 61, "5", True])
 async def test_wait_seconds_refused(hub: Hub, bot: Caller, seconds: object) -> None:
     with pytest.raises(HubError) as err:
-        await hub.inbox.wait(bot, seconds)
+        await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=seconds))
     assert err.value.code == "invalid_argument"
 
 
@@ -223,10 +224,10 @@ async def test_wait_seconds_edges_accepted(hub: Hub, bot: Caller) -> None:
     q = await ask(hub, bot)
     await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="x"))
     with anyio.fail_after(1):
-        assert (await hub.inbox.wait(bot, 60))["items"]  # returns at once: something is there
-    from hubcore.services.inbox import check_wait
-
-    assert check_wait(None) == 30 and check_wait(0) == 0 and check_wait(60) == 60
+        # returns at once: something is there
+        assert (await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=60)))["items"]
+    waits = [an_inbox_wait(**given).wait_seconds for given in ({}, {"wait_seconds": 0}, {"wait_seconds": 60})]
+    assert waits == [30, 0, 60]
 
 
 async def test_notifier_is_signalled_only_after_commit(hub: Hub, bot: Caller, client: HubClient) -> None:

@@ -12,7 +12,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
-from tests.requests import a_decision, a_question, a_signal, an_answer
+from tests.requests import a_decision, a_question, a_signal, a_subscription, an_answer
 
 pytestmark = pytest.mark.anyio
 ADMIN = Caller.admin()
@@ -32,7 +32,7 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
     await hub.projects.create(ADMIN, {"id": "secret", "confidential": True})
     await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
     await hub.agents.grant(ADMIN, "bob", {"project_id": "secret"})
-    await hub.attention.subscribe(alice, kinds=["finished"])
+    await hub.attention.subscribe(alice, a_subscription(kinds=["finished"]))
     hidden = await hub.posts.signal_append(bob, a_signal(project_id="secret", kind="finished", summary="secret work"))
     await hub.agents.revoke_grant(ADMIN, "alice", "secret")
     seen = await hub.posts.signal_append(bob, a_signal(project_id="open", kind="finished", summary="open work"))
@@ -51,7 +51,7 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
 async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: Hub) -> None:
     alice, bob = Caller.agent("alice"), Caller.agent("bob")
     await hub.projects.create(ADMIN, {"id": "open"})
-    await hub.attention.subscribe(alice, kinds=["signal"], project_id="open")
+    await hub.attention.subscribe(alice, a_subscription(kinds=["signal"], project_id="open"))
     before = hub.core.store.statistics().commands
     assert (await hub.attention.drain(alice)).items == []
     assert (await hub.attention.drain(alice)).items == []
@@ -90,15 +90,15 @@ async def test_subscription_limits_and_validation(hub: Hub) -> None:
 
     alice = Caller.agent("alice")
     with pytest.raises(HubError) as caught:
-        await hub.attention.subscribe(alice, kinds=["nonsense"])
+        await hub.attention.subscribe(alice, a_subscription(kinds=["nonsense"]))
     assert caught.value.code == "invalid_argument"
     with pytest.raises(HubError) as caught:
-        await hub.attention.subscribe(alice, kinds=["signal"], project_id="missing")
+        await hub.attention.subscribe(alice, a_subscription(kinds=["signal"], project_id="missing"))
     assert caught.value.code == "not_found"
     for _ in range(50):
-        await hub.attention.subscribe(alice, kinds=["signal"])
+        await hub.attention.subscribe(alice, a_subscription(kinds=["signal"]))
     with pytest.raises(HubError) as caught:
-        await hub.attention.subscribe(alice, kinds=["signal"])
+        await hub.attention.subscribe(alice, a_subscription(kinds=["signal"]))
     assert caught.value.code == "rate_limited"
 
 
