@@ -1,9 +1,9 @@
 """The REST API fuzzed from its own OpenAPI document with schemathesis, bounded and derandomised.
 
-For every operation (but the stream, which stays open), a few generated requests go to a real hub
-with the admin token: none may answer 5xx, every answer must match its documented schema (the
-harness client checks each one against the document, tests/openapi_check.py), and a refused request
-(any 4xx) must leave hub.db exactly as it was.
+For every operation (but the stream, which stays open), a few generated requests, valid ones and
+then ones that break the document, go to a real hub with the admin token: none may answer 5xx,
+every answer must match its documented schema (the harness client checks each one against the
+document, tests/openapi_check.py), and a refused request (any 4xx) must leave hub.db as it was.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import orjson
 import schemathesis
 from hypothesis import HealthCheck, given
 from hypothesis import settings as budget
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
 from schemathesis.core import NotSet
 from schemathesis.core.result import Ok
 
@@ -59,7 +61,9 @@ async def send(client: HubClient, case: Any) -> tuple[int, str]:
                               "headers": {**{k: v for k, v in (case.headers or {}).items()
                                              if k.lower() != "authorization"}, **ADMIN}}
     if not isinstance(case.body, NotSet):
-        kwargs["content"] = json.dumps(case.body).encode()  # stdlib: it writes integers past 64 bits
+        body = case.body
+        # stdlib json: it writes integers past 64 bits; a negative case may bring raw bytes.
+        kwargs["content"] = body if isinstance(body, bytes) else json.dumps(body).encode()
         kwargs["headers"]["Content-Type"] = "application/json"
     r = await client.request(case.method, case.formatted_path, **kwargs)
     return r.status_code, r.text[:300]
@@ -83,16 +87,24 @@ def test_the_rest_api_fuzzed_from_its_document(settings: HubSettings) -> None:
 
         walked = [op for op in operations if (op.method.upper(), op.path) not in SKIPPED]
         for operation in walked:
-            walk(operation, call, lambda: fingerprint(db))
+            walk(operation, GenerationMode.POSITIVE, call, lambda: fingerprint(db))
+        positive = set(answers)
+        for operation in walked:
+            walk(operation, GenerationMode.NEGATIVE, call, lambda: fingerprint(db))
     assert len(walked) == len(operations) - len(SKIPPED) >= 35
-    assert {route for route, _ in answers} == {f"{op.method.upper()} {op.path}" for op in walked}
-    assert any(status < 300 for _, status in answers), answers  # not all refused at the door
+    assert {route for route, _ in positive} == {f"{op.method.upper()} {op.path}" for op in walked}
+    assert any(status < 300 for _, status in positive), positive  # not all refused at the door
+    assert sum(answers.values()) > sum(answers[key] for key in positive)  # the negative walk ran
 
 
-def walk(operation: Any, call: Callable[[Any], tuple[int, str]], state: Callable[[], str]) -> None:
+def walk(operation: Any, mode: GenerationMode, call: Callable[[Any], tuple[int, str]],
+         state: Callable[[], str]) -> None:
+    """`EXAMPLES` requests for the operation: valid ones (POSITIVE), or each breaking the
+    document somewhere (NEGATIVE: a wrong type, a missing member, a value past its limit)."""
+
     @budget(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(operation.as_strategy())
+            suppress_health_check=list(HealthCheck))
+    @given(operation.as_strategy(generation_mode=mode))
     def one(case: Any) -> None:
         before = state()
         status, text = call(case)
@@ -101,5 +113,8 @@ def walk(operation: Any, call: Callable[[Any], tuple[int, str]], state: Callable
         if status >= 400:
             assert state() == before, f"{where}: refused with {status} yet hub.db changed"
 
-    one()
+    try:
+        one()
+    except Unsatisfiable:
+        assert mode is GenerationMode.NEGATIVE  # an operation taking no input has nothing to break
 
