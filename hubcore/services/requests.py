@@ -37,6 +37,10 @@ class Request(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
+class NoArguments(Request):
+    """An operation that takes nothing (whoami, version, notify_list): any member is refused."""
+
+
 R = TypeVar("R", bound=Request)
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from hubcore import build
+from hubcore.services.requests import NoArguments
 from hubmcp.context import CallContext
-from hubmcp.tools.base import Tool, inputs, outputs
+from hubmcp.tools.base import Tool, outputs
 
 SKILL_URI = "skill://hub/SKILL.md"
 
 
-async def whoami(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+async def whoami(call: CallContext, _: NoArguments) -> dict[str, Any]:
     me = await call.hub.identity.whoami(call.caller)
     return {
         **me,
@@ -23,7 +24,7 @@ async def whoami(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def version(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+async def version(call: CallContext, _: NoArguments) -> dict[str, Any]:
     return {"name": "agent-hub", "version": build.version(), "commit": build.commit()}
 
 
@@ -38,7 +39,7 @@ TOOLS = (
             "you and the human see), and where the agent guide lives. Call it first in a new "
             "conversation; read the guide (resource skill://hub/SKILL.md) if you have not."
         ),
-        input_schema=inputs({}),
+        input_model=NoArguments,
         output_schema=outputs({
             "kind": {"enum": ["agent", "admin"]},
             "actor": {"type": "string", "description": "the name your writes are recorded under"},
@@ -60,7 +61,7 @@ TOOLS = (
         name="version",
         title="Hub version",
         description="The hub's server version and the short commit it was built from.",
-        input_schema=inputs({}),
+        input_model=NoArguments,
         output_schema=outputs({
             "name": {"type": "string"},
             "version": {"type": "string"},

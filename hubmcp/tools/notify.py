@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from hubcore.services.attention import NotifyWait, Subscribe, Unsubscribe
+from hubcore.services.requests import NoArguments
 from hubmcp.context import CallContext
-from hubmcp.tools.base import CAPPED_OUT, TRAILER, Tool, inputs, outputs
+from hubmcp.tools.base import CAPPED_OUT, TRAILER, Tool, outputs
 from hubmcp.waits import capped_wait
 
 SUBSCRIPTION: dict[str, Any] = {
@@ -32,7 +33,7 @@ async def unsubscribe(call: CallContext, req: Unsubscribe) -> dict[str, Any]:
     return await call.hub.attention.unsubscribe(call.caller, req)
 
 
-async def list_subscriptions(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
+async def list_subscriptions(call: CallContext, _: NoArguments) -> dict[str, Any]:
     return await call.hub.attention.list(call.caller)
 
 
@@ -74,7 +75,7 @@ TOOLS = (
         name="notify_list",
         title="List your subscriptions",
         description="Your subscriptions with their ids, kinds, scope and delivery cursor.",
-        input_schema=inputs({}),
+        input_model=NoArguments,
         output_schema=outputs({"subscriptions": {"type": "array", "items": SUBSCRIPTION}}, ("subscriptions",)),
         handler=list_subscriptions,
         read_only=True,
