@@ -107,3 +107,10 @@ def test_bodies_and_queries_with_a_typed_request_come_from_the_model() -> None:
     feed = doc["paths"]["/api/v1/projects/{project_id}/feed"]["get"]
     names = [p["name"] for p in feed["parameters"] if p["in"] == "query"]
     assert names == [n for n in FeedRead.model_fields if n != "project_id"]
+
+
+def test_every_doc_record_names_a_served_route() -> None:
+    from hubhttp.api.docs import DOCS
+
+    served = {str(rule.endpoint) for rule in api_rules(create_app())}
+    assert sorted(set(DOCS) - served) == []  # a record left behind by a removed route
