@@ -21,6 +21,7 @@ class ResponseChecker:
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
         self.routes: list[tuple[re.Pattern[str], str, dict[str, Any]]] = []
+        self._validators: dict[tuple[str, int], Draft202012Validator] = {}
         for path, methods in document["paths"].items():
             pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$")
             for method, op in methods.items():
@@ -49,8 +50,11 @@ class ResponseChecker:
             return f"{method} {path} {status}: content type {media!r} is not documented ({sorted(content)})"
         if media == "text/event-stream":
             return None
-        schema = self._resolve(content[media]["schema"])
-        errors = sorted(Draft202012Validator(schema).iter_errors(orjson.loads(body)), key=lambda e: list(e.path))
+        validator = self._validators.get((op["operationId"], status))
+        if validator is None:
+            validator = Draft202012Validator(self._resolve(content[media]["schema"]))
+            self._validators[(op["operationId"], status)] = validator
+        errors = sorted(validator.iter_errors(orjson.loads(body)), key=lambda e: list(e.path))
         if errors:
             first = errors[0]
             return f"{method} {path} {status}: {first.message} at {list(first.path)}"
