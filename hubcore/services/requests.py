@@ -56,11 +56,13 @@ class InvalidRequest(HubError):
 def parse(model: type[R], data: Mapping[str, Any] | None) -> R:
     """`data` as a `model`, or the hub's refusal naming the first member at fault.
 
-    Rules the services raise themselves (a payload's wide integer, its serialized size) come
-    through unchanged: they are already `HubError`s with the service's wording.
+    JSON `null` reads as absent for every member the model knows: an optional one takes its
+    default, a required one is missing (an unknown member is refused whatever its value). Rules the services raise themselves (a payload's wide integer, its serialized
+    size) come through unchanged: they are already `HubError`s with the service's wording.
     """
     try:
-        return model.model_validate(dict(data or {}))
+        known = model.model_fields
+        return model.model_validate({k: v for k, v in (data or {}).items() if v is not None or k not in known})
     except ValidationError as exc:
         raise refusal(exc) from None
 
