@@ -1,11 +1,12 @@
 """Constrained types for typed requests, built from each service's own constants.
 
-A limit lives in its service (`events.SUMMARY_MAX`, `idempotency.IDEMPOTENCY_KEY_MAX`, ...); these
-types state it once more only by reference. Published schemas state only the limits the hub applies
-to the raw value; a limit applied after trimming goes in the description and `x-max-chars-trimmed`
-(a client checking `maxLength` on the raw text would refuse padded text the hub accepts).
-
-Each field's metadata (`x-hub-limit` in its schema) tells the limit-parity test which limit to walk.
+A limit lives in its service (`events.SUMMARY_MAX`, `idempotency.IDEMPOTENCY_KEY_MAX`, ...) and
+these types refer to it; only the limits shared by several services (pages, waits) live here.
+Published schemas state only the limits the hub applies to the raw value (`maxLength`, `minimum`,
+`maximum`, `pattern`); a limit applied after trimming goes in the description and
+`x-max-chars-trimmed` (a client checking `maxLength` on the raw text would refuse padded text the
+hub accepts), a serialized size in `x-max-bytes-serialized`. The limit-parity test
+(tests/adversarial/test_limit_parity.py) derives its cases from exactly these members.
 """
 
 # No `from __future__ import annotations`: pydantic reads these annotations.
