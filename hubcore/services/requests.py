@@ -57,8 +57,9 @@ def parse(model: type[R], data: Mapping[str, Any] | None) -> R:
     """`data` as a `model`, or the hub's refusal naming the first member at fault.
 
     JSON `null` reads as absent for every member the model knows: an optional one takes its
-    default, a required one is missing (an unknown member is refused whatever its value). Rules the services raise themselves (a payload's wide integer, its serialized
-    size) come through unchanged: they are already `HubError`s with the service's wording.
+    default, a required one is missing (an unknown member is refused whatever its value). Rules
+    the services raise themselves (a payload's wide integer, its serialized size) come through
+    unchanged: they are already `HubError`s with the service's wording.
     """
     try:
         known = model.model_fields
