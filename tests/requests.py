@@ -9,6 +9,7 @@ from hubcore.services.attention import NotifyWait, Subscribe
 from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.inbox import InboxRead, InboxWait
 from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
+from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 
@@ -55,3 +56,11 @@ def a_notify_wait(**fields: Any) -> NotifyWait:
 
 def a_subscription(**fields: Any) -> Subscribe:
     return parse(Subscribe, fields)
+
+
+def a_project(**fields: Any) -> ProjectCreate:
+    return parse(ProjectCreate, fields)
+
+
+def a_project_update(**fields: Any) -> ProjectUpdate:
+    return parse(ProjectUpdate, fields)

@@ -69,6 +69,30 @@ class Trimmed:
                 "description": f"{shape}, at most {self.max_chars} characters once trimmed"}
 
 
+class Label:
+    """A label (a display name): stored trimmed, not blank, at most `max_chars` characters once
+    trimmed, no control character (validate.label's rule and wording)."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+
+    def __call__(self, value: str) -> str:
+        text = value.strip()
+        if not text or len(text) > self.max_chars or not validate.is_label(text):
+            raise PydanticCustomError("label", "must be one line of 1 to {max_chars} characters without "
+                                      "control characters", {"max_chars": self.max_chars})
+        return text
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "minLength": 1, "x-max-chars-trimmed": self.max_chars,
+                "description": f"one line without control characters, 1 to {self.max_chars} characters "
+                               "once trimmed"}
+
+
 class Serialized:
     """Text stored as a payload's `body`: not blank, and at most `max_bytes` once JSON-encoded (the
     payload's limit less its wrapping). Over it is `string_too_long`: 413 for a content member."""
@@ -164,6 +188,9 @@ def _payload(value: dict[str, Any]) -> dict[str, Any]:
 
 ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN),
                       Field(description="project id (slug)")]
+AGENT_ID_PATTERN = "^" + validate.AGENT_ID_RE.pattern + "$"
+AgentId = Annotated[str, StringConstraints(pattern=AGENT_ID_PATTERN), Field(description="agent id (slug)")]
+DisplayName = Annotated[str, Label(validate.DISPLAY_NAME_MAX)]
 EventId = Annotated[str, StringConstraints(min_length=1, max_length=EVENT_ID_MAX), Field(description="event id")]
 # A page cursor: an event id as the hub mints them (a ULID), nothing else.
 Cursor = Annotated[str, StringConstraints(pattern=ids.ID_RE.pattern), Field(description="an event id")]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from pydantic import ConfigDict, model_validator
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -13,8 +16,42 @@ from hubcore.services.access import project_missing, readable_project, require_a
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
+from hubcore.services.fields import DisplayName, ProjectId
+from hubcore.services.requests import Request
 
-PASSWORD_POLICIES = ("off", "optional", "required")
+PasswordPolicy = Literal["off", "optional", "required"]
+PASSWORD_POLICIES = get_args(PasswordPolicy)
+
+
+class ProjectCreate(Request):
+    """`POST /projects`: the id (a slug, not `space-...`), its name (the id when absent)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: ProjectId
+    display_name: DisplayName | None = None
+    confidential: bool = False
+    artifact_password_policy: PasswordPolicy = "optional"
+
+
+class ProjectUpdate(Request):
+    """`PATCH /projects/:id`: a member left out (or null) is left alone; an `id` member is refused
+    (the id cannot change)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    project_id: ProjectId
+    display_name: DisplayName | None = None
+    confidential: bool | None = None
+    artifact_password_policy: PasswordPolicy | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _id_is_fixed(cls, data: Any) -> Any:
+        # Spec (projects): unknown members are ignored, but an id in a PATCH body (null too) is refused.
+        if isinstance(data, Mapping) and "id" in data:
+            raise invalid("a project's id cannot be changed; leave it out of the body", field="id")
+        return data
 
 
 def unseen_counts(conn: sqlite3.Connection, project_ids: list[str]) -> dict[str, int]:
@@ -81,15 +118,11 @@ class ProjectsService:
 
         return await self.core.store.read(read)
 
-    async def create(self, caller: Caller, body: Any) -> dict[str, Any]:
-        body = validate.body_object(body)
-        pid = validate.project_id(body.get("id"))
+    async def create(self, caller: Caller, req: ProjectCreate) -> dict[str, Any]:
+        pid = req.id
         if pid.startswith(validate.PERSONAL_PREFIX):
             raise invalid("project ids starting with 'space-' are reserved for personal spaces", field="id")
-        name = validate.optional_display_name(body.get("display_name")) or pid
-        confidential = validate.optional_boolean(body.get("confidential"), field="confidential", default=False)
-        policy = validate.optional_choice(body.get("artifact_password_policy"), PASSWORD_POLICIES,
-                                          field="artifact_password_policy", default="optional")
+        name, confidential, policy = req.display_name or pid, req.confidential, req.artifact_password_policy
         if caller.kind not in ("admin", "agent"):
             raise forbidden("creating a project needs a token")
         now = self.core.now()
@@ -113,20 +146,16 @@ class ProjectsService:
 
         return await self.core.store.execute(write)
 
-    async def update(self, caller: Caller, project_id: str, body: Any) -> dict[str, Any]:
-        body = validate.body_object(body)
-        if "id" in body:
-            raise invalid("a project's id cannot be changed; leave it out of the body", field="id")
+    async def update(self, caller: Caller, req: ProjectUpdate) -> dict[str, Any]:
+        project_id = req.project_id
         # A member sent as null is left alone, like a member the body does not name.
-        changes: dict[str, Any] = {}
-        if body.get("display_name") is not None:
-            changes["display_name"] = validate.display_name(body["display_name"])
-        if body.get("artifact_password_policy") is not None:
-            changes["artifact_password_policy"] = validate.choice(
-                body["artifact_password_policy"], PASSWORD_POLICIES, field="artifact_password_policy"
-            )
-        if body.get("confidential") is not None:
-            changes["confidential"] = int(validate.boolean(body["confidential"], field="confidential"))
+        changes: dict[str, Any] = {
+            col: value for col, value in (("display_name", req.display_name),
+                                          ("artifact_password_policy", req.artifact_password_policy))
+            if value is not None
+        }
+        if req.confidential is not None:
+            changes["confidential"] = int(req.confidential)
         if changes.keys() - {"confidential"}:  # an agent may only hide a project it can see
             require_admin(caller, "renaming a project or setting its password policy")
 

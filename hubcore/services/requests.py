@@ -135,7 +135,8 @@ def input_schema(model: type[Request], *, leave_out: tuple[str, ...] = ()) -> di
     optional member's `null` folded into its type list. `leave_out` drops members a surface fills
     itself (a REST path parameter)."""
     schema = _inline(model.model_json_schema(schema_generator=HubJsonSchema))
-    schema["additionalProperties"] = False
+    # A model that ignores unknown members (the spec's project bodies) says so; the rest refuse them.
+    schema["additionalProperties"] = model.model_config.get("extra") == "ignore"
     if leave_out:
         schema["properties"] = {k: v for k, v in schema.get("properties", {}).items() if k not in leave_out}
         required = [k for k in schema.get("required", []) if k not in leave_out]

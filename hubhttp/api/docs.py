@@ -16,7 +16,7 @@ from typing import Any
 from hubcore.services import validate
 from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.posts import IdeaPost
-from hubcore.services.projects import PASSWORD_POLICIES
+from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 
@@ -133,9 +133,6 @@ STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=
 PROJECT_ID: Schema = {"type": "string", "pattern": f"^{validate.PROJECT_ID_RE.pattern}$"}
 AGENT_ID: Schema = {"type": "string", "pattern": f"^{validate.AGENT_ID_RE.pattern}$"}
 DISPLAY_NAME: Schema = {"type": "string", "minLength": 1, "maxLength": validate.DISPLAY_NAME_MAX}
-POLICY: Schema = {"enum": sorted(PASSWORD_POLICIES)}
-PROJECT_CREATE = obj("id", id=PROJECT_ID, display_name=DISPLAY_NAME, confidential=BOOL, artifact_password_policy=POLICY)
-PROJECT_UPDATE = obj(display_name=DISPLAY_NAME, confidential=BOOL, artifact_password_policy=POLICY)
 AGENT_CREATE = obj("id", "display_name", id=AGENT_ID, display_name=DISPLAY_NAME)
 GRANT_ADD = obj("project_id", project_id=PROJECT_ID)
 SEEN = obj(event_id=N_STR)
@@ -149,9 +146,9 @@ DOCS: Mapping[str, Doc] = {
     "openapi.openapi_document": Doc("This document", ANY_OBJ, problems=(), public=True),
     "projects.list_projects": Doc("Projects the caller can read", obj("projects", projects=list_of(PROJECT)),
                                   problems=()),
-    "projects.create_project": Doc("Create a project", PROJECT, 201, problems=(403, 409), body=PROJECT_CREATE),
+    "projects.create_project": Doc("Create a project", PROJECT, 201, problems=(403, 409), model=ProjectCreate),
     "projects.get_project": Doc("A project", PROJECT),
-    "projects.update_project": Doc("Change a project", PROJECT, problems=(404, 409), body=PROJECT_UPDATE),
+    "projects.update_project": Doc("Change a project", PROJECT, problems=(404, 409), model=ProjectUpdate),
     "projects.delete_project": Doc("Delete a project and everything in it", None, 204, problems=(404, 409)),
     "agents.list_agents": Doc("Agents", obj("agents", agents=list_of(AGENT)), problems=()),
     "agents.create_agent": Doc("Create an agent", AGENT, 201, problems=(409,), body=AGENT_CREATE),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response
 
+from hubcore.services.projects import ProjectCreate, ProjectUpdate
+from hubcore.services.requests import parse
 from hubhttp.context import caller, hub, json_body, json_response, no_content
 
 bp = Blueprint("projects", __name__, url_prefix="/api/v1/projects")
@@ -16,7 +18,7 @@ async def list_projects() -> Response:
 
 @bp.post("")
 async def create_project() -> Response:
-    project = await hub().projects.create(caller(), await json_body())
+    project = await hub().projects.create(caller(), parse(ProjectCreate, await json_body()))
     return json_response(project, 201)
 
 
@@ -27,7 +29,8 @@ async def get_project(project_id: str) -> Response:
 
 @bp.patch("/<project_id>")
 async def update_project(project_id: str) -> Response:
-    return json_response(await hub().projects.update(caller(), project_id, await json_body()))
+    req = parse(ProjectUpdate, {**await json_body(), "project_id": project_id})
+    return json_response(await hub().projects.update(caller(), req))
 
 
 @bp.delete("/<project_id>")

@@ -13,7 +13,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_decision, a_question, a_signal, an_answer, an_idea, an_inbox_read
+from tests.requests import a_decision, a_project_update, a_question, a_signal, an_answer, an_idea, an_inbox_read
 
 pytestmark = pytest.mark.anyio
 
@@ -60,8 +60,10 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "feed cursor": lambda: hub.feed.seen(BOT, "proj"),
         "project stats": lambda: hub.feed.stats(BOT, "proj"),
         "home": lambda: hub.home.home(BOT),
-        "project rename": lambda: hub.projects.update(BOT, "proj", {"display_name": "Mine now"}),
-        "project password policy": lambda: hub.projects.update(BOT, "proj", {"artifact_password_policy": "off"}),
+        "project rename": lambda: hub.projects.update(BOT, a_project_update(project_id="proj",
+                                                                             display_name="Mine now")),
+        "project password policy": lambda: hub.projects.update(BOT, a_project_update(
+            project_id="proj", artifact_password_policy="off")),
         "project delete": lambda: hub.projects.delete(BOT, "proj"),
         "agent list": lambda: hub.agents.list(BOT),
         "agent create": lambda: hub.agents.create(BOT, {"id": "sneaky"}),
@@ -104,4 +106,5 @@ async def test_agent_tools_keep_their_own_verbs(client: HubClient) -> None:
     answer = await hub.resolutions.answer(Caller.agent("other"), an_answer(question_id=ids["question"], body="yes"))
     assert answer["event_id"]
     assert (await hub.sessions.end(BOT, ids["active"]))["status"] == "ended"
-    assert (await hub.projects.update(BOT, "proj", {"confidential": True}))["confidential"] is True
+    hide = a_project_update(project_id="proj", confidential=True)
+    assert (await hub.projects.update(BOT, hide))["confidential"] is True

@@ -11,7 +11,7 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
-from tests.requests import a_feed_read, a_question, a_signal, an_answer, an_inbox_read, an_inbox_wait
+from tests.requests import a_feed_read, a_project, a_question, a_signal, an_answer, an_inbox_read, an_inbox_wait
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -21,7 +21,7 @@ HUMAN = Caller.admin()
 async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> None:
     clock = FakeClock()
     async with Hub.open(settings_for(tmp_path / "data"), clock=clock) as hub:
-        await hub.projects.create(HUMAN, {"id": "proj"})
+        await hub.projects.create(HUMAN, a_project(id="proj"))
         await hub.agents.create(HUMAN, {"id": "bot"})
         bot = Caller.agent("bot")
         q = (await hub.posts.question_post(bot, a_question(

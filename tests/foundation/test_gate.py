@@ -107,10 +107,11 @@ async def test_unparseable_json_is_400_and_writes_nothing(client: HubClient) -> 
 
 
 def _padded_body(size: int) -> bytes:
-    """A JSON object body of exactly `size` bytes creating project `edge`."""
-    head = b'{"id": "edge", "pad": "'
-    tail = b'"}'
-    return head + b"a" * (size - len(head) - len(tail)) + tail
+    """A JSON object body of exactly `size` bytes creating project `edge`, padded with JSON's
+    insignificant whitespace (a project takes no member it does not know)."""
+    head = b'{"id": "edge"'
+    tail = b'}'
+    return head + b" " * (size - len(head) - len(tail)) + tail
 
 
 async def test_body_at_the_limit_passes_and_one_over_is_413(client: HubClient) -> None:

@@ -11,6 +11,7 @@ from hubcore.errors import HubError
 from hubcore.parts import Part
 from tests.foundation.test_gate import assert_problem, project_count
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_project_update
 
 pytestmark = pytest.mark.anyio
 
@@ -169,12 +170,14 @@ async def test_making_public_is_admin_only(client: HubClient) -> None:
     r = await client.post("/api/v1/projects", json={"id": "mine", "confidential": True}, headers=client.agent(token))
     assert r.status_code == 201
     with pytest.raises(HubError) as caught:
-        await client.app.hub.projects.update(Caller.agent("alice"), "mine", {"confidential": False})
+        hidden = a_project_update(project_id="mine", confidential=False)
+        await client.app.hub.projects.update(Caller.agent("alice"), hidden)
     assert caught.value.code == "forbidden"
     assert (await client.get("/api/v1/projects/mine", headers=ADMIN)).json()["confidential"] is True
     # An agent may make a visible project confidential: it keeps sight of it, and the feed says so.
     await client.make_project("open")
-    done = await client.app.hub.projects.update(Caller.agent("alice"), "open", {"confidential": True})
+    hide = a_project_update(project_id="open", confidential=True)
+    done = await client.app.hub.projects.update(Caller.agent("alice"), hide)
     assert done["confidential"] is True
     r = await client.get("/api/v1/projects", headers=client.agent(token))
     assert "open" in [p["id"] for p in r.json()["projects"]]

@@ -12,7 +12,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
-from tests.requests import a_decision, a_question, a_signal, a_subscription, an_answer
+from tests.requests import a_decision, a_project, a_question, a_signal, a_subscription, an_answer
 
 pytestmark = pytest.mark.anyio
 ADMIN = Caller.admin()
@@ -28,8 +28,8 @@ async def hub(settings: HubSettings, clock: FakeClock) -> AsyncIterator[Hub]:
 
 async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeClock) -> None:
     alice, bob = Caller.agent("alice"), Caller.agent("bob")
-    await hub.projects.create(ADMIN, {"id": "open"})
-    await hub.projects.create(ADMIN, {"id": "secret", "confidential": True})
+    await hub.projects.create(ADMIN, a_project(id="open"))
+    await hub.projects.create(ADMIN, a_project(id="secret", confidential=True))
     await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
     await hub.agents.grant(ADMIN, "bob", {"project_id": "secret"})
     await hub.attention.subscribe(alice, a_subscription(kinds=["finished"]))
@@ -50,7 +50,7 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
 
 async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: Hub) -> None:
     alice, bob = Caller.agent("alice"), Caller.agent("bob")
-    await hub.projects.create(ADMIN, {"id": "open"})
+    await hub.projects.create(ADMIN, a_project(id="open"))
     await hub.attention.subscribe(alice, a_subscription(kinds=["signal"], project_id="open"))
     before = hub.core.store.statistics().commands
     assert (await hub.attention.drain(alice)).items == []

@@ -21,7 +21,7 @@ from hubcore.hub import Hub
 from hubcore.services import resolutions
 from hubmcp.stdio import serve_standalone
 from tests.mcp.live import ERAS, MODERN, LiveHub, structured, tool_error
-from tests.requests import a_signal
+from tests.requests import a_project, a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +42,7 @@ def stdio(env: dict[str, str], mode: str) -> Client:
 async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path, settings: HubSettings,
                                                                  mode: str) -> None:
     async with Hub.open(settings) as hub:
-        await hub.projects.create(Caller.admin(), {"id": "demo"})
+        await hub.projects.create(Caller.admin(), a_project(id="demo"))
     env = cli_env(tmp_path, HUB_DATA_DIR=settings.data_dir, HUB_AGENT_ID="local-agent")
     async with stdio(env, mode) as client:
         assert client.protocol_version == (MODERN if mode == MODERN else "2025-11-25")
@@ -91,7 +91,7 @@ async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettin
     monkeypatch.setattr(resolutions, "SWEEP_INTERVAL_SECS", 0.02)
     sweeps = Sweeps(monkeypatch)
     async with Hub.open(settings, clock=clock) as hub:
-        await hub.projects.create(Caller.admin(), {"id": "demo"})
+        await hub.projects.create(Caller.admin(), a_project(id="demo"))
         asked = await hub.posts.signal_append(Caller.admin("local-agent"), a_signal(
             project_id="demo", kind="approval", summary="Deploy?", expires_in_seconds=60, on_expiry="approve"))
     stdin_r, stdin_w = os.pipe()

@@ -26,6 +26,7 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from tests.core.support import wait_until
 from tests.harness import test_settings as settings_for
+from tests.requests import a_project
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +48,7 @@ async def open_hub(data: Path) -> AsyncIterator[Hub]:
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
     async with open_hub(tmp_path / "data") as h:
-        await h.projects.create(HUMAN, {"id": "web"})
+        await h.projects.create(HUMAN, a_project(id="web"))
         await h.agents.create(HUMAN, {"id": "alice"})
         await h.agents.create(HUMAN, {"id": "bob"})
         yield h
@@ -188,7 +189,7 @@ async def test_ending_a_session_never_written_creates_no_file(hub: Hub) -> None:
 async def test_the_seal_outlives_the_actor_and_a_restart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     async with open_hub(data) as hub:
-        await hub.projects.create(HUMAN, {"id": "web"})
+        await hub.projects.create(HUMAN, a_project(id="web"))
         await hub.agents.create(HUMAN, {"id": "alice"})
         await hub.agents.create(HUMAN, {"id": "bob"})
         sid = await start(hub)

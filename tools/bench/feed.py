@@ -39,6 +39,8 @@ from hubcore.config import HubSettings
 from hubcore.services import ids
 from hubcore.services.feed import FeedRead
 from hubcore.services.posts import QuestionPost
+from hubcore.services.projects import ProjectCreate
+from hubcore.services.requests import parse as parse_request
 from hubcore.services.resolutions import AnswerPost
 from hubhttp.asgi import HubASGI
 
@@ -106,7 +108,7 @@ async def timed(fn: Callable[[], Awaitable[Any]], times: int) -> list[float]:
 
 async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> None:
     hub = app.hub
-    await hub.projects.create(ADMIN, {"id": "big"})
+    await hub.projects.create(ADMIN, parse_request(ProjectCreate, {"id": "big"}))
     base_ms = int(time.time() * 1000) - args.events - 10_000
     started = time.perf_counter()
     all_ids: list[str] = []
@@ -145,7 +147,7 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
 
 async def bench_inbox(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namespace, out: list[str]) -> None:
     hub = app.hub
-    await hub.projects.create(ADMIN, {"id": "ideas"})
+    await hub.projects.create(ADMIN, parse_request(ProjectCreate, {"id": "ideas"}))
     now = time.time()
 
     def load(conn: sqlite3.Connection) -> None:
@@ -218,7 +220,7 @@ async def open_stream(app: HubASGI, arrivals: Arrivals, gone: anyio.Event, conne
 
 async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -> None:
     hub = app.hub
-    await hub.projects.create(ADMIN, {"id": "live"})
+    await hub.projects.create(ADMIN, parse_request(ProjectCreate, {"id": "live"}))
     arrivals = Arrivals(args.streams)
     gone = anyio.Event()
     delays = []
