@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.attention import NotifyWait, Subscribe
 from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.inbox import InboxRead, InboxWait
@@ -12,6 +13,7 @@ from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
+from hubcore.services.sessions import SessionEnd
 
 
 def a_signal(**fields: Any) -> SignalAppend:
@@ -64,3 +66,15 @@ def a_project(**fields: Any) -> ProjectCreate:
 
 def a_project_update(**fields: Any) -> ProjectUpdate:
     return parse(ProjectUpdate, fields)
+
+
+def a_session_end(**fields: Any) -> SessionEnd:
+    return parse(SessionEnd, fields)
+
+
+def an_agent(**fields: Any) -> AgentCreate:
+    return parse(AgentCreate, fields)
+
+
+def a_grant(**fields: Any) -> GrantAdd:
+    return parse(GrantAdd, fields)

@@ -12,7 +12,9 @@ import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -22,6 +24,8 @@ from hubcore.services.access import readable_project, require_admin, visibility
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
+from hubcore.services.fields import SessionId, Trimmed
+from hubcore.services.requests import Request
 
 NAME_MAX = 100
 HANDOFF_MAX = 4096
@@ -47,16 +51,19 @@ def check_name(value: Any) -> str:
     return validate.label(value, field="name", max_chars=NAME_MAX)
 
 
-def check_handoff(value: Any) -> str | None:
-    """Trimmed (the limit applies to the stored note); blank means none."""
-    text = validate.optional_string(value, field="handoff", blank=True)
-    if text is None:
-        return None
-    note = text.strip()
-    if len(note) > HANDOFF_MAX:
-        raise HubError("payload_too_large", f"handoff is {len(note)} characters; the limit is {HANDOFF_MAX}",
-                       details={"field": "handoff", "limit": HANDOFF_MAX})
-    return note or None
+# The handoff is stored trimmed and the limit applies to the stored note; it is content, so over
+# the limit is 413 on both surfaces.
+Handoff = Annotated[str, Trimmed(HANDOFF_MAX, lines=True), Field(
+    description=f"a note for whoever continues, at most {HANDOFF_MAX} characters once trimmed; blank means none")]
+
+
+class SessionEnd(Request):
+    """`session_end` and `POST /sessions/:id/end`. Over MCP a missing `session_id` means the
+    connection's active session (the tool fills it in before the service sees the request)."""
+
+    session_id: Annotated[SessionId | None, Field(
+        description="the session to end (over MCP, default: your active session)")] = None
+    handoff: Handoff | None = None
 
 
 @dataclass(frozen=True)
@@ -283,8 +290,10 @@ class SessionsService:
 
     # -- end, reassign -----------------------------------------------------------------------------
 
-    async def end(self, caller: Caller, session_id: str, handoff: Any = None) -> dict[str, Any]:
-        note = check_handoff(handoff)
+    async def end(self, caller: Caller, req: SessionEnd) -> dict[str, Any]:
+        if req.session_id is None:
+            raise invalid("session_id: missing (required)", field="session_id")
+        session_id, note = req.session_id, req.handoff or None  # blank means none
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:

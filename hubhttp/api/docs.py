@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hubcore.services import validate
+from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.feed import FeedPage, FeedRead
 from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
+from hubcore.services.sessions import SessionEnd
 
 Schema = dict[str, Any]
 
@@ -130,14 +131,8 @@ HOME = obj("unread", "waiting", "waiting_items", "agents_active", "last_event_at
 STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=INT, sessions=N_INT,
             artifacts=N_INT, kb_pages=N_INT, agents_active=INT, threads=INT, agents_written=INT, disk_bytes=N_INT)
 # Hand-written bodies (no typed request model yet); the limits are the services' constants.
-PROJECT_ID: Schema = {"type": "string", "pattern": f"^{validate.PROJECT_ID_RE.pattern}$"}
-AGENT_ID: Schema = {"type": "string", "pattern": f"^{validate.AGENT_ID_RE.pattern}$"}
-DISPLAY_NAME: Schema = {"type": "string", "minLength": 1, "maxLength": validate.DISPLAY_NAME_MAX}
-AGENT_CREATE = obj("id", "display_name", id=AGENT_ID, display_name=DISPLAY_NAME)
-GRANT_ADD = obj("project_id", project_id=PROJECT_ID)
 SEEN = obj(event_id=N_STR)
 READ_ALL = obj(project_id=N_STR)
-END = obj(handoff=N_STR)
 REASSIGN = obj("owner", owner=STR)
 BRAIN_PATH: Mapping[str, Schema] = {"path": STR}
 MARKED = obj("event_id", "status", event_id=STR, status=STR)
@@ -151,13 +146,13 @@ DOCS: Mapping[str, Doc] = {
     "projects.update_project": Doc("Change a project", PROJECT, problems=(404, 409), model=ProjectUpdate),
     "projects.delete_project": Doc("Delete a project and everything in it", None, 204, problems=(404, 409)),
     "agents.list_agents": Doc("Agents", obj("agents", agents=list_of(AGENT)), problems=()),
-    "agents.create_agent": Doc("Create an agent", AGENT, 201, problems=(409,), body=AGENT_CREATE),
+    "agents.create_agent": Doc("Create an agent", AGENT, 201, problems=(409,), model=AgentCreate),
     "agents.issue_token": Doc("Issue the agent's token (replacing any)", obj("token", token=STR, created_at=STR),
                               201, problems=(404, 409)),
     "agents.revoke_token": Doc("Revoke the agent's token", None, 204),
     "agents.list_grants": Doc("The agent's project grants", obj("grants", grants=list_of(GRANT))),
     "agents.add_grant": Doc("Grant the agent a project (200 when it held it already)", GRANT, 201, also=(200,),
-                            problems=(404, 409), body=GRANT_ADD),
+                            problems=(404, 409), model=GrantAdd),
     "agents.revoke_grant": Doc("Revoke a grant", None, 204),
     "feed.global_feed": Doc("The feed across readable projects", PAGE, problems=(), query_model=FeedPage),
     "feed.project_feed": Doc("A project's feed", PAGE, query_model=FeedRead),
@@ -181,7 +176,8 @@ DOCS: Mapping[str, Doc] = {
                                   query={"project": STR, "limit": {"type": "integer", "minimum": 1,
                                                                    "maximum": 200}}),
     "sessions.get_session": Doc("A session", SESSION),
-    "sessions.end_session": Doc("End a session", SESSION, problems=(404, 409, 413), body=END, body_required=False),
+    "sessions.end_session": Doc("End a session", SESSION, problems=(404, 409, 413), model=SessionEnd,
+                                body_required=False),
     "sessions.reassign_session": Doc("Give a session to another agent", SESSION, problems=(404, 409),
                                      body=REASSIGN),
     "sessions.brain_level": Doc("A level of the session's brain", ANY_OBJ, problems=(404, 409), query=BRAIN_PATH),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from hubcore.services.sessions import SessionRef
+from hubcore.services.requests import parse
+from hubcore.services.sessions import SessionEnd, SessionRef
 from hubhttp.context import caller, hub, json_body, json_response, query_int
 
 bp = Blueprint("sessions", __name__, url_prefix="/api/v1/sessions")
@@ -23,8 +24,8 @@ async def get_session(session_id: str) -> Response:
 
 @bp.post("/<session_id>/end")
 async def end_session(session_id: str) -> Response:
-    body = await json_body(default={})
-    return json_response(await hub().sessions.end(caller(), session_id, body.get("handoff")))
+    req = parse(SessionEnd, {**await json_body(default={}), "session_id": session_id})
+    return json_response(await hub().sessions.end(caller(), req))
 
 
 @bp.post("/<session_id>/reassign")

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from hubcore.errors import HubError
+from hubcore.services.sessions import SessionEnd
 from hubmcp.context import CallContext
 from hubmcp.tools.base import PROJECT_ID, Tool, inputs, outputs
 
@@ -152,14 +153,15 @@ async def session_start(call: CallContext, args: dict[str, Any]) -> dict[str, An
     return {**result, "active_session": call.connection is not None}
 
 
-async def session_end(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    sid = args.get("session_id") or active_id(call)
+async def session_end(call: CallContext, req: SessionEnd) -> dict[str, Any]:
+    args = req.model_dump(exclude_none=True)  # as the call is recorded for replay
+    sid = req.session_id or active_id(call)
     if sid is None:
         if call.connection is None:
             raise HubError("conflict", NO_CONNECTION)
         raise HubError("conflict", "no active session to end: name session_id or call session_start first")
     working = await working_id(call, args)  # worked out before the end: an ended session runs no more
-    result = await call.hub.sessions.end(call.caller, sid, args.get("handoff"))
+    result = await call.hub.sessions.end(call.caller, req.model_copy(update={"session_id": sid}))
     if working is not None:  # recorded here: the session stops being active below
         await record(call, "session_end", args, "ok", working)
     call.sessions.forget_session(sid)
@@ -244,8 +246,7 @@ TOOLS = (
                      "connection), leaving a handoff note of at most 4096 "
                      "characters for whoever continues. Owner or admin only. Its brain stays readable "
                      "until the human prunes it."),
-        input_schema=inputs({"session_id": SESSION_ID,
-                             "handoff": {"type": "string", "maxLength": 4096}}),
+        input_model=SessionEnd,
         output_schema=outputs({"session_id": {"type": "string"}, "status": {"type": "string"},
                                "handoff": NULLABLE}, ("session_id", "status")),
         handler=session_end,

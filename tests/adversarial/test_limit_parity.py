@@ -18,6 +18,7 @@ unknown query parameters).
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from hubcore.services.feed import FeedRead
 from hubcore.services.posts import IdeaPost, SignalAppend
 from hubcore.services.requests import CONTENT_MEMBERS, Request, input_schema
 from hubcore.services.resolutions import AnswerPost
+from hubcore.services.sessions import SessionEnd
 from tests.adversarial.rest_support import snapshot
 from tests.harness import ADMIN
 from tests.mcp.live import LiveHub, live_hub
@@ -65,6 +67,9 @@ class Op:
     rest: Callable[[LiveHub, dict[str, str], dict[str, Any]], Awaitable[httpx.Response]]
     mcp: Callable[[dict[str, str], dict[str, Any]], dict[str, Any]]
     query: bool = False
+    # A call naming a running session of the caller's is recorded in it for replay (refused ones
+    # too), which touches the session's last activity: the one write a refusal may make.
+    touches_session: bool = False
     companions: dict[str, dict[str, Any]] = field(default_factory=dict)  # members sent with the walked one
 
 
@@ -74,6 +79,10 @@ async def post_idea(live: LiveHub, _: dict[str, str], body: dict[str, Any]) -> h
 
 async def post_answer(live: LiveHub, made: dict[str, str], body: dict[str, Any]) -> httpx.Response:
     return await live.http.post(f"/api/v1/questions/{made['rest']}/answer", json=body, headers=ADMIN)
+
+
+async def end_session(live: LiveHub, made: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+    return await live.http.post(f"/api/v1/sessions/{made['rest']}/end", json=body, headers=ADMIN)
 
 
 async def get_feed(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> httpx.Response:
@@ -91,6 +100,8 @@ OPS = [
        lambda made, args: {"question_id": made["mcp"], **args}),
     Op("feed", "feed_read", FeedRead, FeedRead, {}, ("since", "before", "kind", "session_id", "limit"), get_feed,
        lambda _, args: {"project_id": "web", **args}, query=True),
+    Op("end", "session_end", SessionEnd, SessionEnd, {}, ("handoff",), end_session,
+       lambda made, args: {"session_id": made["mcp"], **args}, touches_session=True),
 ]
 # Values a pattern-held member accepts (the walker cannot invent one from a pattern).
 EXAMPLES = {"since": CURSOR, "before": CURSOR}
@@ -167,7 +178,12 @@ def code_of_mcp(result: Any) -> str:
 
 
 async def targets(live: LiveHub, op: Op) -> dict[str, str]:
-    """A fresh open question per surface for an answer (an accepted case closes it)."""
+    """A fresh open question per surface for an answer, a fresh running session of the walker's
+    per surface for an end (an accepted case closes it)."""
+    if op.name == "end":
+        sessions = live.app.hub.sessions
+        started = [await sessions.start(Caller.agent("walker"), "web", f"walk-{uuid.uuid4().hex}") for _ in range(2)]
+        return {"rest": started[0]["session_id"], "mcp": started[1]["session_id"]}
     if op.name != "answer":
         return {}
     posts = live.app.hub.posts
@@ -176,15 +192,25 @@ async def targets(live: LiveHub, op: Op) -> dict[str, str]:
     return {"rest": asked[0]["event_id"], "mcp": asked[1]["event_id"]}
 
 
+def state(conn: sqlite3.Connection, op: Op) -> dict[str, list[str]]:
+    """Every row of every table; for an operation whose MCP call is recorded in its session, the
+    sessions' rows without their last activity (see `Op.touches_session`)."""
+    rows = snapshot(conn)
+    if op.touches_session:
+        cut = conn.execute("SELECT id, project_id, name, owner, status, handoff, ended_at FROM sessions")
+        rows["sessions"] = sorted(repr(tuple(row)) for row in cut)
+    return rows
+
+
 async def both(live: LiveHub, mcp: Client, op: Op, members: dict[str, Any]) -> tuple[str, str, bool]:
     """(REST's code, MCP's code, whether the store is unchanged) for one request on each surface."""
     made = await targets(live, op)
     db = Path(live.app.settings.data_path) / "hub.db"
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        before = snapshot(conn)
+        before = state(conn, op)
         rest = code_of_rest(await op.rest(live, made, members))
         over_mcp = code_of_mcp(await mcp.call_tool(op.tool, op.mcp(made, members)))
-        unchanged = snapshot(conn) == before
+        unchanged = state(conn, op) == before
     conn.close()
     return rest, over_mcp, unchanged
 

@@ -19,7 +19,7 @@ from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_question, an_answer
+from tests.requests import a_decision, a_question, a_session_end, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -229,7 +229,7 @@ SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
     ("decide", "decision",
      lambda hub, ids: hub.resolutions.decide(HUMAN, a_decision(approval_id=ids["approval"], decision={}))),
     ("seen", "event_id", lambda hub, ids: hub.feed.seen(HUMAN, "web", 0)),
-    ("end", "handoff", lambda hub, ids: hub.sessions.end(ALICE, ids["session"], [])),
+    ("end", "handoff", lambda hub, ids: hub.sessions.end(ALICE, a_session_end(session_id=ids["session"], handoff=[]))),
     ("answer", "body",
      lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"}))),
     ("question_post body", "body", lambda hub, ids: hub.posts.question_post(ALICE, a_question(
@@ -261,7 +261,7 @@ async def test_null_reads_as_absent_for_every_optional_member(client: HubClient,
         "display_name": None, "confidential": None, "artifact_password_policy": "off"})
     assert r.status_code == 200 and r.json()["display_name"] == "newp" and r.json()["artifact_password_policy"] == "off"
     # A session named by owner and name: a null project_id is the default project, as if left out.
-    await client.app.hub.sessions.end(ALICE, ids["session"])
+    await client.app.hub.sessions.end(ALICE, a_session_end(session_id=ids["session"]))
     adopted = await client.app.hub.sessions.start(
         ALICE, "web", "one", {"agent": "alice", "name": "one", "project_id": None})
     assert adopted["session_id"] == ids["session"] and adopted["started"] == "adopted"

@@ -13,7 +13,18 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_decision, a_project_update, a_question, a_signal, an_answer, an_idea, an_inbox_read
+from tests.requests import (
+    a_decision,
+    a_grant,
+    a_project_update,
+    a_question,
+    a_session_end,
+    a_signal,
+    an_agent,
+    an_answer,
+    an_idea,
+    an_inbox_read,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -39,9 +50,9 @@ async def scene(client: HubClient) -> dict[str, str]:
     approval = await hub.posts.signal_append(BOT, a_signal(project_id="proj", kind="approval", summary="Deploy?"))
     active = await hub.sessions.start(BOT, "proj", "active")
     ended = await hub.sessions.start(BOT, "proj", "ended")
-    await hub.sessions.end(BOT, ended["session_id"])
+    await hub.sessions.end(BOT, a_session_end(session_id=ended["session_id"]))
     gone = await hub.sessions.start(BOT, "proj", "gone")
-    await hub.sessions.end(BOT, gone["session_id"])
+    await hub.sessions.end(BOT, a_session_end(session_id=gone["session_id"]))
     pruned = await hub.storage.prune(ADMIN, session_id=gone["session_id"])
     with client.db() as conn:
         unread = conn.execute("SELECT event_id FROM inbox WHERE status = 'unread'").fetchone()[0]
@@ -66,11 +77,11 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
             project_id="proj", artifact_password_policy="off")),
         "project delete": lambda: hub.projects.delete(BOT, "proj"),
         "agent list": lambda: hub.agents.list(BOT),
-        "agent create": lambda: hub.agents.create(BOT, {"id": "sneaky"}),
+        "agent create": lambda: hub.agents.create(BOT, an_agent(id="sneaky")),
         "token issue": lambda: hub.agents.issue_token(BOT, "other"),
         "token revoke": lambda: hub.agents.revoke_token(BOT, "other"),
         "grant list": lambda: hub.agents.grants(BOT, "bot"),
-        "grant add": lambda: hub.agents.grant(BOT, "bot", {"project_id": "proj"}),
+        "grant add": lambda: hub.agents.grant(BOT, a_grant(agent_id="bot", project_id="proj")),
         "grant revoke": lambda: hub.agents.revoke_grant(BOT, "bot", "proj"),
         "approval decision": lambda: hub.resolutions.decide(
             BOT, a_decision(approval_id=ids["approval"], decision="approve")),
@@ -105,6 +116,6 @@ async def test_agent_tools_keep_their_own_verbs(client: HubClient) -> None:
     assert (await hub.inbox.inbox_read(BOT, an_inbox_read()))["items"]
     answer = await hub.resolutions.answer(Caller.agent("other"), an_answer(question_id=ids["question"], body="yes"))
     assert answer["event_id"]
-    assert (await hub.sessions.end(BOT, ids["active"]))["status"] == "ended"
+    assert (await hub.sessions.end(BOT, a_session_end(session_id=ids["active"])))["status"] == "ended"
     hide = a_project_update(project_id="proj", confidential=True)
     assert (await hub.projects.update(BOT, hide))["confidential"] is True

@@ -14,6 +14,7 @@ from hubcore.hub import Hub
 from hubcore.services import entries
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_session_end
 
 pytestmark = pytest.mark.anyio
 
@@ -127,7 +128,7 @@ async def test_writes_only_to_own_running_session(hub: Hub) -> None:
     err = await refused("forbidden", hub.brains.write_entry(BOB, path="/kv/k", content="v", store="session",
                                                             session=alice[0]))
     assert err.message.endswith("owner=alice")
-    await hub.sessions.end(ALICE, alice[0])
+    await hub.sessions.end(ALICE, a_session_end(session_id=alice[0]))
     await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="v", store="session",
                                                      active=alice))
     assert not brain_file(hub, alice[0]).exists()

@@ -8,7 +8,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_feed_read, a_question, a_signal, an_answer
+from tests.requests import a_feed_read, a_question, a_session_end, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -70,7 +70,7 @@ async def test_window_from_feed_cursor_and_no_cursor_moves(hub: Hub) -> None:
 
 async def test_window_from_previous_session(client: HubClient, hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "first")
-    await hub.sessions.end(ALICE, s["session_id"], "the full handoff " + "y" * 400)
+    await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="the full handoff " + "y" * 400))
     client.app.hub.core.clock.advance(5)  # type: ignore[attr-defined]
     await signal(hub, BOB, "after you left")
     b = await hub.brief.brief(ALICE, "web")

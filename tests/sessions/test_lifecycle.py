@@ -14,7 +14,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient, hub_client
-from tests.requests import a_signal
+from tests.requests import a_session_end, a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -58,10 +58,10 @@ async def test_start_refusals_write_nothing(client: HubClient, hub: Hub) -> None
 
 async def test_end_with_handoff_then_adopt(client: HubClient, hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
-    ended = await hub.sessions.end(ALICE, s["session_id"], "next: run the migrations")
+    ended = await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="next: run the migrations"))
     assert ended["status"] == "ended" and ended["handoff"] == "next: run the migrations"
     with pytest.raises(HubError) as caught:
-        await hub.sessions.end(ALICE, s["session_id"])
+        await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"]))
     assert caught.value.code == "conflict"
     adopted = await hub.sessions.start(BOB, "web", "task-b", {"session_id": s["session_id"]})
     assert adopted["started"] == "adopted" and adopted["session_id"] == s["session_id"]
@@ -73,7 +73,7 @@ async def test_end_with_handoff_then_adopt(client: HubClient, hub: Hub) -> None:
 
 async def test_adopt_by_agent_and_name(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
-    await hub.sessions.end(ALICE, s["session_id"])
+    await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"]))
     adopted = await hub.sessions.start(BOB, "web", "mine", {"agent": "alice", "name": "task"})
     assert adopted["session_id"] == s["session_id"] and adopted["name"] == "mine"
 
@@ -97,7 +97,7 @@ async def test_fork_a_running_session_copies_its_brain(hub: Hub) -> None:
 
 async def test_two_agents_adopting_at_once_exactly_one_adopts(client: HubClient, hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
-    await hub.sessions.end(ALICE, s["session_id"])
+    await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"]))
     await client.make_agent("carol")
     results: dict[str, dict[str, object]] = {}
 
@@ -116,25 +116,25 @@ async def test_two_agents_adopting_at_once_exactly_one_adopts(client: HubClient,
 async def test_end_needs_owner_or_admin(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
     with pytest.raises(HubError) as caught:
-        await hub.sessions.end(BOB, s["session_id"])
+        await hub.sessions.end(BOB, a_session_end(session_id=s["session_id"]))
     assert caught.value.code == "forbidden" and "owner=alice" in caught.value.message
     assert (await hub.sessions.get(ALICE, s["session_id"]))["status"] == "active"
-    assert (await hub.sessions.end(Caller.admin(), s["session_id"]))["status"] == "ended"
+    assert (await hub.sessions.end(Caller.admin(), a_session_end(session_id=s["session_id"])))["status"] == "ended"
 
 
 async def test_handoff_limit(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
     with pytest.raises(HubError) as caught:
-        await hub.sessions.end(ALICE, s["session_id"], "x" * 4097)
+        await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="x" * 4097))
     assert caught.value.code == "payload_too_large"
     assert (await hub.sessions.get(ALICE, s["session_id"]))["status"] == "active"
-    ended = await hub.sessions.end(ALICE, s["session_id"], "x" * 4096)
+    ended = await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="x" * 4096))
     assert ended["handoff"] == "x" * 4096
 
 
 async def test_rest_list_cuts_handoff_and_single_read_carries_events(client: HubClient, hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
-    await hub.sessions.end(ALICE, s["session_id"], "h" * 300)
+    await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="h" * 300))
     r = await client.get("/api/v1/sessions?project=web", headers=ADMIN)
     assert r.status_code == 200
     listed = r.json()["sessions"][0]
@@ -194,5 +194,5 @@ async def test_session_events_are_exempt_from_the_feed_ceiling(settings: HubSett
             await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="signal", summary="one too many"))
         assert caught.value.code == "conflict"
         s = await hub.sessions.start(ALICE, "web", "task")
-        await hub.sessions.end(ALICE, s["session_id"], "done")
+        await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="done"))
         assert session_events(client, s["session_id"]) == [("alice", "started"), ("alice", "ended")]

@@ -26,7 +26,7 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from tests.core.support import wait_until
 from tests.harness import test_settings as settings_for
-from tests.requests import a_project
+from tests.requests import a_project, a_session_end, an_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -49,8 +49,8 @@ async def open_hub(data: Path) -> AsyncIterator[Hub]:
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
     async with open_hub(tmp_path / "data") as h:
         await h.projects.create(HUMAN, a_project(id="web"))
-        await h.agents.create(HUMAN, {"id": "alice"})
-        await h.agents.create(HUMAN, {"id": "bob"})
+        await h.agents.create(HUMAN, an_agent(id="alice"))
+        await h.agents.create(HUMAN, an_agent(id="bob"))
         yield h
 
 
@@ -147,7 +147,7 @@ async def test_end_seals_behind_queued_writes_and_refuses_later_ones(
         held = HeldWrite(hub, monkeypatch)
         tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
         await held.checked.wait()  # hub.db said "running" to this write; it has not queued yet
-        tg.start_soon(settle, outcomes, "end", lambda: hub.sessions.end(ALICE, sid))
+        tg.start_soon(settle, outcomes, "end", lambda: hub.sessions.end(ALICE, a_session_end(session_id=sid)))
         await gate.queued(2)  # the seal waits behind the write
         held.release()
         await gate.queued(3)  # the late write waits behind the seal
@@ -171,7 +171,8 @@ async def test_a_write_racing_the_end_of_a_session_without_a_file_lands_nothing(
     async with anyio.create_task_group() as tg:
         tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
         await held.checked.wait()
-        await hub.sessions.end(ALICE, sid)  # the write in flight makes the end seal through the mailbox
+        # the write in flight makes the end seal through the mailbox
+        await hub.sessions.end(ALICE, a_session_end(session_id=sid))
         held.release()
     assert refusal(outcomes["late"]) == "conflict"
     assert stored(hub, sid) == [] and seal_in_file(hub, sid) == brain.ENDED
@@ -179,7 +180,7 @@ async def test_a_write_racing_the_end_of_a_session_without_a_file_lands_nothing(
 
 async def test_ending_a_session_never_written_creates_no_file(hub: Hub) -> None:
     sid = await start(hub)
-    await hub.sessions.end(ALICE, sid)
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     with pytest.raises(HubError) as caught:
         await put(hub, sid, "/kv/x")
     assert caught.value.code == "conflict"
@@ -190,15 +191,15 @@ async def test_the_seal_outlives_the_actor_and_a_restart(tmp_path: Path, monkeyp
     data = tmp_path / "data"
     async with open_hub(data) as hub:
         await hub.projects.create(HUMAN, a_project(id="web"))
-        await hub.agents.create(HUMAN, {"id": "alice"})
-        await hub.agents.create(HUMAN, {"id": "bob"})
+        await hub.agents.create(HUMAN, an_agent(id="alice"))
+        await hub.agents.create(HUMAN, an_agent(id="bob"))
         sid = await start(hub)
         await put(hub, sid, "/kv/a")
         held, outcomes = HeldWrite(hub, monkeypatch), dict[str, Any]()
         async with anyio.create_task_group() as tg:
             tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
             await held.checked.wait()
-            await hub.sessions.end(ALICE, sid)
+            await hub.sessions.end(ALICE, a_session_end(session_id=sid))
             await hub.brains.pool.close(sid)  # as when idle: the next write opens a new actor
             assert not hub.brains.pool.is_open(sid)
             held.release()
@@ -225,7 +226,7 @@ async def test_a_brain_from_before_seals_learns_its_session_state_on_first_write
     async with anyio.create_task_group() as tg:
         tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
         await held.checked.wait()
-        await hub.sessions.end(ALICE, sid)
+        await hub.sessions.end(ALICE, a_session_end(session_id=sid))
         async with hub.brains.pool.use(sid) as actor:  # back to the schema before seals, by its own actor
             await actor.execute(before_seals)
         await hub.brains.pool.close(sid)  # the next write opens the old file afresh, as after an upgrade
@@ -243,12 +244,12 @@ async def test_a_brain_from_before_seals_learns_its_session_state_on_first_write
 async def test_resume_and_adopt_unseal_and_reassign_keeps_open(hub: Hub) -> None:
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
-    await hub.sessions.end(ALICE, sid)
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     assert (await hub.sessions.start(ALICE, "web", "task"))["started"] == "resumed"
     assert seal_in_file(hub, sid) is None
     await hub.sessions.reassign(HUMAN, sid, {"agent": "bob"})
     await put(hub, sid, "/kv/b", BOB)
-    await hub.sessions.end(BOB, sid)
+    await hub.sessions.end(BOB, a_session_end(session_id=sid))
     assert seal_in_file(hub, sid) == brain.ENDED
     await start(hub, ALICE, "again", {"session_id": sid})
     await put(hub, sid, "/kv/c")
@@ -269,7 +270,7 @@ async def test_end_then_resume_leaves_the_brain_open_whatever_order_the_seals_ru
 
     monkeypatch.setattr(hub.sessions, "_seal_brain", late_seal)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(hub.sessions.end, ALICE, sid)
+        tg.start_soon(hub.sessions.end, ALICE, a_session_end(session_id=sid))
         await reached.wait()
         monkeypatch.setattr(hub.sessions, "_seal_brain", real)
         assert (await hub.sessions.start(ALICE, "web", "task"))["started"] == "resumed"
@@ -282,7 +283,7 @@ async def test_a_pruned_brain_stays_sealed_refuses_its_call_log_and_undo_keeps_i
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
     await hub.brains.record_call(sid, "brain_put", {"path": "/kv/a"}, "ok")
-    await hub.sessions.end(ALICE, sid)
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     await hub.brains.record_call(sid, "session_end", {}, "ok")  # an ended session logs its end
     (pruned,) = (await hub.storage.prune(HUMAN, session_id=sid))["pruned"]
     assert seal_in_file(hub, sid) == brain.ENDED  # sealed since the end; prune opened no brain
@@ -303,7 +304,7 @@ async def test_a_pruned_brain_stays_sealed_refuses_its_call_log_and_undo_keeps_i
 
 async def test_a_brain_first_written_by_the_call_log_after_the_end_is_born_sealed(hub: Hub) -> None:
     sid = await start(hub)
-    await hub.sessions.end(ALICE, sid)
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     assert not hub.brains.path_of(sid).exists()
     await hub.brains.record_call(sid, "session_end", {}, "ok")  # as the MCP tool logs its own call
     assert seal_in_file(hub, sid) == brain.ENDED and stored(hub, sid) == []

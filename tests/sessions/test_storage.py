@@ -13,6 +13,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_session_end
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ async def session_with_brain(hub: Hub, project: str, name: str, size: int, *, en
     await hub.brains.write_entry(ALICE, path="/kv/blob", content="x" * size, store="session",
                                  session=s["session_id"])
     if end:
-        await hub.sessions.end(ALICE, s["session_id"], "bye")
+        await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="bye"))
     return str(s["session_id"])
 
 
@@ -186,6 +187,6 @@ async def test_home_agents_active_counts_recent_session_work(client: HubClient, 
     assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 0
     await hub.sessions.touch(sid)
     assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 1
-    await hub.sessions.end(ALICE, sid)
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     clock.advance(901)
     assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 0
