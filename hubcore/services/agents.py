@@ -13,10 +13,26 @@ from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.services import validate
 from hubcore.services.access import project_missing, require_admin
 from hubcore.services.core import Core
+from hubcore.services.fields import AgentId, DisplayName, ProjectId
 from hubcore.services.projects import insert_personal_space
+from hubcore.services.requests import Request
 from hubcore.tokens import new_token, token_hash
 
 RESERVED_ID = "hub"
+
+
+class AgentCreate(Request):
+    """`POST /agents`: the id (a slug, not a reserved one) and its name (the id when absent)."""
+
+    id: AgentId
+    display_name: DisplayName | None = None
+
+
+class GrantAdd(Request):
+    """`POST /agents/:id/grants`: let the agent see a (confidential) project."""
+
+    agent_id: AgentId
+    project_id: ProjectId
 
 
 def render(row: sqlite3.Row) -> dict[str, Any]:
@@ -65,13 +81,12 @@ class AgentsService:
             lambda conn: [render(r) for r in conn.execute("SELECT * FROM agents ORDER BY id")]
         )
 
-    async def create(self, caller: Caller, body: Any) -> dict[str, Any]:
+    async def create(self, caller: Caller, req: AgentCreate) -> dict[str, Any]:
         require_admin(caller, "creating an agent")
-        body = validate.body_object(body)
-        aid = validate.agent_id(body.get("id"))
+        aid = req.id
         if aid in validate.RESERVED_AGENT_IDS:
             raise invalid(f"agent id {aid!r} is reserved", field="id")
-        name = validate.optional_display_name(body.get("display_name")) or aid
+        name = req.display_name or aid
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -132,10 +147,10 @@ class AgentsService:
 
         return await self.core.store.read(read)
 
-    async def grant(self, caller: Caller, agent_id: str, body: Any) -> builtins.tuple[dict[str, Any], bool]:
+    async def grant(self, caller: Caller, req: GrantAdd) -> builtins.tuple[dict[str, Any], bool]:
         """Grant access; returns the grant and whether it is new (an existing grant is kept)."""
         require_admin(caller, "granting access")
-        pid = validate.project_id(validate.body_object(body).get("project_id"), field="project_id")
+        agent_id, pid = req.agent_id, req.project_id
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> builtins.tuple[dict[str, Any], bool]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response
 
+from hubcore.services.agents import AgentCreate, GrantAdd
+from hubcore.services.requests import parse
 from hubhttp.context import caller, hub, json_body, json_response, no_content
 
 bp = Blueprint("agents", __name__, url_prefix="/api/v1/agents")
@@ -16,7 +18,7 @@ async def list_agents() -> Response:
 
 @bp.post("")
 async def create_agent() -> Response:
-    return json_response(await hub().agents.create(caller(), await json_body()), 201)
+    return json_response(await hub().agents.create(caller(), parse(AgentCreate, await json_body())), 201)
 
 
 @bp.post("/<agent_id>/token")
@@ -37,7 +39,8 @@ async def list_grants(agent_id: str) -> Response:
 
 @bp.post("/<agent_id>/grants")
 async def add_grant(agent_id: str) -> Response:
-    grant, created = await hub().agents.grant(caller(), agent_id, await json_body())
+    req = parse(GrantAdd, {**await json_body(), "agent_id": agent_id})
+    grant, created = await hub().agents.grant(caller(), req)
     return json_response(grant, 201 if created else 200)
 
 

@@ -11,7 +11,16 @@ from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import test_settings as settings_for
-from tests.requests import a_feed_read, a_project, a_question, a_signal, an_answer, an_inbox_read, an_inbox_wait
+from tests.requests import (
+    a_feed_read,
+    a_project,
+    a_question,
+    a_signal,
+    an_agent,
+    an_answer,
+    an_inbox_read,
+    an_inbox_wait,
+)
 
 pytestmark = pytest.mark.anyio
 HUMAN = Caller.admin()
@@ -22,7 +31,7 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
     clock = FakeClock()
     async with Hub.open(settings_for(tmp_path / "data"), clock=clock) as hub:
         await hub.projects.create(HUMAN, a_project(id="proj"))
-        await hub.agents.create(HUMAN, {"id": "bot"})
+        await hub.agents.create(HUMAN, an_agent(id="bot"))
         bot = Caller.agent("bot")
         q = (await hub.posts.question_post(bot, a_question(
             project_id="proj", summary="Ship it?", options=["yes", "no"])))["event_id"]

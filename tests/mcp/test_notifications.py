@@ -12,7 +12,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.attention import CLEAN_SECS
 from hubmcp.active import ActiveSessions, legacy_key, modern_key
-from tests.requests import a_decision, a_project, a_question, a_signal, a_subscription, an_answer
+from tests.requests import a_decision, a_grant, a_project, a_question, a_signal, a_subscription, an_agent, an_answer
 
 pytestmark = pytest.mark.anyio
 ADMIN = Caller.admin()
@@ -22,7 +22,7 @@ ADMIN = Caller.admin()
 async def hub(settings: HubSettings, clock: FakeClock) -> AsyncIterator[Hub]:
     async with Hub.open(settings, clock=clock) as h:
         for agent in ("alice", "bob"):
-            await h.agents.create(ADMIN, {"id": agent})
+            await h.agents.create(ADMIN, an_agent(id=agent))
         yield h
 
 
@@ -30,8 +30,8 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
     alice, bob = Caller.agent("alice"), Caller.agent("bob")
     await hub.projects.create(ADMIN, a_project(id="open"))
     await hub.projects.create(ADMIN, a_project(id="secret", confidential=True))
-    await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
-    await hub.agents.grant(ADMIN, "bob", {"project_id": "secret"})
+    await hub.agents.grant(ADMIN, a_grant(agent_id="alice", project_id="secret"))
+    await hub.agents.grant(ADMIN, a_grant(agent_id="bob", project_id="secret"))
     await hub.attention.subscribe(alice, a_subscription(kinds=["finished"]))
     hidden = await hub.posts.signal_append(bob, a_signal(project_id="secret", kind="finished", summary="secret work"))
     await hub.agents.revoke_grant(ADMIN, "alice", "secret")
@@ -41,7 +41,7 @@ async def test_unscoped_drain_keeps_to_readable_projects(hub: Hub, clock: FakeCl
     assert (await hub.attention.drain(alice)).items == []
     # The unreadable event stayed above its project's cursor: it arrives once access returns (a
     # grant publishes nothing, so at the latest when the "nothing pending" memo lapses).
-    await hub.agents.grant(ADMIN, "alice", {"project_id": "secret"})
+    await hub.agents.grant(ADMIN, a_grant(agent_id="alice", project_id="secret"))
     assert (await hub.attention.drain(alice)).items == []
     clock.advance(CLEAN_SECS)
     later = await hub.attention.drain(alice)

@@ -37,6 +37,7 @@ import orjson
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
+from hubcore.services.agents import AgentCreate
 from hubcore.services.feed import FeedRead
 from hubcore.services.posts import QuestionPost
 from hubcore.services.projects import ProjectCreate
@@ -138,7 +139,7 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
     await feed.seen(ADMIN, "big", all_ids[-51])
     out.append(report("project listing, 50 unseen events", await timed(
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
-    await hub.agents.create(ADMIN, {"id": "reader"})
+    await hub.agents.create(ADMIN, parse_request(AgentCreate, {"id": "reader"}))
     reader = Caller.agent("reader")
     await feed.feed_read(reader, FeedRead(project_id="big", since=mid, limit=1))  # put its durable cursor mid-feed
     out.append(report("agent `feed_read` from its cursor (advances it)", await timed(
