@@ -7,8 +7,8 @@ from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.attention import NotifyWait, Subscribe
-from hubcore.services.feed import FeedPage, FeedRead
-from hubcore.services.inbox import InboxRead, InboxWait
+from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
+from hubcore.services.inbox import InboxMark, InboxRead, InboxWait, ReadAll
 from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
@@ -78,3 +78,15 @@ def an_agent(**fields: Any) -> AgentCreate:
 
 def a_grant(**fields: Any) -> GrantAdd:
     return parse(GrantAdd, fields)
+
+
+def a_read_all(**fields: Any) -> ReadAll:
+    return parse(ReadAll, fields)
+
+
+def an_inbox_mark(**fields: Any) -> InboxMark:
+    return parse(InboxMark, fields)
+
+
+def a_seen(**fields: Any) -> FeedSeen:
+    return parse(FeedSeen, fields)

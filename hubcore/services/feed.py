@@ -17,11 +17,11 @@ from pydantic import Field
 
 from hubcore.caller import HUMAN, Caller
 from hubcore.services import events as ev
-from hubcore.services import ids, validate
+from hubcore.services import ids
 from hubcore.services.access import readable_project, require_admin, visibility, visible_project_ids
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor, get_cursor
-from hubcore.services.fields import Cursor, Kinds, Limit, ProjectId, SessionId
+from hubcore.services.fields import Cursor, EventId, Kinds, Limit, ProjectId, SessionId
 from hubcore.services.requests import Request
 
 FEED_CURSOR = "feed"
@@ -49,6 +49,14 @@ class FeedRead(FeedPage):
     """One project's feed: `feed_read`, `GET /projects/:id/feed`."""
 
     project_id: ProjectId
+
+
+class FeedSeen(Request):
+    """`POST /projects/:id/feed/seen`: move the human's cursor to this event (absent: the newest)."""
+
+    project_id: ProjectId
+    event_id: Annotated[EventId | None, Field(description="an event of this project; one that is not leaves "
+                                                          "the cursor where it is")] = None
 
 
 @dataclass(frozen=True)
@@ -162,14 +170,14 @@ class FeedService:
             )
         return page
 
-    async def seen(self, caller: Caller, project_id: str, event_id: Any = None) -> dict[str, Any]:
+    async def seen(self, caller: Caller, req: FeedSeen) -> dict[str, Any]:
         """Move the human's cursor forward to `event_id` (default: the project's newest event).
 
         An id that is not an event of this project, or is not past the cursor, leaves it where
         it is and reports `advanced` false.
         """
         require_admin(caller, "moving the human's feed cursor")
-        event_id = validate.optional_string(event_id, field="event_id")
+        project_id, event_id = req.project_id, req.event_id
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             readable_project(conn, caller, project_id)

@@ -20,7 +20,6 @@ from pydantic import Field
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
-from hubcore.services import validate
 from hubcore.services.access import require_admin, visibility
 from hubcore.services.changes import Change, Effects, owner_key
 from hubcore.services.core import Core
@@ -31,6 +30,7 @@ from hubcore.services.fields import (
     WAIT_DEFAULT,
     ActorName,
     Cursor,
+    EventId,
     Limit,
     ProjectId,
     WaitSeconds,
@@ -97,18 +97,6 @@ def render_item(row: sqlite3.Row) -> dict[str, Any]:
     return item
 
 
-def check_status(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if value not in STATUSES:
-        raise invalid(f"status must be one of {', '.join(STATUSES)}", field="status")
-    return str(value)
-
-
-def check_limit(value: Any, default: int = LIST_DEFAULT, maximum: int = LIST_MAX) -> int:
-    return default if value is None else validate.integer(value, field="limit", minimum=1, maximum=maximum)
-
-
 class InboxRead(Request):
     """`inbox_read`: the human's inbox in the caller's visible projects."""
 
@@ -117,6 +105,27 @@ class InboxRead(Request):
     actor: ActorName | None = None
     since: Annotated[Cursor | None, Field(description="items after this event id, oldest first")] = None
     limit: Limit = PAGE_DEFAULT
+
+
+class InboxList(Request):
+    """`GET /inbox`: newest first; `project` is the spec's query name (docs/decisions.md)."""
+
+    status: Status | None = None
+    project: Annotated[ProjectId | None, Field(description="only this project's items")] = None
+    limit: Limit = PAGE_DEFAULT
+    unread_only: Annotated[bool, Field(description="only unread items (status=unread)")] = False
+
+
+class ReadAll(Request):
+    """`POST /inbox/read-all`: every unread item, or one project's (null or absent: every project)."""
+
+    project_id: ProjectId | None = None
+
+
+class InboxMark(Request):
+    """`POST /inbox/:event_id/read` and `/unread`: the item, named by its event id."""
+
+    event_id: EventId
 
 
 class InboxWait(Request):
@@ -177,18 +186,16 @@ class InboxService:
         self.core = core
         self.settle = settle
 
-    async def list_items(self, caller: Caller, *, status: Any = None, project_id: str | None = None,
-                   limit: Any = None, unread_only: bool = False) -> dict[str, Any]:
+    async def list_items(self, caller: Caller, req: InboxList) -> dict[str, Any]:
         """`GET /inbox`: newest first; `unread_only` contradicting an explicit status is refused."""
-        wanted = check_status(status)
-        if unread_only:
+        wanted = req.status
+        if req.unread_only:
             if wanted not in (None, "unread"):
                 raise invalid(f"unread_only contradicts status={wanted}", field="unread_only")
             wanted = "unread"
-        count = check_limit(limit)
         await self.settle()
         items = await self.core.store.read(
-            lambda conn: query_items(conn, caller, status=wanted, project_id=project_id, limit=count)
+            lambda conn: query_items(conn, caller, status=wanted, project_id=req.project, limit=req.limit)
         )
         return {"items": items}
 
@@ -207,12 +214,11 @@ class InboxService:
         newest = max((i["event_id"] for i in items), default=after)
         return {"items": items, "next_since": newest}
 
-    async def mark(self, caller: Caller, event_id: str, status: str) -> dict[str, Any]:
-        """Move an item with a read state to `read` or `unread`; others are returned unchanged."""
+    async def mark(self, caller: Caller, req: InboxMark, status: Literal["read", "unread"]) -> dict[str, Any]:
+        """Move an item with a read state to `read` or `unread` (the route says which); others are
+        returned unchanged."""
         require_admin(caller, "marking the human's inbox")
-        if status not in ("read", "unread"):
-            raise invalid("status must be read or unread")
-        now = self.core.now()
+        event_id, now = req.event_id, self.core.now()
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
             row = item_row(conn, caller, event_id)
@@ -230,14 +236,14 @@ class InboxService:
         result = await self.core.store.execute_effects(write)
         return result
 
-    async def read_all(self, caller: Caller, project_id: Any = None) -> dict[str, Any]:
+    async def read_all(self, caller: Caller, req: ReadAll) -> dict[str, Any]:
         """Mark every unread item read (optionally within one project); `marked` counts them.
 
-        Only None means every project: any other value must be a project id, so a wrong type
-        (``[]``, ``""``, ``0``, ``false``) is refused instead of widening the action.
+        Only an absent (or null) project means every project: the model refuses any other value
+        that is not a project id (``[]``, ``""``, ``0``, ``false``) instead of widening the action.
         """
         require_admin(caller, "marking the human's inbox")
-        project_id = validate.optional_project_id(project_id, field="project_id")
+        project_id = req.project_id
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> tuple[int, Effects]:

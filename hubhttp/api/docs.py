@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
-from hubcore.services.feed import FeedPage, FeedRead
+from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
+from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
@@ -131,8 +132,6 @@ HOME = obj("unread", "waiting", "waiting_items", "agents_active", "last_event_at
 STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=INT, sessions=N_INT,
             artifacts=N_INT, kb_pages=N_INT, agents_active=INT, threads=INT, agents_written=INT, disk_bytes=N_INT)
 # Hand-written bodies (no typed request model yet); the limits are the services' constants.
-SEEN = obj(event_id=N_STR)
-READ_ALL = obj(project_id=N_STR)
 REASSIGN = obj("owner", owner=STR)
 BRAIN_PATH: Mapping[str, Schema] = {"path": STR}
 MARKED = obj("event_id", "status", event_id=STR, status=STR)
@@ -158,16 +157,15 @@ DOCS: Mapping[str, Doc] = {
     "feed.project_feed": Doc("A project's feed", PAGE, query_model=FeedRead),
     "feed.feed_seen": Doc("Move the project's seen cursor", obj("project_id", "last_seen", project_id=STR,
                                                                last_seen=N_STR, advanced=BOOL),
-                          body=SEEN, body_required=False),
+                          model=FeedSeen, body_required=False),
     "feed.post_idea": Doc("Post an idea", obj("id", id=STR), 201, problems=(404, 409, 413),
                          model=IdeaPost),
     "feed.project_stats": Doc("A project's counts and bytes", STATS),
-    "inbox.list_inbox": Doc("The inbox", obj("items", items=list_of(ITEM)), problems=(),
-                            query={"status": STR, "project": STR, "limit": {"type": "integer", "minimum": 1},
-                                   "unread_only": {"enum": ["1", "true", "yes", "0", "false", "no", ""]}}),
-    "inbox.read_all": Doc("Mark every item read", obj("marked", marked=INT), body=READ_ALL, body_required=False),
-    "inbox.mark_read": Doc("Mark an item read", MARKED),
-    "inbox.mark_unread": Doc("Mark an item unread", MARKED),
+    "inbox.list_inbox": Doc("The inbox", obj("items", items=list_of(ITEM)), problems=(), query_model=InboxList),
+    "inbox.read_all": Doc("Mark every item read", obj("marked", marked=INT), model=ReadAll, body_required=False),
+    # No body: the model's one member is the path's (query_model gives the path its schema).
+    "inbox.mark_read": Doc("Mark an item read", MARKED, query_model=InboxMark),
+    "inbox.mark_unread": Doc("Mark an item unread", MARKED, query_model=InboxMark),
     "inbox.answer": Doc("Answer a question", ANY_OBJ, problems=(404, 409, 413), model=AnswerPost),
     "inbox.decide": Doc("Decide an approval", ANY_OBJ, problems=(404, 409, 413), model=DecisionPost),
     "inbox.home": Doc("The Home payload", HOME, problems=()),

@@ -7,7 +7,7 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
-from hubcore.services.feed import FeedPage, FeedRead
+from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.posts import IdeaPost
 from hubcore.services.requests import parse
 from hubhttp.context import caller, hub, json_body, json_response
@@ -49,8 +49,8 @@ async def project_feed(project_id: str) -> Response:
 
 @bp.post("/projects/<project_id>/feed/seen")
 async def feed_seen(project_id: str) -> Response:
-    body = await json_body(default={})
-    return json_response(await hub().feed.seen(caller(), project_id, body.get("event_id")))
+    req = parse(FeedSeen, {**await json_body(default={}), "project_id": project_id})
+    return json_response(await hub().feed.seen(caller(), req))
 
 
 @bp.post("/projects/<project_id>/ideas")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
+from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 from hubhttp.api.feed import optional_int
@@ -26,28 +27,28 @@ def flag(name: str) -> bool:
 
 @bp.get("/inbox")
 async def list_inbox() -> Response:
+    # The query typed as the model takes it: an empty value reads as absent, the flag a boolean.
     args = request.args
-    result = await hub().inbox.list_items(
-        caller(), status=args.get("status"), project_id=args.get("project") or None,
-        limit=optional_int("limit"), unread_only=flag("unread_only"),
-    )
-    return json_response(result)
+    query = {"status": args.get("status") or None, "project": args.get("project") or None,
+             "limit": optional_int("limit"), "unread_only": flag("unread_only")}
+    req = parse(InboxList, {name: value for name, value in query.items() if value is not None})
+    return json_response(await hub().inbox.list_items(caller(), req))
 
 
 @bp.post("/inbox/read-all")
 async def read_all() -> Response:
-    body = await json_body(default={})
-    return json_response(await hub().inbox.read_all(caller(), body.get("project_id")))
+    req = parse(ReadAll, await json_body(default={}))
+    return json_response(await hub().inbox.read_all(caller(), req))
 
 
 @bp.post("/inbox/<event_id>/read")
 async def mark_read(event_id: str) -> Response:
-    return json_response(await hub().inbox.mark(caller(), event_id, "read"))
+    return json_response(await hub().inbox.mark(caller(), parse(InboxMark, {"event_id": event_id}), "read"))
 
 
 @bp.post("/inbox/<event_id>/unread")
 async def mark_unread(event_id: str) -> Response:
-    return json_response(await hub().inbox.mark(caller(), event_id, "unread"))
+    return json_response(await hub().inbox.mark(caller(), parse(InboxMark, {"event_id": event_id}), "unread"))
 
 
 @bp.post("/questions/<question_id>/answer")

@@ -19,7 +19,7 @@ from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_question, a_session_end, an_answer
+from tests.requests import a_decision, a_question, a_read_all, a_seen, a_session_end, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -225,10 +225,10 @@ async def test_an_event_id_with_a_trailing_newline_is_no_cursor(client: HubClien
 
 ServiceCall = Callable[[Hub, dict[str, str]], Any]
 SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
-    ("read_all", "project_id", lambda hub, ids: hub.inbox.read_all(HUMAN, [])),
+    ("read_all", "project_id", lambda hub, ids: hub.inbox.read_all(HUMAN, a_read_all(project_id=[]))),
     ("decide", "decision",
      lambda hub, ids: hub.resolutions.decide(HUMAN, a_decision(approval_id=ids["approval"], decision={}))),
-    ("seen", "event_id", lambda hub, ids: hub.feed.seen(HUMAN, "web", 0)),
+    ("seen", "event_id", lambda hub, ids: hub.feed.seen(HUMAN, a_seen(project_id="web", event_id=0))),
     ("end", "handoff", lambda hub, ids: hub.sessions.end(ALICE, a_session_end(session_id=ids["session"], handoff=[]))),
     ("answer", "body",
      lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"}))),

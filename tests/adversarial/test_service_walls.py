@@ -18,11 +18,14 @@ from tests.requests import (
     a_grant,
     a_project_update,
     a_question,
+    a_read_all,
+    a_seen,
     a_session_end,
     a_signal,
     an_agent,
     an_answer,
     an_idea,
+    an_inbox_mark,
     an_inbox_read,
 )
 
@@ -64,11 +67,11 @@ async def scene(client: HubClient) -> dict[str, str]:
 def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitable[Any]]]:
     """Every service verb an agent may not call, by name."""
     return {
-        "inbox read": lambda: hub.inbox.mark(BOT, ids["unread"], "read"),
-        "inbox unread": lambda: hub.inbox.mark(BOT, ids["unread"], "unread"),
-        "inbox read-all": lambda: hub.inbox.read_all(BOT),
-        "inbox read-all in a project": lambda: hub.inbox.read_all(BOT, "proj"),
-        "feed cursor": lambda: hub.feed.seen(BOT, "proj"),
+        "inbox read": lambda: hub.inbox.mark(BOT, an_inbox_mark(event_id=ids["unread"]), "read"),
+        "inbox unread": lambda: hub.inbox.mark(BOT, an_inbox_mark(event_id=ids["unread"]), "unread"),
+        "inbox read-all": lambda: hub.inbox.read_all(BOT, a_read_all()),
+        "inbox read-all in a project": lambda: hub.inbox.read_all(BOT, a_read_all(project_id="proj")),
+        "feed cursor": lambda: hub.feed.seen(BOT, a_seen(project_id="proj")),
         "project stats": lambda: hub.feed.stats(BOT, "proj"),
         "home": lambda: hub.home.home(BOT),
         "project rename": lambda: hub.projects.update(BOT, a_project_update(project_id="proj",

@@ -9,7 +9,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.feed.conftest import approval, ask, rows, signal
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_signal, an_answer, an_inbox_read
+from tests.requests import a_decision, a_signal, an_answer, an_inbox_mark, an_inbox_read
 
 pytestmark = pytest.mark.anyio
 
@@ -129,5 +129,5 @@ async def test_inbox_read_for_agents(client: HubClient, hub: Hub, bot: Caller) -
     with pytest.raises(HubError):
         await hub.inbox.inbox_read(bot, an_inbox_read(since="bad"))
     with pytest.raises(HubError) as err:
-        await hub.inbox.mark(bot, hidden, "read")
+        await hub.inbox.mark(bot, an_inbox_mark(event_id=hidden), "read")
     assert err.value.code == "forbidden"  # marking is the human's alone, seen or not

@@ -38,7 +38,7 @@ from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
 from hubcore.services.agents import AgentCreate
-from hubcore.services.feed import FeedRead
+from hubcore.services.feed import FeedRead, FeedSeen
 from hubcore.services.posts import QuestionPost
 from hubcore.services.projects import ProjectCreate
 from hubcore.services.requests import parse as parse_request
@@ -133,10 +133,10 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
         lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", kind=("signal",), limit=50)), args.reads)))
     out.append(report("project listing, no cursor yet (all unseen)", await timed(
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
-    await feed.seen(ADMIN, "big", mid)
+    await feed.seen(ADMIN, parse_request(FeedSeen, {"project_id": "big", "event_id": mid}))
     out.append(report("project listing, the human's cursor mid-feed", await timed(
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
-    await feed.seen(ADMIN, "big", all_ids[-51])
+    await feed.seen(ADMIN, parse_request(FeedSeen, {"project_id": "big", "event_id": all_ids[-51]}))
     out.append(report("project listing, 50 unseen events", await timed(
         lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
     await hub.agents.create(ADMIN, parse_request(AgentCreate, {"id": "reader"}))
