@@ -7,13 +7,14 @@ from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.attention import NotifyWait, Subscribe
+from hubcore.services.brief import SessionBrief
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxMark, InboxRead, InboxWait, ReadAll
 from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
-from hubcore.services.sessions import SessionEnd
+from hubcore.services.sessions import SessionEnd, SessionList
 
 
 def a_signal(**fields: Any) -> SignalAppend:
@@ -78,6 +79,14 @@ def an_agent(**fields: Any) -> AgentCreate:
 
 def a_grant(**fields: Any) -> GrantAdd:
     return parse(GrantAdd, fields)
+
+
+def a_session_list(**fields: Any) -> SessionList:
+    return parse(SessionList, fields)
+
+
+def a_brief(**fields: Any) -> SessionBrief:
+    return parse(SessionBrief, fields)
 
 
 def a_read_all(**fields: Any) -> ReadAll:

@@ -18,11 +18,12 @@ import orjson
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.parts import Part
-from hubcore.services import validate
 from hubcore.services.access import readable_project
 from hubcore.services.core import Core
 from hubcore.services.cursors import get_cursor
 from hubcore.services.feed import FEED_CURSOR
+from hubcore.services.fields import ProjectId
+from hubcore.services.requests import Request
 from hubcore.services.sessions import RECOVERY_PATH
 
 ANSWERS_MAX = 10
@@ -142,12 +143,18 @@ def _part_sections(conn: sqlite3.Connection, caller: Caller, project_id: str, si
     return out
 
 
+class SessionBrief(Request):
+    """`session_brief`: what to know before starting work in a project."""
+
+    project_id: ProjectId
+
+
 class BriefService:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    async def brief(self, caller: Caller, project_id: Any) -> dict[str, Any]:
-        pid = validate.project_id(project_id, field="project_id")
+    async def brief(self, caller: Caller, req: SessionBrief) -> dict[str, Any]:
+        pid = req.project_id
         actor = caller.actor
         parts = self.core.parts
 

@@ -24,7 +24,7 @@ from hubcore.services.access import readable_project, require_admin, visibility
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
-from hubcore.services.fields import SessionId, Trimmed
+from hubcore.services.fields import ProjectId, SessionId, Trimmed
 from hubcore.services.requests import Request
 
 NAME_MAX = 100
@@ -64,6 +64,26 @@ class SessionEnd(Request):
     session_id: Annotated[SessionId | None, Field(
         description="the session to end (over MCP, default: your active session)")] = None
     handoff: Handoff | None = None
+
+
+Listing = Annotated[int, Field(ge=1, le=LISTING_MAX, description=f"at most this many sessions, 1 to {LISTING_MAX}")]
+
+
+class SessionList(Request):
+    """`session_list`: the sessions the caller can read, optionally of one project."""
+
+    project_id: Annotated[ProjectId | None, Field(description="only this project's sessions")] = None
+    limit: Listing = LISTING_MAX
+
+
+class SessionPage(Request):
+    """`GET /sessions?project=&limit=`: the same list, with the spec's query name for the project."""
+
+    project: Annotated[ProjectId | None, Field(description="only this project's sessions")] = None
+    limit: Listing = LISTING_MAX
+
+    def listing(self) -> SessionList:
+        return SessionList(project_id=self.project, limit=self.limit)
 
 
 @dataclass(frozen=True)
@@ -361,12 +381,8 @@ class SessionsService:
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
 
-    async def list(self, caller: Caller, project_id: str | None = None,
-                   limit: int = LISTING_MAX) -> dict[str, Any]:
-        if project_id is not None:
-            validate.project_id(project_id, field="project")
-        if not 1 <= limit <= LISTING_MAX:
-            raise invalid(f"limit must be between 1 and {LISTING_MAX}", field="limit")
+    async def list(self, caller: Caller, req: SessionList) -> dict[str, Any]:
+        project_id, limit = req.project_id, req.limit
 
         def read(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], bool]:
             cond, params = visibility(caller)

@@ -20,7 +20,7 @@ from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
-from hubcore.services.sessions import SessionEnd
+from hubcore.services.sessions import SessionEnd, SessionPage
 
 Schema = dict[str, Any]
 
@@ -171,8 +171,7 @@ DOCS: Mapping[str, Doc] = {
     "inbox.home": Doc("The Home payload", HOME, problems=()),
     "sessions.list_sessions": Doc("Sessions", obj("sessions", "truncated", sessions=list_of(SESSION),
                                                   truncated=BOOL), problems=(404,),
-                                  query={"project": STR, "limit": {"type": "integer", "minimum": 1,
-                                                                   "maximum": 200}}),
+                                  query_model=SessionPage),
     "sessions.get_session": Doc("A session", SESSION),
     "sessions.end_session": Doc("End a session", SESSION, problems=(404, 409, 413), model=SessionEnd,
                                 body_required=False),

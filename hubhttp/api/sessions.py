@@ -5,16 +5,18 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from hubcore.services.requests import parse
-from hubcore.services.sessions import SessionEnd, SessionRef
-from hubhttp.context import caller, hub, json_body, json_response, query_int
+from hubcore.services.sessions import SessionEnd, SessionPage, SessionRef
+from hubhttp.api.feed import optional_int
+from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("sessions", __name__, url_prefix="/api/v1/sessions")
 
 
 @bp.get("")
 async def list_sessions() -> Response:
-    limit = query_int("limit", 200, minimum=1, maximum=200)
-    return json_response(await hub().sessions.list(caller(), request.args.get("project"), limit))
+    query = {"project": request.args.get("project") or None, "limit": optional_int("limit")}
+    req = parse(SessionPage, {name: value for name, value in query.items() if value is not None})
+    return json_response(await hub().sessions.list(caller(), req.listing()))
 
 
 @bp.get("/<session_id>")

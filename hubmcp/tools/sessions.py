@@ -14,7 +14,8 @@ import logging
 from typing import Any
 
 from hubcore.errors import HubError
-from hubcore.services.sessions import SessionEnd
+from hubcore.services.brief import SessionBrief
+from hubcore.services.sessions import SessionEnd, SessionList
 from hubmcp.context import CallContext
 from hubmcp.tools.base import PROJECT_ID, Tool, inputs, outputs
 
@@ -168,12 +169,12 @@ async def session_end(call: CallContext, req: SessionEnd) -> dict[str, Any]:
     return result
 
 
-async def session_list(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.sessions.list(call.caller, args.get("project_id"), args.get("limit", 200))
+async def session_list(call: CallContext, req: SessionList) -> dict[str, Any]:
+    return await call.hub.sessions.list(call.caller, req)
 
 
-async def session_brief(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.hub.brief.brief(call.caller, args.get("project_id"))
+async def session_brief(call: CallContext, req: SessionBrief) -> dict[str, Any]:
+    return await call.hub.brief.brief(call.caller, req)
 
 
 async def brain_get(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -257,7 +258,7 @@ TOOLS = (
         description=("Sessions in the projects you can read (optionally one project), most recently "
                      "active first, at most 200: owner, status, handoff (cut to 200 characters), lineage, "
                      "brain size."),
-        input_schema=inputs({"project_id": PROJECT_ID, "limit": {"type": "integer", "minimum": 1, "maximum": 200}}),
+        input_model=SessionList,
         output_schema=outputs({"sessions": {"type": "array", "items": {"type": "object", "required": ["session_id"]}},
                                "truncated": {"type": "boolean"}}, ("sessions", "truncated")),
         handler=session_list,
@@ -270,7 +271,7 @@ TOOLS = (
                      "approvals, your previous session and its handoff, the events since you last read "
                      "the feed (open items first, others' work before your own), and stale knowledge "
                      "pages. Pointers only; moves no cursor."),
-        input_schema=inputs({"project_id": PROJECT_ID}, ("project_id",)),
+        input_model=SessionBrief,
         output_schema=outputs({"project_id": {"type": "string"}, "since": {"type": "object"},
                                "answers": {"type": "object"}, "previous_session": {"type": ["object", "null"]},
                                "events": {"type": "object"}, "stale_pages": {"type": "object"}},

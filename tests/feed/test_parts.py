@@ -13,6 +13,7 @@ from hubcore.hub import Hub
 from hubcore.parts import Part, overrides
 from hubcore.parts.feeds import FeedsPart
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_brief
 
 pytestmark = pytest.mark.anyio
 
@@ -57,5 +58,5 @@ async def test_a_new_part_brings_its_storage_and_brief_without_touching_another(
     after = (await client.get("/api/v1/storage", headers=ADMIN)).json()
     assert [r["kb_bytes"] for r in after["projects"] if r["project_id"] == "proj"] == [4096]
     assert after["by_kind"]["knowledge"] == before["by_kind"]["knowledge"] + 4096
-    brief = await hub.brief.brief(Caller.admin(), "proj")
+    brief = await hub.brief.brief(Caller.admin(), a_brief(project_id="proj"))
     assert brief["stale_pages"]["items"] == [{"path": "/fs/old.md"}]

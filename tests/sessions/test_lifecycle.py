@@ -14,7 +14,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient, hub_client
-from tests.requests import a_session_end, a_signal
+from tests.requests import a_session_end, a_session_list, a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -165,7 +165,7 @@ async def test_confidential_sessions_are_invisible_without_grant(client: HubClie
     await client.make_project("secret", confidential=True)
     await client.post("/api/v1/agents/alice/grants", json={"project_id": "secret"}, headers=ADMIN)
     s = await hub.sessions.start(ALICE, "secret", "hidden")
-    listed = await hub.sessions.list(BOB)
+    listed = await hub.sessions.list(BOB, a_session_list())
     assert listed["sessions"] == []
     errors = []
     for sid in (s["session_id"], "ses_missing"):
