@@ -32,6 +32,7 @@ from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
 from hubcore.services.feed import FeedRead
+from hubcore.services.inbox import InboxList, InboxRead
 from hubcore.services.posts import IdeaPost, SignalAppend
 from hubcore.services.requests import CONTENT_MEMBERS, Request, input_schema
 from hubcore.services.resolutions import AnswerPost
@@ -90,6 +91,10 @@ async def get_feed(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> h
     return await live.http.get("/api/v1/projects/web/feed", params=params, headers=ADMIN)
 
 
+async def get_inbox(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> httpx.Response:
+    return await live.http.get("/api/v1/inbox", params={k: str(v) for k, v in query.items()}, headers=ADMIN)
+
+
 OPS = [
     Op("idea", "signal_append", IdeaPost, SignalAppend, {"summary": "an idea"},
        ("summary", "body", "payload", "session_id", "idempotency_key"), post_idea,
@@ -100,6 +105,10 @@ OPS = [
        lambda made, args: {"question_id": made["mcp"], **args}),
     Op("feed", "feed_read", FeedRead, FeedRead, {}, ("since", "before", "kind", "session_id", "limit"), get_feed,
        lambda _, args: {"project_id": "web", **args}, query=True),
+    # GET /inbox and inbox_read share the page size; the status is an enum (no limit to walk) and
+    # the project is `project` in the REST query, `project_id` over MCP (docs/decisions.md).
+    Op("inbox", "inbox_read", InboxList, InboxRead, {}, ("limit",), get_inbox, lambda _, args: dict(args),
+       query=True),
     Op("end", "session_end", SessionEnd, SessionEnd, {}, ("handoff",), end_session,
        lambda made, args: {"session_id": made["mcp"], **args}, touches_session=True),
 ]
