@@ -7,6 +7,7 @@ from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.attention import NotifyWait, Subscribe
+from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.brief import SessionBrief
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxMark, InboxRead, InboxWait, ReadAll
@@ -99,3 +100,11 @@ def an_inbox_mark(**fields: Any) -> InboxMark:
 
 def a_seen(**fields: Any) -> FeedSeen:
     return parse(FeedSeen, fields)
+
+
+def a_brain_get(**fields: Any) -> BrainGet:
+    return parse(BrainGet, fields)
+
+
+def a_brain_list(**fields: Any) -> BrainList:
+    return parse(BrainList, fields)

@@ -23,10 +23,11 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import orjson
+from pydantic import Field, WithJsonSchema
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -35,6 +36,8 @@ from hubcore.metrics import store_bytes
 from hubcore.services import entries
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
+from hubcore.services.fields import EntryPath, ProjectId, SessionId
+from hubcore.services.requests import Request
 from hubcore.services.sessions import SessionRef, SessionsService, brain_seal, find, session_missing
 from hubcore.store import brain
 from hubcore.store.actor import StoreActor
@@ -44,6 +47,58 @@ from hubcore.store.pool import ActorPool
 ARGUMENT_SUMMARY_MAX = 500
 ANY_SESSION = "*"  # the in-flight count of writes whose session id is not known yet
 STORES = ("session", "project")
+
+
+_BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
+                          "required": ["session_id"], "additionalProperties": False}
+_BY_NAME: dict[str, Any] = {"type": "object", "properties": {
+    "agent": {"type": "string"}, "name": {"type": "string"},
+    "project_id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"}},
+    "required": ["agent", "name"], "additionalProperties": False}
+# `session` is a reference object (spec: `{session_id}` or `{agent, name}`), read by
+# `SessionRef.parse` (which names its faults); a bare id goes in `session_id`.
+SESSION_REF: dict[str, Any] = {
+    "description": "a session: {session_id}, or {agent, name, project_id} "
+                   "(project_id defaults to your active session's project); a bare id goes in session_id",
+    "oneOf": [_BY_ID, _BY_NAME],
+}
+
+
+class BrainRead(Request):
+    """What a brain read names: the path, and the session (by `session` or `session_id`; over
+    MCP, default the connection's active session)."""
+
+    path: Annotated[str, EntryPath(allow_root=True)] = "/fs/"
+    store: Annotated[Literal["session", "project"] | None, Field(
+        description="session brain (default) or the project knowledge base")] = None
+    session: Annotated[Any, WithJsonSchema(SESSION_REF)] = None
+    session_id: Annotated[SessionId | None, Field(description=(
+        "the session to read (the id session_start returned); default: your active session"))] = None
+    project_id: Annotated[ProjectId | None, Field(
+        description="the project of a session named by {agent, name}")] = None
+
+    def reference(self) -> Any:
+        """`session` (or `session_id`), a top-level `project_id` filling in an {agent, name}
+        reference's project; the session named twice is refused."""
+        if self.session is None:
+            return self.session_id
+        if self.session_id is not None:
+            raise HubError("invalid_argument", "session_id: name the session once, by session or session_id",
+                           details={"field": "session_id"})
+        ref = self.session
+        if isinstance(ref, dict) and "agent" in ref and "project_id" not in ref and self.project_id:
+            return {**ref, "project_id": self.project_id}
+        return ref
+
+
+class BrainGet(BrainRead):
+    """`brain_get` and `GET /sessions/:id/brain/entry`: one entry."""
+
+    path: Annotated[str, EntryPath(allow_root=True)]
+
+
+class BrainList(BrainRead):
+    """`brain_list` and `GET /sessions/:id/brain`: one directory level (default `/fs/`)."""
 
 
 def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreActor]:
@@ -103,15 +158,15 @@ class BrainsService:
             raise conflict("no active session: call session_start first, or name a session to read")
         return SessionRef(session_id=active[0])
 
-    async def read_entry(self, caller: Caller, *, path: Any, session: Any = None, store: Any = None,
+    async def read_entry(self, caller: Caller, req: BrainGet,
                          active: tuple[str, str] | None = None) -> dict[str, Any]:
-        check_store(store, required=False)
-        return await self.get(caller, self._target(session, active), path)
+        check_store(req.store, required=False)
+        return await self.get(caller, self._target(req.reference(), active), req.path)
 
-    async def list_entries(self, caller: Caller, *, path: Any = "/fs/", session: Any = None, store: Any = None,
+    async def list_entries(self, caller: Caller, req: BrainList,
                            active: tuple[str, str] | None = None) -> dict[str, Any]:
-        check_store(store, required=False)
-        return await self.list(caller, self._target(session, active), path)
+        check_store(req.store, required=False)
+        return await self.list(caller, self._target(req.reference(), active), req.path)
 
     async def write_entry(self, caller: Caller, *, path: Any, content: Any, store: Any, session: Any = None,
                           if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:

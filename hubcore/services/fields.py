@@ -18,9 +18,9 @@ from pydantic import AfterValidator, Field, GetCoreSchemaHandler, GetJsonSchemaH
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from hubcore.services import entries, ids, validate
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
-from hubcore.services import ids, validate
 
 EVENT_ID_MAX = 64  # a cursor names an event id (26 characters); longer text is never one
 # Pages (feed, inbox) and waits (inbox_wait, notify_wait) share these; the inbox service re-exports them.
@@ -180,6 +180,28 @@ class SubscribedKinds:
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         return {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(ev.KINDS)}}
+
+
+class EntryPath:
+    """A brain (or knowledge base) path, canonicalised by `entries.canonical` (its refusals name
+    the member). The limit is in bytes of the canonical path, which a character count of the raw
+    text cannot state (a long path may canonicalise short): `x-max-bytes-canonical`."""
+
+    def __init__(self, *, allow_root: bool) -> None:
+        self.allow_root = allow_root
+
+    def __call__(self, value: str) -> str:
+        return entries.canonical(value, allow_root=self.allow_root)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        limit = entries.PATH_MAX_BYTES
+        return {"type": "string", "minLength": 1, "x-max-bytes-canonical": limit,
+                "description": f"/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
+                               f"at most {limit} bytes once canonical"}
 
 
 def _payload(value: dict[str, Any]) -> dict[str, Any]:

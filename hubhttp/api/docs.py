@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
+from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.posts import IdeaPost
@@ -60,6 +61,9 @@ class Doc:
     body: Schema | None = None  # hand-written: no typed request model for the operation yet
     model: type[Request] | None = None  # the operation's typed request, read from the body
     query_model: type[Request] | None = None  # the operation's typed request, read from the query
+    # The query model's members a query string carries, when only some are (a brain read's session
+    # reference is an object, named over REST by the path): None, every member.
+    query_members: tuple[str, ...] | None = None
     body_required: bool = True
     public: bool = False
     media: str = "application/json"
@@ -84,7 +88,8 @@ class Doc:
         if self.query_model is None:
             return dict(self.query)
         props = input_schema(self.query_model, leave_out=tuple(sorted(path_names)))["properties"]
-        return {name: _query_schema(schema) for name, schema in props.items()}
+        return {name: _query_schema(schema) for name, schema in props.items()
+                if self.query_members is None or name in self.query_members}
 
 
 def _query_schema(schema: Schema) -> Schema:
@@ -133,7 +138,7 @@ STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=
             artifacts=N_INT, kb_pages=N_INT, agents_active=INT, threads=INT, agents_written=INT, disk_bytes=N_INT)
 # Hand-written bodies (no typed request model yet); the limits are the services' constants.
 REASSIGN = obj("owner", owner=STR)
-BRAIN_PATH: Mapping[str, Schema] = {"path": STR}
+BRAIN_QUERY = ("path", "store")  # hubhttp.api.sessions.brain_query
 MARKED = obj("event_id", "status", event_id=STR, status=STR)
 
 DOCS: Mapping[str, Doc] = {
@@ -177,9 +182,10 @@ DOCS: Mapping[str, Doc] = {
                                 body_required=False),
     "sessions.reassign_session": Doc("Give a session to another agent", SESSION, problems=(404, 409),
                                      body=REASSIGN),
-    "sessions.brain_level": Doc("A level of the session's brain", ANY_OBJ, problems=(404, 409), query=BRAIN_PATH),
+    "sessions.brain_level": Doc("A level of the session's brain", ANY_OBJ, problems=(404, 409),
+                                 query_model=BrainList, query_members=BRAIN_QUERY),
     "sessions.brain_entry": Doc("One entry of the session's brain (409: the path is a directory)", ANY_OBJ,
-                                problems=(404, 409, 422), query=BRAIN_PATH),
+                                problems=(404, 409, 422), query_model=BrainGet, query_members=BRAIN_QUERY),
     "sessions.replay": Doc("The session's call log", ANY_OBJ),
     "storage.report": Doc("The storage report", STORAGE, problems=()),
     "storage.prune_one": Doc("Prune one ended session", PRUNED, problems=(404, 409)),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
+from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.requests import parse
-from hubcore.services.sessions import SessionEnd, SessionPage, SessionRef
+from hubcore.services.sessions import SessionEnd, SessionPage
 from hubhttp.api.feed import optional_int
 from hubhttp.context import caller, hub, json_body, json_response
 
@@ -35,16 +36,21 @@ async def reassign_session(session_id: str) -> Response:
     return json_response(await hub().sessions.reassign(caller(), session_id, await json_body()))
 
 
+def brain_query() -> dict[str, str]:
+    """The members of a brain read a query string carries; the session is the path's."""
+    return {name: request.args[name] for name in ("path", "store") if name in request.args}
+
+
 @bp.get("/<session_id>/brain")
 async def brain_level(session_id: str) -> Response:
-    path = request.args.get("path", "/fs/")
-    return json_response(await hub().brains.list(caller(), SessionRef(session_id=session_id), path))
+    req = parse(BrainList, {**brain_query(), "session_id": session_id})
+    return json_response(await hub().brains.list_entries(caller(), req))
 
 
 @bp.get("/<session_id>/brain/entry")
 async def brain_entry(session_id: str) -> Response:
-    path = request.args.get("path", "")
-    return json_response(await hub().brains.get(caller(), SessionRef(session_id=session_id), path))
+    req = parse(BrainGet, {**brain_query(), "session_id": session_id})
+    return json_response(await hub().brains.read_entry(caller(), req))
 
 
 @bp.get("/<session_id>/replay")

@@ -14,24 +14,15 @@ import logging
 from typing import Any
 
 from hubcore.errors import HubError
+from hubcore.services.brains import SESSION_REF, BrainGet, BrainList
 from hubcore.services.brief import SessionBrief
 from hubcore.services.sessions import SessionEnd, SessionList
 from hubmcp.context import CallContext
 from hubmcp.tools.base import PROJECT_ID, Tool, inputs, outputs
 
-_BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
-                          "required": ["session_id"], "additionalProperties": False}
-_BY_NAME: dict[str, Any] = {"type": "object", "properties": {"agent": {"type": "string"}, "name": {"type": "string"},
-                                                             "project_id": PROJECT_ID},
-                            "required": ["agent", "name"], "additionalProperties": False}
-# `session` is a reference object (spec: `{session_id}` or `{agent, name}`); a bare id goes in
-# `session_id`, the one name for a session's id on every tool. `from` (spec: "session id, or
-# agent and name") also takes the bare id: it has no `session_id` beside it.
-SESSION_REF: dict[str, Any] = {
-    "description": "a session: {session_id}, or {agent, name, project_id} "
-                   "(project_id defaults to your active session's project); a bare id goes in session_id",
-    "oneOf": [_BY_ID, _BY_NAME],
-}
+# `from` (spec: "session id, or agent and name") also takes the bare id: it has no `session_id`
+# beside it. The reference objects are the brain requests' (hubcore.services.brains).
+_BY_ID, _BY_NAME = SESSION_REF["oneOf"]
 FROM_REF: dict[str, Any] = {
     "description": "the session to continue: its id, or {session_id}, or {agent, name, project_id}",
     "oneOf": [{"type": "string", "minLength": 1}, _BY_ID, _BY_NAME],
@@ -41,8 +32,6 @@ FROM_REF: dict[str, Any] = {
 PATH = {"type": "string", "minLength": 1,
         "description": "/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
                        "at most 512 bytes once canonical"}
-STORE_READ = {"enum": ["session", "project"], "default": "session",
-              "description": "session brain (default) or the project knowledge base"}
 STORE_WRITE = {"enum": ["session", "project"], "description": "required: session brain or project knowledge base"}
 IF_VERSION = {"type": "string", "description": "write only if the stored version is this sha256:..., "
                                                "or 'absent' to create only"}
@@ -177,16 +166,14 @@ async def session_brief(call: CallContext, req: SessionBrief) -> dict[str, Any]:
     return await call.hub.brief.brief(call.caller, req)
 
 
-async def brain_get(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    session, current = await _bound(call, args)
-    return await call.hub.brains.read_entry(call.caller, path=args.get("path"), session=session,
-                                            store=args.get("store"), active=current)
+async def brain_get(call: CallContext, req: BrainGet) -> dict[str, Any]:
+    _, current = await _bound(call, req.model_dump(exclude_none=True))
+    return await call.hub.brains.read_entry(call.caller, req, active=current)
 
 
-async def brain_list(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    session, current = await _bound(call, args)
-    return await call.hub.brains.list_entries(call.caller, path=args.get("path", "/fs/"), session=session,
-                                              store=args.get("store"), active=current)
+async def brain_list(call: CallContext, req: BrainList) -> dict[str, Any]:
+    _, current = await _bound(call, req.model_dump(exclude_none=True))
+    return await call.hub.brains.list_entries(call.caller, req, active=current)
 
 
 async def brain_put(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -284,8 +271,7 @@ TOOLS = (
         title="Read a brain entry",
         description=("Read one entry of a session brain: yours by default, or any session you can read "
                      "(`session`). Returns its content and `version` (sha256:...) for conditional writes."),
-        input_schema=inputs({"path": PATH, "store": STORE_READ, "session": SESSION_REF, "session_id": SESSION_ID,
-                             "project_id": PROJECT_ID}, ("path",)),
+        input_model=BrainGet,
         output_schema=outputs(ENTRY_OUT, ("path", "content", "version")),
         handler=brain_get,
         read_only=True,
@@ -294,8 +280,7 @@ TOOLS = (
         name="brain_list",
         title="List a brain directory",
         description="One directory level of a session brain (at most 500 entries; `truncated` says if more).",
-        input_schema=inputs({"path": PATH, "store": STORE_READ, "session": SESSION_REF, "session_id": SESSION_ID,
-                             "project_id": PROJECT_ID}),
+        input_model=BrainList,
         output_schema=outputs({"path": {"type": "string"}, "entries": {"type": "array"},
                                "truncated": {"type": "boolean"}}, ("path", "entries", "truncated")),
         handler=brain_list,

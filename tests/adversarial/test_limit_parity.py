@@ -31,6 +31,7 @@ from mcp.client import Client
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
+from hubcore.services.brains import BrainGet
 from hubcore.services.feed import FeedRead
 from hubcore.services.inbox import InboxList, InboxRead
 from hubcore.services.posts import IdeaPost, SignalAppend
@@ -71,6 +72,7 @@ class Op:
     # A call naming a running session of the caller's is recorded in it for replay (refused ones
     # too), which touches the session's last activity: the one write a refusal may make.
     touches_session: bool = False
+    accepted: tuple[str, ...] = ()  # codes that say the input passed (a read of a missing entry)
     companions: dict[str, dict[str, Any]] = field(default_factory=dict)  # members sent with the walked one
 
 
@@ -84,6 +86,11 @@ async def post_answer(live: LiveHub, made: dict[str, str], body: dict[str, Any])
 
 async def end_session(live: LiveHub, made: dict[str, str], body: dict[str, Any]) -> httpx.Response:
     return await live.http.post(f"/api/v1/sessions/{made['rest']}/end", json=body, headers=ADMIN)
+
+
+async def get_entry(live: LiveHub, made: dict[str, str], query: dict[str, Any]) -> httpx.Response:
+    params = {k: str(v) for k, v in query.items()}
+    return await live.http.get(f"/api/v1/sessions/{made['rest']}/brain/entry", params=params, headers=ADMIN)
 
 
 async def get_feed(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> httpx.Response:
@@ -111,6 +118,10 @@ OPS = [
        query=True),
     Op("end", "session_end", SessionEnd, SessionEnd, {}, ("handoff",), end_session,
        lambda made, args: {"session_id": made["mcp"], **args}, touches_session=True),
+    # Another agent's session, so the walker's reads are not recorded in it; no entry was ever
+    # written, so a path the model accepts is answered not_found on both (read as accepted).
+    Op("brain", "brain_get", BrainGet, BrainGet, {}, ("path",), get_entry,
+       lambda made, args: {"session_id": made["mcp"], **args}, query=True, accepted=("not_found",)),
 ]
 # Values a pattern-held member accepts (the walker cannot invent one from a pattern).
 EXAMPLES = {"since": CURSOR, "before": CURSOR}
@@ -125,6 +136,11 @@ def text_cases(member: str, prop: dict[str, Any]) -> list[Case]:
     if "x-max-bytes-serialized" in prop:
         n = prop["x-max-bytes-serialized"]
         return [Case("at the limit", "x" * n, OK), Case("one byte over", "x" * n + "é", over)]
+    if "x-max-bytes-canonical" in prop:
+        n = prop["x-max-bytes-canonical"] - len("/kv/")
+        return [Case("at the limit", "/kv/" + "k" * n, OK), Case("padded to the limit", "/kv/./" + "k" * n + "/", OK),
+                Case("longer, canonical at the limit", "/kv/x/../" + "k" * n, OK),
+                Case("one over", "/kv/" + "k" * (n + 1), over)]
     if "maxLength" in prop:
         n = prop["maxLength"]
         return [Case("at the limit", "k" * n, OK), Case("one over", "k" * (n + 1), over)]
@@ -193,6 +209,9 @@ async def targets(live: LiveHub, op: Op) -> dict[str, str]:
         sessions = live.app.hub.sessions
         started = [await sessions.start(Caller.agent("walker"), "web", f"walk-{uuid.uuid4().hex}") for _ in range(2)]
         return {"rest": started[0]["session_id"], "mcp": started[1]["session_id"]}
+    if op.name == "brain":
+        row = await live.app.hub.sessions.start(Caller.agent("owner"), "web", f"read-{uuid.uuid4().hex}")
+        return {"rest": row["session_id"], "mcp": row["session_id"]}
     if op.name != "answer":
         return {}
     posts = live.app.hub.posts
@@ -219,6 +238,7 @@ async def both(live: LiveHub, mcp: Client, op: Op, members: dict[str, Any]) -> t
         before = state(conn, op)
         rest = code_of_rest(await op.rest(live, made, members))
         over_mcp = code_of_mcp(await mcp.call_tool(op.tool, op.mcp(made, members)))
+        rest, over_mcp = (OK if code in op.accepted else code for code in (rest, over_mcp))
         unchanged = state(conn, op) == before
     conn.close()
     return rest, over_mcp, unchanged

@@ -14,7 +14,7 @@ from hubcore.hub import Hub
 from hubcore.services import entries
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_session_end
+from tests.requests import a_brain_get, a_brain_list, a_session_end
 
 pytestmark = pytest.mark.anyio
 
@@ -47,8 +47,8 @@ async def refused(code: str, coro: object) -> HubError:
 async def test_file_is_created_on_first_write_only(hub: Hub) -> None:
     active = await started(hub)
     sid = active[0]
-    await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/x", active=active))
-    listing = await hub.brains.list_entries(ALICE, active=active)
+    await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/x"), active=active))
+    listing = await hub.brains.list_entries(ALICE, a_brain_list(), active=active)
     assert listing["entries"] == [] and listing["truncated"] is False
     assert not brain_file(hub, sid).exists()
     put = await hub.brains.write_entry(ALICE, path="/kv/x", content="1", store="session", active=active)
@@ -63,17 +63,17 @@ async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
     assert w["path"] == "/fs/docs/plan.md"
     await hub.brains.write_entry(ALICE, path="/fs/docs/deep/x.md", content="xx", store="session", active=active)
     await hub.brains.write_entry(ALICE, path="/kv/state", content="{}", store="session", active=active)
-    got = await hub.brains.read_entry(ALICE, path="/fs/docs/plan.md", active=active)
+    got = await hub.brains.read_entry(ALICE, a_brain_get(path="/fs/docs/plan.md"), active=active)
     assert got["content"] == "# plan" and got["version"] == w["version"] and got["type"] == "file"
-    assert (await hub.brains.read_entry(ALICE, path="/kv/state", active=active))["type"] == "key"
-    level = await hub.brains.list_entries(ALICE, path="/fs/docs/", active=active)
+    assert (await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/state"), active=active))["type"] == "key"
+    level = await hub.brains.list_entries(ALICE, a_brain_list(path="/fs/docs/"), active=active)
     assert level["entries"] == [
         {"path": "/fs/docs/deep", "type": "dir", "size_bytes": 2},
         {"path": "/fs/docs/plan.md", "type": "file", "size_bytes": 6},
     ]
-    await refused("conflict", hub.brains.read_entry(ALICE, path="/fs/docs", active=active))
+    await refused("conflict", hub.brains.read_entry(ALICE, a_brain_get(path="/fs/docs"), active=active))
     await hub.brains.delete_entry(ALICE, path="/fs/docs/plan.md", store="session", active=active)
-    await refused("not_found", hub.brains.read_entry(ALICE, path="/fs/docs/plan.md", active=active))
+    await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/fs/docs/plan.md"), active=active))
     await refused("not_found", hub.brains.delete_entry(ALICE, path="/fs/docs/plan.md", store="session",
                                                        active=active))
 
@@ -88,7 +88,7 @@ async def test_if_version_and_absent(hub: Hub) -> None:
     err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
                                                            if_version="sha256:00", active=active))
     assert err.message.endswith(f"current_version={first['version']}")
-    assert (await hub.brains.read_entry(ALICE, path="/kv/k", active=active))["content"] == "a"
+    assert (await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/k"), active=active))["content"] == "a"
     second = await hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
                                           if_version=first["version"], active=active)
     assert second["version"] == entries.version_of(b"b")
@@ -108,7 +108,7 @@ async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
                                                              active=active))
     await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", content="v", store="disk",
                                                              active=active))
-    assert (await hub.brains.list_entries(ALICE, active=active))["entries"] == [
+    assert (await hub.brains.list_entries(ALICE, a_brain_list(), active=active))["entries"] == [
         {"path": "/fs/" + "x" * 508, "type": "file", "size_bytes": 1}]
 
 
@@ -119,7 +119,7 @@ async def test_value_limit_edge(hub: Hub) -> None:
     assert ok["size_bytes"] == entries.CONTENT_MAX
     await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/bigger", content=at_limit + "v",
                                                               store="session", active=active))
-    await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/bigger", active=active))
+    await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/bigger"), active=active))
 
 
 async def test_writes_only_to_own_running_session(hub: Hub) -> None:
@@ -138,15 +138,17 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
     alice = await started(hub)
     await hub.brains.write_entry(ALICE, path="/fs/n.md", content="note", store="session", active=alice)
     bob = await started(hub, BOB, "other")
-    by_id = await hub.brains.read_entry(BOB, path="/fs/n.md", session={"session_id": alice[0]}, active=bob)
-    by_name = await hub.brains.read_entry(BOB, path="/fs/n.md", session={"agent": "alice", "name": "task"},
-                                          active=bob)
+    by_id = await hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session={"session_id": alice[0]}),
+                                        active=bob)
+    by_name = await hub.brains.read_entry(
+        BOB, a_brain_get(path="/fs/n.md", session={"agent": "alice", "name": "task"}), active=bob)
     assert by_id["content"] == by_name["content"] == "note"
     await client.make_project("secret", confidential=True)
     await client.post("/api/v1/agents/alice/grants", json={"project_id": "secret"}, headers=ADMIN)
     hidden = await hub.sessions.start(ALICE, "secret", "hidden")
-    e1 = await refused("not_found", hub.brains.read_entry(BOB, path="/fs/n.md", session=hidden["session_id"]))
-    e2 = await refused("not_found", hub.brains.read_entry(BOB, path="/fs/n.md", session="ses_nothing"))
+    e1 = await refused("not_found",
+                       hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session=hidden["session_id"])))
+    e2 = await refused("not_found", hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session="ses_nothing")))
     assert e1.message.replace(hidden["session_id"], "X") == e2.message.replace("ses_nothing", "X")
 
 
@@ -161,7 +163,7 @@ async def test_file_size_limits(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(entries, "FILE_MAX", size + 10)
     await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/c", content="c" * 10,
                                                               store="session", active=active))
-    await refused("not_found", hub.brains.read_entry(ALICE, path="/kv/c", active=active))
+    await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/c"), active=active))
 
 
 async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
