@@ -7,7 +7,7 @@ from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.attention import NotifyWait, Subscribe
-from hubcore.services.brains import BrainGet, BrainList
+from hubcore.services.brains import BrainDelete, BrainGet, BrainList, BrainPut
 from hubcore.services.brief import SessionBrief
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxMark, InboxRead, InboxWait, ReadAll
@@ -108,3 +108,11 @@ def a_brain_get(**fields: Any) -> BrainGet:
 
 def a_brain_list(**fields: Any) -> BrainList:
     return parse(BrainList, fields)
+
+
+def a_brain_put(**fields: Any) -> BrainPut:
+    return parse(BrainPut, fields)
+
+
+def a_brain_delete(**fields: Any) -> BrainDelete:
+    return parse(BrainDelete, fields)

@@ -78,17 +78,20 @@ class BrainRead(Request):
         description="the project of a session named by {agent, name}")] = None
 
     def reference(self) -> Any:
-        """`session` (or `session_id`), a top-level `project_id` filling in an {agent, name}
-        reference's project; the session named twice is refused."""
-        if self.session is None:
-            return self.session_id
-        if self.session_id is not None:
-            raise HubError("invalid_argument", "session_id: name the session once, by session or session_id",
-                           details={"field": "session_id"})
-        ref = self.session
-        if isinstance(ref, dict) and "agent" in ref and "project_id" not in ref and self.project_id:
-            return {**ref, "project_id": self.project_id}
-        return ref
+        return session_reference(self.session, self.session_id, self.project_id)
+
+
+def session_reference(session: Any, session_id: str | None, project_id: str | None) -> Any:
+    """`session` (or `session_id`), a top-level `project_id` filling in an {agent, name}
+    reference's project; the session named twice is refused."""
+    if session is None:
+        return session_id
+    if session_id is not None:
+        raise HubError("invalid_argument", "session_id: name the session once, by session or session_id",
+                       details={"field": "session_id"})
+    if isinstance(session, dict) and "agent" in session and "project_id" not in session and project_id:
+        return {**session, "project_id": project_id}
+    return session
 
 
 class BrainGet(BrainRead):
@@ -99,6 +102,41 @@ class BrainGet(BrainRead):
 
 class BrainList(BrainRead):
     """`brain_list` and `GET /sessions/:id/brain`: one directory level (default `/fs/`)."""
+
+
+class BrainWrite(BrainRead):
+    """What a brain write names: an entry's path (never a namespace root), the store, the
+    session (over MCP, default the connection's active session) and an optional condition."""
+
+    path: Annotated[str, EntryPath(allow_root=False)]
+    store: Annotated[Literal["session", "project"], Field(
+        description="required: session brain or project knowledge base")]
+    if_version: Annotated[str | None, Field(
+        description="write only if the stored version is this sha256:..., or 'absent' to create only")] = None
+
+
+class BrainPut(Request):
+    """`brain_put`: write text at a path of a running session's brain (the members of
+    `BrainWrite`, the content second as the tool has always listed it)."""
+
+    path: Annotated[str, EntryPath(allow_root=False)]
+    content: Annotated[str, Field(description=f"the entry's text (at most {entries.CONTENT_MAX} bytes as UTF-8)")]
+    store: Annotated[Literal["session", "project"], Field(
+        description="required: session brain or project knowledge base")]
+    session: Annotated[Any, WithJsonSchema(SESSION_REF)] = None
+    session_id: Annotated[SessionId | None, Field(description=(
+        "the session to write (the id session_start returned); default: your active session"))] = None
+    if_version: Annotated[str | None, Field(
+        description="write only if the stored version is this sha256:..., or 'absent' to create only")] = None
+    project_id: Annotated[ProjectId | None, Field(
+        description="the project of a session named by {agent, name}")] = None
+
+    def reference(self) -> Any:
+        return session_reference(self.session, self.session_id, self.project_id)
+
+
+class BrainDelete(BrainWrite):
+    """`brain_delete`: delete an entry of a running session's brain."""
 
 
 def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreActor]:
@@ -168,17 +206,17 @@ class BrainsService:
         check_store(req.store, required=False)
         return await self.list(caller, self._target(req.reference(), active), req.path)
 
-    async def write_entry(self, caller: Caller, *, path: Any, content: Any, store: Any, session: Any = None,
-                          if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
-        check_store(store, required=True)
-        async with self._writer(caller, session, active) as session_id:
-            return await self._put(caller, session_id, path, content, if_version)
+    async def write_entry(self, caller: Caller, req: BrainPut,
+                          active: tuple[str, str] | None = None) -> dict[str, Any]:
+        check_store(req.store, required=True)
+        async with self._writer(caller, req.reference(), active) as session_id:
+            return await self._put(caller, session_id, req.path, req.content, req.if_version)
 
-    async def delete_entry(self, caller: Caller, *, path: Any, store: Any, session: Any = None,
-                           if_version: Any = None, active: tuple[str, str] | None = None) -> dict[str, Any]:
-        check_store(store, required=True)
-        async with self._writer(caller, session, active) as session_id:
-            return await self._delete(session_id, path, if_version)
+    async def delete_entry(self, caller: Caller, req: BrainDelete,
+                           active: tuple[str, str] | None = None) -> dict[str, Any]:
+        check_store(req.store, required=True)
+        async with self._writer(caller, req.reference(), active) as session_id:
+            return await self._delete(session_id, req.path, req.if_version)
 
     @asynccontextmanager
     async def _writer(self, caller: Caller, session: Any, active: tuple[str, str] | None) -> AsyncIterator[str]:

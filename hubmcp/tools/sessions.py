@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from hubcore.errors import HubError
-from hubcore.services.brains import SESSION_REF, BrainGet, BrainList
+from hubcore.services.brains import SESSION_REF, BrainDelete, BrainGet, BrainList, BrainPut
 from hubcore.services.brief import SessionBrief
 from hubcore.services.sessions import SessionEnd, SessionList
 from hubmcp.context import CallContext
@@ -27,19 +27,8 @@ FROM_REF: dict[str, Any] = {
     "description": "the session to continue: its id, or {session_id}, or {agent, name, project_id}",
     "oneOf": [{"type": "string", "minLength": 1}, _BY_ID, _BY_NAME],
 }
-# No maxLength: the limit is 512 bytes of the canonical path (hubcore.services.entries), which a
-# character count cannot state; a long path that canonicalises short is accepted, as over REST.
-PATH = {"type": "string", "minLength": 1,
-        "description": "/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
-                       "at most 512 bytes once canonical"}
-STORE_WRITE = {"enum": ["session", "project"], "description": "required: session brain or project knowledge base"}
-IF_VERSION = {"type": "string", "description": "write only if the stored version is this sha256:..., "
-                                               "or 'absent' to create only"}
 log = logging.getLogger("hubmcp")
 NULLABLE = {"type": ["string", "null"]}
-SESSION_ID = {"type": "string", "minLength": 1, "maxLength": 128,
-              "description": "the session this call works in (the id session_start returned); needed when "
-                             "the request names no connection (no Hub-Connection header)"}
 
 
 NO_CONNECTION = (
@@ -176,18 +165,14 @@ async def brain_list(call: CallContext, req: BrainList) -> dict[str, Any]:
     return await call.hub.brains.list_entries(call.caller, req, active=current)
 
 
-async def brain_put(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    session, current = await _bound(call, args)
-    return await call.hub.brains.write_entry(call.caller, path=args.get("path"), content=args.get("content"),
-                                             store=args.get("store"), session=session,
-                                             if_version=args.get("if_version"), active=current)
+async def brain_put(call: CallContext, req: BrainPut) -> dict[str, Any]:
+    _, current = await _bound(call, req.model_dump(exclude_none=True))
+    return await call.hub.brains.write_entry(call.caller, req, active=current)
 
 
-async def brain_delete(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    session, current = await _bound(call, args)
-    return await call.hub.brains.delete_entry(call.caller, path=args.get("path"), store=args.get("store"),
-                                              session=session, if_version=args.get("if_version"),
-                                              active=current)
+async def brain_delete(call: CallContext, req: BrainDelete) -> dict[str, Any]:
+    _, current = await _bound(call, req.model_dump(exclude_none=True))
+    return await call.hub.brains.delete_entry(call.caller, req, active=current)
 
 
 SESSION_OUT = {
@@ -293,10 +278,7 @@ TOOLS = (
                      "files, /kv/ for keys. `if_version` makes it conditional ('absent' creates only); "
                      "a mismatch is a conflict ending current_version=...; without it the last writer wins. "
                      "With no active session on this connection, name the session by `session_id`."),
-        input_schema=inputs({"path": PATH, "content": {"type": "string", "description": "the entry's text"},
-                             "store": STORE_WRITE, "session": SESSION_REF, "session_id": SESSION_ID,
-                             "if_version": IF_VERSION, "project_id": PROJECT_ID},
-                            ("path", "content", "store")),
+        input_model=BrainPut,
         output_schema=outputs(WRITE_OUT, ("ok", "path", "version")),
         handler=brain_put,
     ),
@@ -305,8 +287,7 @@ TOOLS = (
         title="Delete a brain entry",
         description=("Delete an entry of your running session's brain (or the one `session_id` names); "
                      "a missing entry is not_found."),
-        input_schema=inputs({"path": PATH, "store": STORE_WRITE, "session": SESSION_REF, "session_id": SESSION_ID,
-                             "if_version": IF_VERSION, "project_id": PROJECT_ID}, ("path", "store")),
+        input_model=BrainDelete,
         output_schema=outputs({"ok": {"type": "boolean"}, "path": {"type": "string"}}, ("ok", "path")),
         handler=brain_delete,
     ),

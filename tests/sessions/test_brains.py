@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ from hubcore.hub import Hub
 from hubcore.services import entries
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_brain_get, a_brain_list, a_session_end
+from tests.requests import a_brain_delete, a_brain_get, a_brain_list, a_brain_put, a_session_end
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +38,16 @@ def brain_file(hub: Hub, sid: str) -> Path:
     return hub.brains.path_of(sid)
 
 
+async def put(hub: Hub, who: Caller, active: tuple[str, str] | None, **fields: Any) -> dict[str, Any]:
+    """A brain write as the tool makes it; the request is parsed when awaited, so a refusal of
+    the request itself is caught by `refused` as the service's are."""
+    return await hub.brains.write_entry(who, a_brain_put(**fields), active=active)
+
+
+async def delete(hub: Hub, who: Caller, active: tuple[str, str] | None, **fields: Any) -> dict[str, Any]:
+    return await hub.brains.delete_entry(who, a_brain_delete(**fields), active=active)
+
+
 async def refused(code: str, coro: object) -> HubError:
     with pytest.raises(HubError) as caught:
         await coro  # type: ignore[misc]
@@ -51,18 +62,17 @@ async def test_file_is_created_on_first_write_only(hub: Hub) -> None:
     listing = await hub.brains.list_entries(ALICE, a_brain_list(), active=active)
     assert listing["entries"] == [] and listing["truncated"] is False
     assert not brain_file(hub, sid).exists()
-    put = await hub.brains.write_entry(ALICE, path="/kv/x", content="1", store="session", active=active)
-    assert put["version"] == entries.version_of(b"1") and put["size_bytes"] == 1 and put["warnings"] == []
+    wrote = await put(hub, ALICE, active, path="/kv/x", content="1", store="session")
+    assert wrote["version"] == entries.version_of(b"1") and wrote["size_bytes"] == 1 and wrote["warnings"] == []
     assert brain_file(hub, sid).exists()
 
 
 async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
     active = await started(hub)
-    w = await hub.brains.write_entry(ALICE, path="/fs/docs/./a/../plan.md", content="# plan", store="session",
-                                     active=active)
+    w = await put(hub, ALICE, active, path="/fs/docs/./a/../plan.md", content="# plan", store="session")
     assert w["path"] == "/fs/docs/plan.md"
-    await hub.brains.write_entry(ALICE, path="/fs/docs/deep/x.md", content="xx", store="session", active=active)
-    await hub.brains.write_entry(ALICE, path="/kv/state", content="{}", store="session", active=active)
+    await put(hub, ALICE, active, path="/fs/docs/deep/x.md", content="xx", store="session")
+    await put(hub, ALICE, active, path="/kv/state", content="{}", store="session")
     got = await hub.brains.read_entry(ALICE, a_brain_get(path="/fs/docs/plan.md"), active=active)
     assert got["content"] == "# plan" and got["version"] == w["version"] and got["type"] == "file"
     assert (await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/state"), active=active))["type"] == "key"
@@ -72,42 +82,36 @@ async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
         {"path": "/fs/docs/plan.md", "type": "file", "size_bytes": 6},
     ]
     await refused("conflict", hub.brains.read_entry(ALICE, a_brain_get(path="/fs/docs"), active=active))
-    await hub.brains.delete_entry(ALICE, path="/fs/docs/plan.md", store="session", active=active)
+    await delete(hub, ALICE, active, path="/fs/docs/plan.md", store="session")
     await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/fs/docs/plan.md"), active=active))
-    await refused("not_found", hub.brains.delete_entry(ALICE, path="/fs/docs/plan.md", store="session",
-                                                       active=active))
+    await refused("not_found", delete(hub, ALICE, active, path="/fs/docs/plan.md", store="session"))
 
 
 async def test_if_version_and_absent(hub: Hub) -> None:
     active = await started(hub)
-    first = await hub.brains.write_entry(ALICE, path="/kv/k", content="a", store="session", if_version="absent",
-                                         active=active)
-    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
-                                                           if_version="absent", active=active))
+    first = await put(hub, ALICE, active, path="/kv/k", content="a", store="session", if_version="absent")
+    err = await refused("conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session",
+                                        if_version="absent"))
     assert err.message.endswith(f"current_version={first['version']}")
-    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
-                                                           if_version="sha256:00", active=active))
+    err = await refused("conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session",
+                                        if_version="sha256:00"))
     assert err.message.endswith(f"current_version={first['version']}")
     assert (await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/k"), active=active))["content"] == "a"
-    second = await hub.brains.write_entry(ALICE, path="/kv/k", content="b", store="session",
-                                          if_version=first["version"], active=active)
+    second = await put(hub, ALICE, active, path="/kv/k", content="b", store="session", if_version=first["version"])
     assert second["version"] == entries.version_of(b"b")
-    err = await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/new", content="b", store="session",
-                                                           if_version="sha256:00", active=active))
+    err = await refused("conflict", put(hub, ALICE, active, path="/kv/new", content="b", store="session",
+                                        if_version="sha256:00"))
     assert err.message.endswith("current_version=absent")
 
 
 async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
     active = await started(hub)
     for path in ("/etc/passwd", "fs", "/fs/", "/fs/a\nb", "/fs/a\\b", "/fs/" + "x" * 509, "", 5):
-        await refused("invalid_argument", hub.brains.write_entry(ALICE, path=path, content="v", store="session",
-                                                                 active=active))
-    ok = await hub.brains.write_entry(ALICE, path="/fs/" + "x" * 508, content="v", store="session", active=active)
+        await refused("invalid_argument", put(hub, ALICE, active, path=path, content="v", store="session"))
+    ok = await put(hub, ALICE, active, path="/fs/" + "x" * 508, content="v", store="session")
     assert len(ok["path"].encode()) == 512
-    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", content="v", store=None,
-                                                             active=active))
-    await refused("invalid_argument", hub.brains.write_entry(ALICE, path="/fs/a", content="v", store="disk",
-                                                             active=active))
+    await refused("invalid_argument", put(hub, ALICE, active, path="/fs/a", content="v", store=None))
+    await refused("invalid_argument", put(hub, ALICE, active, path="/fs/a", content="v", store="disk"))
     assert (await hub.brains.list_entries(ALICE, a_brain_list(), active=active))["entries"] == [
         {"path": "/fs/" + "x" * 508, "type": "file", "size_bytes": 1}]
 
@@ -115,28 +119,26 @@ async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
 async def test_value_limit_edge(hub: Hub) -> None:
     active = await started(hub)
     at_limit = "v" * entries.CONTENT_MAX
-    ok = await hub.brains.write_entry(ALICE, path="/kv/big", content=at_limit, store="session", active=active)
+    ok = await put(hub, ALICE, active, path="/kv/big", content=at_limit, store="session")
     assert ok["size_bytes"] == entries.CONTENT_MAX
-    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/bigger", content=at_limit + "v",
-                                                              store="session", active=active))
+    await refused("payload_too_large",
+                  put(hub, ALICE, active, path="/kv/bigger", content=at_limit + "v", store="session"))
     await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/bigger"), active=active))
 
 
 async def test_writes_only_to_own_running_session(hub: Hub) -> None:
     alice = await started(hub)
-    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="v", store="session"))
-    err = await refused("forbidden", hub.brains.write_entry(BOB, path="/kv/k", content="v", store="session",
-                                                            session=alice[0]))
+    await refused("conflict", put(hub, ALICE, None, path="/kv/k", content="v", store="session"))
+    err = await refused("forbidden", put(hub, BOB, None, path="/kv/k", content="v", store="session", session=alice[0]))
     assert err.message.endswith("owner=alice")
     await hub.sessions.end(ALICE, a_session_end(session_id=alice[0]))
-    await refused("conflict", hub.brains.write_entry(ALICE, path="/kv/k", content="v", store="session",
-                                                     active=alice))
+    await refused("conflict", put(hub, ALICE, alice, path="/kv/k", content="v", store="session"))
     assert not brain_file(hub, alice[0]).exists()
 
 
 async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient, hub: Hub) -> None:
     alice = await started(hub)
-    await hub.brains.write_entry(ALICE, path="/fs/n.md", content="note", store="session", active=alice)
+    await put(hub, ALICE, alice, path="/fs/n.md", content="note", store="session")
     bob = await started(hub, BOB, "other")
     by_id = await hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session={"session_id": alice[0]}),
                                         active=bob)
@@ -154,15 +156,14 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
 
 async def test_file_size_limits(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     active = await started(hub)
-    await hub.brains.write_entry(ALICE, path="/kv/a", content="a" * 1000, store="session", active=active)
+    await put(hub, ALICE, active, path="/kv/a", content="a" * 1000, store="session")
     size = hub.brains.bytes_of(active[0]) or 0
     monkeypatch.setattr(entries, "FILE_WARN", size)
-    warned = await hub.brains.write_entry(ALICE, path="/kv/b", content="b", store="session", active=active)
+    warned = await put(hub, ALICE, active, path="/kv/b", content="b", store="session")
     assert warned["warnings"] and "warning" in warned["warnings"][0]
     size = hub.brains.bytes_of(active[0]) or 0
     monkeypatch.setattr(entries, "FILE_MAX", size + 10)
-    await refused("payload_too_large", hub.brains.write_entry(ALICE, path="/kv/c", content="c" * 10,
-                                                              store="session", active=active))
+    await refused("payload_too_large", put(hub, ALICE, active, path="/kv/c", content="c" * 10, store="session"))
     await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/c"), active=active))
 
 
@@ -172,7 +173,7 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/x.md", headers=ADMIN)
     assert_problem(r, 404, "not_found")
     assert not brain_file(hub, sid).exists()
-    await hub.brains.write_entry(ALICE, path="/fs/dir/x.md", content="hello", store="session", active=active)
+    await put(hub, ALICE, active, path="/fs/dir/x.md", content="hello", store="session")
     r = await client.get(f"/api/v1/sessions/{sid}/brain?path=/fs/", headers=ADMIN)
     assert r.json() == {"path": "/fs/", "entries": [{"path": "/fs/dir", "type": "dir", "size_bytes": 5}],
                         "truncated": False, "session_id": sid}
@@ -190,7 +191,7 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
 
 async def test_rest_level_listing_is_capped_at_500(hub: Hub, client: HubClient) -> None:
     active = await started(hub)
-    await hub.brains.write_entry(ALICE, path="/kv/seed", content="s", store="session", active=active)
+    await put(hub, ALICE, active, path="/kv/seed", content="s", store="session")
     await behind_the_service(hub, active[0], lambda conn: conn.executemany(
         "INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
         [(f"/kv/k{i:04d}",) for i in range(500)]))
@@ -223,6 +224,6 @@ async def test_a_namespace_root_read_as_an_entry_is_a_directory(client: HubClien
             assert_problem(r, 409, "conflict")
             assert "directory" in r.json()["detail"]
         assert brain_file(hub, sid).exists() is written  # the refusal created no file
-        await hub.brains.write_entry(ALICE, path="/kv/a", content="1", store="session", active=active)
+        await put(hub, ALICE, active, path="/kv/a", content="1", store="session")
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry", params={"path": "/kv/a"}, headers=ADMIN)
     assert r.status_code == 200 and r.json()["content"] == "1"

@@ -14,7 +14,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient, hub_client
-from tests.requests import a_session_end, a_session_list, a_signal
+from tests.requests import a_brain_put, a_session_end, a_session_list, a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -80,16 +80,16 @@ async def test_adopt_by_agent_and_name(hub: Hub) -> None:
 
 async def test_fork_a_running_session_copies_its_brain(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, "web", "task")
-    await hub.brains.write_entry(ALICE, session=s["session_id"], path="/fs/notes.md", content="half done",
-                                 store="session")
+    await hub.brains.write_entry(ALICE, a_brain_put(session=s["session_id"], path="/fs/notes.md", content="half done",
+                                                    store="session"))
     fork = await hub.sessions.start(BOB, "web", "task", {"session_id": s["session_id"]})
     assert fork["started"] == "forked" and fork["session_id"] != s["session_id"]
     assert fork["lineage"] == {"kind": "forked", "from_session_id": s["session_id"], "from_owner": "alice"}
     from hubcore.services.sessions import SessionRef
     copied = await hub.brains.get(BOB, SessionRef(session_id=fork["session_id"]), "/fs/notes.md")
     assert copied["content"] == "half done"
-    await hub.brains.write_entry(BOB, session=fork["session_id"], path="/fs/notes.md", content="changed in the fork",
-                                 store="session")
+    await hub.brains.write_entry(BOB, a_brain_put(session=fork["session_id"], path="/fs/notes.md",
+                                                  content="changed in the fork", store="session"))
     source = await hub.brains.get(ALICE, SessionRef(session_id=s["session_id"]), "/fs/notes.md")
     assert source["content"] == "half done"
     assert (await hub.sessions.get(ALICE, s["session_id"]))["status"] == "active"

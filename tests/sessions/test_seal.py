@@ -26,7 +26,7 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from tests.core.support import wait_until
 from tests.harness import test_settings as settings_for
-from tests.requests import a_project, a_session_end, an_agent
+from tests.requests import a_brain_put, a_project, a_session_end, an_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,7 @@ async def start(hub: Hub, who: Caller = ALICE, name: str = "task", source: Any =
 
 
 def put(hub: Hub, sid: str, path: str, who: Caller = ALICE) -> Awaitable[Outcome]:
-    return hub.brains.write_entry(who, path=path, content=path, store="session", active=(sid, "web"))
+    return hub.brains.write_entry(who, a_brain_put(path=path, content=path, store="session"), active=(sid, "web"))
 
 
 def stored(hub: Hub, sid: str) -> list[str]:
