@@ -15,7 +15,7 @@ from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
-from hubcore.services.sessions import SessionEnd, SessionList
+from hubcore.services.sessions import SessionEnd, SessionList, SessionStart
 
 
 def a_signal(**fields: Any) -> SignalAppend:
@@ -116,3 +116,8 @@ def a_brain_put(**fields: Any) -> BrainPut:
 
 def a_brain_delete(**fields: Any) -> BrainDelete:
     return parse(BrainDelete, fields)
+
+
+def a_session_start(project_id: Any, name: Any, source: Any = None) -> SessionStart:
+    """`source` is the request's `from` (a Python keyword)."""
+    return parse(SessionStart, {"project_id": project_id, "name": name, "from": source})

@@ -68,7 +68,8 @@ class BrainRead(Request):
     """What a brain read names: the path, and the session (by `session` or `session_id`; over
     MCP, default the connection's active session)."""
 
-    path: Annotated[str, EntryPath(allow_root=True)] = "/fs/"
+    # A listing's directory (default `/fs/`); `null` reads as absent, so the schema says nullable.
+    path: Annotated[str, EntryPath(allow_root=True)] | None = None
     store: Annotated[Literal["session", "project"] | None, Field(
         description="session brain (default) or the project knowledge base")] = None
     session: Annotated[Any, WithJsonSchema(SESSION_REF)] = None
@@ -199,12 +200,12 @@ class BrainsService:
     async def read_entry(self, caller: Caller, req: BrainGet,
                          active: tuple[str, str] | None = None) -> dict[str, Any]:
         check_store(req.store, required=False)
-        return await self.get(caller, self._target(req.reference(), active), req.path)
+        return await self.get(caller, self._target(req.reference(), active), req.path or "")
 
     async def list_entries(self, caller: Caller, req: BrainList,
                            active: tuple[str, str] | None = None) -> dict[str, Any]:
         check_store(req.store, required=False)
-        return await self.list(caller, self._target(req.reference(), active), req.path)
+        return await self.list(caller, self._target(req.reference(), active), req.path or "/fs/")
 
     async def write_entry(self, caller: Caller, req: BrainPut,
                           active: tuple[str, str] | None = None) -> dict[str, Any]:

@@ -120,14 +120,26 @@ class HubJsonSchema(GenerateJsonSchema):
 
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
         out = super().default_schema(schema)
-        if out.get("default", 0) is None:
-            out.pop("default")
-        return out
+        if "default" not in out:
+            return out
+        default = out.pop("default")
+        # `parse` reads null as absent for a member with a default. A session reference (`oneOf`
+        # its object forms) keeps its published forms: its readers look for exactly those.
+        if not _allows_null(out) and "oneOf" not in out:
+            out = {"anyOf": [out, {"type": "null"}]}
+        return out if default is None else {**out, "default": default}
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
         out = super().model_schema(schema)
         out.pop("title", None)
         return out
+
+
+def _allows_null(schema: JsonSchemaValue) -> bool:
+    kinds = schema.get("type")
+    if kinds == "null" or (isinstance(kinds, list) and "null" in kinds) or None in schema.get("enum", [0]):
+        return True
+    return any(_allows_null(b) for b in schema.get("anyOf", []) + schema.get("oneOf", []) if isinstance(b, dict))
 
 
 def input_schema(model: type[Request], *, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -172,6 +184,8 @@ def _nullable(node: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
     if len(kept) != 1:
         return {**rest, "anyOf": [*kept, {"type": "null"}]}
     inner = dict(kept[0])
+    if isinstance(inner.get("anyOf"), list) and "type" not in inner:  # one union, null among its branches
+        return {**rest, **inner, "anyOf": [*inner["anyOf"], {"type": "null"}]}
     if "const" in inner:
         inner = {**{k: v for k, v in inner.items() if k != "const"}, "enum": [inner["const"]]}
     if not isinstance(inner.get("type"), str) and not isinstance(inner.get("enum"), list):

@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, WithJsonSchema
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -64,6 +66,43 @@ class SessionEnd(Request):
     session_id: Annotated[SessionId | None, Field(
         description="the session to end (over MCP, default: your active session)")] = None
     handoff: Handoff | None = None
+
+
+_BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
+                          "required": ["session_id"], "additionalProperties": False}
+_BY_NAME: dict[str, Any] = {"type": "object", "properties": {
+    "agent": {"type": "string"}, "name": {"type": "string"}, "project_id": {"type": "string"}},
+    "required": ["agent", "name"], "additionalProperties": False}
+# `from` (spec: "session id, or agent and name") takes the bare id too; `SessionRef.parse` reads it
+# and names its faults.
+FROM_REF: dict[str, Any] = {
+    "description": "the session to continue: its id, or {session_id}, or {agent, name, project_id}",
+    "oneOf": [{"type": "string", "minLength": 1}, _BY_ID, _BY_NAME, {"type": "null"}],  # null: absent
+}
+
+
+class SessionName:
+    """A session's name: one line, trimmed, 1 to NAME_MAX characters (`check_name`'s rule)."""
+
+    def __call__(self, value: Any) -> str:
+        return check_name(value)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(self)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "minLength": 1, "x-max-chars-trimmed": NAME_MAX,
+                "description": f"one line, at most {NAME_MAX} characters once trimmed; unique per owner in the project"}
+
+
+class SessionStart(Request):
+    """`session_start`: register, resume, adopt (`from` an ended session) or fork (`from` a
+    running one)."""
+
+    project_id: ProjectId
+    name: Annotated[str, SessionName()]
+    source: Annotated[Any, Field(alias="from"), WithJsonSchema(FROM_REF)] = None
 
 
 Listing = Annotated[int, Field(ge=1, le=LISTING_MAX, description=f"at most this many sessions, 1 to {LISTING_MAX}")]
@@ -199,13 +238,12 @@ class SessionsService:
 
     # -- start -------------------------------------------------------------------------------------
 
-    async def start(self, caller: Caller, project_id: Any, name: Any, source: Any = None) -> dict[str, Any]:
+    async def start(self, caller: Caller, req: SessionStart) -> dict[str, Any]:
         """Register, resume, adopt or fork; the result says which in `started`."""
         if caller.kind not in ("admin", "agent"):
             raise forbidden("starting a session needs a token")
-        pid = validate.project_id(project_id, field="project_id")
-        session_name = check_name(name)
-        ref = SessionRef.parse(source, default_project=pid) if source is not None else None
+        pid, session_name = req.project_id, req.name
+        ref = SessionRef.parse(req.source, default_project=pid) if req.source is not None else None
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> tuple[tuple[dict[str, Any], str | None], Effects]:

@@ -14,19 +14,12 @@ import logging
 from typing import Any
 
 from hubcore.errors import HubError
-from hubcore.services.brains import SESSION_REF, BrainDelete, BrainGet, BrainList, BrainPut
+from hubcore.services.brains import BrainDelete, BrainGet, BrainList, BrainPut
 from hubcore.services.brief import SessionBrief
-from hubcore.services.sessions import SessionEnd, SessionList
+from hubcore.services.sessions import SessionEnd, SessionList, SessionStart
 from hubmcp.context import CallContext
-from hubmcp.tools.base import PROJECT_ID, Tool, inputs, outputs
+from hubmcp.tools.base import Tool, outputs
 
-# `from` (spec: "session id, or agent and name") also takes the bare id: it has no `session_id`
-# beside it. The reference objects are the brain requests' (hubcore.services.brains).
-_BY_ID, _BY_NAME = SESSION_REF["oneOf"]
-FROM_REF: dict[str, Any] = {
-    "description": "the session to continue: its id, or {session_id}, or {agent, name, project_id}",
-    "oneOf": [{"type": "string", "minLength": 1}, _BY_ID, _BY_NAME],
-}
 log = logging.getLogger("hubmcp")
 NULLABLE = {"type": ["string", "null"]}
 
@@ -125,8 +118,8 @@ async def _bound(call: CallContext, args: dict[str, Any]) -> tuple[Any, tuple[st
     return ref, current
 
 
-async def session_start(call: CallContext, args: dict[str, Any]) -> dict[str, Any]:
-    result = await call.hub.sessions.start(call.caller, args.get("project_id"), args.get("name"), args.get("from"))
+async def session_start(call: CallContext, req: SessionStart) -> dict[str, Any]:
+    result = await call.hub.sessions.start(call.caller, req)
     if call.connection is not None:
         call.sessions.set(call.connection, result["session_id"])
     return {**result, "active_session": call.connection is not None}
@@ -204,9 +197,7 @@ TOOLS = (
             "`active_session` says whether it did. Otherwise pass `session_id` to session_end and the "
             "brain tools. Call session_brief first."
         ),
-        input_schema=inputs({"project_id": PROJECT_ID,
-                             "name": {"type": "string", "minLength": 1, "maxLength": 100},
-                             "from": FROM_REF}, ("project_id", "name")),
+        input_model=SessionStart,
         output_schema=outputs({**SESSION_OUT, "active_session": {
             "type": "boolean", "description": "true when this is now the connection's active session"}},
             ("session_id", "owner", "status", "started", "namespaces", "recovery_path")),

@@ -7,7 +7,7 @@ import sqlite3
 from hubcore.caller import Caller
 from hubcore.hub import Hub
 from tests.harness import HubClient
-from tests.requests import a_question, a_signal, an_idea
+from tests.requests import a_question, a_session_start, a_signal, an_idea
 
 ALICE = Caller.agent("alice")
 HUMAN = Caller.admin()
@@ -23,8 +23,8 @@ async def seed(client: HubClient) -> dict[str, str]:
     idea = await hub.posts.idea(HUMAN, an_idea(project_id="web", summary="Try this"))
     question = await hub.posts.question_post(ALICE, a_question(project_id="web", summary="Which way?"))
     approval = await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="approval", summary="Ship it?"))
-    session = await hub.sessions.start(ALICE, "web", "one")
-    other = await hub.sessions.start(ALICE, "web", "two")
+    session = await hub.sessions.start(ALICE, a_session_start("web", "one"))
+    other = await hub.sessions.start(ALICE, a_session_start("web", "two"))
     return {"idea": idea["event_id"], "question": question["question_id"], "approval": approval["event_id"],
             "session": session["session_id"], "other": other["session_id"]}
 

@@ -41,7 +41,7 @@ from hubcore.services.sessions import SessionEnd
 from tests.adversarial.rest_support import snapshot
 from tests.harness import ADMIN
 from tests.mcp.live import LiveHub, live_hub
-from tests.requests import a_question
+from tests.requests import a_question, a_session_start
 
 pytestmark = pytest.mark.anyio
 
@@ -207,10 +207,12 @@ async def targets(live: LiveHub, op: Op) -> dict[str, str]:
     per surface for an end (an accepted case closes it)."""
     if op.name == "end":
         sessions = live.app.hub.sessions
-        started = [await sessions.start(Caller.agent("walker"), "web", f"walk-{uuid.uuid4().hex}") for _ in range(2)]
+        walker = Caller.agent("walker")
+        started = [await sessions.start(walker, a_session_start("web", f"walk-{uuid.uuid4().hex}")) for _ in range(2)]
         return {"rest": started[0]["session_id"], "mcp": started[1]["session_id"]}
     if op.name == "brain":
-        row = await live.app.hub.sessions.start(Caller.agent("owner"), "web", f"read-{uuid.uuid4().hex}")
+        named = a_session_start("web", f"read-{uuid.uuid4().hex}")
+        row = await live.app.hub.sessions.start(Caller.agent("owner"), named)
         return {"rest": row["session_id"], "mcp": row["session_id"]}
     if op.name != "answer":
         return {}

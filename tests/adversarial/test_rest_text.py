@@ -19,7 +19,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, seed, snapshot
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_question
+from tests.requests import a_question, a_session_start
 
 pytestmark = pytest.mark.anyio
 
@@ -89,7 +89,7 @@ async def test_one_line_fields_refuse_every_separator(client: HubClient, ids: di
 
 ServiceCall = Callable[[Hub, str], Any]
 SERVICE_FIELDS: list[tuple[str, str, ServiceCall]] = [
-    ("session name", "name", lambda hub, v: hub.sessions.start(ALICE, "web", v)),
+    ("session name", "name", lambda hub, v: hub.sessions.start(ALICE, a_session_start("web", v))),
     ("question option", "options", lambda hub, v: hub.posts.question_post(ALICE, a_question(
         project_id="web", summary="Q?", options=[v, "b"]))),
     ("question text", "summary", lambda hub, v: hub.posts.question_post(ALICE, a_question(
@@ -183,7 +183,7 @@ async def test_question_options_and_session_names_apply_their_limits_after_trimm
     over: list[tuple[Callable[[], Any], str]] = [
         (lambda: hub.posts.question_post(ALICE, a_question(
             project_id="web", summary="Q?", options=[PAD + "o" * 81 + PAD, "b"])), "options"),
-        (lambda: hub.sessions.start(ALICE, "web", PAD + "n" * 101 + PAD), "name"),
+        (lambda: hub.sessions.start(ALICE, a_session_start("web", PAD + "n" * 101 + PAD)), "name"),
     ]
     with client.db() as conn:
         before = snapshot(conn)
@@ -196,7 +196,7 @@ async def test_question_options_and_session_names_apply_their_limits_after_trimm
         project_id="web", summary="Q?", options=[PAD + "o" * 80 + PAD, " b "]))
     options = payload_of(client, "SELECT payload FROM events WHERE id = ?", asked["event_id"])["options"]
     assert options == ["o" * 80, "b"]
-    started = await hub.sessions.start(ALICE, "web", PAD + "n" * 100 + PAD)
+    started = await hub.sessions.start(ALICE, a_session_start("web", PAD + "n" * 100 + PAD))
     assert started["name"] == "n" * 100
     assert one(client, "SELECT name FROM sessions WHERE id = ?", started["session_id"]) == "n" * 100
 

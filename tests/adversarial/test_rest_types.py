@@ -19,7 +19,7 @@ from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_question, a_read_all, a_seen, a_session_end, an_answer
+from tests.requests import a_decision, a_question, a_read_all, a_seen, a_session_end, a_session_start, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -234,7 +234,7 @@ SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
      lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"}))),
     ("question_post body", "body", lambda hub, ids: hub.posts.question_post(ALICE, a_question(
         project_id="web", summary="Q?", body=[]))),
-    ("start name", "name", lambda hub, ids: hub.sessions.start(ALICE, "web", 2**70)),
+    ("start name", "name", lambda hub, ids: hub.sessions.start(ALICE, a_session_start("web", 2**70))),
 ]
 
 
@@ -263,5 +263,5 @@ async def test_null_reads_as_absent_for_every_optional_member(client: HubClient,
     # A session named by owner and name: a null project_id is the default project, as if left out.
     await client.app.hub.sessions.end(ALICE, a_session_end(session_id=ids["session"]))
     adopted = await client.app.hub.sessions.start(
-        ALICE, "web", "one", {"agent": "alice", "name": "one", "project_id": None})
+        ALICE, a_session_start("web", "one", {"agent": "alice", "name": "one", "project_id": None}))
     assert adopted["session_id"] == ids["session"] and adopted["started"] == "adopted"

@@ -21,6 +21,7 @@ from tests.requests import (
     a_read_all,
     a_seen,
     a_session_end,
+    a_session_start,
     a_signal,
     an_agent,
     an_answer,
@@ -51,10 +52,10 @@ async def scene(client: HubClient) -> dict[str, str]:
     await hub.posts.idea(ADMIN, an_idea(project_id="proj", summary="an idea"))
     question = await hub.posts.question_post(BOT, a_question(project_id="proj", summary="Ship it?"))
     approval = await hub.posts.signal_append(BOT, a_signal(project_id="proj", kind="approval", summary="Deploy?"))
-    active = await hub.sessions.start(BOT, "proj", "active")
-    ended = await hub.sessions.start(BOT, "proj", "ended")
+    active = await hub.sessions.start(BOT, a_session_start("proj", "active"))
+    ended = await hub.sessions.start(BOT, a_session_start("proj", "ended"))
     await hub.sessions.end(BOT, a_session_end(session_id=ended["session_id"]))
-    gone = await hub.sessions.start(BOT, "proj", "gone")
+    gone = await hub.sessions.start(BOT, a_session_start("proj", "gone"))
     await hub.sessions.end(BOT, a_session_end(session_id=gone["session_id"]))
     pruned = await hub.storage.prune(ADMIN, session_id=gone["session_id"])
     with client.db() as conn:

@@ -15,7 +15,7 @@ from hubcore.hub import Hub
 from hubcore.services import entries
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_brain_delete, a_brain_get, a_brain_list, a_brain_put, a_session_end
+from tests.requests import a_brain_delete, a_brain_get, a_brain_list, a_brain_put, a_session_end, a_session_start
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 
 async def started(hub: Hub, who: Caller = ALICE, name: str = "task") -> tuple[str, str]:
-    s = await hub.sessions.start(who, "web", name)
+    s = await hub.sessions.start(who, a_session_start("web", name))
     return s["session_id"], "web"
 
 
@@ -147,7 +147,7 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
     assert by_id["content"] == by_name["content"] == "note"
     await client.make_project("secret", confidential=True)
     await client.post("/api/v1/agents/alice/grants", json={"project_id": "secret"}, headers=ADMIN)
-    hidden = await hub.sessions.start(ALICE, "secret", "hidden")
+    hidden = await hub.sessions.start(ALICE, a_session_start("secret", "hidden"))
     e1 = await refused("not_found",
                        hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session=hidden["session_id"])))
     e2 = await refused("not_found", hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session="ses_nothing")))

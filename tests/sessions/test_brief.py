@@ -8,7 +8,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_brief, a_feed_read, a_question, a_session_end, a_signal, an_answer
+from tests.requests import a_brief, a_feed_read, a_question, a_session_end, a_session_start, a_signal, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +69,7 @@ async def test_window_from_feed_cursor_and_no_cursor_moves(hub: Hub) -> None:
 
 
 async def test_window_from_previous_session(client: HubClient, hub: Hub) -> None:
-    s = await hub.sessions.start(ALICE, "web", "first")
+    s = await hub.sessions.start(ALICE, a_session_start("web", "first"))
     await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="the full handoff " + "y" * 400))
     client.app.hub.core.clock.advance(5)  # type: ignore[attr-defined]
     await signal(hub, BOB, "after you left")

@@ -26,7 +26,7 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from tests.core.support import wait_until
 from tests.harness import test_settings as settings_for
-from tests.requests import a_brain_put, a_project, a_session_end, an_agent
+from tests.requests import a_brain_put, a_project, a_session_end, a_session_start, an_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -55,7 +55,7 @@ async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
 
 
 async def start(hub: Hub, who: Caller = ALICE, name: str = "task", source: Any = None) -> str:
-    return str((await hub.sessions.start(who, "web", name, source))["session_id"])
+    return str((await hub.sessions.start(who, a_session_start("web", name, source)))["session_id"])
 
 
 def put(hub: Hub, sid: str, path: str, who: Caller = ALICE) -> Awaitable[Outcome]:
@@ -207,7 +207,7 @@ async def test_the_seal_outlives_the_actor_and_a_restart(tmp_path: Path, monkeyp
         assert stored(hub, sid) == ["/kv/a"]
     async with open_hub(data) as hub:
         assert seal_in_file(hub, sid) == brain.ENDED
-        adopted = await hub.sessions.start(BOB, "web", "taken", {"session_id": sid})
+        adopted = await hub.sessions.start(BOB, a_session_start("web", "taken", {"session_id": sid}))
         assert adopted["started"] == "adopted" and seal_in_file(hub, sid) is None
         await put(hub, sid, "/kv/bob", BOB)
         assert stored(hub, sid) == ["/kv/a", "/kv/bob"]
@@ -245,7 +245,7 @@ async def test_resume_and_adopt_unseal_and_reassign_keeps_open(hub: Hub) -> None
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
     await hub.sessions.end(ALICE, a_session_end(session_id=sid))
-    assert (await hub.sessions.start(ALICE, "web", "task"))["started"] == "resumed"
+    assert (await hub.sessions.start(ALICE, a_session_start("web", "task")))["started"] == "resumed"
     assert seal_in_file(hub, sid) is None
     await hub.sessions.reassign(HUMAN, sid, {"agent": "bob"})
     await put(hub, sid, "/kv/b", BOB)
@@ -273,7 +273,7 @@ async def test_end_then_resume_leaves_the_brain_open_whatever_order_the_seals_ru
         tg.start_soon(hub.sessions.end, ALICE, a_session_end(session_id=sid))
         await reached.wait()
         monkeypatch.setattr(hub.sessions, "_seal_brain", real)
-        assert (await hub.sessions.start(ALICE, "web", "task"))["started"] == "resumed"
+        assert (await hub.sessions.start(ALICE, a_session_start("web", "task")))["started"] == "resumed"
         hold.set()
     assert seal_in_file(hub, sid) is None  # the late seal read hub.db: the session runs
     await put(hub, sid, "/kv/b")

@@ -13,7 +13,7 @@ from hubcore.errors import HubError
 from hubcore.hub import Hub
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_brain_put, a_session_end
+from tests.requests import a_brain_put, a_session_end, a_session_start
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +29,7 @@ async def hub(client: HubClient) -> Hub:
 
 
 async def session_with_brain(hub: Hub, project: str, name: str, size: int, *, end: bool = True) -> str:
-    s = await hub.sessions.start(ALICE, project, name)
+    s = await hub.sessions.start(ALICE, a_session_start(project, name))
     await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/blob", content="x" * size, store="session",
                                                     session=s["session_id"]))
     if end:
@@ -104,7 +104,7 @@ async def test_prune_undo_and_sweep(client: HubClient, hub: Hub, clock: FakeCloc
     assert (await client.get("/api/v1/sessions", headers=ADMIN)).json()["sessions"] == []
     # ...and their name is held until the window passes.
     with pytest.raises(HubError) as caught:
-        await hub.sessions.start(ALICE, "web", "one")
+        await hub.sessions.start(ALICE, a_session_start("web", "one"))
     assert caught.value.code == "conflict" and sid in caught.value.message
     # Undo within the window restores, once.
     clock.advance(59)
@@ -121,7 +121,7 @@ async def test_prune_undo_and_sweep(client: HubClient, hub: Hub, clock: FakeCloc
     with client.db() as conn:
         assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM events WHERE session_id = ?", (sid,)).fetchone()[0] == 2
-    again = await hub.sessions.start(ALICE, "web", "one")
+    again = await hub.sessions.start(ALICE, a_session_start("web", "one"))
     assert again["started"] == "created" and again["session_id"] != sid
 
 
@@ -179,7 +179,7 @@ async def test_project_stats_count_sessions_and_their_bytes(client: HubClient, h
 
 
 async def test_home_agents_active_counts_recent_session_work(client: HubClient, hub: Hub, clock: FakeClock) -> None:
-    sid = (await hub.sessions.start(ALICE, "web", "work"))["session_id"]
+    sid = (await hub.sessions.start(ALICE, a_session_start("web", "work")))["session_id"]
     with client.db() as conn:
         assert conn.execute("SELECT last_seen_at FROM agents WHERE id = 'alice'").fetchone()[0] is None
     assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 1

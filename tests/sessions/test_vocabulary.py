@@ -16,6 +16,7 @@ from hubcore.caller import Caller
 from hubcore.hub import Hub
 from hubmcp.tools import all_tools
 from tests.harness import ADMIN, HubClient
+from tests.requests import a_session_start
 
 RETIRED_ARGUMENTS = {"question", "value"}  # became `summary` and `content`
 ALICE = Caller.agent("alice")
@@ -70,7 +71,7 @@ def test_session_results_name_the_id_session_id() -> None:
 
 @pytest.mark.anyio
 async def test_rest_session_rows_say_session_id(client: HubClient, hub: Hub) -> None:
-    started = await hub.sessions.start(ALICE, "web", "task")
+    started = await hub.sessions.start(ALICE, a_session_start("web", "task"))
     sid = started["session_id"]
     (row,) = (await client.get("/api/v1/sessions?project=web", headers=ADMIN)).json()["sessions"]
     single = (await client.get(f"/api/v1/sessions/{sid}", headers=ADMIN)).json()
@@ -83,7 +84,7 @@ async def test_rest_session_rows_say_session_id(client: HubClient, hub: Hub) -> 
 
 @pytest.mark.anyio
 async def test_the_feed_filters_by_session_id_only(client: HubClient, hub: Hub) -> None:
-    started = await hub.sessions.start(ALICE, "web", "task")
+    started = await hub.sessions.start(ALICE, a_session_start("web", "task"))
     sid = started["session_id"]
     url = "/api/v1/projects/web/feed"
     by_id = (await client.get(url, params={"session_id": sid}, headers=ADMIN)).json()["events"]
