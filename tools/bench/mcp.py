@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -273,6 +275,20 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
     }
 
 
+@contextmanager
+def hub_process(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """A hub serving a fresh temporary data directory on `port`, stopped on exit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
+        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
+                                  env=env, stderr=subprocess.DEVNULL)
+        try:
+            yield server
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
 async def prepare_hub(port: int) -> str:
     """Wait for the hub on `port`, make the bench project and agent; the agent's token."""
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
@@ -290,43 +306,36 @@ async def prepare_hub(port: int) -> str:
 
 async def main_async(args: argparse.Namespace) -> None:
     port = free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
-        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
-                                  env=env, stderr=subprocess.DEVNULL)
-        try:
-            token = await prepare_hub(port)
-            rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds,
-                                     args.legacy)
-            print(f"throughput, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per kind:")
-            ratios = [a / n for a, n in zip(rates["signal_append"], rates["noop_post"], strict=True)]
-            for i, (n, a) in enumerate(zip(rates["noop_post"], rates["signal_append"], strict=True)):
-                print(f"  round {i + 1}: plain POST {n:6.0f}/s  signal_append {a:6.0f}/s  ratio {a / n:.2f}")
-            med = statistics.median
-            print(f"  plain Quart POST (no work): {med(rates['noop_post']):8.0f} /s median "
-                  f"(client process busy {med(rates['noop_post_client_cpu']):.0%} of one core)")
-            print(f"  MCP signal_append:          {med(rates['signal_append']):8.0f} /s median "
-                  f"(client busy {med(rates['signal_append_client_cpu']):.0%})")
-            print(f"  ratio, median of the rounds: {med(ratios):.2f} (target 0.50: "
-                  f"{'met' if med(ratios) >= 0.5 else 'NOT met'})")
-            if args.legacy:
-                legacy = [a / n for a, n in zip(rates["signal_append_legacy"], rates["noop_post"], strict=True)]
-                print(f"  MCP signal_append over 2025-11-25 sessions: {med(rates['signal_append_legacy']):8.0f} /s "
-                      f"median, ratio {med(legacy):.2f}")
-            print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-            if args.waiters <= 0:
-                return
-            held = await waiting("127.0.0.1", port, server.pid, args.waiters, args.rate)
-            pace = f"{args.rate:.0f} answers/s" if args.rate > 0 else "as fast as 32 connections go"
-            print(f"inbox_wait, {held['waiters']} waiters held, answered at {pace}:")
-            print(f"  server RSS {held['rss_before_mib']:.1f} MiB before, {held['rss_held_mib']:.1f} MiB held: "
-                  f"{held['kib_per_waiter']:.1f} KiB per waiter")
-            print(f"  wake delay after the answer committed: p50 {held['wake_p50_ms']:.1f} ms, "
-                  f"p99 {held['wake_p99_ms']:.1f} ms, max {held['wake_max_ms']:.1f} ms "
-                  f"(all {held['waiters']} answered in {held['answer_all_s']:.1f} s)")
-        finally:
-            server.terminate()
-            server.wait(30)
+    with hub_process(port) as server:
+        token = await prepare_hub(port)
+        rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds,
+                                 args.legacy)
+        print(f"throughput, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per kind:")
+        ratios = [a / n for a, n in zip(rates["signal_append"], rates["noop_post"], strict=True)]
+        for i, (n, a) in enumerate(zip(rates["noop_post"], rates["signal_append"], strict=True)):
+            print(f"  round {i + 1}: plain POST {n:6.0f}/s  signal_append {a:6.0f}/s  ratio {a / n:.2f}")
+        med = statistics.median
+        print(f"  plain Quart POST (no work): {med(rates['noop_post']):8.0f} /s median "
+              f"(client process busy {med(rates['noop_post_client_cpu']):.0%} of one core)")
+        print(f"  MCP signal_append:          {med(rates['signal_append']):8.0f} /s median "
+              f"(client busy {med(rates['signal_append_client_cpu']):.0%})")
+        print(f"  ratio, median of the rounds: {med(ratios):.2f} (target 0.50: "
+              f"{'met' if med(ratios) >= 0.5 else 'NOT met'})")
+        if args.legacy:
+            legacy = [a / n for a, n in zip(rates["signal_append_legacy"], rates["noop_post"], strict=True)]
+            print(f"  MCP signal_append over 2025-11-25 sessions: {med(rates['signal_append_legacy']):8.0f} /s "
+                  f"median, ratio {med(legacy):.2f}")
+        print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        if args.waiters <= 0:
+            return
+        held = await waiting("127.0.0.1", port, server.pid, args.waiters, args.rate)
+        pace = f"{args.rate:.0f} answers/s" if args.rate > 0 else "as fast as 32 connections go"
+        print(f"inbox_wait, {held['waiters']} waiters held, answered at {pace}:")
+        print(f"  server RSS {held['rss_before_mib']:.1f} MiB before, {held['rss_held_mib']:.1f} MiB held: "
+              f"{held['kib_per_waiter']:.1f} KiB per waiter")
+        print(f"  wake delay after the answer committed: p50 {held['wake_p50_ms']:.1f} ms, "
+              f"p99 {held['wake_p99_ms']:.1f} ms, max {held['wake_max_ms']:.1f} ms "
+              f"(all {held['waiters']} answered in {held['answer_all_s']:.1f} s)")
 
 
 def main() -> None:

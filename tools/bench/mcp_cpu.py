@@ -17,12 +17,18 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-from tools.bench.mcp import ADMIN, SERVER, RawConn, free_port, legacy_session, mcp_headers, prepare_hub, tool_body
+from tools.bench.mcp import (
+    ADMIN,
+    RawConn,
+    free_port,
+    hub_process,
+    legacy_session,
+    mcp_headers,
+    prepare_hub,
+    tool_body,
+)
 
 TICK = os.sysconf("SC_CLK_TCK")
 KINDS = ("noop_post", "signal_append", "signal_append_legacy")
@@ -67,16 +73,9 @@ async def rounds(port: int, pid: int, token: str, args: argparse.Namespace) -> d
 
 async def main_async(args: argparse.Namespace) -> None:
     port = free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
-        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
-                                  env=env, stderr=subprocess.DEVNULL)
-        try:
-            token = await prepare_hub(port)
-            cpu = await rounds(port, server.pid, token, args)
-        finally:
-            server.terminate()
-            server.wait(30)
+    with hub_process(port) as server:
+        token = await prepare_hub(port)
+        cpu = await rounds(port, server.pid, token, args)
     med = {kind: statistics.median(values) for kind, values in cpu.items()}
     print(f"server CPU per request, median of {args.rounds} rounds of {args.requests} requests "
           f"({args.clients} connections; load average {os.getloadavg()[0]:.2f}):")
