@@ -33,6 +33,13 @@ PAYLOAD_MAX = 256 * 1024
 SESSION_ID_MAX = 128
 
 
+# 1 when the event `:id` of `:project` lies above the human's cursor (no cursor, or no project row:
+# every event does), else 0: how much the event adds to, or its removal takes from, the project's
+# kept unseen count (`feed_stats.unseen`). A new id is always past the cursor (ids only grow); the
+# check keeps the count true without leaning on that.
+ABOVE_CURSOR = """(:id > COALESCE((SELECT p.last_seen_event FROM projects p WHERE p.id = :project), ''))"""
+
+
 @dataclass(frozen=True)
 class NewEvent:
     project_id: str
@@ -168,10 +175,12 @@ def insert_event(
         (event_id, ev.project_id, ev.kind, ev.actor, ev.summary, payload, ev.session_id, thread, now),
     )
     conn.execute(
-        """INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at) VALUES (?, 1, ?, ?, ?)
+        f"""INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at, unseen)
+           VALUES (:project, 1, :bytes, :id, :at, {ABOVE_CURSOR})
            ON CONFLICT (project_id) DO UPDATE SET events = events + 1, bytes = bytes + excluded.bytes,
-           newest_id = excluded.newest_id, newest_at = excluded.newest_at""",
-        (ev.project_id, len(ev.summary.encode()) + len(payload.encode()), event_id, now),
+           newest_id = excluded.newest_id, newest_at = excluded.newest_at, unseen = unseen + excluded.unseen""",
+        {"project": ev.project_id, "bytes": len(ev.summary.encode()) + len(payload.encode()), "id": event_id,
+         "at": now},
     )
     conn.execute(
         """INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, ?, 1, ?)
@@ -213,7 +222,8 @@ def event_row(conn: sqlite3.Connection, event_id: str) -> sqlite3.Row | None:
 
 def remove_events(conn: sqlite3.Connection, event_ids: list[str]) -> int:
     """Delete single events (an abandoned enrolment request, say) with their inbox items, keeping
-    each project's tallies true: the event ceiling and unseen counts read them. Returns how many."""
+    each project's tallies true: the event ceiling and unseen counts read them (an event above the
+    human's cursor leaves the unseen count with it). Returns how many."""
     removed = 0
     for event_id in event_ids:
         row = conn.execute("SELECT project_id, summary, payload FROM events WHERE id = ?", (event_id,)).fetchone()
@@ -224,10 +234,11 @@ def remove_events(conn: sqlite3.Connection, event_ids: list[str]) -> int:
         newest = conn.execute("SELECT id, created_at FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1",
                               (row["project_id"],)).fetchone()
         conn.execute(
-            """UPDATE feed_stats SET events = events - 1, bytes = MAX(0, bytes - ?), newest_id = ?, newest_at = ?
-               WHERE project_id = ?""",
-            (len(row["summary"].encode()) + len(row["payload"].encode()), newest[0] if newest else None,
-             newest[1] if newest else None, row["project_id"]),
+            f"""UPDATE feed_stats SET events = events - 1, bytes = MAX(0, bytes - :bytes), newest_id = :newest,
+               newest_at = :newest_at, unseen = unseen - {ABOVE_CURSOR} WHERE project_id = :project""",
+            {"bytes": len(row["summary"].encode()) + len(row["payload"].encode()),
+             "newest": newest[0] if newest else None, "newest_at": newest[1] if newest else None,
+             "id": event_id, "project": row["project_id"]},
         )
         removed += 1
     return removed

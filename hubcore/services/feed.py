@@ -121,6 +121,28 @@ def last_seen(conn: sqlite3.Connection, project_id: str) -> str | None:
     return row[0] if row else None
 
 
+def move_last_seen(conn: sqlite3.Connection, project_id: str, current: str | None, target: str) -> None:
+    """Move the human's cursor forward from `current` to `target` and keep the project's unseen
+    count (`feed_stats.unseen`) true in the same command.
+
+    The count is what stays above the cursor: none when the cursor reaches the newest event (the
+    usual "seen all"); otherwise the old count less the events the cursor passed over, a range as
+    long as the move (a reader catching up in steps pays for each step once), not the backlog.
+    With no cursor before, every event was unseen, so what stays is counted above `target`.
+    """
+    conn.execute("UPDATE projects SET last_seen_event = ? WHERE id = ?", (target, project_id))
+    newest = conn.execute("SELECT newest_id FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
+    params = {"project": project_id, "current": current, "target": target}
+    if newest is None or newest[0] is None or newest[0] <= target:  # nothing stays above it
+        unseen = "0"
+    elif current is None:
+        unseen = "(SELECT COUNT(*) FROM events e WHERE e.project_id = :project AND e.id > :target)"
+    else:
+        unseen = """unseen - (SELECT COUNT(*) FROM events e WHERE e.project_id = :project
+                    AND e.id > :current AND e.id <= :target)"""
+    conn.execute(f"UPDATE feed_stats SET unseen = {unseen} WHERE project_id = :project", params)
+
+
 class FeedService:
     def __init__(self, core: Core, settle: Settle) -> None:
         self.core = core
@@ -191,7 +213,7 @@ class FeedService:
                 target = None
             advanced = target is not None and (current is None or target > current)
             if advanced:
-                conn.execute("UPDATE projects SET last_seen_event = ? WHERE id = ?", (target, project_id))
+                move_last_seen(conn, project_id, current, str(target))
             return {"project_id": project_id, "last_seen": target if advanced else current, "advanced": advanced}
 
         return await self.core.store.execute(write)

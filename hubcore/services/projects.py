@@ -55,23 +55,14 @@ class ProjectUpdate(Request):
 
 
 def unseen_counts(conn: sqlite3.Connection, project_ids: list[str]) -> dict[str, int]:
-    """Feed events above the human's cursor, per project, in one query.
-
-    With no cursor yet every event is unseen and the count is the project's feed tally (no scan);
-    otherwise it is a range scan of the (project_id, id) index above the cursor, short while the
-    human keeps up.
-    """
+    """Feed events above the human's cursor, per project: the count kept beside the feed's other
+    tallies (`feed_stats.unseen`, maintained by every append, removal and cursor move), one indexed
+    row per project whatever the backlog. A project with no events has no row and counts 0."""
     counts = dict.fromkeys(project_ids, 0)
     if not project_ids:
         return counts
     marks = ", ".join("?" * len(project_ids))
-    rows = conn.execute(
-        f"""SELECT p.id, CASE WHEN p.last_seen_event IS NULL THEN COALESCE(fs.events, 0)
-                ELSE (SELECT COUNT(*) FROM events e WHERE e.project_id = p.id AND e.id > p.last_seen_event) END
-            FROM projects p LEFT JOIN feed_stats fs ON fs.project_id = p.id
-            WHERE p.id IN ({marks})""",
-        project_ids,
-    )
+    rows = conn.execute(f"SELECT project_id, unseen FROM feed_stats WHERE project_id IN ({marks})", project_ids)
     for project_id, count in rows:
         counts[project_id] = int(count)
     return counts

@@ -192,11 +192,23 @@ V3_NOTIFICATIONS = statements(
        WHERE project_id IS NOT NULL""",
 )
 
+# Each project's count of feed events above the human's cursor, kept beside its other tallies as
+# events are appended and removed and as the cursor moves, so that the project listing and Home read
+# it instead of counting a range that grows with every event the human has not looked at. The
+# back-fill counts it once: events above the cursor (every event while there is no cursor).
+V5_UNSEEN = statements(
+    """ALTER TABLE feed_stats ADD COLUMN unseen INTEGER NOT NULL DEFAULT 0""",
+    """UPDATE feed_stats SET unseen = (
+        SELECT COUNT(*) FROM events e WHERE e.project_id = feed_stats.project_id
+        AND e.id > COALESCE((SELECT p.last_seen_event FROM projects p WHERE p.id = feed_stats.project_id), ''))""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
     Migration(3, "notifications", V3_NOTIFICATIONS),
     Migration(4, "sessions", V4_SESSIONS),
+    Migration(5, "unseen counts", V5_UNSEEN),
 )
 
 

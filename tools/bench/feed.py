@@ -73,11 +73,12 @@ def bulk_events(conn: sqlite3.Connection, project: str, start: int, count: int, 
         made.append(eid)
     conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
                      "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    # The loaded events are the feed's newest, so every one is above the human's cursor (unseen).
     conn.execute(
-        """INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at) VALUES (?, ?, 0, ?, ?)
+        """INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at, unseen) VALUES (?, ?, 0, ?, ?, ?)
            ON CONFLICT (project_id) DO UPDATE SET events = events + excluded.events,
-           newest_id = excluded.newest_id, newest_at = excluded.newest_at""",
-        (project, count, made[-1], rows[-1][-1]),
+           newest_id = excluded.newest_id, newest_at = excluded.newest_at, unseen = unseen + excluded.unseen""",
+        (project, count, made[-1], rows[-1][-1], count),
     )
     conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)",
                  (ids.MARK_KEY, str(base_ms + start + count)))
