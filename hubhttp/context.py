@@ -13,7 +13,6 @@ from quart import Response, current_app, request
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
-from hubcore.services import validate
 
 HUB_KEY = "agent_hub"
 
@@ -51,7 +50,9 @@ async def json_body(*, default: Mapping[str, Any] | None = None) -> Mapping[str,
         raise HubError("invalid_argument", f"the body is not valid JSON: {exc}") from None
     if isinstance(raw, bytes) and WIDE_INTEGER.search(raw):
         parsed = _exact(raw)
-    return validate.body_object(parsed)
+    if not isinstance(parsed, dict):
+        raise HubError("invalid_argument", "request body must be a JSON object")
+    return parsed
 
 
 # orjson reads an integer literal beyond 64 bits as a float, silently losing it; a body holding a

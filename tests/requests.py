@@ -15,7 +15,7 @@ from hubcore.services.posts import IdeaPost, QuestionPost, SignalAppend
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
-from hubcore.services.sessions import SessionEnd, SessionList, SessionStart
+from hubcore.services.sessions import SessionEnd, SessionList, SessionReassign, SessionStart
 
 
 def a_signal(**fields: Any) -> SignalAppend:
@@ -72,6 +72,10 @@ def a_project_update(**fields: Any) -> ProjectUpdate:
 
 def a_session_end(**fields: Any) -> SessionEnd:
     return parse(SessionEnd, fields)
+
+
+def a_reassign(**fields: Any) -> SessionReassign:
+    return parse(SessionReassign, fields)
 
 
 def an_agent(**fields: Any) -> AgentCreate:

@@ -26,7 +26,7 @@ from hubcore.services.access import readable_project, require_admin, visibility
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
-from hubcore.services.fields import ProjectId, SessionId, Trimmed
+from hubcore.services.fields import AgentId, ProjectId, SessionId, Trimmed
 from hubcore.services.requests import Request
 
 NAME_MAX = 100
@@ -66,6 +66,13 @@ class SessionEnd(Request):
     session_id: Annotated[SessionId | None, Field(
         description="the session to end (over MCP, default: your active session)")] = None
     handoff: Handoff | None = None
+
+
+class SessionReassign(Request):
+    """`POST /sessions/:id/reassign` (the human's): give a running session to another agent."""
+
+    session_id: SessionId
+    agent: Annotated[AgentId, Field(description="the agent that owns the session from now on")]
 
 
 _BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
@@ -374,9 +381,9 @@ class SessionsService:
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
 
-    async def reassign(self, caller: Caller, session_id: str, body: Any) -> dict[str, Any]:
+    async def reassign(self, caller: Caller, req: SessionReassign) -> dict[str, Any]:
         require_admin(caller, "reassigning a session")
-        agent = validate.agent_id(validate.body_object(body).get("agent"), field="agent")
+        session_id, agent = req.session_id, req.agent
         now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:

@@ -9,7 +9,6 @@ limit applies to what is kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from hubcore.errors import invalid
@@ -36,12 +35,6 @@ def one_line(value: str) -> bool:
 
 def is_label(value: str) -> bool:
     return NOT_LABEL_RE.search(value) is None
-
-
-def body_object(body: Any) -> Mapping[str, Any]:
-    if not isinstance(body, Mapping):
-        raise invalid("request body must be a JSON object")
-    return body
 
 
 def project_id(value: Any, *, field: str = "id") -> str:

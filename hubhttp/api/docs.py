@@ -21,7 +21,7 @@ from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
-from hubcore.services.sessions import SessionEnd, SessionPage
+from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
 
 Schema = dict[str, Any]
 
@@ -136,8 +136,6 @@ HOME = obj("unread", "waiting", "waiting_items", "agents_active", "last_event_at
            node=NODE, storage=VOLUME, prunable=PRUNABLE)
 STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=INT, sessions=N_INT,
             artifacts=N_INT, kb_pages=N_INT, agents_active=INT, threads=INT, agents_written=INT, disk_bytes=N_INT)
-# Hand-written bodies (no typed request model yet); the limits are the services' constants.
-REASSIGN = obj("owner", owner=STR)
 BRAIN_QUERY = ("path", "store")  # hubhttp.api.sessions.brain_query
 MARKED = obj("event_id", "status", event_id=STR, status=STR)
 
@@ -181,7 +179,7 @@ DOCS: Mapping[str, Doc] = {
     "sessions.end_session": Doc("End a session", SESSION, problems=(404, 409, 413), model=SessionEnd,
                                 body_required=False),
     "sessions.reassign_session": Doc("Give a session to another agent", SESSION, problems=(404, 409),
-                                     body=REASSIGN),
+                                     model=SessionReassign),
     "sessions.brain_level": Doc("A level of the session's brain", ANY_OBJ, problems=(404, 409),
                                  query_model=BrainList, query_members=BRAIN_QUERY),
     "sessions.brain_entry": Doc("One entry of the session's brain (409: the path is a directory)", ANY_OBJ,

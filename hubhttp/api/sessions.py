@@ -6,7 +6,7 @@ from quart import Blueprint, Response, request
 
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.requests import parse
-from hubcore.services.sessions import SessionEnd, SessionPage
+from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
 from hubhttp.api.feed import optional_int
 from hubhttp.context import caller, hub, json_body, json_response
 
@@ -33,7 +33,8 @@ async def end_session(session_id: str) -> Response:
 
 @bp.post("/<session_id>/reassign")
 async def reassign_session(session_id: str) -> Response:
-    return json_response(await hub().sessions.reassign(caller(), session_id, await json_body()))
+    req = parse(SessionReassign, {**await json_body(), "session_id": session_id})
+    return json_response(await hub().sessions.reassign(caller(), req))
 
 
 def brain_query() -> dict[str, str]:

@@ -19,6 +19,7 @@ from tests.requests import (
     a_project_update,
     a_question,
     a_read_all,
+    a_reassign,
     a_seen,
     a_session_end,
     a_session_start,
@@ -95,7 +96,7 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "prune undo": lambda: hub.storage.undo(BOT, ids["undo"]),
         "storage report": lambda: hub.storage.report(BOT),
         "replay": lambda: hub.brains.replay(BOT, ids["active"]),
-        "session reassign": lambda: hub.sessions.reassign(BOT, ids["active"], {"agent": "other"}),
+        "session reassign": lambda: hub.sessions.reassign(BOT, a_reassign(session_id=ids["active"], agent="other")),
     }
 
 

@@ -26,7 +26,7 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from tests.core.support import wait_until
 from tests.harness import test_settings as settings_for
-from tests.requests import a_brain_put, a_project, a_session_end, a_session_start, an_agent
+from tests.requests import a_brain_put, a_project, a_reassign, a_session_end, a_session_start, an_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -247,7 +247,7 @@ async def test_resume_and_adopt_unseal_and_reassign_keeps_open(hub: Hub) -> None
     await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     assert (await hub.sessions.start(ALICE, a_session_start("web", "task")))["started"] == "resumed"
     assert seal_in_file(hub, sid) is None
-    await hub.sessions.reassign(HUMAN, sid, {"agent": "bob"})
+    await hub.sessions.reassign(HUMAN, a_reassign(session_id=sid, agent="bob"))
     await put(hub, sid, "/kv/b", BOB)
     await hub.sessions.end(BOB, a_session_end(session_id=sid))
     assert seal_in_file(hub, sid) == brain.ENDED
