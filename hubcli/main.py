@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from hubcli import exits
+from hubcli.project_cmd import project_app
+
+if TYPE_CHECKING:
+    from hubcore.config import Settings
 
 app = typer.Typer(
     name="hub-cli",
@@ -18,7 +23,8 @@ app = typer.Typer(
 )
 
 
-def _settings():  # type: ignore[no-untyped-def]
+def settings_or_exit() -> Settings:
+    """The settings, or exit 78 naming what is wrong with them."""
     from hubcore.config import ConfigError, load
 
     try:
@@ -41,7 +47,7 @@ def serve() -> None:
     the config file and HUB_* variables."""
     from hubcli.serve import run_serve
 
-    raise typer.Exit(run_serve(_settings()))
+    raise typer.Exit(run_serve(settings_or_exit()))
 
 
 @app.command()
@@ -71,7 +77,7 @@ def mcp() -> None:
     admin (actor label from HUB_AGENT_ID); refuses while a running hub holds the directory."""
     from hubcli.mcp_cmd import run_mcp
 
-    raise typer.Exit(run_mcp(_settings()))
+    raise typer.Exit(run_mcp(settings_or_exit()))
 
 
 @app.command()
@@ -85,7 +91,7 @@ def call(
     77 token refused, 78 no hub named."""
     from hubcli.mcp_cmd import run_call
 
-    raise typer.Exit(run_call(_settings(), tool, arguments))
+    raise typer.Exit(run_call(settings_or_exit(), tool, arguments))
 
 
 @app.command()
@@ -93,7 +99,10 @@ def tools(compact: bool = typer.Option(False, "--compact", help="One line per to
     """List the hub's agent tools (with their JSON Schemas unless --compact)."""
     from hubcli.mcp_cmd import run_tools
 
-    raise typer.Exit(run_tools(_settings(), compact))
+    raise typer.Exit(run_tools(settings_or_exit(), compact))
+
+
+app.add_typer(project_app)
 
 
 def run() -> None:

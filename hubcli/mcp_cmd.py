@@ -23,8 +23,7 @@ def _dump(value: Any) -> str:
 
 def run_mcp(settings: Settings) -> int:
     """stdio: a bridge to HUB_URL, or the local data directory served standalone."""
-    from hubcore.hub import DataDirLocked, data_dir_in_use
-    from hubcore.services.validate import AGENT_ID_RE
+    from hubcli.local import local_caller, run_local
     from hubmcp.stdio import serve_bridge, serve_standalone
 
     client = settings.client
@@ -36,20 +35,13 @@ def run_mcp(settings: Settings) -> int:
             return failure.code
         anyio.run(lambda: serve_bridge(client.url or "", client.token, timeout=client.timeout))
         return exits.OK
-    label = client.agent_id
-    if label is not None and not AGENT_ID_RE.match(label):
-        _err("mcp", f"HUB_AGENT_ID {label!r} is not a valid actor label (lowercase letters, digits, hyphens)")
-        return exits.NOT_CONFIGURED
     hub = settings.hub
-    if data_dir_in_use(hub.data_path):
-        _err("mcp", f"data directory {hub.data_path} is in use by a running hub; "
-                    "set HUB_URL to bridge to it instead")
-        return exits.REFUSED
     try:
-        anyio.run(lambda: serve_standalone(hub, label=label))
-    except DataDirLocked as exc:
-        _err("mcp", exc.message)
-        return exits.REFUSED
+        label = local_caller(settings).label
+        run_local(hub, lambda: serve_standalone(hub, label=label))
+    except CliFailure as failure:
+        _err("mcp", failure.message)
+        return failure.code
     return exits.OK
 
 

@@ -46,16 +46,26 @@ def plain_help(command: Any, parent: Any, name: str) -> str:
 
 
 def render() -> str:
-    """The whole page: the program's help, then each command's, in the order `--help` lists them."""
+    """The whole page: the program's help, then each command's, in the order `--help` lists them;
+    a command group's own commands follow it."""
     group: Any = typer.main.get_command(app)  # a TyperGroup, typed as its base command
     root = context(group, None, PROG)
     sections = [HEADER, f"## `{PROG}`\n\n```text\n{plain_help(group, None, PROG)}\n```\n"]
-    for name in group.list_commands(root):
-        command = group.get_command(root, name)
+    sections.extend(command_sections(group, root, PROG))
+    return "\n".join(sections)
+
+
+def command_sections(group: Any, parent: Any, prefix: str) -> list[str]:
+    """One section per command of `group`, recursing into groups."""
+    sections = []
+    for name in group.list_commands(parent):
+        command = group.get_command(parent, name)
         if command is None or command.hidden:
             continue
-        sections.append(f"## `{PROG} {name}`\n\n```text\n{plain_help(command, root, name)}\n```\n")
-    return "\n".join(sections)
+        sections.append(f"## `{prefix} {name}`\n\n```text\n{plain_help(command, parent, name)}\n```\n")
+        if hasattr(command, "list_commands"):
+            sections.extend(command_sections(command, context(command, parent, name), f"{prefix} {name}"))
+    return sections
 
 
 def main(argv: list[str]) -> int:
