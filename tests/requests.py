@@ -16,6 +16,7 @@ from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 from hubcore.services.sessions import SessionEnd, SessionList, SessionReassign, SessionStart
+from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
 
 
 def a_signal(**fields: Any) -> SignalAppend:
@@ -76,6 +77,16 @@ def a_session_end(**fields: Any) -> SessionEnd:
 
 def a_reassign(**fields: Any) -> SessionReassign:
     return parse(SessionReassign, fields)
+
+
+def a_prune(**fields: Any) -> PruneAll | PruneProject | PruneSession:
+    """A prune of one session (`session_id`), one project's (`project_id`), or all (neither)."""
+    model = PruneSession if "session_id" in fields else PruneProject if "project_id" in fields else PruneAll
+    return parse(model, fields)
+
+
+def an_undo(token: Any) -> PruneUndo:
+    return parse(PruneUndo, {"token": token})
 
 
 def an_agent(**fields: Any) -> AgentCreate:

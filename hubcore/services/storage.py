@@ -19,17 +19,19 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
+from pydantic import Field, StringConstraints
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import conflict, not_found
 from hubcore.metrics import store_bytes
-from hubcore.services import validate
 from hubcore.services.access import project_missing, require_admin
 from hubcore.services.core import Core
+from hubcore.services.fields import ProjectId, SessionId
+from hubcore.services.requests import Request
 from hubcore.services.sessions import session_missing
 from hubcore.services.volume import Memo
 from hubcore.tokens import token_hash
@@ -38,6 +40,37 @@ SWEEP_EVERY_SECS = 5.0
 # Row columns filled from the parts that hold those kinds (`Part.project_bytes`); the sessions
 # column is this part's own.
 PART_COLUMNS = {"artifacts": "artifact_bytes", "knowledge": "kb_bytes"}
+UNDO_TOKEN_BYTES = 24  # minted by `secrets.token_urlsafe`: 32 URL-safe characters
+UNDO_TOKEN_PATTERN = f"^[A-Za-z0-9_-]{{{(UNDO_TOKEN_BYTES * 4 + 2) // 3}}}$"
+
+
+# The prune and undo routes take nothing but their path: any other member (a query parameter or a
+# body member) is refused naming it, so `DELETE /storage/sessions?project_id=web` cannot prune
+# every project's sessions while its caller believes it pruned one project's.
+class PruneAll(Request):
+    """`DELETE /storage/sessions`: every ended session."""
+
+
+class PruneProject(Request):
+    """`DELETE /storage/projects/:id/sessions`: one project's ended sessions."""
+
+    project_id: ProjectId
+
+
+class PruneSession(Request):
+    """`DELETE /storage/sessions/:id`: one ended session."""
+
+    session_id: Annotated[SessionId, Field(description="the ended session to prune")]
+
+
+class PruneUndo(Request):
+    """`POST /prune/undo/:token`: restore a pruned session within its undo window."""
+
+    token: Annotated[str, StringConstraints(pattern=UNDO_TOKEN_PATTERN),
+                     Field(description="the undo token a prune returned")]
+
+
+Prune = PruneAll | PruneProject | PruneSession
 
 
 def add(*values: int | None) -> int | None:
@@ -125,12 +158,11 @@ class StorageService:
 
     # -- prune and undo --------------------------------------------------------------------------
 
-    async def prune(self, caller: Caller, *, session_id: str | None = None,
-                    project_id: str | None = None) -> dict[str, Any]:
+    async def prune(self, caller: Caller, req: Prune) -> dict[str, Any]:
         """Mark ended sessions deleted: one, one project's, or all. Each gets its own undo token."""
         require_admin(caller, "pruning sessions")
-        if project_id is not None:
-            validate.project_id(project_id, field="project_id")
+        session_id = req.session_id if isinstance(req, PruneSession) else None
+        project_id = req.project_id if isinstance(req, PruneProject) else None
         now = self.core.now()
         window = self.core.settings.prune_undo_secs
 
@@ -138,7 +170,7 @@ class StorageService:
             targets = _prune_targets(conn, session_id, project_id)
             pruned = []
             for row in targets:
-                token = secrets.token_urlsafe(24)
+                token = secrets.token_urlsafe(UNDO_TOKEN_BYTES)
                 conn.execute("UPDATE sessions SET pruned_at = ?, undo_token_hash = ? WHERE id = ?",
                              (now, token_hash(token), row["id"]))
                 pruned.append({"session_id": row["id"], "project_id": row["project_id"], "name": row["name"],
@@ -152,8 +184,9 @@ class StorageService:
             item["bytes"] = self._brain_bytes(item["session_id"])
         return {"pruned": pruned, "count": len(pruned), "bytes": add(*(p["bytes"] for p in pruned))}
 
-    async def undo(self, caller: Caller, token: str) -> dict[str, Any]:
+    async def undo(self, caller: Caller, req: PruneUndo) -> dict[str, Any]:
         require_admin(caller, "undoing a prune")
+        token = req.token
         now, window = self.core.now(), self.core.settings.prune_undo_secs
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
+from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
 
 Schema = dict[str, Any]
 
@@ -186,11 +187,13 @@ DOCS: Mapping[str, Doc] = {
                                 problems=(404, 409, 422), query_model=BrainGet, query_members=BRAIN_QUERY),
     "sessions.replay": Doc("The session's call log", ANY_OBJ),
     "storage.report": Doc("The storage report", STORAGE, problems=()),
-    "storage.prune_one": Doc("Prune one ended session", PRUNED, problems=(404, 409)),
-    "storage.prune_all": Doc("Prune every ended session", PRUNED, problems=()),
-    "storage.prune_project": Doc("Prune a project's ended sessions", PRUNED),
+    # The prune routes take only their path (the models refuse any query or body member).
+    "storage.prune_one": Doc("Prune one ended session", PRUNED, problems=(404, 409), query_model=PruneSession),
+    "storage.prune_all": Doc("Prune every ended session", PRUNED, problems=(), query_model=PruneAll),
+    "storage.prune_project": Doc("Prune a project's ended sessions", PRUNED, query_model=PruneProject),
     "storage.undo": Doc("Undo a prune within its window", obj("session_id", "restored", session_id=STR,
-                                                              project_id=STR, restored=BOOL)),
+                                                              project_id=STR, restored=BOOL),
+                        query_model=PruneUndo),
     "stream.stream": Doc("Server-sent changes (text/event-stream)", {"type": "string"}, problems=(429,),
                          media="text/event-stream"),
 }

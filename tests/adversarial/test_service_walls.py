@@ -17,6 +17,7 @@ from tests.requests import (
     a_decision,
     a_grant,
     a_project_update,
+    a_prune,
     a_question,
     a_read_all,
     a_reassign,
@@ -29,6 +30,7 @@ from tests.requests import (
     an_idea,
     an_inbox_mark,
     an_inbox_read,
+    an_undo,
 )
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +60,7 @@ async def scene(client: HubClient) -> dict[str, str]:
     await hub.sessions.end(BOT, a_session_end(session_id=ended["session_id"]))
     gone = await hub.sessions.start(BOT, a_session_start("proj", "gone"))
     await hub.sessions.end(BOT, a_session_end(session_id=gone["session_id"]))
-    pruned = await hub.storage.prune(ADMIN, session_id=gone["session_id"])
+    pruned = await hub.storage.prune(ADMIN, a_prune(session_id=gone["session_id"]))
     with client.db() as conn:
         unread = conn.execute("SELECT event_id FROM inbox WHERE status = 'unread'").fetchone()[0]
     return {"unread": unread, "question": question["event_id"], "approval": approval["event_id"],
@@ -90,10 +92,10 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "grant revoke": lambda: hub.agents.revoke_grant(BOT, "bot", "proj"),
         "approval decision": lambda: hub.resolutions.decide(
             BOT, a_decision(approval_id=ids["approval"], decision="approve")),
-        "prune one": lambda: hub.storage.prune(BOT, session_id=ids["ended"]),
-        "prune project": lambda: hub.storage.prune(BOT, project_id="proj"),
-        "prune all": lambda: hub.storage.prune(BOT),
-        "prune undo": lambda: hub.storage.undo(BOT, ids["undo"]),
+        "prune one": lambda: hub.storage.prune(BOT, a_prune(session_id=ids["ended"])),
+        "prune project": lambda: hub.storage.prune(BOT, a_prune(project_id="proj")),
+        "prune all": lambda: hub.storage.prune(BOT, a_prune()),
+        "prune undo": lambda: hub.storage.undo(BOT, an_undo(ids["undo"])),
         "storage report": lambda: hub.storage.report(BOT),
         "replay": lambda: hub.brains.replay(BOT, ids["active"]),
         "session reassign": lambda: hub.sessions.reassign(BOT, a_reassign(session_id=ids["active"], agent="other")),

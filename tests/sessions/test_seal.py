@@ -26,7 +26,16 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from tests.core.support import wait_until
 from tests.harness import test_settings as settings_for
-from tests.requests import a_brain_put, a_project, a_reassign, a_session_end, a_session_start, an_agent
+from tests.requests import (
+    a_brain_put,
+    a_project,
+    a_prune,
+    a_reassign,
+    a_session_end,
+    a_session_start,
+    an_agent,
+    an_undo,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -285,14 +294,14 @@ async def test_a_pruned_brain_stays_sealed_refuses_its_call_log_and_undo_keeps_i
     await hub.brains.record_call(sid, "brain_put", {"path": "/kv/a"}, "ok")
     await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     await hub.brains.record_call(sid, "session_end", {}, "ok")  # an ended session logs its end
-    (pruned,) = (await hub.storage.prune(HUMAN, session_id=sid))["pruned"]
+    (pruned,) = (await hub.storage.prune(HUMAN, a_prune(session_id=sid)))["pruned"]
     assert seal_in_file(hub, sid) == brain.ENDED  # sealed since the end; prune opened no brain
     with pytest.raises(HubError) as caught:
         await hub.brains.record_call(sid, "brain_get", {}, "ok")
     assert caught.value.code == "not_found"
     with sqlite3.connect(hub.brains.path_of(sid)) as conn:
         assert [r[0] for r in conn.execute("SELECT tool FROM calls ORDER BY id")] == ["brain_put", "session_end"]
-    await hub.storage.undo(HUMAN, pruned["undo_token"])
+    await hub.storage.undo(HUMAN, an_undo(pruned["undo_token"]))
     assert seal_in_file(hub, sid) == brain.ENDED  # restored as it was: ended, so still sealed
     with pytest.raises(HubError) as caught:
         await put(hub, sid, "/kv/b")
