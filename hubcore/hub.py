@@ -14,17 +14,19 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
+from hubcore.caller import Caller
 from hubcore.clock import Clock, SystemClock
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubcore.parts import Part, overrides
 from hubcore.parts.feeds import FeedsPart
+from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
 from hubcore.parts.sessions import SessionsPart
 from hubcore.services.agents import revoke_reserved
@@ -33,6 +35,8 @@ from hubcore.services.brief import BriefService
 from hubcore.services.changes import Notifier, Publisher
 from hubcore.services.core import Core
 from hubcore.services.home import HomeService
+from hubcore.services.kb.files import kb_factory
+from hubcore.services.sessions import SessionRef
 from hubcore.store.actor import StoreActor
 from hubcore.store.migrations import migrate
 from hubcore.store.pool import ActorPool
@@ -79,19 +83,29 @@ def data_dir_in_use(data_dir: Path) -> bool:
     return False
 
 
-def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart,
-                                                                                     SessionsPart]:
+def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
+                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart]:
     """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
     the services it exposes to the adapters); no other part's module changes."""
+    sessions = SessionsPart(core, brain_pool)
+
+    async def brain_entry(caller: Caller, session_id: str, path: str) -> dict[str, Any]:
+        """A session brain entry with its session's name: what a knowledge base promote copies."""
+        entry = await sessions.brains.get(caller, SessionRef(session_id=session_id), path)
+        session = await sessions.sessions.get(caller, session_id)
+        return {**entry, "name": session["name"]}
+
     return (
         ProjectsPart(core, opened_version=opened_version),
         FeedsPart(core),
-        SessionsPart(core, brain_pool),
+        sessions,
+        KbPart(core, kb_pool, brain_entry),
     )
 
 
 class Hub:
-    def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int, brain_pool: ActorPool) -> None:
+    def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int, brain_pool: ActorPool,
+                 kb_pool: ActorPool) -> None:
         self.core = core
         self.settings = core.settings
         self.task_group = task_group
@@ -99,8 +113,9 @@ class Hub:
         self.metrics = core.metrics
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        projects, feeds, sessions = build_parts(core, opened_version=opened_version, brain_pool=brain_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions)
+        projects, feeds, sessions, kb = build_parts(core, opened_version=opened_version, brain_pool=brain_pool,
+                                                    kb_pool=kb_pool)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -108,6 +123,7 @@ class Hub:
         self.resolutions, self.posts, self.inbox, self.feed = feeds.resolutions, feeds.posts, feeds.inbox, feeds.feed
         self.attention, self.webhook = feeds.attention, feeds.webhook
         self.brains, self.sessions, self.storage = sessions.brains, sessions.sessions, sessions.storage
+        self.kb = kb.kb
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)
@@ -166,8 +182,11 @@ class Hub:
                         stores, brain_factory(data_dir / "brains", settings.synchronous),
                         max_open=settings.open_stores_max, idle_secs=settings.store_idle_secs,
                     )
+                    kb_pool = ActorPool(stores, kb_factory(data_dir / "kb", settings.synchronous),
+                                        max_open=settings.open_stores_max, idle_secs=settings.store_idle_secs)
                     async with anyio.create_task_group() as background:
-                        hub = cls(core, background, opened_version=version, brain_pool=brain_pool)
+                        hub = cls(core, background, opened_version=version, brain_pool=brain_pool,
+                                  kb_pool=kb_pool)
                         await hub.start_background()
                         try:
                             yield hub
@@ -176,6 +195,7 @@ class Hub:
                 finally:
                     with anyio.CancelScope(shield=True):
                         await brain_pool.aclose()
+                        await kb_pool.aclose()
                         await store.aclose()
         finally:
             lock.close()

@@ -1,0 +1,81 @@
+"""The knowledge base part: each project's markdown pages in its own file (`kb/<project_id>.db`),
+with their history, trust, review, revert and promote (`hubcore.services.kb`).
+
+What it brings to the hub: the files (backup and check, the write count), its share of a project's
+deletion (the file goes after the commit), `kb_pages` and its bytes in project stats, `kb_bytes`
+in the storage report, the brief's `stale_pages`, and the pool's idle sweeper.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.parts import Part, Task
+from hubcore.services.brief import STALE_MAX, section
+from hubcore.services.core import Core
+from hubcore.services.kb.derive import decoded
+from hubcore.services.kb.files import KbFiles
+from hubcore.services.kb.pages import BrainEntry
+from hubcore.services.kb.service import KbService
+from hubcore.store import kb
+from hubcore.store.connection import connect
+from hubcore.store.pool import ActorPool
+
+
+class KbPart(Part):
+    name = "knowledge-base"
+
+    def __init__(self, core: Core, pool: ActorPool, brain_entry: BrainEntry | None = None) -> None:
+        self.core = core
+        self.store = KbFiles(pool, core.settings.data_path / "kb")
+        self.kb = KbService(core, self.store, brain_entry)
+
+    def writes(self) -> int:
+        return self.store.writes
+
+    def files(self, data_dir: Path) -> Iterable[Path]:
+        return sorted((data_dir / "kb").glob("*.db"))
+
+    async def after_delete(self, project_id: str) -> None:
+        await self.store.remove(project_id)
+
+    async def project_stats(self, project_id: str) -> Mapping[str, int | None]:
+        pages = await self.store.read(project_id, kb.page_count, 0)
+        return {"kb_pages": pages, "disk_bytes": self.store.bytes_of(project_id)}
+
+    async def project_bytes(self) -> Mapping[str, Mapping[str, int | None]]:
+        return {"knowledge": {path.stem: self.store.bytes_of(path.stem) for path in self.store.files()}}
+
+    def brief(self, conn: sqlite3.Connection, caller: Caller, project_id: str,
+              since: Mapping[str, Any]) -> Mapping[str, Any]:
+        """`stale_pages`: at most 10 pages past their `stale_after` date, longest overdue first.
+        Read here, in the brief's read on hub.db, through a read-only connection of the project's
+        file (none: nothing is stale)."""
+        now = self.core.now()
+        today = iso(now)[:10]
+        path = self.store.path_of(project_id)
+        if not path.exists():
+            return {"stale_pages": section([], 0, 0)}
+        reader = connect(path, readonly=True)
+        try:
+            found, total = kb.stale_pages(reader, today, STALE_MAX)
+        finally:
+            reader.close()
+        return {"stale_pages": section([_stale_item(p, now) for p in found], total, len(found))}
+
+    def background(self) -> Sequence[Task]:
+        return (self.store.pool.run_sweeper,)
+
+
+def _stale_item(page: kb.Page, now: float) -> dict[str, Any]:
+    due = date.fromisoformat(page.stale_after or iso(now)[:10])
+    overdue = (date.fromisoformat(iso(now)[:10]) - due).days
+    title = decoded(page.derived, page.path, None).title
+    return {"path": page.path, "title": title, "stale_after": page.stale_after, "overdue_days": overdue,
+            "trust": page.trust}

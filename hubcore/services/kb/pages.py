@@ -1,0 +1,321 @@
+"""The knowledge base's page operations: write, read, list, delete, review, revert, promote.
+
+Every compare-and-write (`if_version`, `absent`, review's and revert's checks) happens inside one
+command of the project file's actor (`store_page`), so two writers are ordered by the mailbox and
+no service takes a lock. What a page's bytes say is derived before the command (`derive`), except
+for review, whose patch must apply to the bytes the command finds. The operation's signal is
+appended to hub.db after the page's commit (`signals`), and the event is published by the hub
+store's actor after that commit; no service publishes by hand.
+
+Rules and where they are decided: paths (`paths`, the brains' canonicaliser), sizes and the
+`if_version` condition (`hubcore.services.entries`), the file limit (checked on the write's size:
+every version's bytes are kept once, in the file, so a write's bytes are the only copy it adds;
+a delete adds none and is never refused for it), trust (`trust`, from the write log).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from hubcore.caller import Caller
+from hubcore.clock import iso
+from hubcore.errors import HubError, conflict, invalid, not_found
+from hubcore.services import entries
+from hubcore.services.access import require_admin
+from hubcore.services.core import Core
+from hubcore.services.kb import facts, frontmatter, signals
+from hubcore.services.kb.derive import Written, decoded, derive, stale_date
+from hubcore.services.kb.facts import PageFacts
+from hubcore.services.kb.files import KbFiles
+from hubcore.services.kb.models import KbDelete, KbList, KbPromote, KbRead, KbRevert, KbReview, KbWrite
+from hubcore.services.kb.trust import Note, brings_verification, trust
+from hubcore.store import kb
+
+INLINE_DERIVE_MAX = 64 * 1024  # larger pages are parsed on a worker thread, off the event loop
+# How a promote reads the session brain entry it copies: (caller, session id, path) -> the
+# brains service's entry (`content`, and the session's `name` and `project_id`).
+BrainEntry = Callable[[Caller, str, str], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Put:
+    """One page write as the command sees it."""
+
+    path: str
+    data: bytes
+    version: str
+    derived: Written
+    op: str
+    actor: str
+    at: float
+    condition: str | None
+    review: bool = False
+
+
+def store_page(conn: sqlite3.Connection, put: Put) -> kb.Page:
+    """Write `put` if its condition holds: the bytes kept once, the page row with its trust, the
+    log row with its note. Runs inside one actor command."""
+    current = kb.page(conn, put.path)
+    entries.require_version(current.version if current else None, put.condition)
+    if current is None:
+        require_file_place(conn, put.path)
+    kb.keep(conn, put.version, put.data)
+    stored = put.derived.verified
+    replaced = decoded(current.derived, put.path, None).verified if current else None
+    verifies = put.review or brings_verification(stored, replaced, put.at)
+    kb.append_log(conn, op=put.op, path=put.path, actor=put.actor, at=put.at, version=put.version,
+                  size_bytes=len(put.data), replaced=current.version if current else None, verifies=verifies,
+                  summary=put.derived.summary)
+    notes = (Note(r.at, r.version, r.verifies) for r in kb.path_log(conn, put.path))
+    page = kb.Page(put.path, put.version, len(put.data), put.at, put.actor, trust(stored, notes, put.version),
+                   put.derived.stale_after, put.derived.derived.to_json())
+    kb.put_page(conn, page)
+    return page
+
+
+def require_file_place(conn: sqlite3.Connection, path: str) -> None:
+    """A new page may not sit where a directory is, nor beneath another page."""
+    if kb.is_directory(conn, path):
+        raise conflict(f"{path} is a directory; a page cannot replace it")
+    above = kb.page_above(conn, path)
+    if above is not None:
+        raise conflict(f"{above} is a page, so it cannot be a directory holding {path}")
+
+
+async def derived(path: str, content: str) -> Written:
+    if len(content) <= INLINE_DERIVE_MAX:
+        return derive(path, content)
+    return await anyio.to_thread.run_sync(derive, path, content)
+
+
+def page_row(page: kb.Page, content: bytes) -> dict[str, Any]:
+    return {"path": page.path, "content": content.decode("utf-8"), "version": page.version,
+            "size_bytes": page.size_bytes, "last_write": {"actor": page.written_by, "at": iso(page.written_at)}}
+
+
+class PagesService:
+    """Pages of every project's knowledge base. `brain_entry` reads a session brain entry for
+    promote (the sessions part's read, handed in by the hub, which composes the parts)."""
+
+    def __init__(self, core: Core, files: KbFiles, brain_entry: BrainEntry | None = None) -> None:
+        self.core = core
+        self.files = files
+        self.brain_entry = brain_entry
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    async def read(self, caller: Caller, req: KbRead) -> dict[str, Any]:
+        """A page as it stands, or with `version` one version its history names while kept."""
+        await signals.require_project(self.core, caller, req.project_id)
+        path, version = req.path, req.version
+        if version is None:
+            found = await self.files.read(req.project_id, lambda conn: _current(conn, path), None)
+            if found is None:
+                raise not_found(f"no page at {path}")
+            return page_row(*found)
+        row = await self.files.read(req.project_id, lambda conn: _version(conn, path, version), None)
+        if row is None:
+            raise _no_version(path, version)
+        return row
+
+    async def list(self, caller: Caller, req: KbList) -> dict[str, Any]:
+        """One directory level (`meta`: every page beneath with its row fields), at most `limit`."""
+        await signals.require_project(self.core, caller, req.project_id)
+        if req.meta:
+            rows = await self.meta_rows(req.project_id, req.prefix)
+            return {"entries": rows[: req.limit], "truncated": len(rows) > req.limit}
+        empty: builtins.list[dict[str, Any]] = []
+        listed = await self.files.read(req.project_id, lambda conn: _level(conn, req.prefix), empty)
+        return {"entries": listed[: req.limit], "truncated": len(listed) > req.limit}
+
+    async def meta_rows(self, project_id: str, prefix: str) -> builtins.list[dict[str, Any]]:
+        """Every page under `prefix`, in path order, with the page row fields."""
+        today = self.today()
+        return [meta_row(p, today) for p in await self.walk(project_id, prefix)]
+
+    async def walk(self, project_id: str, prefix: str = "/fs/") -> builtins.list[PageFacts]:
+        """Every page under `prefix` as the derived views read it, in path order, from the rows
+        alone (a row derived by another hub version is derived again from its bytes)."""
+        none: builtins.list[PageFacts] = []
+        return await self.files.read(project_id, lambda conn: [facts_of(conn, p) for p in kb.pages(conn, prefix)],
+                                     none)
+
+    def today(self) -> str:
+        return iso(self.core.now())[:10]
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def write(self, caller: Caller, req: KbWrite) -> dict[str, Any]:
+        """Write a page (conditionally with `if_version`); the write signal is best effort."""
+        await signals.require_project(self.core, caller, req.project_id)
+        data = entries.encode(req.content, limit=entries.PAGE_MAX)
+        facts = await derived(req.path, req.content)
+        warnings = self._growth(req.project_id, len(data), req.if_version)
+        put = Put(req.path, data, entries.version_of(data), facts, "kb.put", caller.actor, self.core.now(),
+                  req.if_version)
+        page = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        await signals.signal(self.core, caller, req.project_id, "kb_written", page.path)
+        return {"ok": True, "path": page.path, "version": page.version, "size_bytes": page.size_bytes,
+                "lint": [], "warnings": warnings}
+
+    def _growth(self, project_id: str, incoming: int, condition: str | None) -> builtins.list[str]:
+        """The file limit's warnings, or its refusal; a refused condition on a project without a
+        file is refused here, so that it creates no file."""
+        if not self.files.exists(project_id):
+            entries.require_version(None, condition)
+        return entries.file_growth(f"knowledge base {project_id}", self.files.bytes_of(project_id) or 0, incoming)
+
+    async def delete(self, caller: Caller, req: KbDelete) -> dict[str, Any]:
+        """Delete a page; its bytes stay kept. A directory holding pages is refused (400); a
+        missing page is 404 with nothing logged or signalled."""
+        await signals.require_project(self.core, caller, req.project_id, room=True)
+        path, condition, now, actor = req.path, req.if_version, self.core.now(), caller.actor
+
+        def write(conn: sqlite3.Connection) -> None:
+            current = kb.page(conn, path)
+            if current is None:
+                if kb.is_directory(conn, path):
+                    raise invalid(f"{path} is a directory holding pages; delete its pages first", field="path")
+                raise not_found(f"no page at {path}")
+            entries.require_version(current.version, condition)
+            kb.remove_page(conn, path)
+            kb.append_log(conn, op="kb.delete", path=path, actor=actor, at=now, version=None, size_bytes=None,
+                          replaced=current.version, verifies=False, summary=None)
+
+        if not self.files.exists(req.project_id):
+            raise not_found(f"no page at {path}")
+        await self.files.execute(req.project_id, write)
+        await signals.signal(self.core, caller, req.project_id, "kb_deleted", path)
+        return {"ok": True, "path": path}
+
+    async def review(self, caller: Caller, req: KbReview) -> dict[str, Any]:
+        """The human vouches for the page: `{by: human, at: now}` appended to `verified`, no other
+        byte changed; with `if_version`, a page changed since is 409."""
+        require_admin(caller, "reviewing a page")
+        await signals.require_project(self.core, caller, req.project_id, room=True)
+        now, path = self.core.now(), req.path
+
+        def write(conn: sqlite3.Connection) -> kb.Page:
+            current = kb.page(conn, path)
+            if current is None:
+                raise not_found(f"no page at {path}")
+            entries.require_version(current.version, req.if_version)
+            content = kb.blob(conn, current.version) or b""
+            patched = frontmatter.append_verified(content.decode("utf-8"), "human", iso(now))
+            data = entries.encode(patched, limit=entries.PAGE_MAX)
+            put = Put(path, data, entries.version_of(data), derive(path, patched), "kb.review", caller.actor, now,
+                      None, review=True)
+            return store_page(conn, put)
+
+        if not self.files.exists(req.project_id):
+            raise not_found(f"no page at {path}")
+        page = await self.files.execute(req.project_id, write)
+        await signals.signal(self.core, caller, req.project_id, "kb_reviewed", path, {"verified_by": "human"})
+        return {"ok": True, "path": path, "version": page.version}
+
+    async def revert(self, caller: Caller, req: KbRevert) -> dict[str, Any]:
+        """Write a kept version back (logged `kb.revert`); nothing at all when it is the held one
+        (`changed: false`). `if_version: absent` restores a deleted page only while still gone."""
+        await signals.require_project(self.core, caller, req.project_id, room=True)
+        path, version = req.path, req.version
+        content = await self.files.read(req.project_id, lambda conn: _kept_bytes(conn, path, version), None)
+        if content is None:
+            raise _no_version(path, version)
+        facts = await derived(path, content.decode("utf-8"))
+        put = Put(path, content, version, facts, "kb.revert", caller.actor, self.core.now(), req.if_version)
+
+        def write(conn: sqlite3.Connection) -> kb.Page | None:
+            current = kb.page(conn, path)
+            if current is not None and current.version == version:
+                entries.require_version(current.version, put.condition)
+                return None  # already held: nothing is written, logged or signalled
+            if _kept_bytes(conn, path, version) is None:  # forgotten since it was read
+                raise _no_version(path, version)
+            return store_page(conn, put)
+
+        page = await self.files.execute(req.project_id, write)
+        size = len(content)
+        if page is not None:
+            await signals.signal(self.core, caller, req.project_id, "kb_reverted", path, {"version": version})
+        return {"ok": True, "path": path, "store": "project", "version": version, "size_bytes": size, "lint": [],
+                "warnings": [], "changed": page is not None}
+
+    async def promote(self, caller: Caller, req: KbPromote) -> dict[str, Any]:
+        """Copy a session brain entry into a page: its frontmatter patched with the keys given and
+        a `sources` entry citing the session (title: session name and path; resource: the entry's
+        session-brain URI)."""
+        await signals.require_project(self.core, caller, req.project_id, room=True)
+        if self.brain_entry is None:
+            raise HubError("unavailable", "this hub keeps no session brains to promote from")
+        entry = await self.brain_entry(caller, req.from_session_id, req.from_path)
+        source = frontmatter.Source(f"{entry['name']}: {entry['path']}",
+                                    f"hub://brain/{entry['session_id']}{entry['path']}")
+        patched = frontmatter.promote_patch(entry["content"], source, type=req.type, title=req.title,
+                                            description=req.description, tags=req.tags)
+        data = entries.encode(patched, limit=entries.PAGE_MAX)
+        facts = await derived(req.to_path, patched)
+        self._growth(req.project_id, len(data), req.if_version)
+        put = Put(req.to_path, data, entries.version_of(data), facts, "kb.promote", caller.actor, self.core.now(),
+                  req.if_version)
+        page = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        await signals.signal(self.core, caller, req.project_id, "kb_promoted", page.path,
+                             {"from_session_id": entry["session_id"], "from_path": entry["path"]})
+        return {"ok": True, "path": page.path, "version": page.version, "lint": []}
+
+
+def facts_of(conn: sqlite3.Connection, page: kb.Page) -> PageFacts:
+    derived = facts.Derived.from_json(page.derived) or decoded(page.derived, page.path, kb.blob(conn, page.version))
+    return PageFacts(page.path, page.size_bytes, page.version, derived, page.trust, page.written_by,
+                     iso(page.written_at))
+
+
+def meta_row(page: PageFacts, today: str) -> dict[str, Any]:
+    """A page's row fields (listing with `meta=1`)."""
+    d = page.derived
+    stale_after = stale_date(d.stale_after)
+    return {
+        "path": page.path, "type": "file", "size_bytes": page.size_bytes, "children": None,
+        "title": d.title, "description": d.description, "page_type": d.page_type, "status": d.status,
+        "tags": None if d.tags is None else list(d.tags), "trust": page.trust,
+        "verified_by": d.verified_by, "verified_at": d.verified_at,
+        "stale": stale_after is not None and stale_after < today, "stale_after": d.stale_after,
+        "last_write_by": page.last_write_by, "last_write_at": page.last_write_at,
+    }
+
+
+def _current(conn: sqlite3.Connection, path: str) -> tuple[kb.Page, bytes] | None:
+    page = kb.page(conn, path)
+    if page is None:
+        return None
+    return page, kb.blob(conn, page.version) or b""
+
+
+def _no_version(path: str, version: str) -> HubError:
+    return not_found(f"no kept version {version} of {path}")
+
+
+def _kept_bytes(conn: sqlite3.Connection, path: str, version: str) -> bytes | None:
+    """The bytes of `version` when the page's history names it and they are still kept."""
+    return kb.blob(conn, version) if kb.kept_row(conn, path, version) is not None else None
+
+
+def _version(conn: sqlite3.Connection, path: str, version: str) -> dict[str, Any]:
+    row = kb.kept_row(conn, path, version)
+    content = kb.blob(conn, version) if row is not None else None
+    if row is None or content is None:
+        raise _no_version(path, version)
+    held = kb.page(conn, path)
+    return {"path": path, "content": content.decode("utf-8"), "version": version, "size_bytes": len(content),
+            "current": held is not None and held.version == version, "at": iso(row.at), "actor": row.actor}
+
+
+def _level(conn: sqlite3.Connection, prefix: str) -> list[dict[str, Any]]:
+    if kb.page(conn, prefix) is not None:
+        raise conflict(f"{prefix} is a page, not a directory; read it instead")
+    return kb.level(conn, prefix)
