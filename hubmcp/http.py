@@ -5,11 +5,13 @@ whole serving lifetime, then call the endpoint as an ASGI app for every `/mcp` r
 has already resolved the bearer token into `scope["hub.caller"]`). Handshake-era clients get a
 stateful `Mcp-Session-Id`; 2026-07-28 clients are served per request.
 
-Reply framing: a 2026-07-28 request that answers at once (everything but a call to a waiting tool)
-gets one `application/json` body from a second, JSON-only session manager; the SSE framing, with its
-stream, disconnect watcher and keep-alive pings, costs a third of a quick call's CPU and buys such a
-call nothing. Waits (`inbox_wait`, `notify_wait`) and the handshake era keep the streamed reply. The
-routing reads the `Mcp-Method`/`Mcp-Name` headers, which the SDK checks against the body.
+Reply framing: a request that answers at once (everything but a call to a waiting tool) gets one
+`application/json` body; the SSE framing, with its stream, disconnect watcher and keep-alive pings,
+costs a third of a quick call's CPU and buys such a call nothing. Waits (`inbox_wait`,
+`notify_wait`) keep the streamed reply, for their progress and pings. A 2026-07-28 request is routed
+by its `Mcp-Method`/`Mcp-Name` headers (which the SDK checks against the body) to a second, JSON-only
+manager; inside a handshake-era session the session's transport reads the body and chooses per
+request (`hubmcp/framing.py`).
 
 DNS rebinding: the Host must be the hub's own (loopback names on any port, the bind address, the
 public URL's host, and, on a wildcard bind, this machine's names), and a browser Origin must be too.
@@ -32,6 +34,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubmcp.active import ActiveSessions
 from hubmcp.context import HttpBinding
+from hubmcp.framing import PerRequestFramingManager
 from hubmcp.server import HubMcp
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -86,18 +89,21 @@ class McpEndpoint:
         self.sessions = ActiveSessions()
         self.mcp = HubMcp(hub, HttpBinding(hub, self.sessions), fixtures=fixtures)
         security = security_settings(hub.settings)
-        self.manager = StreamableHTTPSessionManager(
+        waiting = frozenset(t.name for t in self.mcp.tools.values() if t.waits)
+        # Handshake-era sessions: each reply framed as JSON or a stream, per request (framing.py).
+        self.manager = PerRequestFramingManager(
             app=self.mcp.server,
             json_response=False,
             stateless=False,
             security_settings=security,
             session_idle_timeout=30 * 60,
+            waiting_tools=waiting,
         )
         # Only ever handed 2026-07-28 requests, which carry no session: stateless is moot.
         self.quick = StreamableHTTPSessionManager(
             app=self.mcp.server, json_response=True, stateless=True, security_settings=security,
         )
-        self._waiting_tools = frozenset(t.name.encode() for t in self.mcp.tools.values() if t.waits)
+        self._waiting_tools = frozenset(name.encode() for name in waiting)
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
