@@ -72,10 +72,10 @@ class Derived:
         return _decode(data)
 
 
-def derive(path: str, content: str) -> Derived:
+def derive(path: str, content: str, parsed: frontmatter.Frontmatter | None = None) -> Derived:
     """What the page at canonical `path` holding `content` says. Never raises: a write checks
-    `frontmatter.require_writable` first."""
-    found = frontmatter.parse(content)
+    `frontmatter.require_writable` first (and may hand its answer in as `parsed`, saving a parse)."""
+    found = parsed if parsed is not None else frontmatter.parse(content)
     body = content[found.body_offset:]
     page_links = tuple(_page_link(path, link) for link in links.extract(body, found.body_line))
     return Derived(

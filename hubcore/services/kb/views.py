@@ -1,0 +1,351 @@
+"""The derived views of a project's knowledge base: the meta listing, backlinks, lint and stats,
+all from one walk (a `Walk` over every page's `PageFacts`), so no view re-reads or re-parses a page
+(spec "Knowledge base routes"; lint as DESIGN section 7 settles it).
+
+Page classes: the root index `/fs/index.md`; the log `/fs/log.md`; a section index `<dir>/index.md`;
+every other page is a concept page. Sections are the parent directories (other than `/fs`) of
+existing pages. A link resolves to a page, or to an existing directory, which stands for its
+index page when it has one (`[Guides](guides/)`); anything else under `/fs` is broken. A link from
+a page to itself is never an incoming link: it neither shows in backlinks nor saves the page from
+`orphan_page`.
+
+`ViewCache` keeps one walk per project, shared by concurrent readers, renewed when the project's
+generation moves (the store bumps it on every write) and dropped ten seconds after it was taken.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+import anyio
+
+from hubcore.clock import Clock, iso
+from hubcore.services.kb.facts import PageFacts, PageLink
+from hubcore.services.kb.links import ROOT, index_of
+
+ROOT_INDEX = "/fs/index.md"
+LOG = "/fs/log.md"
+INDEX_NAME = "index.md"
+NEEDS_REVIEW = ("unverified", "machine_confirmed", "edited_since_review")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parent_of(path: str) -> str:
+    """A page's directory: `/fs/` for a page at the root, else `/fs/a/b` (no trailing slash)."""
+    head = path.rsplit("/", 1)[0]
+    return ROOT if head == ROOT.rstrip("/") else head
+
+
+def page_class(path: str) -> str:
+    """`root_index`, `log`, `section_index` or `concept` (DESIGN section 7)."""
+    if path == ROOT_INDEX:
+        return "root_index"
+    if path == LOG:
+        return "log"
+    return "section_index" if path.rsplit("/", 1)[-1] == INDEX_NAME else "concept"
+
+
+def stale_date(value: str | None) -> date | None:
+    """`stale_after` as a date when it is a real `YYYY-MM-DD`; anything else never goes stale."""
+    if value is None or not _DATE.fullmatch(value):
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def today_of(now: float) -> date:
+    """The UTC day of a clock reading: what `stale_after` is compared with."""
+    return datetime.fromtimestamp(now, tz=UTC).date()
+
+
+def is_stale(page: PageFacts, today: date) -> bool:
+    """After its `stale_after` day (UTC) a page reads as stale."""
+    when = stale_date(page.derived.stale_after)
+    return when is not None and today > when
+
+
+def finding(code: str, path: str, message: str, line: int | None = None,
+            meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A lint finding `{code, path, message, line?, meta?}`; absent members are left out."""
+    found: dict[str, Any] = {"code": code, "path": path, "message": message}
+    if line is not None:
+        found["line"] = line
+    if meta:
+        found["meta"] = meta
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Where a page link lands in this bundle: `page` (a page path, a directory's index page, or
+    None when it lands on a directory without one), or `broken`."""
+
+    page: str | None
+    broken: bool = False
+
+
+class Walk:
+    """Every page of one project at one moment, indexed for the views. Built once per walk; the
+    lint findings are worked out on first use and kept with it."""
+
+    def __init__(self, pages: Iterable[PageFacts], checked_at: str) -> None:
+        self.pages: tuple[PageFacts, ...] = tuple(sorted(pages, key=lambda p: p.path))
+        self.checked_at = checked_at
+        self.paths = [p.path for p in self.pages]
+        self.by_path = {p.path: p for p in self.pages}
+        self.dirs = _directories(self.paths)
+        self.outgoing = {p.path: self._targets(p) for p in self.pages}
+        self.incoming: dict[str, set[str]] = {}
+        for source, targets in self.outgoing.items():
+            for target in targets:
+                self.incoming.setdefault(target, set()).add(source)
+        self._lint: list[dict[str, Any]] | None = None
+
+    def resolve(self, link: PageLink) -> Resolved:
+        """Where a `page` link lands; external and escaping links land nowhere here."""
+        target = link.target
+        if link.kind != "page" or target is None:
+            return Resolved(None)
+        if target in self.by_path:
+            return Resolved(target)
+        if target in self.dirs:
+            index = index_of(target)
+            return Resolved(index if index in self.by_path else None)
+        return Resolved(None, broken=True)
+
+    def _targets(self, page: PageFacts) -> set[str]:
+        """The other pages `page` links to (a directory link counts for its index page)."""
+        targets = (self.resolve(link).page for link in page.derived.links)
+        return {t for t in targets if t is not None and t != page.path}
+
+    def under(self, prefix: str) -> Sequence[PageFacts]:
+        """The pages beneath directory `prefix` (canonical: `/fs/` or `/fs/a`), in path order."""
+        start = prefix.rstrip("/") + "/"
+        low = bisect.bisect_left(self.paths, start)
+        high = bisect.bisect_left(self.paths, start[:-1] + "0")  # "0" sorts just after "/"
+        return self.pages[low:high]
+
+    # -- the views ---------------------------------------------------------------------------------
+
+    def backlinks(self, path: str) -> list[dict[str, Any]]:
+        """The pages linking to `path`, `[{path, title}]` in path order; self-links left out."""
+        return [{"path": source, "title": self.by_path[source].derived.title}
+                for source in sorted(self.incoming.get(path, ()))]
+
+    def meta_rows(self, prefix: str, today: date, limit: int | None = None) -> tuple[list[dict[str, Any]], bool]:
+        """Every page under `prefix` with its row fields, in path order: at most `limit` rows, and
+        whether more were left out."""
+        pages = self.under(prefix)
+        shown = pages if limit is None else pages[:limit]
+        return [meta_row(p, today) for p in shown], len(shown) < len(pages)
+
+    def lint(self) -> list[dict[str, Any]]:
+        """Every finding, sorted by (path, code) and then line."""
+        if self._lint is None:
+            found = _page_findings(self) + _structure_findings(self)
+            self._lint = sorted(found, key=lambda f: (f["path"], f["code"], f.get("line", 0)))
+        return self._lint
+
+    def stats(self, today: date, last_change: tuple[str, str] | None = None) -> dict[str, Any]:
+        """`{pages, bytes, unverified, stale, last_change_at, last_change_by, needs_review}`.
+        `last_change` (at, by) comes from the write log when the caller has it (a delete is a
+        change no page shows); else it is the newest write of a page that exists."""
+        counts = {trust: 0 for trust in NEEDS_REVIEW}
+        for page in self.pages:
+            if page.trust in counts:
+                counts[page.trust] += 1
+        if last_change is None:
+            newest = max(self.pages, key=lambda p: p.last_write_at or "", default=None)
+            last_change = (newest.last_write_at or "", newest.last_write_by or "") if newest else None
+        return {
+            "pages": len(self.pages), "bytes": sum(p.size_bytes for p in self.pages),
+            "unverified": counts["unverified"], "stale": sum(1 for p in self.pages if is_stale(p, today)),
+            "last_change_at": last_change[0] if last_change else None,
+            "last_change_by": last_change[1] if last_change else None,
+            "needs_review": {**counts, "total": sum(counts.values())},
+        }
+
+
+def meta_row(page: PageFacts, today: date) -> dict[str, Any]:
+    """A page's listing entry with the page row fields (listing with `meta=1`)."""
+    d = page.derived
+    return {
+        "path": page.path, "type": "file", "size_bytes": page.size_bytes, "children": None,
+        "title": d.title, "description": d.description, "page_type": d.page_type, "status": d.status,
+        "tags": None if d.tags is None else list(d.tags), "trust": page.trust,
+        "verified_by": d.verified_by, "verified_at": d.verified_at,
+        "stale": is_stale(page, today), "stale_after": d.stale_after,
+        "last_write_by": page.last_write_by, "last_write_at": page.last_write_at,
+    }
+
+
+def _directories(paths: Iterable[str]) -> set[str]:
+    """Every directory holding a page, however deep: `/fs/` and `/fs/a`, `/fs/a/b` ..."""
+    dirs = {ROOT}
+    for path in paths:
+        parent = parent_of(path)
+        while parent != ROOT and parent not in dirs:
+            dirs.add(parent)
+            parent = parent_of(parent)
+    return dirs
+
+
+# --- lint ------------------------------------------------------------------------------------------
+
+
+def _page_findings(walk: Walk) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for page in walk.pages:
+        found += _frontmatter_findings(page)
+        found += _link_findings(walk, page)
+    return found
+
+
+def _frontmatter_findings(page: PageFacts) -> list[dict[str, Any]]:
+    d, kind, path = page.derived, page_class(page.path), page.path
+    if d.frontmatter == "unparsed":
+        return [finding("unparsed_frontmatter", path, f"the frontmatter block cannot be read: {d.error}",
+                        d.error_line)]
+    found: list[dict[str, Any]] = []
+    if d.frontmatter == "absent" and kind in ("concept", "root_index"):
+        found.append(finding("missing_frontmatter", path, "the page has no frontmatter block (--- on line one)"))
+    if d.frontmatter == "parsed" and kind == "concept" and not (d.page_type or "").strip():
+        found.append(finding("missing_type", path, "the frontmatter gives no type"))
+    if d.has_okf_version and path != ROOT_INDEX:
+        found.append(finding("okf_version_misplaced", path, f"okf_version belongs only on {ROOT_INDEX}", d.okf_line))
+    return found
+
+
+def _link_findings(walk: Walk, page: PageFacts) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for link in page.derived.links:
+        if link.kind == "escapes":
+            found.append(finding("link_escapes_bundle", page.path, f"the link {link.href} leaves /fs", link.line,
+                                 {"href": link.href}))
+        elif walk.resolve(link).broken:
+            found.append(finding("broken_link", page.path, f"the link {link.href} goes to no page ({link.target})",
+                                 link.line, {"href": link.href, "target": link.target}))
+    return found
+
+
+def _structure_findings(walk: Walk) -> list[dict[str, Any]]:
+    if not walk.pages:
+        return []  # a knowledge base never written has nothing to lint
+    found: list[dict[str, Any]] = []
+    if LOG not in walk.by_path:
+        found.append(finding("missing_log", LOG, f"the bundle has no log page {LOG}"))
+    sections = sorted({parent_of(p) for p in walk.paths} - {ROOT})
+    found += [finding("missing_index", index_of(s), f"the section {s} has no index page {index_of(s)}",
+                      meta={"section": s})
+              for s in sections if index_of(s) not in walk.by_path]
+    for page in walk.pages:
+        if page_class(page.path) == "concept" and not walk.incoming.get(page.path):
+            found.append(finding("orphan_page", page.path, "no other page links to this page"))
+        index = _section_index(walk, page.path)
+        if index is not None and page.path not in walk.outgoing[index]:
+            found.append(finding("missing_index_entry", page.path, f"the section index {index} does not link here",
+                                 meta={"index": index}))
+    return found
+
+
+def _section_index(walk: Walk, path: str) -> str | None:
+    """The index a page must be listed in: the nearest section index above it (the page's own
+    directory's, or for a page with none there, an ancestor's), never the page itself; pages of
+    `/fs` itself belong to no section."""
+    directory = parent_of(path)
+    while directory != ROOT:
+        index = index_of(directory)
+        if index in walk.by_path and index != path:
+            return index
+        directory = parent_of(directory)
+    return None
+
+
+# --- the cache -------------------------------------------------------------------------------------
+
+WALK_TTL = 10.0  # seconds a walk serves reads (spec "Limits": derived view cache)
+
+
+@dataclass
+class _Flight:
+    """A walk being taken: later readers of the same generation wait for it."""
+
+    generation: int
+    done: anyio.Event
+    walk: Walk | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    generation: int
+    taken_at: float
+    walk: Walk
+
+
+class ViewCache:
+    """One walk per project, shared: a reader gets the kept walk while the project's generation is
+    the one it was taken at and it is under ten seconds old; otherwise one reader takes a new walk
+    (`load`) and every reader arriving meanwhile waits for that one. Walks past their ten seconds
+    are dropped on the next call. Time comes from the injected clock."""
+
+    def __init__(self, clock: Clock, ttl: float = WALK_TTL) -> None:
+        self.clock = clock
+        self.ttl = ttl
+        self._kept: dict[str, _Kept] = {}
+        self._flights: dict[str, _Flight] = {}
+        self.walks = 0  # walks taken, for tests and metrics
+
+    async def get(self, project_id: str, generation: int, load: Callable[[str], Awaitable[Walk]], *,
+                  fresh: bool = False) -> Walk:
+        """The project's walk at `generation`; `fresh` takes a new one (or joins one being taken).
+        `load(checked_at)` takes the walk; its failure reaches every reader waiting on it."""
+        while True:
+            self._drop_old()
+            kept = self._kept.get(project_id)
+            if kept is not None and kept.generation == generation and not fresh:
+                return kept.walk
+            flight = self._flights.get(project_id)
+            if flight is None or flight.generation != generation:
+                return await self._take(project_id, generation, load)
+            await flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            if flight.walk is not None:
+                return flight.walk
+            # The reader taking it was cancelled: take it again.
+
+    def forget(self, project_id: str) -> None:
+        """Drop the project's walk (its knowledge base was removed)."""
+        self._kept.pop(project_id, None)
+
+    def _drop_old(self) -> None:
+        now = self.clock.now()
+        for project_id in [p for p, k in self._kept.items() if now - k.taken_at >= self.ttl]:
+            del self._kept[project_id]
+
+    async def _take(self, project_id: str, generation: int, load: Callable[[str], Awaitable[Walk]]) -> Walk:
+        flight = _Flight(generation, anyio.Event())
+        self._flights[project_id] = flight
+        taken_at = self.clock.now()
+        try:
+            flight.walk = await load(iso(taken_at))
+            self.walks += 1
+            kept = self._kept.get(project_id)
+            if kept is None or kept.generation <= generation:
+                self._kept[project_id] = _Kept(generation, taken_at, flight.walk)
+            return flight.walk
+        except Exception as exc:
+            flight.error = exc
+            raise
+        finally:
+            flight.done.set()
+            if self._flights.get(project_id) is flight:
+                del self._flights[project_id]
