@@ -53,7 +53,9 @@ def serve() -> None:
 @app.command()
 def config(
     path: bool = typer.Option(False, "--path", help="Print the config file's path."),
-    check: bool = typer.Option(False, "--check", help="Exit non-zero naming any unknown or bad setting."),
+    check: bool = typer.Option(False, "--check", help="Check the file and HUB_* variables: exit 78 naming "
+                               "any unknown key under [hub] or [client] and any bad value; print `config ok` "
+                               "otherwise."),
 ) -> None:
     """Show where the settings live, or check them."""
     from hubcore import config as cfg
