@@ -11,7 +11,7 @@ see the noise floor before reading anything into an A/B difference.
 
     git worktree add /tmp/wt-before <commit>
     .venv/bin/python -m tools.bench.ab --a /tmp/wt-before --b . --runs 3 -- \\
-        tools/bench/mcp.py --waiters 0 --rounds 3
+        tools/bench/mcp_calls.py --waiters 0 --rounds 3
     .venv/bin/python -m tools.bench.ab --a /tmp/wt-before --b . --runs 3 -- \\
         tools/bench/actor.py --rounds 3 --no-ceiling
     .venv/bin/python -m tools.bench.ab --a /tmp/wt-before --b . --runs 3 -- tools/bench/mcp_cpu.py

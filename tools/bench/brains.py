@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import signal
 import socket
@@ -28,11 +29,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 import httpx
 
 from hubcore.services import entries
 from hubcore.store import brain
-from tools.bench.mcp import RawConn, mcp_headers, result_of, tool_body
+from tools.bench.mcp_calls import RawConn, mcp_headers, result_of, tool_body
 
 ADMIN = "hub_bench-admin-token"
 VALUE = "v" * 2048

@@ -18,6 +18,7 @@ Run from the checkout: `.venv/bin/python tools/bench/feed.py` (options: --help).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import secrets
 import sqlite3
@@ -29,6 +30,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import anyio
 import httpx

@@ -1,11 +1,11 @@
 """Benchmark: the hub server's own CPU time per request, a no-op POST against MCP `signal_append`.
 
-Throughput on the shared 2-core machine moves with other work: an A/A run of `tools/bench/mcp.py`
+Throughput on the shared 2-core machine moves with other work: an A/A run of `tools/bench/mcp_calls.py`
 (the same code as A and B, alternating, 3 runs each) read a median ratio of 0.63 for one and 0.77
 for the other. The CPU time the server process spends per request (all its threads, from
 /proc/<pid>/stat) moves far less, so a before/after comparison of a restructuring reads this
 figure (with `tools/bench/ab.py`). Each round sends a fixed number of requests of each kind from
-`--clients` keep-alive connections (the hand-built client of `tools/bench/mcp.py`) and divides the
+`--clients` keep-alive connections (the hand-built client of `tools/bench/mcp_calls.py`) and divides the
 server's CPU time by the count; the median of the rounds is reported.
 
     .venv/bin/python -m tools.bench.mcp_cpu [--clients 8] [--requests 2000] [--rounds 5]
@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import statistics
+import sys
 from pathlib import Path
 
-from tools.bench.mcp import (
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tools.bench.mcp_calls import (
     ADMIN,
     RawConn,
     free_port,

@@ -34,9 +34,16 @@ import argparse
 import importlib.util
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from jsonschema import Draft202012Validator
 
