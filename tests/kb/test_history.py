@@ -54,7 +54,8 @@ async def test_revert_writes_a_kept_version_back(hub: Hub, alice: Caller, admin:
     await put(hub, alice, "/fs/a.md", "two")
     reverted = await hub.kb.revert(admin, req(models.KbRevert, path="/fs/a.md", version=one["version"]))
     assert reverted == {"ok": True, "path": "/fs/a.md", "store": "project", "version": one["version"],
-                        "size_bytes": 3, "lint": [], "warnings": [], "changed": True}
+                        "size_bytes": 3, "lint": reverted["lint"], "warnings": [], "changed": True}
+    assert [f["code"] for f in reverted["lint"]] == ["missing_frontmatter"]
     assert (await get(hub, alice, "/fs/a.md"))["content"] == "one"
     assert kb_rows(hub, "SELECT op, actor FROM log ORDER BY id")[-1] == ("kb.revert", "human")
     assert orjson.loads(kb_events(hub)[-1][2])["action"] == "kb_reverted"

@@ -226,3 +226,17 @@ async def test_the_write_signal_is_dropped_past_the_ceiling_and_the_write_stands
     err = await refused(hub, "conflict", hub.kb.delete(alice, req(models.KbDelete, path="/fs/a.md")))
     assert err.details == {"cap": 1, "setting": "events_per_project"}
     await refused(hub, "conflict", hub.kb.review(admin, req(models.KbReview, path="/fs/a.md")))
+
+
+async def test_a_writes_lint_is_what_its_own_bytes_and_links_decide(hub: Hub, alice: Caller) -> None:
+    await put(hub, alice, "/fs/guide/index.md", page("Guide"))
+    await put(hub, alice, "/fs/other.md", page("Other"))
+    body = ("[ok](other.md) [dir](guide/) [gone](missing.md)\n\n[out](../../etc/passwd) [web](https://x.org)\n"
+            "`[code](nowhere.md)`\n")
+    wrote = await put(hub, alice, "/fs/a.md", "---\ntitle: A\nokf_version: 1\n---\n" + body)
+    assert [(f["code"], f.get("line")) for f in wrote["lint"]] == [
+        ("broken_link", 5), ("link_escapes_bundle", 7), ("missing_type", wrote["lint"][2].get("line")),
+        ("okf_version_misplaced", 3)]
+    # Lint never fails a write; the bundle's structure is the lint route's, not the write's.
+    assert (await get(hub, alice, "/fs/a.md"))["version"] == wrote["version"]
+    assert (await put(hub, alice, "/fs/lonely.md", page("Lonely")))["lint"] == []

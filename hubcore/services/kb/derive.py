@@ -30,7 +30,7 @@ def derive(path: str, content: str) -> Written:
     """The page's derived facts; refuses (`invalid_argument`, nothing stored) a closed frontmatter
     block holding a control character (spec "Errors")."""
     block = frontmatter.require_writable(content)
-    found = facts.derive(path, content)
+    found = facts.derive(path, content, block)
     return Written(found, stale_date(found.stale_after), _summary(found.title, content[block.body_offset:]))
 
 

@@ -29,8 +29,9 @@ from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.services import entries
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
-from hubcore.services.kb import facts, frontmatter, signals
-from hubcore.services.kb.derive import Written, decoded, derive, stale_date
+from hubcore.services.kb import frontmatter, signals
+from hubcore.services.kb.bundle import BundleService, page_findings
+from hubcore.services.kb.derive import Written, decoded, derive
 from hubcore.services.kb.facts import PageFacts
 from hubcore.services.kb.files import KbFiles
 from hubcore.services.kb.models import KbDelete, KbList, KbPromote, KbRead, KbRevert, KbReview, KbWrite
@@ -41,6 +42,12 @@ INLINE_DERIVE_MAX = 64 * 1024  # larger pages are parsed on a worker thread, off
 # How a promote reads the session brain entry it copies: (caller, session id, path) -> the
 # brains service's entry (`content`, and the session's `name` and `project_id`).
 BrainEntry = Callable[[Caller, str, str], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Stored:
+    page: kb.Page
+    lint: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,10 @@ class Put:
     review: bool = False
 
 
-def store_page(conn: sqlite3.Connection, put: Put) -> kb.Page:
+def store_page(conn: sqlite3.Connection, put: Put) -> Stored:
     """Write `put` if its condition holds: the bytes kept once, the page row with its trust, the
-    log row with its note. Runs inside one actor command."""
+    log row with its note; and the page's own lint findings as stored. Runs inside one actor
+    command."""
     current = kb.page(conn, put.path)
     entries.require_version(current.version if current else None, put.condition)
     if current is None:
@@ -76,7 +84,9 @@ def store_page(conn: sqlite3.Connection, put: Put) -> kb.Page:
     page = kb.Page(put.path, put.version, len(put.data), put.at, put.actor, trust(stored, notes, put.version),
                    put.derived.stale_after, put.derived.derived.to_json())
     kb.put_page(conn, page)
-    return page
+    written = PageFacts(page.path, page.size_bytes, page.version, put.derived.derived, page.trust, page.written_by,
+                        iso(page.written_at))
+    return Stored(page, page_findings(conn, written))
 
 
 def require_file_place(conn: sqlite3.Connection, path: str) -> None:
@@ -99,13 +109,12 @@ def page_row(page: kb.Page, content: bytes) -> dict[str, Any]:
             "size_bytes": page.size_bytes, "last_write": {"actor": page.written_by, "at": iso(page.written_at)}}
 
 
-class PagesService:
+class PagesService(BundleService):
     """Pages of every project's knowledge base. `brain_entry` reads a session brain entry for
     promote (the sessions part's read, handed in by the hub, which composes the parts)."""
 
     def __init__(self, core: Core, files: KbFiles, brain_entry: BrainEntry | None = None) -> None:
-        self.core = core
-        self.files = files
+        super().__init__(core, files)
         self.brain_entry = brain_entry
 
     # -- reads -------------------------------------------------------------------------------------
@@ -128,26 +137,10 @@ class PagesService:
         """One directory level (`meta`: every page beneath with its row fields), at most `limit`."""
         await signals.require_project(self.core, caller, req.project_id)
         if req.meta:
-            rows = await self.meta_rows(req.project_id, req.prefix)
-            return {"entries": rows[: req.limit], "truncated": len(rows) > req.limit}
+            return await self.meta_listing(req.project_id, req.prefix, req.limit)
         empty: builtins.list[dict[str, Any]] = []
         listed = await self.files.read(req.project_id, lambda conn: _level(conn, req.prefix), empty)
         return {"entries": listed[: req.limit], "truncated": len(listed) > req.limit}
-
-    async def meta_rows(self, project_id: str, prefix: str) -> builtins.list[dict[str, Any]]:
-        """Every page under `prefix`, in path order, with the page row fields."""
-        today = self.today()
-        return [meta_row(p, today) for p in await self.walk(project_id, prefix)]
-
-    async def walk(self, project_id: str, prefix: str = "/fs/") -> builtins.list[PageFacts]:
-        """Every page under `prefix` as the derived views read it, in path order, from the rows
-        alone (a row derived by another hub version is derived again from its bytes)."""
-        none: builtins.list[PageFacts] = []
-        return await self.files.read(project_id, lambda conn: [facts_of(conn, p) for p in kb.pages(conn, prefix)],
-                                     none)
-
-    def today(self) -> str:
-        return iso(self.core.now())[:10]
 
     # -- writes ------------------------------------------------------------------------------------
 
@@ -159,10 +152,11 @@ class PagesService:
         warnings = self._growth(req.project_id, len(data), req.if_version)
         put = Put(req.path, data, entries.version_of(data), facts, "kb.put", caller.actor, self.core.now(),
                   req.if_version)
-        page = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        page = stored.page
         await signals.signal(self.core, caller, req.project_id, "kb_written", page.path)
         return {"ok": True, "path": page.path, "version": page.version, "size_bytes": page.size_bytes,
-                "lint": [], "warnings": warnings}
+                "lint": stored.lint, "warnings": warnings}
 
     def _growth(self, project_id: str, incoming: int, condition: str | None) -> builtins.list[str]:
         """The file limit's warnings, or its refusal; a refused condition on a project without a
@@ -201,7 +195,7 @@ class PagesService:
         await signals.require_project(self.core, caller, req.project_id, room=True)
         now, path = self.core.now(), req.path
 
-        def write(conn: sqlite3.Connection) -> kb.Page:
+        def write(conn: sqlite3.Connection) -> Stored:
             current = kb.page(conn, path)
             if current is None:
                 raise not_found(f"no page at {path}")
@@ -215,9 +209,9 @@ class PagesService:
 
         if not self.files.exists(req.project_id):
             raise not_found(f"no page at {path}")
-        page = await self.files.execute(req.project_id, write)
+        stored = await self.files.execute(req.project_id, write)
         await signals.signal(self.core, caller, req.project_id, "kb_reviewed", path, {"verified_by": "human"})
-        return {"ok": True, "path": path, "version": page.version}
+        return {"ok": True, "path": path, "version": stored.page.version}
 
     async def revert(self, caller: Caller, req: KbRevert) -> dict[str, Any]:
         """Write a kept version back (logged `kb.revert`); nothing at all when it is the held one
@@ -227,10 +221,11 @@ class PagesService:
         content = await self.files.read(req.project_id, lambda conn: _kept_bytes(conn, path, version), None)
         if content is None:
             raise _no_version(path, version)
+        warnings = self._growth(req.project_id, len(content), None)
         facts = await derived(path, content.decode("utf-8"))
         put = Put(path, content, version, facts, "kb.revert", caller.actor, self.core.now(), req.if_version)
 
-        def write(conn: sqlite3.Connection) -> kb.Page | None:
+        def write(conn: sqlite3.Connection) -> Stored | None:
             current = kb.page(conn, path)
             if current is not None and current.version == version:
                 entries.require_version(current.version, put.condition)
@@ -239,12 +234,11 @@ class PagesService:
                 raise _no_version(path, version)
             return store_page(conn, put)
 
-        page = await self.files.execute(req.project_id, write)
-        size = len(content)
-        if page is not None:
+        stored = await self.files.execute(req.project_id, write)
+        if stored is not None:
             await signals.signal(self.core, caller, req.project_id, "kb_reverted", path, {"version": version})
-        return {"ok": True, "path": path, "store": "project", "version": version, "size_bytes": size, "lint": [],
-                "warnings": [], "changed": page is not None}
+        return {"ok": True, "path": path, "store": "project", "version": version, "size_bytes": len(content),
+                "lint": stored.lint if stored else [], "warnings": warnings, "changed": stored is not None}
 
     async def promote(self, caller: Caller, req: KbPromote) -> dict[str, Any]:
         """Copy a session brain entry into a page: its frontmatter patched with the keys given and
@@ -260,33 +254,13 @@ class PagesService:
                                             description=req.description, tags=req.tags)
         data = entries.encode(patched, limit=entries.PAGE_MAX)
         facts = await derived(req.to_path, patched)
-        self._growth(req.project_id, len(data), req.if_version)
+        self._growth(req.project_id, len(data), req.if_version)  # its warnings are not in promote's reply
         put = Put(req.to_path, data, entries.version_of(data), facts, "kb.promote", caller.actor, self.core.now(),
                   req.if_version)
-        page = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
-        await signals.signal(self.core, caller, req.project_id, "kb_promoted", page.path,
+        stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        await signals.signal(self.core, caller, req.project_id, "kb_promoted", stored.page.path,
                              {"from_session_id": entry["session_id"], "from_path": entry["path"]})
-        return {"ok": True, "path": page.path, "version": page.version, "lint": []}
-
-
-def facts_of(conn: sqlite3.Connection, page: kb.Page) -> PageFacts:
-    derived = facts.Derived.from_json(page.derived) or decoded(page.derived, page.path, kb.blob(conn, page.version))
-    return PageFacts(page.path, page.size_bytes, page.version, derived, page.trust, page.written_by,
-                     iso(page.written_at))
-
-
-def meta_row(page: PageFacts, today: str) -> dict[str, Any]:
-    """A page's row fields (listing with `meta=1`)."""
-    d = page.derived
-    stale_after = stale_date(d.stale_after)
-    return {
-        "path": page.path, "type": "file", "size_bytes": page.size_bytes, "children": None,
-        "title": d.title, "description": d.description, "page_type": d.page_type, "status": d.status,
-        "tags": None if d.tags is None else list(d.tags), "trust": page.trust,
-        "verified_by": d.verified_by, "verified_at": d.verified_at,
-        "stale": stale_after is not None and stale_after < today, "stale_after": d.stale_after,
-        "last_write_by": page.last_write_by, "last_write_at": page.last_write_at,
-    }
+        return {"ok": True, "path": stored.page.path, "version": stored.page.version, "lint": stored.lint}
 
 
 def _current(conn: sqlite3.Connection, path: str) -> tuple[kb.Page, bytes] | None:
