@@ -19,9 +19,18 @@ project is the whole read rule"), writes included.
     versions(caller, KbVersions)-> {path, current_version, versions[], total, next_before, truncated};
                                    row {id, op, actor, at, version, size_bytes, summary, kept, current}
     forget(caller, KbForget)    -> {ok, path, versions_forgotten, bytes_forgotten, unreferenced_forgotten}
+    lint(caller, KbLint)        -> {checked_at, findings[]}; finding {code, path, message, line?, meta?}
+    backlinks(caller, KbBacklinks) -> [{path, title}]
+    stats(caller, KbProject)    -> {pages, bytes, unverified, stale, last_change_at, last_change_by,
+                                    needs_review: {unverified, machine_confirmed, edited_since_review, total}}
 
-Also, for the rest of the hub: `stale_pages` (the brief's section), `page_count` (stats
-`kb_pages`), `walk` (every page's row, for the derived views), `files` (bytes, removal).
+Paths in the models are canonical page paths (`/fs/...`); a REST route turns its URL form into one
+with `paths.from_url` (the leading slash dropped, `fs` optional) before parsing. `KbRead` serves
+`resources/read` too; `walk(project_id)` gives every page (`views.Walk.pages`, path order) for
+`resources/list`.
+
+The rest of the hub reaches the knowledge base through its part (`hubcore/parts/kb.py`): the
+brief's `stale_pages`, stats `kb_pages`, storage `kb_bytes`, the file's removal with its project.
 """
 
 from __future__ import annotations
