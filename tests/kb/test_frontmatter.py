@@ -302,3 +302,61 @@ def test_a_rendered_value_reads_back_as_itself(value: str) -> None:
 @given(st.lists(_TEXT, max_size=5))
 def test_rendered_tags_read_back(tags: list[str]) -> None:
     assert fm.parse(fm.patch("---\n---\n", fm.Patch(tags=tuple(tags)))).tags == tuple(tags)
+
+
+# --- properties over generated pages ---------------------------------------------------------------
+
+_LINES = st.sampled_from([
+    "---", "type: Guide", "title: T", "title: \"q: x\"", "tags: [a, b]", "tags:", "  - a", "- b", "verified:",
+    "  - by: human", "    at: t", "- by: x", "  at: y", "verified: []", "sources:", "  - title: s", "    resource: r",
+    "description: >", "  folded", "", "# c", "x: {y}", "  nested: 1", "bad line", "title: a", "\tt", "okf_version: 1",
+    "[a](a.md)", "---x", "\r",
+])
+_PAGES = st.builds(lambda lines, end: "\n".join(lines) + end, st.lists(_LINES, max_size=14),
+                   st.sampled_from(["", "\n"]))
+
+
+@given(_PAGES)
+def test_parse_never_raises(page: str) -> None:
+    found = fm.parse(page)
+    assert found.state in ("absent", "parsed", "unparsed")
+    assert page[:found.body_offset] == "" or page[:found.body_offset].endswith(("---\n", "---"))
+
+
+def _body(page: str) -> str:
+    return page[fm.parse(page).body_offset:]
+
+
+@given(_PAGES)
+def test_review_changes_only_the_block(page: str) -> None:
+    try:
+        out = fm.append_verified(page, "human", AT)
+    except HubError as exc:
+        assert exc.code == "invalid_argument"
+        assert fm.parse(page).state == "unparsed"
+        return
+    after = fm.parse(out)
+    assert after.state == "parsed"
+    assert after.verified[-1] == Verified("human", AT)
+    assert after.verified[:-1] == fm.parse(page).verified
+    if fm.parse(page).state == "absent":
+        assert out.endswith(page)
+    else:
+        assert _body(out) == _body(page)
+        kept = [line for line in fm.split_lines(page) if line not in fm.split_lines(out)]
+        assert kept in ([], ["verified: []\n"], ["verified: ~\n"])  # only an empty list's own line goes
+
+
+@given(_PAGES, st.lists(_TEXT, max_size=3), _TEXT)
+def test_promote_changes_only_the_block(page: str, tags: list[str], title: str) -> None:
+    try:
+        out = fm.promote_patch(page, SOURCE, type="Guide", title=title, tags=tags)
+    except HubError as exc:
+        assert exc.code == "invalid_argument"
+        assert fm.parse(page).state == "unparsed"
+        return
+    after, before = fm.parse(out), fm.parse(page)
+    assert after.state == "parsed"
+    assert (after.type, after.title, after.tags, after.sources[-1]) == ("Guide", title, tuple(tags), SOURCE)
+    assert after.sources[:-1] == before.sources and after.verified == before.verified
+    assert out.endswith(page) if before.state == "absent" else _body(out) == _body(page)

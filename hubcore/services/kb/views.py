@@ -20,6 +20,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from operator import attrgetter
 from typing import Any
 
 import anyio
@@ -82,48 +83,42 @@ def finding(code: str, path: str, message: str, line: int | None = None,
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
-    """Where a page link lands in this bundle: `page` (a page path, a directory's index page, or
-    None when it lands on a directory without one), or `broken`."""
-
-    page: str | None
-    broken: bool = False
-
-
 class Walk:
-    """Every page of one project at one moment, indexed for the views. Built once per walk; the
-    lint findings are worked out on first use and kept with it."""
+    """Every page of one project at one moment, indexed for the views. Built once per walk (each
+    link resolved once); lint findings and stale counts are worked out on first use and kept."""
 
     def __init__(self, pages: Iterable[PageFacts], checked_at: str) -> None:
-        self.pages: tuple[PageFacts, ...] = tuple(sorted(pages, key=lambda p: p.path))
+        self.pages: tuple[PageFacts, ...] = tuple(sorted(pages, key=attrgetter("path")))
         self.checked_at = checked_at
         self.paths = [p.path for p in self.pages]
         self.by_path = {p.path: p for p in self.pages}
         self.dirs = _directories(self.paths)
-        self.outgoing = {p.path: self._targets(p) for p in self.pages}
+        self.broken: dict[str, list[PageLink]] = {}  # page -> its links to no page
+        self.outgoing = {p.path: self._land(p) for p in self.pages}  # page -> the other pages it links to
         self.incoming: dict[str, set[str]] = {}
         for source, targets in self.outgoing.items():
             for target in targets:
                 self.incoming.setdefault(target, set()).add(source)
         self._lint: list[dict[str, Any]] | None = None
+        self._stale: dict[date, int] = {}
 
-    def resolve(self, link: PageLink) -> Resolved:
-        """Where a `page` link lands; external and escaping links land nowhere here."""
-        target = link.target
-        if link.kind != "page" or target is None:
-            return Resolved(None)
-        if target in self.by_path:
-            return Resolved(target)
-        if target in self.dirs:
-            index = index_of(target)
-            return Resolved(index if index in self.by_path else None)
-        return Resolved(None, broken=True)
-
-    def _targets(self, page: PageFacts) -> set[str]:
-        """The other pages `page` links to (a directory link counts for its index page)."""
-        targets = (self.resolve(link).page for link in page.derived.links)
-        return {t for t in targets if t is not None and t != page.path}
+    def _land(self, page: PageFacts) -> set[str]:
+        """Where the page's links land: a page, or an existing directory, which stands for its
+        index page when it has one; a link under /fs to neither is broken (kept in `broken`).
+        External and escaping links (no target) land nowhere here; self-links are left out."""
+        targets: set[str] = set()
+        for link in page.derived.links:
+            target = link.target
+            if target is None:
+                continue
+            if target in self.by_path:
+                targets.add(target)
+            elif target not in self.dirs:
+                self.broken.setdefault(page.path, []).append(link)
+            elif index_of(target) in self.by_path:
+                targets.add(index_of(target))
+        targets.discard(page.path)
+        return targets
 
     def under(self, prefix: str) -> Sequence[PageFacts]:
         """The pages beneath directory `prefix` (canonical: `/fs/` or `/fs/a`), in path order."""
@@ -166,11 +161,16 @@ class Walk:
             last_change = (newest.last_write_at or "", newest.last_write_by or "") if newest else None
         return {
             "pages": len(self.pages), "bytes": sum(p.size_bytes for p in self.pages),
-            "unverified": counts["unverified"], "stale": sum(1 for p in self.pages if is_stale(p, today)),
+            "unverified": counts["unverified"], "stale": self.stale_count(today),
             "last_change_at": last_change[0] if last_change else None,
             "last_change_by": last_change[1] if last_change else None,
             "needs_review": {**counts, "total": sum(counts.values())},
         }
+
+    def stale_count(self, today: date) -> int:
+        if today not in self._stale:
+            self._stale[today] = sum(1 for p in self.pages if is_stale(p, today))
+        return self._stale[today]
 
 
 def meta_row(page: PageFacts, today: date) -> dict[str, Any]:
@@ -224,14 +224,12 @@ def _frontmatter_findings(page: PageFacts) -> list[dict[str, Any]]:
 
 
 def _link_findings(walk: Walk, page: PageFacts) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for link in page.derived.links:
-        if link.kind == "escapes":
-            found.append(finding("link_escapes_bundle", page.path, f"the link {link.href} leaves /fs", link.line,
-                                 {"href": link.href}))
-        elif walk.resolve(link).broken:
-            found.append(finding("broken_link", page.path, f"the link {link.href} goes to no page ({link.target})",
-                                 link.line, {"href": link.href, "target": link.target}))
+    found = [finding("link_escapes_bundle", page.path, f"the link {link.href} leaves /fs", link.line,
+                     {"href": link.href})
+             for link in page.derived.links if link.kind == "escapes"]
+    found += [finding("broken_link", page.path, f"the link {link.href} goes to no page ({link.target})", link.line,
+                      {"href": link.href, "target": link.target})
+              for link in walk.broken.get(page.path, ())]
     return found
 
 
