@@ -105,6 +105,13 @@ async def test_promote_copies_a_brain_entry_citing_its_session(hub: Hub, alice: 
     await refused(hub, "conflict", hub.kb.promote(alice, req(
         models.KbPromote, from_session_id=sid, from_path="/fs/notes.md", to_path="/fs/guide/notes.md",
         if_version="absent")))
+    await hub.brains.write_entry(alice, a_brain_put(path="/fs/bad.md", content="---\ntitle: [open\n---\nx\n",
+                                                    store="session", session_id=sid))
+    await refused(hub, "invalid_argument", hub.kb.promote(alice, req(
+        models.KbPromote, from_session_id=sid, from_path="/fs/bad.md", to_path="/fs/bad.md")))
+    await refused(hub, "not_found", hub.kb.promote(alice, req(
+        models.KbPromote, project_id="vault", from_session_id=sid, from_path="/fs/notes.md", to_path="/fs/x.md")),
+        project_id="vault")
 
 
 async def test_history_filters_pages_and_counts(hub: Hub, alice: Caller, admin: Caller) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import anyio
 import orjson
 import pytest
 
@@ -240,3 +241,29 @@ async def test_a_writes_lint_is_what_its_own_bytes_and_links_decide(hub: Hub, al
     # Lint never fails a write; the bundle's structure is the lint route's, not the write's.
     assert (await get(hub, alice, "/fs/a.md"))["version"] == wrote["version"]
     assert (await put(hub, alice, "/fs/lonely.md", page("Lonely")))["lint"] == []
+
+
+async def test_racing_conditional_writes_are_ordered_by_the_files_actor(hub: Hub, alice: Caller) -> None:
+    """Compare and write happen in one command: of ten racing creates exactly one lands, and of ten
+    racing updates from the same version exactly one lands."""
+    outcomes: list[str] = []
+
+    async def attempt(n: int, condition: str) -> None:
+        try:
+            await put(hub, alice, "/fs/race.md", f"writer {n}", if_version=condition)
+            outcomes.append("ok")
+        except HubError as err:
+            outcomes.append(err.code)
+
+    async with anyio.create_task_group() as tg:
+        for n in range(10):
+            tg.start_soon(attempt, n, "absent")
+    assert sorted(outcomes) == ["conflict"] * 9 + ["ok"]
+    held = (await get(hub, alice, "/fs/race.md"))["version"]
+    outcomes.clear()
+    async with anyio.create_task_group() as tg:
+        for n in range(10, 20):
+            tg.start_soon(attempt, n, held)
+    assert sorted(outcomes) == ["conflict"] * 9 + ["ok"]
+    assert kb_rows(hub, "SELECT COUNT(*) FROM log") == [(2,)]
+    assert len(kb_events(hub)) == 2
