@@ -110,11 +110,25 @@ def test_a_whole_bundle_has_no_findings() -> None:
         "/fs/guides/deeper/b.md": "---\ntype: Guide\n---\n",
     }
     findings = walk(bundle).lint()
-    # deeper/index.md is listed by nobody above it: the nearest index above a section index is
-    # its parent section's.
+    # deeper/index.md is under the guides section, whose index does not link to it.
     assert findings == [{"code": "missing_index_entry", "path": "/fs/guides/deeper/index.md",
                          "message": "the section index /fs/guides/index.md does not link here",
                          "meta": {"index": "/fs/guides/index.md"}}]
+
+
+def test_every_section_index_above_a_page_must_link_to_it() -> None:
+    bundle = {
+        "/fs/index.md": "---\ntype: Guide\n---\n[a](a/)\n", "/fs/log.md": "x",
+        "/fs/a/index.md": "[b](b/)\n",  # links b's index, not the pages under b
+        "/fs/a/b/index.md": "[p](p.md) [q](c/q.md)\n",
+        "/fs/a/b/p.md": "---\ntype: Guide\n---\n",
+        "/fs/a/b/c/q.md": "---\ntype: Guide\n---\n",  # c has no index: missing_index
+    }
+    assert [(f["code"], f["path"], f.get("meta")) for f in walk(bundle).lint()] == [
+        ("missing_index", "/fs/a/b/c/index.md", {"section": "/fs/a/b/c"}),
+        ("missing_index_entry", "/fs/a/b/c/q.md", {"index": "/fs/a/index.md"}),
+        ("missing_index_entry", "/fs/a/b/p.md", {"index": "/fs/a/index.md"}),
+    ]
 
 
 @pytest.mark.parametrize(("path", "content", "codes"), [

@@ -4,10 +4,10 @@ all from one walk (a `Walk` over every page's `PageFacts`), so no view re-reads 
 
 Page classes: the root index `/fs/index.md`; the log `/fs/log.md`; a section index `<dir>/index.md`;
 every other page is a concept page. Sections are the parent directories (other than `/fs`) of
-existing pages. A link resolves to a page, or to an existing directory, which stands for its
-index page when it has one (`[Guides](guides/)`); anything else under `/fs` is broken. A link from
-a page to itself is never an incoming link: it neither shows in backlinks nor saves the page from
-`orphan_page`.
+existing pages; a section's index must link to every page under it, nested pages included. A link
+resolves to a page, or to an existing directory, which stands for its index page when it has one
+(`[Guides](guides/)`); anything else under `/fs` is broken. A link from a page to itself is never
+an incoming link: it neither shows in backlinks nor saves the page from `orphan_page`.
 
 `ViewCache` keeps one walk per project, shared by concurrent readers, renewed when the project's
 generation moves (the store bumps it on every write) and dropped ten seconds after it was taken.
@@ -246,24 +246,25 @@ def _structure_findings(walk: Walk) -> list[dict[str, Any]]:
     for page in walk.pages:
         if page_class(page.path) == "concept" and not walk.incoming.get(page.path):
             found.append(finding("orphan_page", page.path, "no other page links to this page"))
-        index = _section_index(walk, page.path)
-        if index is not None and page.path not in walk.outgoing[index]:
-            found.append(finding("missing_index_entry", page.path, f"the section index {index} does not link here",
-                                 meta={"index": index}))
+        found += [finding("missing_index_entry", page.path, f"the section index {index} does not link here",
+                          meta={"index": index})
+                  for index in _section_indexes(walk, page.path) if page.path not in walk.outgoing[index]]
     return found
 
 
-def _section_index(walk: Walk, path: str) -> str | None:
-    """The index a page must be listed in: the nearest section index above it (the page's own
-    directory's, or for a page with none there, an ancestor's), never the page itself; pages of
-    `/fs` itself belong to no section."""
+def _section_indexes(walk: Walk, path: str) -> list[str]:
+    """The indexes a page must be listed in, nearest first: that of every section it is under,
+    its own directory's and every ancestor's (nested pages included), never the page itself.
+    A directory whose index exists is a section (the index is a page directly in it); `/fs` is
+    no section."""
+    indexes: list[str] = []
     directory = parent_of(path)
     while directory != ROOT:
         index = index_of(directory)
         if index in walk.by_path and index != path:
-            return index
+            indexes.append(index)
         directory = parent_of(directory)
-    return None
+    return indexes
 
 
 # --- the cache -------------------------------------------------------------------------------------
