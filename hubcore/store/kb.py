@@ -13,7 +13,7 @@ pool (reads) hands them, so a service's compare-and-write happens inside one act
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,10 +249,11 @@ def append_log(conn: sqlite3.Connection, *, op: str, path: str, actor: str, at: 
     return int(cur.lastrowid or 0)
 
 
-def path_log(conn: sqlite3.Connection, path: str, *, newest_first: bool = True) -> list[LogRow]:
-    order = "DESC" if newest_first else "ASC"
-    rows = conn.execute(f"SELECT {LOG_COLUMNS} FROM log WHERE path = ? ORDER BY id {order}", (path,))
-    return [_log(r) for r in rows]
+def path_log(conn: sqlite3.Connection, path: str) -> Iterator[LogRow]:
+    """The log rows of `path`, newest first, read as they are consumed (trust stops at the newest
+    verifying write, however long the page's history)."""
+    for row in conn.execute(f"SELECT {LOG_COLUMNS} FROM log WHERE path = ? ORDER BY id DESC", (path,)):
+        yield _log(row)
 
 
 def logged(conn: sqlite3.Connection, path: str) -> bool:

@@ -78,7 +78,7 @@ class ForgetPlan:
 
 def plan_forget(conn: sqlite3.Connection, path: str) -> ForgetPlan | None:
     """The forget of `path` as the file stands; None when its history names no write."""
-    log = kb.path_log(conn, path)
+    log = list(kb.path_log(conn, path))
     if not log:
         return None
     page = kb.page(conn, path)
