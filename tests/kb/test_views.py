@@ -89,6 +89,23 @@ def test_lint_over_the_fixture_bundle() -> None:
         "link_escapes_bundle", "broken_link", "missing_index", "missing_log", "orphan_page", "missing_index_entry"}
 
 
+def test_a_write_reports_its_own_page_findings() -> None:
+    content = "---\ntitle: T\nokf_version: 1\n---\n[gone](gone.md) [out](../../x) [ok](/fs/notes.md)\n" \
+              "[dir](/fs/guides) [here](.) [self](new.md) [ext](https://e.x)\n"
+    derived = facts.derive("/fs/fresh/new.md", content)
+    alone = views.page_findings("/fs/fresh/new.md", derived)
+    assert [(f["code"], f.get("line")) for f in alone] == [
+        ("link_escapes_bundle", 5), ("missing_type", None), ("okf_version_misplaced", 3)]
+    with_bundle = views.page_findings("/fs/fresh/new.md", derived, walk(BUNDLE))
+    assert [(f["code"], f.get("line")) for f in with_bundle] == [
+        ("broken_link", 5), ("link_escapes_bundle", 5), ("missing_type", None), ("okf_version_misplaced", 3)]
+    assert with_bundle[0] == {"code": "broken_link", "path": "/fs/fresh/new.md",
+                              "message": "the link gone.md goes to no page (/fs/fresh/gone.md)", "line": 5,
+                              "meta": {"href": "gone.md", "target": "/fs/fresh/gone.md"}}
+    unparsed = views.page_findings("/fs/x.md", facts.derive("/fs/x.md", "---\nbad\n---\n"))
+    assert [(f["code"], f.get("line")) for f in unparsed] == [("unparsed_frontmatter", 2)]
+
+
 def test_lint_is_sorted_by_path_then_code() -> None:
     findings = walk(BUNDLE).lint()
     assert findings == sorted(findings, key=lambda f: (f["path"], f["code"], f.get("line", 0)))

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 
 from hubcore.clock import Clock, iso
-from hubcore.services.kb.facts import PageFacts, PageLink
+from hubcore.services.kb.facts import Derived, PageFacts, PageLink
 from hubcore.services.kb.links import ROOT, index_of
 
 ROOT_INDEX = "/fs/index.md"
@@ -200,16 +200,29 @@ def _directories(paths: Iterable[str]) -> set[str]:
 # --- lint ------------------------------------------------------------------------------------------
 
 
+def page_findings(path: str, derived: Derived, walk: Walk | None = None) -> list[dict[str, Any]]:
+    """The findings of one page as a write reports them (its `lint[]`): what its frontmatter and
+    links say alone, and with `walk` (the bundle as it stood), its links that land on no page or
+    directory of it (the page's own path and directories count as there). Sorted by code, line."""
+    found = _frontmatter_findings(path, derived) + _escape_findings(path, derived)
+    if walk is not None:
+        here = _directories([path]) | {path}
+        found += [_broken(path, link) for link in derived.links if link.target is not None
+                  and link.target not in walk.by_path and link.target not in walk.dirs and link.target not in here]
+    return sorted(found, key=lambda f: (f["code"], f.get("line", 0)))
+
+
 def _page_findings(walk: Walk) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for page in walk.pages:
-        found += _frontmatter_findings(page)
-        found += _link_findings(walk, page)
+        found += _frontmatter_findings(page.path, page.derived)
+        found += _escape_findings(page.path, page.derived)
+        found += [_broken(page.path, link) for link in walk.broken.get(page.path, ())]
     return found
 
 
-def _frontmatter_findings(page: PageFacts) -> list[dict[str, Any]]:
-    d, kind, path = page.derived, page_class(page.path), page.path
+def _frontmatter_findings(path: str, d: Derived) -> list[dict[str, Any]]:
+    kind = page_class(path)
     if d.frontmatter == "unparsed":
         return [finding("unparsed_frontmatter", path, f"the frontmatter block cannot be read: {d.error}",
                         d.error_line)]
@@ -223,14 +236,14 @@ def _frontmatter_findings(page: PageFacts) -> list[dict[str, Any]]:
     return found
 
 
-def _link_findings(walk: Walk, page: PageFacts) -> list[dict[str, Any]]:
-    found = [finding("link_escapes_bundle", page.path, f"the link {link.href} leaves /fs", link.line,
-                     {"href": link.href})
-             for link in page.derived.links if link.kind == "escapes"]
-    found += [finding("broken_link", page.path, f"the link {link.href} goes to no page ({link.target})", link.line,
-                      {"href": link.href, "target": link.target})
-              for link in walk.broken.get(page.path, ())]
-    return found
+def _escape_findings(path: str, d: Derived) -> list[dict[str, Any]]:
+    return [finding("link_escapes_bundle", path, f"the link {link.href} leaves /fs", link.line, {"href": link.href})
+            for link in d.links if link.kind == "escapes"]
+
+
+def _broken(path: str, link: PageLink) -> dict[str, Any]:
+    return finding("broken_link", path, f"the link {link.href} goes to no page ({link.target})", link.line,
+                   {"href": link.href, "target": link.target})
 
 
 def _structure_findings(walk: Walk) -> list[dict[str, Any]]:
