@@ -1,7 +1,8 @@
 """Resources (read-only views), the skills extension methods, and an empty prompt catalogue.
 
 Listing order: `hub://skill` (bootstrap), the skill files, then each part's resources in the hub's
-part order (`Part.resources`; the knowledge base part will list its pages there), 100 a page.
+part order (`Part.resources`: the knowledge base part lists its pages there), 100 a page; a page
+asks each part only for what it needs after the cursor (`Part.owns_resource` says whose it is).
 Templates and reads are the parts' too: a feature absent from the hub serves no template and its
 URIs are not found. `nextCursor` is the URI of the page's last
 resource; only cursors this process issued are accepted (an unissued one is INVALID_PARAMS).
@@ -22,7 +23,7 @@ from hubcore.errors import HubError
 from hubcore.parts import Part
 from hubmcp import skills
 from hubmcp.context import CallContext
-from hubmcp.errors import resource_missing, to_mcp_error
+from hubmcp.errors import agent_view, resource_missing, to_mcp_error
 
 PAGE_SIZE = 100
 BOOTSTRAP_URI = "hub://skill"
@@ -75,10 +76,19 @@ class Resources:
             ))
         return out
 
-    async def _from_parts(self, call: CallContext) -> list[types.Resource]:
+    async def _from_parts(self, call: CallContext, after: str | None, want: int) -> list[types.Resource]:
+        """Up to `want` of the parts' resources, resuming after `after` (a URI some part owns;
+        None: from the first part's start). Each part reads only the page it is asked for."""
+        parts = list(call.hub.core.parts)
+        first = next((i for i, p in enumerate(parts) if after is not None and p.owns_resource(after)), None)
+        if after is not None and first is None:
+            return []  # an issued cursor no part owns any more: nothing follows it
         found: list[types.Resource] = []
-        for part in call.hub.core.parts:
-            for r in await part.resources(call.caller):
+        for index, part in enumerate(parts):
+            if len(found) >= want or (first is not None and index < first):
+                continue
+            resume = after if index == first else None
+            for r in await part.resources(call.caller, resume, want - len(found)):
                 found.append(types.Resource(uri=r.uri, name=r.name, mime_type=r.mime_type))
         return found
 
@@ -87,13 +97,18 @@ class Resources:
             raise MCPError(code=INVALID_PARAMS, message="invalid_argument: unknown cursor; list from the start",
                            data={"error": {"code": "invalid_argument", "message": "unknown cursor",
                                            "retryable": False, "details": {}}})
-        every = [*self._static(), *await self._from_parts(call)]
-        start = 0
-        if cursor is not None:
-            uris = [r.uri for r in every]
-            start = next((i + 1 for i, u in enumerate(uris) if u == cursor), None) or _after(uris, cursor)
-        page = every[start:start + PAGE_SIZE]
-        more = start + PAGE_SIZE < len(every)
+        static = self._static()
+        uris = [str(r.uri) for r in static]
+        if cursor is None:
+            page, after = static, None
+        elif cursor in uris:
+            page, after = static[uris.index(cursor) + 1:], None
+        else:
+            page, after = [], cursor
+        page = page[:PAGE_SIZE + 1]
+        page += await self._from_parts(call, after, PAGE_SIZE + 1 - len(page))
+        more = len(page) > PAGE_SIZE
+        page = page[:PAGE_SIZE]
         next_cursor = self.cursors.issue(str(page[-1].uri)) if more and page else None
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
@@ -160,15 +175,11 @@ async def _read_from(part: Part, call: CallContext, uri: str) -> types.ReadResou
     try:
         got = await part.read_resource(call.caller, uri)
     except HubError as err:
+        err = agent_view(err, call.caller)  # a project an agent cannot see: forbidden, as a missing one
         if err.code == "not_found":
             raise resource_missing(uri, err.message) from None
         raise to_mcp_error(err, uri=uri) from None
     return None if got is None else _text(uri, got[0], got[1])
-
-
-def _after(uris: list[str], cursor: str) -> int:
-    """Where to resume after an issued cursor whose resource is gone: the first URI past it."""
-    return next((i for i, u in enumerate(uris) if u > cursor), len(uris))
 
 
 def _text(uri: str, text: str, mime: str) -> types.ReadResourceResult:

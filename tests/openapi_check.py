@@ -23,7 +23,9 @@ class ResponseChecker:
         self.routes: list[tuple[re.Pattern[str], str, dict[str, Any]]] = []
         self._validators: dict[tuple[str, int], Draft202012Validator] = {}
         for path, methods in document["paths"].items():
-            pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path)) + "$")
+            # A page path (`{path}`, Quart's path converter) spans segments; other parameters are one.
+            spans = re.escape(path).replace(r"\{path\}", "(?:.+)")
+            pattern = re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", spans) + "$")
             for method, op in methods.items():
                 self.routes.append((pattern, method.upper(), op))
 

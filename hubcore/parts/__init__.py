@@ -113,9 +113,15 @@ class Part:
         """URI templates of the resources the part serves."""
         return ()
 
-    async def resources(self, caller: Caller) -> Sequence[Resource]:
-        """The resources `caller` may read, in the part's listing order."""
+    async def resources(self, caller: Caller, after: str | None, limit: int) -> Sequence[Resource]:
+        """Up to `limit` resources `caller` may read, in the part's listing order, after the
+        resource `after` (a URI of the part's own, as `owns_resource` says; None: from the start).
+        A listing page is read from where it resumes, never by walking what came before it."""
         return ()
+
+    def owns_resource(self, uri: str) -> bool:
+        """Whether `uri` is in the part's URI space (a listing resuming after it resumes here)."""
+        return False
 
     async def read_resource(self, caller: Caller, uri: str) -> tuple[str, str] | None:
         """(text, MIME type) of `uri` when it is in the part's URI space, None when it is not;

@@ -3,7 +3,8 @@ with their history, trust, review, revert and promote (`hubcore.services.kb`).
 
 What it brings to the hub: the files (backup and check, the write count), its share of a project's
 deletion (the file goes after the commit), `kb_pages` and its bytes in project stats, `kb_bytes`
-in the storage report, the brief's `stale_pages`, and the pool's idle sweeper.
+in the storage report, the brief's `stale_pages`, its pages as MCP resources (`hub://kb/...`), and
+the pool's idle sweeper.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.parts import Part, Task
+from hubcore.parts import Part, Resource, ResourceTemplate, Task
 from hubcore.services.brief import STALE_MAX, section
 from hubcore.services.core import Core
+from hubcore.services.kb import resources
 from hubcore.services.kb.derive import decoded
 from hubcore.services.kb.files import KbFiles
 from hubcore.services.kb.pages import BrainEntry
@@ -35,6 +37,7 @@ class KbPart(Part):
         self.core = core
         self.store = KbFiles(pool, core.settings.data_path / "kb")
         self.kb = KbService(core, self.store, brain_entry)
+        self.pages = resources.KbResources(core, self.store, self.kb)
 
     def writes(self) -> int:
         return self.store.writes
@@ -68,6 +71,21 @@ class KbPart(Part):
         finally:
             reader.close()
         return {"stale_pages": section([_stale_item(p, now) for p in found], total, len(found))}
+
+    def resource_templates(self) -> Sequence[ResourceTemplate]:
+        return (ResourceTemplate(resources.TEMPLATE, "knowledge-page", "Knowledge base page",
+                                 "A page of a project's knowledge base by its path under /fs/ (segments "
+                                 "percent-encoded)", "text/markdown"),)
+
+    async def resources(self, caller: Caller, after: str | None, limit: int) -> Sequence[Resource]:
+        return [Resource(p.uri, f"{p.project_id}:{p.path}", p.mime_type)
+                for p in await self.pages.listing(caller, after, limit)]
+
+    def owns_resource(self, uri: str) -> bool:
+        return resources.owns(uri)
+
+    async def read_resource(self, caller: Caller, uri: str) -> tuple[str, str] | None:
+        return await self.pages.read(caller, uri) if resources.owns(uri) else None
 
     def background(self) -> Sequence[Task]:
         return (self.store.pool.run_sweeper,)

@@ -17,6 +17,7 @@ from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
+from hubcore.services.kb import models as kb
 from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
@@ -137,6 +138,47 @@ HOME = obj("unread", "waiting", "waiting_items", "agents_active", "last_event_at
            node=NODE, storage=VOLUME, prunable=PRUNABLE)
 STATS = obj("events", "sessions", "artifacts", "kb_pages", "disk_bytes", events=INT, sessions=N_INT,
             artifacts=N_INT, kb_pages=N_INT, agents_active=INT, threads=INT, agents_written=INT, disk_bytes=N_INT)
+# The knowledge base (spec "Knowledge base routes"): a page path in the URL or the `path`/`prefix`
+# query drops its leading slash and may omit `fs`, so those parameters are any string the service
+# canonicalises (the models' own path schemas say /fs/...).
+KB_PATH: Schema = {"type": "string", "minLength": 1,
+                   "description": "page path without its leading slash; the fs/ namespace may be omitted"}
+KB_PREFIX: Schema = {"type": "string", "description": "directory, as a page path is written in a URL"}
+KB_FLAG: Schema = {"enum": ["1", "0", "true", "false"]}
+KB_LIMIT = {"type": "integer"}
+FINDING = obj("code", "path", "message", code=STR, path=STR, message=STR, line=INT, meta=ANY_OBJ)
+LINT = list_of(FINDING)
+KB_WRITTEN = obj("ok", "path", "version", "size_bytes", "lint", "warnings", ok=BOOL, path=STR, version=STR,
+                 size_bytes=INT, lint=LINT, warnings=list_of(STR))
+KB_ENTRY = obj("path", "type", "size_bytes", "children", path=STR, type={"enum": ["file", "dir"]}, size_bytes=INT,
+               children=N_INT, title=N_STR, description=N_STR, page_type=N_STR, status=N_STR,
+               tags={"type": ["array", "null"], "items": STR}, trust=STR, verified_by=N_STR, verified_at=N_STR,
+               stale=BOOL, stale_after=N_STR, last_write_by=N_STR, last_write_at=N_STR)
+KB_PAGE = obj("path", "content", "version", "size_bytes", path=STR, content=STR, version=STR, size_bytes=INT,
+              last_write=obj("actor", "at", actor=STR, at=STR), current=BOOL, at=STR, actor=STR)
+KB_ROW = obj("op", "path", "actor", "at", "version", op={"enum": list(kb.OPS)}, path=STR, actor=STR, at=STR,
+             version=N_STR)
+KB_HISTORY = obj("rows", "total", "next_before", "truncated", rows=list_of(KB_ROW), total=INT, next_before=N_INT,
+                 truncated=BOOL)
+KB_VERSION = obj("id", "op", "actor", "at", "version", "size_bytes", "summary", "kept", "current", id=INT,
+                 op={"enum": list(kb.OPS)}, actor=STR, at=STR, version=N_STR, size_bytes=N_INT, summary=N_STR,
+                 kept=BOOL, current=BOOL)
+KB_VERSIONS = obj("path", "current_version", "versions", "total", "next_before", "truncated", path=STR,
+                  current_version=N_STR, versions=list_of(KB_VERSION), total=INT, next_before=N_INT, truncated=BOOL)
+KB_FORGOT = obj("ok", "path", "versions_forgotten", "bytes_forgotten", "unreferenced_forgotten", ok=BOOL, path=STR,
+                versions_forgotten=INT, bytes_forgotten=INT, unreferenced_forgotten=INT)
+KB_REVIEW = obj("ok", "path", "version", ok=BOOL, path=STR, version=STR)
+KB_REVERTED = obj("ok", "path", "store", "version", "size_bytes", "lint", "warnings", "changed", ok=BOOL, path=STR,
+                  store={"const": "project"}, version=STR, size_bytes=INT, lint=LINT, warnings=list_of(STR),
+                  changed=BOOL)
+KB_PROMOTED = obj("ok", "path", "version", "lint", ok=BOOL, path=STR, version=STR, lint=LINT)
+NEEDS_REVIEW = obj("unverified", "machine_confirmed", "edited_since_review", "total", unverified=INT,
+                   machine_confirmed=INT, edited_since_review=INT, total=INT)
+KB_STATS = obj("pages", "bytes", "unverified", "stale", "last_change_at", "last_change_by", "needs_review", pages=INT,
+               bytes=INT, unverified=INT, stale=INT, last_change_at=N_STR, last_change_by=N_STR,
+               needs_review=NEEDS_REVIEW)
+KB_PAGE_PATH = {"path": KB_PATH}
+KB_PAGE_PROBLEMS = (404, 409)
 BRAIN_QUERY = ("path", "store")  # hubhttp.api.sessions.brain_query
 MARKED = obj("event_id", "status", event_id=STR, status=STR)
 
@@ -194,6 +236,39 @@ DOCS: Mapping[str, Doc] = {
     "storage.undo": Doc("Undo a prune within its window", obj("session_id", "restored", session_id=STR,
                                                               project_id=STR, restored=BOOL),
                         query_model=PruneUndo),
+    "kb.list_pages": Doc("A directory level of the knowledge base, or with meta=1 every page beneath with its row "
+                         "fields", obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
+                         problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIMIT, "meta": KB_FLAG}),
+    "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included)", KB_PAGE,
+                        path=KB_PAGE_PATH, query={"version": STR}),
+    "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
+                         "with ?if_version=", KB_WRITTEN, problems=(404, 409, 413), path=KB_PAGE_PATH,
+                         query={"if_version": STR},
+                         body=obj("content", content=STR, if_version=STR)),
+    "kb.delete_page": Doc("Delete a page (a directory only when empty); its versions stay kept",
+                          obj("ok", "path", ok=BOOL, path=STR), problems=(404, 409), path=KB_PAGE_PATH,
+                          query={"if_version": STR}, body_required=False),
+    "kb.review_page": Doc("The human vouches for the page: {by: human, at} appended to verified", KB_REVIEW,
+                          problems=KB_PAGE_PROBLEMS, path=KB_PAGE_PATH, body_required=False,
+                          body=obj(if_version=STR, verified_by={"const": "human"})),
+    "kb.revert_page": Doc("Write a kept version back (changed: false when it is the held one)", KB_REVERTED,
+                          problems=(404, 409, 413), path=KB_PAGE_PATH,
+                          body=obj("version", version=STR, if_version=STR)),
+    "kb.promote": Doc("Copy a session brain entry into a page citing the session", KB_PROMOTED,
+                      problems=(404, 409, 413), model=kb.KbPromote),
+    "kb.history": Doc("The knowledge base's write log, newest first (limit=0: the count only)", KB_HISTORY,
+                      query={"path": KB_PATH, "prefix": KB_PREFIX, "actor": STR, "op": {"enum": list(kb.OPS)},
+                             "before": KB_LIMIT, "limit": KB_LIMIT}),
+    "kb.versions": Doc("A page's versions newest first, with whether each is kept", KB_VERSIONS,
+                       query={"path": KB_PATH, "before": KB_LIMIT, "limit": KB_LIMIT}),
+    "kb.forget": Doc("Forget the kept bytes of a page's versions but the held one", KB_FORGOT, problems=(404, 409),
+                     query={"path": KB_PATH}, body_required=False),
+    "kb.backlinks": Doc("The pages linking to a page, in path order", list_of(obj("path", "title", path=STR,
+                                                                                    title=N_STR)),
+                        query={"path": KB_PATH}),
+    "kb.lint": Doc("Lint findings over the whole knowledge base (fresh=1 walks again)",
+                   obj("checked_at", "findings", checked_at=STR, findings=LINT), query={"fresh": KB_FLAG}),
+    "kb.stats": Doc("The knowledge base's counts and what needs review", KB_STATS),
     "stream.stream": Doc("Server-sent changes (text/event-stream)", {"type": "string"}, problems=(429,),
                          media="text/event-stream"),
 }

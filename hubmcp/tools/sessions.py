@@ -18,6 +18,7 @@ from hubcore.services.brains import BrainDelete, BrainGet, BrainList, BrainPut
 from hubcore.services.brief import SessionBrief
 from hubcore.services.sessions import SessionEnd, SessionList, SessionStart
 from hubmcp.context import CallContext
+from hubmcp.tools import kb
 from hubmcp.tools.base import Tool, outputs
 
 log = logging.getLogger("hubmcp")
@@ -149,21 +150,29 @@ async def session_brief(call: CallContext, req: SessionBrief) -> dict[str, Any]:
 
 
 async def brain_get(call: CallContext, req: BrainGet) -> dict[str, Any]:
+    if req.store == "project":  # the project's knowledge base
+        return await kb.project_get(call, req)
     _, current = await _bound(call, req.model_dump(exclude_none=True))
     return await call.hub.brains.read_entry(call.caller, req, active=current)
 
 
 async def brain_list(call: CallContext, req: BrainList) -> dict[str, Any]:
+    if req.store == "project":  # the project's knowledge base
+        return await kb.project_list(call, req)
     _, current = await _bound(call, req.model_dump(exclude_none=True))
     return await call.hub.brains.list_entries(call.caller, req, active=current)
 
 
 async def brain_put(call: CallContext, req: BrainPut) -> dict[str, Any]:
+    if req.store == "project":  # the project's knowledge base
+        return await kb.project_put(call, req)
     _, current = await _bound(call, req.model_dump(exclude_none=True))
     return await call.hub.brains.write_entry(call.caller, req, active=current)
 
 
 async def brain_delete(call: CallContext, req: BrainDelete) -> dict[str, Any]:
+    if req.store == "project":  # the project's knowledge base
+        return await kb.project_delete(call, req)
     _, current = await _bound(call, req.model_dump(exclude_none=True))
     return await call.hub.brains.delete_entry(call.caller, req, active=current)
 
@@ -246,7 +255,9 @@ TOOLS = (
         name="brain_get",
         title="Read a brain entry",
         description=("Read one entry of a session brain: yours by default, or any session you can read "
-                     "(`session`). Returns its content and `version` (sha256:...) for conditional writes."),
+                     "(`session`). Returns its content and `version` (sha256:...) for conditional writes. "
+                     "With `store: \"project\"`, a knowledge base page (/fs/...) of `project_id` (default "
+                     "your active session's project)."),
         input_model=BrainGet,
         output_schema=outputs(ENTRY_OUT, ("path", "content", "version")),
         handler=brain_get,
@@ -255,7 +266,8 @@ TOOLS = (
     Tool(
         name="brain_list",
         title="List a brain directory",
-        description="One directory level of a session brain (at most 500 entries; `truncated` says if more).",
+        description=("One directory level of a session brain (at most 500 entries; `truncated` says if more). "
+                     "With `store: \"project\"`, a level of the knowledge base of `project_id`."),
         input_model=BrainList,
         output_schema=outputs({"path": {"type": "string"}, "entries": {"type": "array"},
                                "truncated": {"type": "boolean"}}, ("path", "entries", "truncated")),
@@ -268,7 +280,9 @@ TOOLS = (
         description=("Write text (at most 4 MiB) at a path of your running session's brain: /fs/ for "
                      "files, /kv/ for keys. `if_version` makes it conditional ('absent' creates only); "
                      "a mismatch is a conflict ending current_version=...; without it the last writer wins. "
-                     "With no active session on this connection, name the session by `session_id`."),
+                     "With no active session on this connection, name the session by `session_id`. "
+                     "With `store: \"project\"`, a knowledge base page (/fs/..., at most 1 MiB) of "
+                     "`project_id` (default your active session's project); the result adds lint findings."),
         input_model=BrainPut,
         output_schema=outputs(WRITE_OUT, ("ok", "path", "version")),
         handler=brain_put,
@@ -277,7 +291,8 @@ TOOLS = (
         name="brain_delete",
         title="Delete a brain entry",
         description=("Delete an entry of your running session's brain (or the one `session_id` names); "
-                     "a missing entry is not_found."),
+                     "a missing entry is not_found. With `store: \"project\"`, a knowledge base page of "
+                     "`project_id` (its versions stay in brain_history)."),
         input_model=BrainDelete,
         output_schema=outputs({"ok": {"type": "boolean"}, "path": {"type": "string"}}, ("ok", "path")),
         handler=brain_delete,

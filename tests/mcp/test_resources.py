@@ -90,20 +90,21 @@ async def test_resources_list_read_and_errors(live: LiveHub, mode: str) -> None:
         assert f"{live.base}/mcp" in boot.contents[0].text  # type: ignore[union-attr]
         page = await c.read_resource("skill://hub/references/errors.md")
         assert page.contents[0].mime_type == "text/markdown"
-        # This hub has no knowledge base part: it serves no template, and a page URI names nothing
-        # (the spec's hub://kb/ template comes back with the part that serves it).
+        # The knowledge base part serves the spec's template.
         templates = await c.list_resource_templates()
-        assert templates.resource_templates == []
+        assert [t.uri_template for t in templates.resource_templates] == ["hub://kb/{project_id}/{+path}"]
         with pytest.raises(MCPError) as caught:
             await c.read_resource("hub://nothing/here")
         assert caught.value.error.code == -32602 and caught.value.error.data["uri"] == "hub://nothing/here"
         assert caught.value.error.data["error"]["code"] == "not_found"
+        # A hub://kb/ URI naming no page is INVALID_PARAMS; a project the agent cannot see, missing
+        # or confidential, is the same forbidden.
         answers = []
         for uri in ("hub://kb/secret", "hub://kb/secret/fs/index.md", "hub://kb/missing/fs/index.md"):
             with pytest.raises(MCPError) as caught:
                 await c.read_resource(uri)
             answers.append((caught.value.error.code, caught.value.error.data["error"]["code"]))
-        assert answers == [(-32602, "not_found")] * 3
+        assert answers == [(-32602, "invalid_argument"), (-32050, "forbidden"), (-32050, "forbidden")]
         with pytest.raises(MCPError) as caught:
             await c.list_resources(cursor="skill://hub/never-issued")
         assert caught.value.error.code == -32602
@@ -127,16 +128,22 @@ class PagesPart(Part):
     def resource_templates(self) -> list[ResourceTemplate]:
         return [ResourceTemplate("page://{project_id}/{name}", "page", mime_type="text/markdown")]
 
-    async def resources(self, caller: Caller) -> list[Resource]:
+    def every(self) -> list[Resource]:
         return [Resource(f"page://{pid}/p{n:03d}.md", f"{pid}:p{n:03d}", "text/markdown")
                 for pid, count in self.sizes.items() for n in range(count)]
+
+    async def resources(self, caller: Caller, after: str | None, limit: int) -> list[Resource]:
+        return [r for r in self.every() if after is None or r.uri > after][:limit]
+
+    def owns_resource(self, uri: str) -> bool:
+        return uri.startswith("page://")
 
     async def read_resource(self, caller: Caller, uri: str) -> tuple[str, str] | None:
         if not uri.startswith("page://"):
             return None
         if uri.startswith("page://secret/"):
             raise HubError("forbidden", "project 'secret' is not readable")
-        if uri not in {r.uri for r in await self.resources(caller)}:
+        if uri not in {r.uri for r in self.every()}:
             raise HubError("not_found", f"no page {uri}")
         return f"text of {uri}", "text/markdown"
 
@@ -148,9 +155,10 @@ async def test_a_part_brings_its_resources_template_listing_and_reads(live: Live
     try:
         async with live.client(mode=MODERN) as c:
             templates = await c.list_resource_templates()
-            assert [t.uri_template for t in templates.resource_templates] == ["page://{project_id}/{name}"]
+            assert [t.uri_template for t in templates.resource_templates] == ["hub://kb/{project_id}/{+path}",
+                                                                               "page://{project_id}/{name}"]
             uris = [str(r.uri) for r in (await c.list_resources()).resources]
-            assert uris[-2:] == ["page://alpha/p000.md", "page://alpha/p001.md"]
+            assert uris[-2:] == ["page://alpha/p000.md", "page://alpha/p001.md"]  # no page written yet
             page = await c.read_resource("page://alpha/p001.md")
             assert page.contents[0].text == "text of page://alpha/p001.md"  # type: ignore[union-attr]
             codes = []

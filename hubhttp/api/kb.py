@@ -1,0 +1,185 @@
+"""`/api/v1/projects/:id/kb/...`: the knowledge base routes (admin; spec "Knowledge base routes").
+
+Thin adapters over `hub.kb` (`hubcore.services.kb`): each route gathers its members (the path's,
+the query string's, the body's), parses them into the operation's typed request and renders the
+service's answer. In a URL a page path drops its leading slash and may omit `fs`
+(`paths.from_url`); the `path` and `prefix` query parameters read the same way, so `/fs/a.md`,
+`fs/a.md` and `a.md` all name one page. A query parameter the route does not take, or one given
+twice (in the query twice, or in both the query and the body), is refused naming it.
+
+A page write takes JSON `{content, if_version?}`, or the page itself as `text/markdown` or
+`text/plain` (UTF-8) with `?if_version=`; the gate answers 415 for any other type, and a JSON body
+that does not parse is 400 before anything is stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from quart import Blueprint, Response, request
+
+from hubcore.errors import HubError
+from hubcore.services.kb import models
+from hubcore.services.kb.paths import from_url
+from hubcore.services.requests import Request, parse
+from hubhttp.context import caller, hub, json_body, json_response
+
+bp = Blueprint("kb", __name__, url_prefix="/api/v1/projects/<project_id>/kb")
+
+INTEGERS = frozenset({"limit", "before"})
+INTEGER = re.compile(r"-?[0-9]{1,40}")  # ASCII digits only; the model judges the range
+FLAGS = {"1": True, "true": True, "0": False, "false": False}
+TEXT_TYPES = ("text/markdown", "text/plain")
+
+
+def query(*, flags: Iterable[str] = ()) -> dict[str, Any]:
+    """The query string typed as the models take it: integers for `limit` and `before`, booleans
+    for `flags`, page paths in their URL form made canonical; anything else stays a string for the
+    model to judge (an unknown name is refused there)."""
+    out: dict[str, Any] = {}
+    for name in request.args:
+        values = request.args.getlist(name)
+        if len(values) > 1:
+            raise HubError("invalid_argument", f"query {name[:64]} given more than once", details={"field": name[:64]})
+        out[name] = _typed(name, values[0], frozenset(flags))
+    return out
+
+
+def _typed(name: str, raw: str, flags: frozenset[str]) -> Any:
+    if name in INTEGERS:
+        if not INTEGER.fullmatch(raw):
+            raise HubError("invalid_argument", f"query {name} must be an integer", details={"field": name})
+        return int(raw)
+    if name in flags:
+        if raw.lower() not in FLAGS:
+            raise HubError("invalid_argument", f"query {name} must be 1 or 0 (true or false)",
+                           details={"field": name})
+        return FLAGS[raw.lower()]
+    if name in ("path", "prefix"):
+        return from_url(raw, allow_root=name == "prefix", field=name)
+    return raw
+
+
+def merged(*sources: Mapping[str, Any]) -> dict[str, Any]:
+    """The members of several sources (path, query, body); one named twice is refused."""
+    out: dict[str, Any] = {}
+    for source in sources:
+        for name, value in source.items():
+            if name in out:
+                raise HubError("invalid_argument", f"{name[:64]} given twice (once is enough)",
+                               details={"field": name[:64]})
+            out[name] = value
+    return out
+
+
+def page(project_id: str, path: str) -> dict[str, str]:
+    """The members the URL names: the project, and the page path made canonical."""
+    return {"project_id": project_id, "path": from_url(path)}
+
+
+def _media() -> str:
+    return (request.content_type or "").split(";", 1)[0].strip().lower()
+
+
+async def write_members() -> Mapping[str, Any]:
+    """A page write's body: JSON members, or the page's own bytes as its `content`."""
+    if _media() not in TEXT_TYPES:
+        return await json_body()
+    raw = await request.get_data(as_text=False)
+    try:
+        return {"content": raw.decode("utf-8") if isinstance(raw, bytes) else raw}
+    except UnicodeDecodeError:
+        raise HubError("invalid_argument", "the page is not UTF-8 text", details={"field": "content"}) from None
+
+
+def typed(model: type[Request], *sources: Mapping[str, Any]) -> Any:
+    return parse(model, merged(*sources))
+
+
+# -- pages -------------------------------------------------------------------------------------
+
+
+@bp.get("/pages")
+async def list_pages(project_id: str) -> Response:
+    req = typed(models.KbList, {"project_id": project_id}, query(flags=("meta",)))
+    return json_response(await hub().kb.list(caller(), req))
+
+
+@bp.get("/pages/<path:path>")
+async def read_page(project_id: str, path: str) -> Response:
+    req = typed(models.KbRead, page(project_id, path), query())
+    return json_response(await hub().kb.read(caller(), req))
+
+
+@bp.put("/pages/<path:path>")
+async def write_page(project_id: str, path: str) -> Response:
+    req = typed(models.KbWrite, page(project_id, path), query(), await write_members())
+    return json_response(await hub().kb.write(caller(), req))
+
+
+@bp.delete("/pages/<path:path>")
+async def delete_page(project_id: str, path: str) -> Response:
+    req = typed(models.KbDelete, page(project_id, path), query(), await json_body(default={}))
+    return json_response(await hub().kb.delete(caller(), req))
+
+
+@bp.post("/pages/<path:path>/review")
+async def review_page(project_id: str, path: str) -> Response:
+    req = typed(models.KbReview, page(project_id, path), query(), await json_body(default={}))
+    return json_response(await hub().kb.review(caller(), req))
+
+
+@bp.post("/pages/<path:path>/revert")
+async def revert_page(project_id: str, path: str) -> Response:
+    req = typed(models.KbRevert, page(project_id, path), query(), await json_body())
+    return json_response(await hub().kb.revert(caller(), req))
+
+
+@bp.post("/promote")
+async def promote(project_id: str) -> Response:
+    req = typed(models.KbPromote, {"project_id": project_id}, query(), await json_body())
+    return json_response(await hub().kb.promote(caller(), req))
+
+
+# -- history -----------------------------------------------------------------------------------
+
+
+@bp.get("/history")
+async def history(project_id: str) -> Response:
+    req = typed(models.KbHistory, {"project_id": project_id}, query())
+    return json_response(await hub().kb.history(caller(), req))
+
+
+@bp.get("/versions")
+async def versions(project_id: str) -> Response:
+    req = typed(models.KbVersions, {"project_id": project_id}, query())
+    return json_response(await hub().kb.versions(caller(), req))
+
+
+@bp.delete("/versions")
+async def forget(project_id: str) -> Response:
+    req = typed(models.KbForget, {"project_id": project_id}, query(), await json_body(default={}))
+    return json_response(await hub().kb.forget(caller(), req))
+
+
+# -- derived views -----------------------------------------------------------------------------
+
+
+@bp.get("/backlinks")
+async def backlinks(project_id: str) -> Response:
+    req = typed(models.KbBacklinks, {"project_id": project_id}, query())
+    return json_response(await hub().kb.backlinks(caller(), req))
+
+
+@bp.get("/lint")
+async def lint(project_id: str) -> Response:
+    req = typed(models.KbLint, {"project_id": project_id}, query(flags=("fresh",)))
+    return json_response(await hub().kb.lint(caller(), req))
+
+
+@bp.get("/stats")
+async def stats(project_id: str) -> Response:
+    req = typed(models.KbProject, {"project_id": project_id}, query())
+    return json_response(await hub().kb.stats(caller(), req))
