@@ -19,6 +19,7 @@ ended sessions are pruned, and the call log, the one write an ended brain takes,
 from __future__ import annotations
 
 import builtins
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -27,7 +28,8 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import orjson
-from pydantic import Field, WithJsonSchema
+from pydantic import Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -36,7 +38,8 @@ from hubcore.metrics import store_bytes
 from hubcore.services import entries
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
-from hubcore.services.fields import EntryPath, ProjectId, SessionId
+from hubcore.services.events import SESSION_ID_MAX
+from hubcore.services.fields import PROJECT_ID_PATTERN, EntryContent, EntryPath, IfVersion, ProjectId, SessionId
 from hubcore.services.requests import Request
 from hubcore.services.sessions import SessionRef, SessionsService, brain_seal, find, session_missing
 from hubcore.store import brain
@@ -49,19 +52,42 @@ ANY_SESSION = "*"  # the in-flight count of writes whose session id is not known
 STORES = ("session", "project")
 
 
-_BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
-                          "required": ["session_id"], "additionalProperties": False}
+_BY_ID: dict[str, Any] = {"type": "object", "properties": {
+    "session_id": {"type": "string", "minLength": 1, "maxLength": SESSION_ID_MAX}},
+    "required": ["session_id"], "additionalProperties": False}
 _BY_NAME: dict[str, Any] = {"type": "object", "properties": {
     "agent": {"type": "string"}, "name": {"type": "string"},
-    "project_id": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"}},
+    "project_id": {"type": ["string", "null"], "pattern": PROJECT_ID_PATTERN}},
     "required": ["agent", "name"], "additionalProperties": False}
-# `session` is a reference object (spec: `{session_id}` or `{agent, name}`), read by
-# `SessionRef.parse` (which names its faults); a bare id goes in `session_id`.
+# `session` is a reference object (spec: `{session_id}` or `{agent, name}`); a bare id goes in
+# `session_id`. `null` reads as absent, as for every member (`requests.parse`), and a null
+# `project_id` inside it too (the default project).
 SESSION_REF: dict[str, Any] = {
     "description": "a session: {session_id}, or {agent, name, project_id} "
                    "(project_id defaults to your active session's project); a bare id goes in session_id",
-    "oneOf": [_BY_ID, _BY_NAME],
+    "oneOf": [_BY_ID, _BY_NAME, {"type": "null"}],
 }
+
+
+def _session_ref(value: Any) -> dict[str, Any] | None:
+    """A session reference exactly as `SESSION_REF` publishes it (what `SessionRef.parse` reads
+    afterwards); anything else is refused naming `session`."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        sid = value.get("session_id")
+        if set(value) == {"session_id"} and isinstance(sid, str) and 0 < len(sid) <= SESSION_ID_MAX:
+            return value
+        named = {k: v for k, v in value.items() if not (k == "project_id" and v is None)}
+        project = named.get("project_id", "")
+        if {"agent", "name"} <= set(named) <= {"agent", "name", "project_id"} and \
+                all(isinstance(v, str) for v in named.values()) and \
+                ("project_id" not in named or re.fullmatch(PROJECT_ID_PATTERN, str(project))):
+            return named
+    raise PydanticCustomError("session_ref", "must be {session_id} or {agent, name, project_id}")
+
+
+SessionReference = Annotated[Any, PlainValidator(_session_ref), WithJsonSchema(SESSION_REF)]
 
 
 class BrainRead(Request):
@@ -72,7 +98,7 @@ class BrainRead(Request):
     path: Annotated[str, EntryPath(allow_root=True)] | None = None
     store: Annotated[Literal["session", "project"] | None, Field(
         description="session brain (default) or the project knowledge base")] = None
-    session: Annotated[Any, WithJsonSchema(SESSION_REF)] = None
+    session: SessionReference = None
     session_id: Annotated[SessionId | None, Field(description=(
         "the session to read (the id session_start returned); default: your active session"))] = None
     project_id: Annotated[ProjectId | None, Field(
@@ -112,8 +138,7 @@ class BrainWrite(BrainRead):
     path: Annotated[str, EntryPath(allow_root=False)]
     store: Annotated[Literal["session", "project"], Field(
         description="required: session brain or project knowledge base")]
-    if_version: Annotated[str | None, Field(
-        description="write only if the stored version is this sha256:..., or 'absent' to create only")] = None
+    if_version: IfVersion | None = None
 
 
 class BrainPut(Request):
@@ -121,14 +146,13 @@ class BrainPut(Request):
     `BrainWrite`, the content second as the tool has always listed it)."""
 
     path: Annotated[str, EntryPath(allow_root=False)]
-    content: Annotated[str, Field(description=f"the entry's text (at most {entries.CONTENT_MAX} bytes as UTF-8)")]
+    content: Annotated[str, EntryContent(entries.CONTENT_MAX)]
     store: Annotated[Literal["session", "project"], Field(
         description="required: session brain or project knowledge base")]
-    session: Annotated[Any, WithJsonSchema(SESSION_REF)] = None
+    session: SessionReference = None
     session_id: Annotated[SessionId | None, Field(description=(
         "the session to write (the id session_start returned); default: your active session"))] = None
-    if_version: Annotated[str | None, Field(
-        description="write only if the stored version is this sha256:..., or 'absent' to create only")] = None
+    if_version: IfVersion | None = None
     project_id: Annotated[ProjectId | None, Field(
         description="the project of a session named by {agent, name}")] = None
 
@@ -286,12 +310,11 @@ class BrainsService:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    async def _put(self, caller: Caller, session_id: str, path: Any, value: Any,
-                   if_version: Any = None) -> dict[str, Any]:
-        """Write an entry to a session the caller owns (`_writer` checked that; the seal decides)."""
-        where = entries.canonical(path)
-        data = entries.encode(value)
-        condition = entries.parse_if_version(if_version)
+    async def _put(self, caller: Caller, session_id: str, where: str, value: str,
+                   condition: str | None = None) -> dict[str, Any]:
+        """Write an entry to a session the caller owns (`_writer` checked that; the seal decides).
+        `BrainPut` held the path, the content's size and the condition to their rules."""
+        data = value.encode("utf-8")
         if not self.path_of(session_id).exists():
             entries.require_version(None, condition)  # a refusal creates no file
         warnings = entries.file_growth(f"session brain {session_id}", self.bytes_of(session_id) or 0, len(data))
@@ -311,9 +334,7 @@ class BrainsService:
         return {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
                 "session_id": session_id}
 
-    async def _delete(self, session_id: str, path: Any, if_version: Any = None) -> dict[str, Any]:
-        where = entries.canonical(path)
-        condition = entries.parse_if_version(if_version)
+    async def _delete(self, session_id: str, where: str, condition: str | None = None) -> dict[str, Any]:
         if not self.path_of(session_id).exists():
             entries.require_version(None, condition)
             raise not_found(f"no brain entry at {where}")

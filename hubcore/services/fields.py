@@ -18,6 +18,7 @@ from pydantic import AfterValidator, Field, GetCoreSchemaHandler, GetJsonSchemaH
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from hubcore.errors import HubError
 from hubcore.services import entries, ids, validate
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
@@ -204,6 +205,39 @@ class EntryPath:
                                f"at most {limit} bytes once canonical"}
 
 
+class EntryContent:
+    """An entry's text: at most `max_bytes` as UTF-8 (`entries.encode`'s rule). A character count
+    cannot state a byte limit (an accented letter is two bytes), so the schema says
+    `x-max-bytes-utf8`. Over it is `string_too_long`: 413 for the content member."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+    def __call__(self, value: str) -> str:
+        try:
+            entries.encode(value, limit=self.max_bytes)
+        except HubError:
+            raise PydanticCustomError("string_too_long", "longer than {max_length} bytes as UTF-8",
+                                      {"max_length": self.max_bytes}) from None
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"type": "string", "x-max-bytes-utf8": self.max_bytes,
+                "description": f"the entry's text, at most {self.max_bytes} bytes as UTF-8"}
+
+
+def _if_version(value: str) -> str:
+    try:
+        return str(entries.parse_if_version(value))
+    except HubError:
+        raise PydanticCustomError("if_version", f"must be '{entries.ABSENT}' or a version "
+                                  f"'{entries.VERSION_PREFIX}...'") from None
+
+
 def _payload(value: dict[str, Any]) -> dict[str, Any]:
     return ev.check_payload(value)  # its own refusals (size 413, a wide integer) name the member
 
@@ -236,6 +270,13 @@ IdempotencyKey = Annotated[
     AfterValidator(_one_line),
     Field(description="retrying with the same key returns the original result and writes nothing new"),
 ]
+# `entries.parse_if_version` is the rule; the pattern states it for clients (`absent` exactly, or
+# any text after the version prefix).
+IF_VERSION_PATTERN = f"^({entries.ABSENT}$|{entries.VERSION_PREFIX})"
+IfVersion = Annotated[str, AfterValidator(_if_version), Field(
+    json_schema_extra={"pattern": IF_VERSION_PATTERN},
+    description=f"write only if the stored version is this {entries.VERSION_PREFIX}..., or "
+                f"'{entries.ABSENT}' to create only")]
 Limit = Annotated[int, Field(ge=1, le=PAGE_MAX, description=f"page size, 1 to {PAGE_MAX}")]
 WaitSeconds = Annotated[float, Field(
     ge=0, le=WAIT_MAX, allow_inf_nan=False,

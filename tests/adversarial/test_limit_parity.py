@@ -20,27 +20,33 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from mcp.client import Client
 
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.services import ids
-from hubcore.services.brains import BrainGet
+from hubcore.services.brains import BrainGet, BrainPut
 from hubcore.services.feed import FeedRead
 from hubcore.services.inbox import InboxList, InboxRead
 from hubcore.services.posts import IdeaPost, SignalAppend
 from hubcore.services.requests import CONTENT_MEMBERS, Request, input_schema
 from hubcore.services.resolutions import AnswerPost
 from hubcore.services.sessions import SessionEnd
+from hubhttp.gate import MAX_BODY
+from hubmcp.active import ActiveSessions, ConnectionKey
+from hubmcp.context import FixedBinding
+from hubmcp.server import HubMcp
 from tests.adversarial.rest_support import snapshot
 from tests.harness import ADMIN
-from tests.mcp.live import LiveHub, live_hub
+from tests.mcp.live import LEGACY, LiveHub, live_hub
 from tests.requests import a_question, a_session_start
 
 pytestmark = pytest.mark.anyio
@@ -124,7 +130,7 @@ OPS = [
        lambda made, args: {"session_id": made["mcp"], **args}, query=True, accepted=("not_found",)),
 ]
 # Values a pattern-held member accepts (the walker cannot invent one from a pattern).
-EXAMPLES = {"since": CURSOR, "before": CURSOR}
+EXAMPLES = {"since": CURSOR, "before": CURSOR, "if_version": "absent"}
 
 
 def text_cases(member: str, prop: dict[str, Any]) -> list[Case]:
@@ -136,6 +142,10 @@ def text_cases(member: str, prop: dict[str, Any]) -> list[Case]:
     if "x-max-bytes-serialized" in prop:
         n = prop["x-max-bytes-serialized"]
         return [Case("at the limit", "x" * n, OK), Case("one byte over", "x" * n + "é", over)]
+    if "x-max-bytes-utf8" in prop:
+        n = prop["x-max-bytes-utf8"]
+        return [Case("at the limit", "x" * n, OK), Case("at the limit, two-byte letters", "é" * (n // 2), OK),
+                Case("one byte over", "x" * (n - 1) + "é", over)]
     if "x-max-bytes-canonical" in prop:
         n = prop["x-max-bytes-canonical"] - len("/kv/")
         return [Case("at the limit", "/kv/" + "k" * n, OK), Case("padded to the limit", "/kv/./" + "k" * n + "/", OK),
@@ -260,4 +270,92 @@ async def test_every_limit_answers_alike_over_rest_and_mcp(live: LiveHub, op: Op
                 faults.append(f"{member} {case.label}: REST {rest}, MCP {over_mcp}, expected {case.expect}")
             if case.expect != OK and not unchanged:
                 faults.append(f"{member} {case.label}: a refused request wrote to the store")
+    assert faults == []
+
+
+# -- brain_put: no REST route writes a brain, so its pair is the agent endpoint's two transports ----
+
+
+async def no_rest(live: LiveHub, made: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+    raise AssertionError("brain_put has no REST route; its pair is /mcp and the in-process server")
+
+
+# Each case writes to fresh sessions of the walker's, one per transport; an accepted case writes an
+# entry, so a refused one is checked to have written none (and hub.db only its last activity).
+BRAIN_PUT = Op("brain_put", "brain_put", BrainPut, BrainPut, {"path": "/kv/walk", "content": "x", "store": "session"},
+               ("path", "content", "if_version"), no_rest,
+               lambda made, args: {"session_id": made["local"], **args}, touches_session=True)
+
+
+async def fresh_sessions(live: LiveHub) -> dict[str, str]:
+    """Two new running sessions of the walker's: one per transport."""
+    walker, sessions = Caller.agent("walker"), live.app.hub.sessions
+    started = [await sessions.start(walker, a_session_start("web", f"put-{uuid.uuid4().hex}")) for _ in range(2)]
+    return {"http": started[0]["session_id"], "local": started[1]["session_id"]}
+
+
+@asynccontextmanager
+async def in_process(live: LiveHub, agent: str) -> AsyncIterator[Client]:
+    """The server `hub-cli mcp` serves over stdio, as `agent`, with no HTTP in front of it."""
+    hub = live.app.hub
+    binding = FixedBinding(hub, Caller.agent(agent), ConnectionKey("stdio", uuid.uuid4().hex), ActiveSessions(),
+                           None)
+    async with Client(HubMcp(hub, binding).server, mode=LEGACY, cache=None) as client:
+        yield client
+
+
+def entries_in(live: LiveHub, session_id: str) -> int:
+    path = live.app.hub.brains.path_of(session_id)
+    if not path.exists():
+        return 0
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        count = int(conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
+    conn.close()
+    return count
+
+
+async def over_http(live: LiveHub, mcp: Client, token: str, args: dict[str, Any]) -> str:
+    """brain_put over /mcp. A call too big for the request body limit (4 MiB, the whole JSON-RPC
+    message) never reaches the tool: it is sent raw, and the gate's 413 is its answer."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "brain_put", "arguments": args}}
+    raw = orjson.dumps(message)
+    if len(raw) <= MAX_BODY:
+        return code_of_mcp(await mcp.call_tool("brain_put", args))
+    # Through the same app in process: over a socket the gate's early 413 closes the connection
+    # while the client is still sending, which a client sees as a reset rather than the answer.
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=live.app), base_url=live.base) as http:
+        r = await http.post("/mcp", content=raw, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 413, r.text[:300]
+    return str(r.json()["code"])
+
+
+async def test_brain_put_limits_answer_alike_over_http_and_in_process(live: LiveHub) -> None:
+    """Every case the published schema gives (content at its 4 MiB of UTF-8 and one byte over, the
+    path's canonical bytes, if_version's forms, wrong types, null, an unknown member) answers the
+    same in process (`hub-cli mcp`) and over /mcp, except where /mcp's body limit answers first: a
+    call carrying 4 MiB of content is itself over 4 MiB, so it is 413 over HTTP before the tool
+    runs (the same code the tool gives one byte over). A refusal writes no entry anywhere."""
+    faults: list[str] = []
+    walked = [(m, c) for m in BRAIN_PUT.members for c in cases(BRAIN_PUT, m)]
+    walked.append(("colour", Case("an unknown member", "blue", INVALID)))
+    token = await live.make_agent("walker")
+    db = Path(live.app.settings.data_path) / "hub.db"
+    async with live.client(token) as mcp, in_process(live, "walker") as local:
+        for member, case in walked:
+            args = {**BRAIN_PUT.base, member: case.value}
+            made = await fresh_sessions(live)
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                before = state(conn, BRAIN_PUT)
+                http = await over_http(live, mcp, token, {"session_id": made["http"], **args})
+                here = code_of_mcp(await local.call_tool("brain_put", {"session_id": made["local"], **args}))
+                unchanged = state(conn, BRAIN_PUT) == before
+            conn.close()
+            too_big = len(orjson.dumps(args)) > MAX_BODY
+            if (http, here) != (TOO_LARGE if too_big else case.expect, case.expect):
+                faults.append(f"{member} {case.label}: /mcp {http}, in process {here}, expected {case.expect}")
+            written = [entries_in(live, made[k]) for k in ("http", "local")]
+            if case.expect != OK and (written != [0, 0] or not unchanged):
+                faults.append(f"{member} {case.label}: a refused call wrote (entries {written})")
     assert faults == []

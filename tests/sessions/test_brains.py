@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubcore.services import entries
+from hubcore.services.brains import BrainGet
+from hubcore.services.requests import input_schema, parse
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
 from tests.requests import a_brain_delete, a_brain_get, a_brain_list, a_brain_put, a_session_end, a_session_start
@@ -129,7 +132,8 @@ async def test_value_limit_edge(hub: Hub) -> None:
 async def test_writes_only_to_own_running_session(hub: Hub) -> None:
     alice = await started(hub)
     await refused("conflict", put(hub, ALICE, None, path="/kv/k", content="v", store="session"))
-    err = await refused("forbidden", put(hub, BOB, None, path="/kv/k", content="v", store="session", session=alice[0]))
+    err = await refused("forbidden", put(hub, BOB, None, path="/kv/k", content="v", store="session",
+                                         session_id=alice[0]))
     assert err.message.endswith("owner=alice")
     await hub.sessions.end(ALICE, a_session_end(session_id=alice[0]))
     await refused("conflict", put(hub, ALICE, alice, path="/kv/k", content="v", store="session"))
@@ -149,8 +153,8 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
     await client.post("/api/v1/agents/alice/grants", json={"project_id": "secret"}, headers=ADMIN)
     hidden = await hub.sessions.start(ALICE, a_session_start("secret", "hidden"))
     e1 = await refused("not_found",
-                       hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session=hidden["session_id"])))
-    e2 = await refused("not_found", hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session="ses_nothing")))
+                       hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session_id=hidden["session_id"])))
+    e2 = await refused("not_found", hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session_id="ses_nothing")))
     assert e1.message.replace(hidden["session_id"], "X") == e2.message.replace("ses_nothing", "X")
 
 
@@ -227,3 +231,28 @@ async def test_a_namespace_root_read_as_an_entry_is_a_directory(client: HubClien
         await put(hub, ALICE, active, path="/kv/a", content="1", store="session")
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry", params={"path": "/kv/a"}, headers=ADMIN)
     assert r.status_code == 200 and r.json()["content"] == "1"
+
+
+SESSION_FORMS: list[tuple[Any, bool]] = [
+    (None, True), ({"session_id": "ses_x"}, True), ({"agent": "bob", "name": "task"}, True),
+    ({"agent": "bob", "name": "task", "project_id": "web"}, True),
+    ({"agent": "bob", "name": "task", "project_id": None}, True),
+    ("ses_x", False), ({}, False), ({"session_id": ""}, False), ({"session_id": "s" * 129}, False),
+    ({"session_id": "ses_x", "agent": "bob"}, False), ({"session_id": None, "agent": "bob", "name": "t"}, False),
+    ({"agent": "bob"}, False), ({"agent": "bob", "name": 5}, False), ({"agent": "bob", "name": "t", "x": 1}, False),
+    ({"agent": "bob", "name": "t", "project_id": "Not A Slug"}, False), (["ses_x"], False), (5, False),
+]
+
+
+@pytest.mark.parametrize(("value", "accepted"), SESSION_FORMS)
+def test_the_session_reference_parses_exactly_what_its_schema_publishes(value: Any, accepted: bool) -> None:
+    """The brain tools' `session`: the parser accepts a value exactly when the published schema
+    does (null included: it reads as absent), and a refusal names `session`."""
+    schema = input_schema(BrainGet)["properties"]["session"]
+    assert Draft202012Validator(schema).is_valid(value) is accepted
+    if accepted:
+        parse(BrainGet, {"path": "/fs/a", "session": value})
+    else:
+        with pytest.raises(HubError) as caught:
+            parse(BrainGet, {"path": "/fs/a", "session": value})
+        assert caught.value.code == "invalid_argument" and caught.value.details == {"field": "session"}

@@ -80,15 +80,15 @@ async def test_adopt_by_agent_and_name(hub: Hub) -> None:
 
 async def test_fork_a_running_session_copies_its_brain(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, a_session_start("web", "task"))
-    await hub.brains.write_entry(ALICE, a_brain_put(session=s["session_id"], path="/fs/notes.md", content="half done",
-                                                    store="session"))
+    await hub.brains.write_entry(ALICE, a_brain_put(session_id=s["session_id"], path="/fs/notes.md",
+                                                    content="half done", store="session"))
     fork = await hub.sessions.start(BOB, a_session_start("web", "task", {"session_id": s["session_id"]}))
     assert fork["started"] == "forked" and fork["session_id"] != s["session_id"]
     assert fork["lineage"] == {"kind": "forked", "from_session_id": s["session_id"], "from_owner": "alice"}
     from hubcore.services.sessions import SessionRef
     copied = await hub.brains.get(BOB, SessionRef(session_id=fork["session_id"]), "/fs/notes.md")
     assert copied["content"] == "half done"
-    await hub.brains.write_entry(BOB, a_brain_put(session=fork["session_id"], path="/fs/notes.md",
+    await hub.brains.write_entry(BOB, a_brain_put(session_id=fork["session_id"], path="/fs/notes.md",
                                                   content="changed in the fork", store="session"))
     source = await hub.brains.get(ALICE, SessionRef(session_id=s["session_id"]), "/fs/notes.md")
     assert source["content"] == "half done"

@@ -31,7 +31,7 @@ async def hub(client: HubClient) -> Hub:
 async def session_with_brain(hub: Hub, project: str, name: str, size: int, *, end: bool = True) -> str:
     s = await hub.sessions.start(ALICE, a_session_start(project, name))
     await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/blob", content="x" * size, store="session",
-                                                    session=s["session_id"]))
+                                                    session_id=s["session_id"]))
     if end:
         await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="bye"))
     return str(s["session_id"])
@@ -87,7 +87,7 @@ async def test_syscall_numbers_are_memoised_behind_the_write_counter(client: Hub
     again = (await client.get("/api/v1/storage", headers=ADMIN)).json()
     assert again["by_kind"]["sessions"] == first["by_kind"]["sessions"]
     # ...but any write invalidates the memo at once.
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/more", content="y", store="session", session=sid))
+    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/more", content="y", store="session", session_id=sid))
     after = (await client.get("/api/v1/storage", headers=ADMIN)).json()
     assert after["by_kind"]["sessions"] == on_disk(brain)
 
