@@ -4,6 +4,9 @@ links are links, nothing inside code), and where each target goes from the page'
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from hubcore.services.kb import facts, links
 from hubcore.services.kb.facts import PageLink
@@ -38,12 +41,32 @@ EXTRACT: list[tuple[str, str, list[tuple[int, str] | tuple[int, str, bool]]]] = 
     ("inline html over lines counts its lines", "a <span\nclass=x> [b](b.md)\n", [(2, "b.md")]),
     ("table row", "| a | b |\n|---|---|\n| [x](x.md) | y |\n", [(3, "x.md")]),
     ("javascript is no link", "[x](javascript:alert(1))\n", []),
+    ("strong and underscores around links", "**[a](a.md)** _[b](b.md)_ *a [c](c_d*.md) b*\n",
+     [(1, "a.md"), (1, "b.md"), (1, "c_d*.md")]),
+    ("an entity in a target", "[a](a&amp;b.md) [c](&#x2F;fs)\n", [(1, "a&b.md"), (1, "/fs")]),
+    ("no link marks: not parsed", "[a] (b) [c]\n", []),
 ]
 
 
 @pytest.mark.parametrize(("markdown", "expected"), [(m, e) for _, m, e in EXTRACT], ids=[i for i, _, _ in EXTRACT])
 def test_extract(markdown: str, expected: list[tuple[int, str] | tuple[int, str, bool]]) -> None:
     assert links.extract(markdown) == [Link(*e) for e in expected]
+
+
+_MARKDOWN_BITS = st.sampled_from([
+    "[a](a.md)", "![i](i.png)", "[r]", "[r]: /fs/r.md\n", "[x][r]", "<https://e.x>", "*", "**", "_", "__", "`", "```\n",
+    "    ", "\t", "\n", "\n\n", "> ", "- ", "1. ", "# ", "&amp;", "&#91;", "\\", "<span>", "</span>", "[", "]", "(",
+    ")", "text", " ", "<!-- ", " -->", "~~~\n", "***\n", "---\n", "===\n",
+])
+
+
+@given(st.lists(_MARKDOWN_BITS, max_size=30).map("".join))
+def test_the_trimmed_parser_finds_what_full_commonmark_finds(markdown: str) -> None:
+    full: list[Link] = []
+    for token in MarkdownIt("commonmark").parse(markdown):
+        if token.type == "inline" and token.children and token.map is not None:
+            full.extend(links._inline_links(token.children, 1 + token.map[0]))
+    assert links.extract(markdown) == full
 
 
 def test_extract_counts_from_the_first_line_given() -> None:
