@@ -19,7 +19,6 @@ frontmatter value with a control character is 400). A page already stored with o
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -31,6 +30,7 @@ SCALAR_KEYS = ("type", "title", "description", "status", "stale_after", "okf_ver
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*):(?:[ ](.*))?$")
 _BLOCK_SCALAR = re.compile(r"[|>](?:[+-]?[1-9]?|[1-9][+-])\s*(?:#.*)?$")
 _NULLS = ("", "~", "null", "Null", "NULL")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # exactly Unicode's Cc category
 _ITEM_KEYS = {"verified": ("by", "at"), "sources": ("title", "resource")}
 
 
@@ -124,13 +124,14 @@ def block_of(content: str) -> Block | None:
     return Block(block.lines, close)
 
 
-def is_control(ch: str) -> bool:
-    return unicodedata.category(ch) == "Cc"
+def has_control(text: str) -> bool:
+    """Whether `text` holds a control character (Unicode category Cc: C0, DEL, C1)."""
+    return _CONTROL.search(text) is not None
 
 
 def control_line(block: Block) -> int | None:
     """The page line (1-based) of the first block line holding a control character."""
-    return next((i + 2 for i, text in enumerate(block.inner) if any(is_control(c) for c in text)), None)
+    return next((i + 2 for i, text in enumerate(block.inner) if has_control(text)), None)
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -187,6 +188,7 @@ def _blank(text: str) -> bool:
 def entries_of(inner: tuple[str, ...]) -> list[Entry]:
     """The top-level keys of the block's inner lines, or `Unparsed`."""
     entries: list[Entry] = []
+    seen: set[str] = set()
     i = 0
     while i < len(inner):
         if _blank(inner[i]):
@@ -202,8 +204,9 @@ def entries_of(inner: tuple[str, ...]) -> list[Entry]:
         end = j
         while end > i + 1 and _blank(inner[end - 1]):
             end -= 1
-        if any(e.key == key for e in entries):
+        if key in seen:
             raise Unparsed(i + 2, f"key {key!r} is given twice")
+        seen.add(key)
         entries.append(Entry(key, rest, i, end, inner[i + 1:end]))
         i = j
     return entries
@@ -443,7 +446,7 @@ _PLAIN_SAFE = re.compile(rf"[A-Za-z0-9_./@(]{_WORD}(?::[A-Za-z0-9_./@+-]+{_WORD}
 def render(value: str) -> str:
     """A string as the subset writes it: plain when it reads back as itself (in a flow list
     too), else double-quoted. A control character is refused: it would break the block."""
-    if any(is_control(c) for c in value):
+    if has_control(value):
         raise invalid("a frontmatter value must not hold a control character", field="frontmatter")
     if _PLAIN_SAFE.fullmatch(value) and value == value.strip() and value not in _NULLS:
         return value
