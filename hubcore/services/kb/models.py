@@ -32,7 +32,9 @@ IfVersion = Annotated[str, StringConstraints(pattern="^(absent|sha256:[0-9a-f]{6
     description="write only if the stored version is this sha256:..., or 'absent' to create only")]
 Content = Annotated[str, StringConstraints(max_length=entries.PAGE_MAX), Field(
     description=f"the page's markdown (at most {entries.PAGE_MAX} bytes as UTF-8)")]
-LogCursor = Annotated[int, Field(ge=1, description="exclusive cursor: rows older than this id (next_before)")]
+# Bounded by SQLite's integer: a larger cursor cannot be compared in the log's query.
+LogCursor = Annotated[int, Field(ge=1, le=2**63 - 1,
+                                 description="exclusive cursor: rows older than this id (next_before)")]
 OneLine = Annotated[str, StringConstraints(min_length=1, max_length=LABEL_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
 
