@@ -13,7 +13,10 @@ is depends on how the client reached the hub:
 - stdio: the process's one pipe.
 
 The registry lives in memory for the life of the serving process; it is bounded, and keys idle for
-longer than `idle_secs` are forgotten.
+longer than `idle_secs` are forgotten. Beside each session id it remembers the session's project
+and the sessions service's `generation` when the session was last known to run and be the
+caller's: while the generation has not moved (no session ended, was reassigned, pruned or deleted
+since), the session tools trust it without reading hub.db (`hubmcp.tools.sessions.active`).
 """
 
 from __future__ import annotations
@@ -46,31 +49,45 @@ def modern_key(actor: str, hint: str | None) -> ConnectionKey | None:
     return ConnectionKey("modern", f"{actor}/{hint}") if hint else None
 
 
+@dataclass(frozen=True)
+class Binding:
+    """A connection's active session as last known: its id, its project, and the sessions
+    service's generation at the time it was known to run (-1: never checked)."""
+
+    session_id: str
+    project_id: str = ""
+    generation: int = -1
+
+
 class ActiveSessions:
-    """Connection key -> the session id that connection is working in."""
+    """Connection key -> the session that connection is working in."""
 
     def __init__(self, *, max_keys: int = 100_000, idle_secs: float = 7 * 24 * 3600,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._entries: OrderedDict[ConnectionKey, tuple[str, float]] = OrderedDict()
+        self._entries: OrderedDict[ConnectionKey, tuple[Binding, float]] = OrderedDict()
         self._max_keys = max_keys
         self._idle_secs = idle_secs
         self._monotonic = monotonic
 
-    def get(self, key: ConnectionKey) -> str | None:
+    def binding(self, key: ConnectionKey) -> Binding | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        session_id, used = entry
+        bound, used = entry
         now = self._monotonic()
         if now - used > self._idle_secs:
             del self._entries[key]
             return None
-        self._entries[key] = (session_id, now)
+        self._entries[key] = (bound, now)
         self._entries.move_to_end(key)
-        return session_id
+        return bound
 
-    def set(self, key: ConnectionKey, session_id: str) -> None:
-        self._entries[key] = (session_id, self._monotonic())
+    def get(self, key: ConnectionKey) -> str | None:
+        bound = self.binding(key)
+        return bound.session_id if bound is not None else None
+
+    def set(self, key: ConnectionKey, session_id: str, project_id: str = "", generation: int = -1) -> None:
+        self._entries[key] = (Binding(session_id, project_id, generation), self._monotonic())
         self._entries.move_to_end(key)
         while len(self._entries) > self._max_keys:
             self._entries.popitem(last=False)
@@ -80,7 +97,7 @@ class ActiveSessions:
 
     def forget_session(self, session_id: str) -> None:
         """Drop every connection's pointer at `session_id` (it ended, moved or was pruned)."""
-        for key in [k for k, (sid, _) in self._entries.items() if sid == session_id]:
+        for key in [k for k, (bound, _) in self._entries.items() if bound.session_id == session_id]:
             del self._entries[key]
 
     def __len__(self) -> int:

@@ -19,6 +19,17 @@ from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey, lega
 from hubmcp.waits import Report, WaitPolicy
 
 
+class WorkingSession:
+    """The session a call turned out to be made in, when its handler resolved it (a session the
+    caller runs): replay records the call there without looking the session up again."""
+
+    __slots__ = ("recorded", "session_id")
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.recorded = False  # the handler recorded the call itself (session_end)
+
+
 @dataclass(frozen=True)
 class CallContext:
     hub: Hub
@@ -32,6 +43,7 @@ class CallContext:
     # Sends `notifications/progress` for this request; None when the request carried no token.
     report_progress: Report | None = None
     waits: WaitPolicy = field(default_factory=WaitPolicy)
+    working: WorkingSession = field(default_factory=WorkingSession)
 
     @cached_property
     def origin(self) -> str | None:

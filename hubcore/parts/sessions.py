@@ -25,10 +25,12 @@ class SessionsPart(Part):
 
     def __init__(self, core: Core, pool: ActorPool) -> None:
         self.brains = BrainsService(core, pool, core.settings.data_path / "brains")
-        self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal)
+        self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal,
+                                        flush_calls=self.brains.calls.flush)
         self.brains.sessions = self.sessions  # the two halves of this one part (see the docstring)
         self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
-                                      writes=lambda: core.store.statistics().commands + self.brains.writes)
+                                      writes=lambda: core.store.statistics().commands + self.brains.writes,
+                                      changing=self.sessions.changing)
         self._doomed: dict[str, list[str]] = {}
 
     def writes(self) -> int:
@@ -44,6 +46,7 @@ class SessionsPart(Part):
         self._doomed[project_id] = ids
 
     async def after_delete(self, project_id: str) -> None:
+        self.sessions.generation += 1  # its running sessions are gone: no memory of them holds
         for sid in self._doomed.pop(project_id, []):
             await self.brains.remove(sid)
 
@@ -54,5 +57,5 @@ class SessionsPart(Part):
         return {"prunable": await self.storage.prunable()}
 
     def background(self) -> Sequence[Task]:
-        return (self.storage.run_sweeper, self.brains.pool.run_sweeper)
+        return (self.storage.run_sweeper, self.brains.pool.run_sweeper, self.brains.run_call_log)
 

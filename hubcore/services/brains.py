@@ -37,6 +37,7 @@ from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.metrics import store_bytes
 from hubcore.services import entries
 from hubcore.services.access import require_admin
+from hubcore.services.calllog import Call, CallLog
 from hubcore.services.core import Core
 from hubcore.services.events import SESSION_ID_MAX
 from hubcore.services.fields import PROJECT_ID_PATTERN, EntryContent, EntryPath, IfVersion, ProjectId, SessionId
@@ -48,6 +49,8 @@ from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
 
 ARGUMENT_SUMMARY_MAX = 500
+Seen = Callable[[sqlite3.Row], None]
+"""Told the session row a read resolved (the MCP tools learn from it where to record the call)."""
 ANY_SESSION = "*"  # the in-flight count of writes whose session id is not known yet
 STORES = ("session", "project")
 
@@ -209,6 +212,8 @@ class BrainsService:
         # Entry writes between their hub.db check and their reply, by session: a seal must go
         # through the mailbox even when no file exists yet, or such a write would create one.
         self._writing: dict[str, int] = {}
+        # Replay rows and last-activity touches, written behind (`run_call_log` writes them).
+        self.calls = CallLog(self._write_calls, self._write_touches)
 
     # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
 
@@ -221,15 +226,15 @@ class BrainsService:
             raise conflict("no active session: call session_start first, or name a session to read")
         return SessionRef(session_id=active[0])
 
-    async def read_entry(self, caller: Caller, req: BrainGet,
-                         active: tuple[str, str] | None = None) -> dict[str, Any]:
+    async def read_entry(self, caller: Caller, req: BrainGet, active: tuple[str, str] | None = None,
+                         seen: Seen | None = None) -> dict[str, Any]:
         check_store(req.store, required=False)
-        return await self.get(caller, self._target(req.reference(), active), req.path or "")
+        return await self.get(caller, self._target(req.reference(), active), req.path or "", seen)
 
-    async def list_entries(self, caller: Caller, req: BrainList,
-                           active: tuple[str, str] | None = None) -> dict[str, Any]:
+    async def list_entries(self, caller: Caller, req: BrainList, active: tuple[str, str] | None = None,
+                           seen: Seen | None = None) -> dict[str, Any]:
         check_store(req.store, required=False)
-        return await self.list(caller, self._target(req.reference(), active), req.path or "/fs/")
+        return await self.list(caller, self._target(req.reference(), active), req.path or "/fs/", seen)
 
     async def write_entry(self, caller: Caller, req: BrainPut,
                           active: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -282,8 +287,10 @@ class BrainsService:
 
     # -- reads ---------------------------------------------------------------------------------------
 
-    async def get(self, caller: Caller, session: SessionRef, path: Any) -> dict[str, Any]:
+    async def get(self, caller: Caller, session: SessionRef, path: Any, seen: Seen | None = None) -> dict[str, Any]:
         row = await self._session(caller, session)
+        if seen is not None:
+            seen(row)
         where = entries.canonical(path, allow_root=True)
         if entries.is_root(where):  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
             raise conflict(f"{where} is a directory, not an entry; list it instead")
@@ -301,8 +308,11 @@ class BrainsService:
             "session_id": row["id"],
         }
 
-    async def list(self, caller: Caller, session: SessionRef, path: Any = "/fs/") -> builtins.dict[str, Any]:
+    async def list(self, caller: Caller, session: SessionRef, path: Any = "/fs/",
+                   seen: Seen | None = None) -> builtins.dict[str, Any]:
         row = await self._session(caller, session)
+        if seen is not None:
+            seen(row)
         where = entries.canonical(path, allow_root=True)
         found = await self._read(row["id"], lambda conn: _level_or_entry(conn, where))
         listed, truncated = found if found is not None else ([], False)
@@ -396,8 +406,19 @@ class BrainsService:
 
     # -- replay ----------------------------------------------------------------------------------------
 
+    def note_call(self, session_id: str, tool: str, arguments: dict[str, Any], outcome: str) -> None:
+        """Record a tool call made in a session, written behind (see `hubcore.services.calllog`):
+        nothing is written on the caller's path."""
+        self.calls.note(session_id, Call(self.core.now(), tool, summarize(arguments), outcome))
+
     async def record_call(self, session_id: str, tool: str, arguments: dict[str, Any], outcome: str) -> None:
-        now, summary = self.core.now(), summarize(arguments)
+        """Record a tool call now, after what is buffered for the session; raises the refusal
+        (`not_found` for a pruned session) instead of dropping the row."""
+        await self.calls.flush(session_id)
+        await self._write_calls(session_id, [Call(self.core.now(), tool, summarize(arguments), outcome)])
+
+    async def _write_calls(self, session_id: str, rows: builtins.list[Call]) -> None:
+        now = self.core.now()
 
         def write(conn: sqlite3.Connection) -> None:
             # An ended session still logs the call that ended it; a pruned one's file is going away.
@@ -405,15 +426,24 @@ class BrainsService:
             if brain.seal_state(conn) is not None and \
                     self._sync_seal(conn, session_id, now) == brain.PRUNED:
                 raise session_missing(session_id)
-            brain.record_call(conn, at=now, tool=tool, arguments=summary, outcome=outcome)
+            brain.record_calls(conn, [(c.at, c.tool, c.arguments, c.outcome) for c in rows])
 
         async with self.pool.use(session_id) as actor:
             await actor.execute(write)
         self.writes += 1
 
+    async def _write_touches(self, touches: dict[str, float]) -> None:
+        assert self.sessions is not None
+        await self.sessions.touch_many(touches)
+
+    async def run_call_log(self) -> None:
+        """The background writer of the replay rows and touches (flushes on cancel)."""
+        await self.calls.run()
+
     async def replay(self, caller: Caller, session_id: str) -> dict[str, Any]:
         require_admin(caller, "reading a session's replay")
         row = await self._session(caller, SessionRef(session_id=session_id))
+        await self.calls.flush(row["id"])  # every call noted so far, oldest first
         rows = await self._read(row["id"], brain.calls) or []
         events = [{"at": iso(r["at"]), "tool": r["tool"], "arguments": r["arguments"], "outcome": r["outcome"]}
                   for r in rows]
@@ -423,6 +453,7 @@ class BrainsService:
 
     async def copy(self, source_id: str, target_id: str) -> None:
         """Copy a brain for a fork: a consistent snapshot of the source, read without its actor."""
+        await self.calls.flush(source_id)  # the fork's copy holds the record up to now
         source = self.path_of(source_id)
         if not source.exists():
             return
@@ -430,6 +461,7 @@ class BrainsService:
         await anyio.to_thread.run_sync(_snapshot, source, target)
 
     async def remove(self, session_id: str) -> None:
+        self.calls.discard(session_id)
         await self.pool.close(session_id)
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.
         await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))

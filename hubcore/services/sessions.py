@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -224,11 +225,31 @@ class SessionsService:
     mailbox, after every change of whether the session runs (end, resume, adopt)."""
 
     def __init__(self, core: Core, brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any],
-                 seal_brain: Callable[[str], Awaitable[None]]) -> None:
+                 seal_brain: Callable[[str], Awaitable[None]],
+                 flush_calls: Callable[[str | None], Awaitable[None]] | None = None) -> None:
         self.core = core
         self._brain_bytes = brain_bytes
         self._copy_brain = copy_brain
         self._seal_brain = seal_brain
+        self._flush_calls = flush_calls
+        # Moves before and after every change that can stop a running session from being its
+        # owner's (end, reassign, prune, project deletion): whoever remembers a running session
+        # (an MCP connection's active one) trusts its memory only while this has not moved.
+        self.generation = 0
+
+    @asynccontextmanager
+    async def changing(self, session_id: str | None) -> AsyncIterator[None]:
+        """Around a change of whether sessions run or whose they are: the session's replay rows
+        (every session's with None) are written first, so the record the change acts on is
+        complete, and `generation` moves before the change and again after it, so a memory
+        filled while it ran is not trusted."""
+        if self._flush_calls is not None:
+            await self._flush_calls(session_id)
+        self.generation += 1
+        try:
+            yield
+        finally:
+            self.generation += 1
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -376,7 +397,8 @@ class SessionsService:
 
         # hub.db says ended first, then the seal is queued behind every brain write already sent;
         # returning only after it commits means no write acknowledged from here on can land.
-        result = await self.core.store.execute_effects(write)
+        async with self.changing(session_id):
+            result = await self.core.store.execute_effects(write)
         await self._seal_brain(session_id)
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
@@ -402,7 +424,8 @@ class SessionsService:
                         owner=agent)
             return render(find(conn, caller, SessionRef(session_id=session_id)), brain_bytes=None), effects
 
-        result = await self.core.store.execute_effects(write)
+        async with self.changing(session_id):
+            result = await self.core.store.execute_effects(write)
         result["brain_bytes"] = self._brain_bytes(session_id)
         return result
 
@@ -448,12 +471,28 @@ class SessionsService:
         return {"sessions": sessions, "truncated": truncated}
 
     async def touch(self, session_id: str) -> None:
-        """Record activity on a session (a tool call made in it)."""
-        now = self.core.now()
-        await self.core.store.execute(
-            lambda conn: conn.execute("UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active'",
-                                      (now, session_id))
-        )
+        """Record activity on a session now."""
+        await self.touch_many({session_id: self.core.now()})
+
+    async def touch_many(self, touches: dict[str, float]) -> None:
+        """Move running sessions' last activity forward to the times given, in one command (the
+        replay's write-behind batches the touches of the tool calls made in them)."""
+        rows = [(at, sid, at) for sid, at in touches.items()]
+        await self.core.store.execute(lambda conn: conn.executemany(
+            "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active' AND last_activity_at < ?",
+            rows))
+
+    async def running(self, caller: Caller, session_id: str) -> sqlite3.Row | None:
+        """The session's row when it runs and the caller owns it (and may still read it), else
+        None: one indexed read."""
+        def read(conn: sqlite3.Connection) -> sqlite3.Row | None:
+            try:
+                row = find(conn, caller, SessionRef(session_id=session_id))
+            except HubError:
+                return None
+            return row if row["status"] == "active" and row["owner"] == caller.actor else None
+
+        return await self.core.store.read(read)
 
     async def writable(self, caller: Caller, ref: SessionRef | None, active: str | None) -> sqlite3.Row:
         """The running session the caller owns that a brain write goes to."""

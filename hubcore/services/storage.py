@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Annotated, Any
 
 import anyio
@@ -80,10 +81,13 @@ def add(*values: int | None) -> int | None:
 
 class StorageService:
     def __init__(self, core: Core, *, brain_bytes: Callable[[str], int | None],
-                 remove_brain: Callable[[str], Awaitable[None]], writes: Callable[[], int]) -> None:
+                 remove_brain: Callable[[str], Awaitable[None]], writes: Callable[[], int],
+                 changing: Callable[[str | None], AbstractAsyncContextManager[None]] | None = None) -> None:
         self.core = core
         self._brain_bytes = brain_bytes
         self._remove_brain = remove_brain
+        # The sessions service's `changing`: the replay written first, remembered sessions doubted.
+        self._changing = changing or (lambda _: nullcontext())
         self.memo = Memo(writes)
 
     # -- the report ------------------------------------------------------------------------------
@@ -179,7 +183,8 @@ class StorageService:
 
         # No brain file is touched: each has been sealed since its session ended (the only state
         # prune takes), and the one thing an ended brain still takes, its call log, reads the row.
-        pruned = await self.core.store.execute(write)
+        async with self._changing(None):  # the calls noted before the prune land first
+            pruned = await self.core.store.execute(write)
         for item in pruned:
             item["bytes"] = self._brain_bytes(item["session_id"])
         return {"pruned": pruned, "count": len(pruned), "bytes": add(*(p["bytes"] for p in pruned))}

@@ -149,10 +149,9 @@ def level(conn: sqlite3.Connection, directory: str, limit: int) -> tuple[list[di
     return entries[:limit], len(entries) > limit
 
 
-def record_call(conn: sqlite3.Connection, *, at: float, tool: str, arguments: str, outcome: str) -> None:
-    conn.execute(
-        "INSERT INTO calls (at, tool, arguments, outcome) VALUES (?, ?, ?, ?)", (at, tool, arguments, outcome)
-    )
+def record_calls(conn: sqlite3.Connection, rows: list[tuple[float, str, str, str]]) -> None:
+    """Append (at, tool, arguments, outcome) rows in the order given."""
+    conn.executemany("INSERT INTO calls (at, tool, arguments, outcome) VALUES (?, ?, ?, ?)", rows)
 
 
 def calls(conn: sqlite3.Connection) -> list[sqlite3.Row]:

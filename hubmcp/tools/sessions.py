@@ -11,10 +11,11 @@ A call with no active session that names a session the caller runs is recorded i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from hubcore.errors import HubError
-from hubcore.services.brains import BrainDelete, BrainGet, BrainList, BrainPut
+from hubcore.services.brains import BrainDelete, BrainGet, BrainList, BrainPut, BrainRead
 from hubcore.services.brief import SessionBrief
 from hubcore.services.sessions import SessionEnd, SessionList, SessionStart
 from hubmcp.context import CallContext
@@ -33,31 +34,29 @@ NO_CONNECTION = (
 
 
 def active_id(call: CallContext) -> str | None:
-    """The connection's active session id; none for a request with no connection identity."""
+    """The connection's active session id as remembered (unchecked); none for a request with no
+    connection identity."""
     return call.sessions.get(call.connection) if call.connection is not None else None
 
 
 async def active(call: CallContext) -> tuple[str, str] | None:
-    """The connection's active session as (id, project), or None; a vanished one is forgotten."""
-    sid = active_id(call)
-    if sid is None or call.connection is None:
+    """The connection's active session as (id, project) while it runs and is the caller's, else
+    None (and forgotten). Free while no session changed since it was last known to run (the
+    sessions service's `generation`); otherwise one indexed read, which refreshes the memory."""
+    key = call.connection
+    bound = call.sessions.binding(key) if key is not None else None
+    if key is None or bound is None:
         return None
-    row = await _running(call, sid)
+    sessions = call.hub.sessions
+    generation = sessions.generation  # read before the check: a change during it is not trusted
+    if bound.generation == generation:
+        return bound.session_id, bound.project_id
+    row = await sessions.running(call.caller, bound.session_id)
     if row is None:
-        call.sessions.clear(call.connection)
+        call.sessions.clear(key)
         return None
-    return sid, str(row["project_id"])
-
-
-async def _running(call: CallContext, sid: str) -> Any:
-    """The session's row when it is running and the caller owns it, else None."""
-    try:
-        row = await call.hub.sessions.get(call.caller, sid)
-    except HubError:
-        return None
-    if row["status"] != "active" or row["owner"] != call.caller.actor:
-        return None
-    return row
+    call.sessions.set(key, bound.session_id, str(row["project_id"]), generation)
+    return bound.session_id, str(row["project_id"])
 
 
 def named_id(args: dict[str, Any]) -> str | None:
@@ -71,72 +70,70 @@ def named_id(args: dict[str, Any]) -> str | None:
 
 
 async def working_id(call: CallContext, args: dict[str, Any]) -> str | None:
-    """The session a call is made in, for replay: the connection's active session, else (none, or
-    no connection identity) the session the call names, when the caller runs it."""
-    current = active_id(call)
+    """The session a call is made in, for replay: the connection's active session, else (none,
+    or no connection identity) the session the call names when the caller runs it: known to its
+    handler when it resolved that session, else one indexed read."""
+    current = active_id(call) or call.working.session_id
     if current is not None:
         return current
     sid = named_id(args)
-    return sid if sid is not None and await _running(call, sid) is not None else None
+    return sid if sid is not None and await call.hub.sessions.running(call.caller, sid) is not None else None
 
 
 async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcome: str,
                  current: str | None = None) -> None:
-    """Record a tool call in its session's brain (replay); best effort, never fails a call."""
+    """Record a tool call in its session's brain (replay), written behind: never fails a call."""
+    if call.working.recorded:
+        return
     current = current or await working_id(call, arguments)
     if current is None:
         return
     try:
-        await call.hub.brains.record_call(current, tool, arguments, outcome)
-        await call.hub.sessions.touch(current)
-    except HubError:
-        return
+        call.hub.brains.note_call(current, tool, arguments, outcome)
     except Exception:  # a recorder bug must not turn the call's own answer into an internal error
         log.exception("recording %s in session %s failed", tool, current)
 
 
-def session_arg(args: dict[str, Any]) -> Any:
-    """`session` (or `session_id`), with a top-level `project_id` filling in an {agent, name}
-    reference's project."""
-    ref = args.get("session")
-    if ref is None:
-        ref = args.get("session_id")
-    elif "session_id" in args:
-        raise HubError("invalid_argument", "argument session_id: name the session once, by session or session_id",
-                       details={"argument": "session_id"})
-    if isinstance(ref, dict) and "agent" in ref and "project_id" not in ref and args.get("project_id"):
-        return {**ref, "project_id": args["project_id"]}
-    return ref
+def seen_by(call: CallContext) -> Callable[[Any], None]:
+    """Told the session row a read resolved: a session the caller runs is where the call is made."""
+    def seen(row: Any) -> None:
+        if row["status"] == "active" and row["owner"] == call.caller.actor:
+            call.working.session_id = str(row["id"])
+
+    return seen
 
 
-async def _bound(call: CallContext, args: dict[str, Any]) -> tuple[Any, tuple[str, str] | None]:
-    """(the session a brain call names, the connection's active session); a session-store call
-    on a request with no connection identity must name its session."""
-    ref = session_arg(args)
+async def _bound(call: CallContext, req: BrainRead | BrainPut) -> tuple[str, str] | None:
+    """The connection's active session for a brain call; a session-store call on a request with
+    no connection identity must name its session."""
+    named = req.reference()
     current = await active(call)
-    if ref is None and current is None and call.connection is None and args.get("store") != "project":
+    if named is None and current is None and call.connection is None and req.store != "project":
         raise HubError("conflict", NO_CONNECTION)
-    return ref, current
+    return current
 
 
 async def session_start(call: CallContext, req: SessionStart) -> dict[str, Any]:
+    generation = call.hub.sessions.generation  # before: a change while it runs is not trusted
     result = await call.hub.sessions.start(call.caller, req)
     if call.connection is not None:
-        call.sessions.set(call.connection, result["session_id"])
+        call.sessions.set(call.connection, result["session_id"], str(result["project_id"]), generation)
     return {**result, "active_session": call.connection is not None}
 
 
 async def session_end(call: CallContext, req: SessionEnd) -> dict[str, Any]:
-    args = req.model_dump(exclude_none=True)  # as the call is recorded for replay
     sid = req.session_id or active_id(call)
     if sid is None:
         if call.connection is None:
             raise HubError("conflict", NO_CONNECTION)
         raise HubError("conflict", "no active session to end: name session_id or call session_start first")
-    working = await working_id(call, args)  # worked out before the end: an ended session runs no more
+    # Worked out before the end (an ended session runs no more) and recorded here, since the
+    # session stops being active below.
+    working = await working_id(call, req.model_dump(exclude_none=True))
     result = await call.hub.sessions.end(call.caller, req.model_copy(update={"session_id": sid}))
-    if working is not None:  # recorded here: the session stops being active below
-        await record(call, "session_end", args, "ok", working)
+    if working is not None:
+        await record(call, "session_end", req.model_dump(exclude_none=True), "ok", working)
+    call.working.recorded = True
     call.sessions.forget_session(sid)
     return result
 
@@ -152,29 +149,31 @@ async def session_brief(call: CallContext, req: SessionBrief) -> dict[str, Any]:
 async def brain_get(call: CallContext, req: BrainGet) -> dict[str, Any]:
     if req.store == "project":  # the project's knowledge base
         return await kb.project_get(call, req)
-    _, current = await _bound(call, req.model_dump(exclude_none=True))
-    return await call.hub.brains.read_entry(call.caller, req, active=current)
+    current = await _bound(call, req)
+    return await call.hub.brains.read_entry(call.caller, req, active=current, seen=seen_by(call))
 
 
 async def brain_list(call: CallContext, req: BrainList) -> dict[str, Any]:
     if req.store == "project":  # the project's knowledge base
         return await kb.project_list(call, req)
-    _, current = await _bound(call, req.model_dump(exclude_none=True))
-    return await call.hub.brains.list_entries(call.caller, req, active=current)
+    current = await _bound(call, req)
+    return await call.hub.brains.list_entries(call.caller, req, active=current, seen=seen_by(call))
 
 
 async def brain_put(call: CallContext, req: BrainPut) -> dict[str, Any]:
     if req.store == "project":  # the project's knowledge base
         return await kb.project_put(call, req)
-    _, current = await _bound(call, req.model_dump(exclude_none=True))
-    return await call.hub.brains.write_entry(call.caller, req, active=current)
+    result = await call.hub.brains.write_entry(call.caller, req, active=await _bound(call, req))
+    call.working.session_id = result["session_id"]  # written: a session the caller runs
+    return result
 
 
 async def brain_delete(call: CallContext, req: BrainDelete) -> dict[str, Any]:
     if req.store == "project":  # the project's knowledge base
         return await kb.project_delete(call, req)
-    _, current = await _bound(call, req.model_dump(exclude_none=True))
-    return await call.hub.brains.delete_entry(call.caller, req, active=current)
+    result = await call.hub.brains.delete_entry(call.caller, req, active=await _bound(call, req))
+    call.working.session_id = result["session_id"]
+    return result
 
 
 SESSION_OUT = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +60,8 @@ class World:
     tools: dict[str, dict[str, Any]]  # name -> input schema, as tools/list gives it
     base: str  # the hub's URL, for raw requests the SDK's client cannot send
     token: str
+    # Writes what the hub records behind (replay rows, touches), so a snapshot reads settled files.
+    settle: Callable[[], Awaitable[None]]
     portal: BlockingPortal | None = None
 
     def call(self, era: str, in_session: bool, tool: str, arguments: dict[str, Any]) -> CallToolResult:
@@ -69,6 +71,8 @@ class World:
 
     def snapshot(self) -> dict[str, Any]:
         """Row counts of every hub.db table and each brain's entries (path, version, seal)."""
+        assert self.portal is not None
+        self.portal.call(self.settle)
         state: dict[str, Any] = {}
         with _read(self.data_dir / "hub.db") as conn:
             names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
@@ -126,7 +130,7 @@ async def open_world(data_dir: Path) -> AsyncIterator[World]:
         listed = await clients[(LEGACY, False)].list_tools()
         tools = {tool.name: dict(tool.input_schema) for tool in listed.tools}
         assert "signal_append" in tools and "brain_put" in tools
-        yield World(data_dir, clients, tools, live.base, token)
+        yield World(data_dir, clients, tools, live.base, token, live.app.hub.brains.calls.flush)
 
 
 # -- building arguments from a schema ------------------------------------------------------------
