@@ -5,8 +5,9 @@ these types refer to it; only the limits shared by several services (pages, wait
 Published schemas state only the limits the hub applies to the raw value (`maxLength`, `minimum`,
 `maximum`, `pattern`); a limit applied after trimming goes in the description and
 `x-max-chars-trimmed` (a client checking `maxLength` on the raw text would refuse padded text the
-hub accepts), a serialized size in `x-max-bytes-serialized`. The limit-parity test
-(tests/adversarial/test_limit_parity.py) derives its cases from exactly these members.
+hub accepts), a serialized size in `x-max-bytes-serialized`, a size in UTF-8 bytes (an entry's
+content) in `x-max-bytes-utf8`, a canonical path's bytes in `x-max-bytes-canonical`. The
+limit-parity test (tests/adversarial/test_limit_parity.py) derives its cases from exactly these members.
 """
 
 # No `from __future__ import annotations`: pydantic reads these annotations.
