@@ -38,6 +38,7 @@ from hubcore.services.home import HomeService
 from hubcore.services.kb.files import kb_factory
 from hubcore.services.sessions import SessionRef
 from hubcore.store.actor import StoreActor
+from hubcore.store.connection import allow_open_files
 from hubcore.store.migrations import migrate
 from hubcore.store.pool import ActorPool
 
@@ -160,6 +161,8 @@ class Hub:
         clock = clock or SystemClock()
         data_dir = settings.data_path
         lock = lock_data_dir(data_dir)
+        # Two per-file writer pools (brains, knowledge bases) and the brain readers, all at their caps.
+        allow_open_files(2 * settings.open_stores_max + settings.open_readers_max)
         try:
             db = data_dir / "hub.db"
             version = await anyio.to_thread.run_sync(

@@ -57,5 +57,5 @@ class SessionsPart(Part):
         return {"prunable": await self.storage.prunable()}
 
     def background(self) -> Sequence[Task]:
-        return (self.storage.run_sweeper, self.brains.pool.run_sweeper, self.brains.run_call_log)
+        return (self.storage.run_sweeper, self.brains.pool.run_sweeper, self.brains.run_background)
 

@@ -47,6 +47,7 @@ from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
+from hubcore.store.readcache import ReadCache
 
 ARGUMENT_SUMMARY_MAX = 500
 Seen = Callable[[sqlite3.Row], None]
@@ -212,8 +213,11 @@ class BrainsService:
         # Entry writes between their hub.db check and their reply, by session: a seal must go
         # through the mailbox even when no file exists yet, or such a write would create one.
         self._writing: dict[str, int] = {}
-        # Replay rows and last-activity touches, written behind (`run_call_log` writes them).
+        # Replay rows and last-activity touches, written behind (`run_background` writes them).
         self.calls = CallLog(self._write_calls, self._write_touches)
+        # Reads go to read-only connections kept apart from the writers' pool: a read never opens
+        # (or evicts) a writer actor.
+        self.readers = ReadCache(core.settings.open_readers_max)
 
     # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
 
@@ -280,10 +284,10 @@ class BrainsService:
 
     async def _read(self, session_id: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run `fn` on the brain file, or return None when the file was never written."""
-        if not self.path_of(session_id).exists():
+        path = self.path_of(session_id)
+        if not path.exists():
             return None
-        async with self.pool.use(session_id) as actor:
-            return await actor.read(fn)
+        return await self.readers.read(session_id, path, fn)
 
     # -- reads ---------------------------------------------------------------------------------------
 
@@ -436,9 +440,21 @@ class BrainsService:
         assert self.sessions is not None
         await self.sessions.touch_many(touches)
 
-    async def run_call_log(self) -> None:
-        """The background writer of the replay rows and touches (flushes on cancel)."""
-        await self.calls.run()
+    async def run_background(self) -> None:
+        """Write the replay rows and touches behind (all of them when cancelled) and close idle
+        reader connections, until cancelled; then close the readers."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.calls.run)
+                tg.start_soon(self._sweep_readers)
+        finally:
+            self.readers.close()
+
+    async def _sweep_readers(self) -> None:
+        idle = self.core.settings.store_idle_secs
+        while True:
+            await anyio.sleep(idle / 4)
+            await anyio.to_thread.run_sync(self.readers.sweep, idle)
 
     async def replay(self, caller: Caller, session_id: str) -> dict[str, Any]:
         require_admin(caller, "reading a session's replay")
@@ -463,6 +479,7 @@ class BrainsService:
     async def remove(self, session_id: str) -> None:
         self.calls.discard(session_id)
         await self.pool.close(session_id)
+        self.readers.forget(session_id)
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.
         await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))
         self.writes += 1

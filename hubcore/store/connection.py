@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import resource
 import sqlite3
 from pathlib import Path
+
+log = logging.getLogger("hubcore.store")
+FILES_PER_CONNECTION = 3  # the database, its write-ahead log and its shared-memory index
 
 
 def connect(path: Path, *, readonly: bool = False, synchronous: str = "normal") -> sqlite3.Connection:
@@ -18,3 +23,20 @@ def connect(path: Path, *, readonly: bool = False, synchronous: str = "normal") 
     conn.execute("PRAGMA foreign_keys=ON")
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def allow_open_files(connections: int, other: int = 1024) -> int:
+    """Raise this process's soft limit on open files so that `connections` store connections and
+    `other` sockets and files fit (the per-file pools are sized by settings; a typical service
+    limit of 1024 would not hold them). Never lowers it; returns the soft limit now in force."""
+    wanted = connections * FILES_PER_CONNECTION + other
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return int(soft)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < wanted:
+        log.warning("open files are limited to %d; the store pools may want %d (lower open_stores_max "
+                    "or open_readers_max, or raise the limit)", target, wanted)
+    return int(target)
