@@ -215,6 +215,8 @@ class EntryContent:
         self.max_bytes = max_bytes
 
     def __call__(self, value: str) -> str:
+        if len(value) * 4 <= self.max_bytes:  # UTF-8 takes at most 4 bytes a character: no need to encode
+            return value
         try:
             entries.encode(value, limit=self.max_bytes)
         except HubError:
