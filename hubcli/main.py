@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from hubcli import exits
+from hubcli.kb_cmd import kb_app
 from hubcli.project_cmd import project_app
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ def tools(compact: bool = typer.Option(False, "--compact", help="One line per to
     raise typer.Exit(run_tools(settings_or_exit(), compact))
 
 
+app.add_typer(kb_app)
 app.add_typer(project_app)
 
 

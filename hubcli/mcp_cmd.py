@@ -17,7 +17,7 @@ def _err(command: str, message: str) -> None:
     sys.stderr.write(f"hub-cli {command}: {message}\n")
 
 
-def _dump(value: Any) -> str:
+def dump_json(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
 
 
@@ -76,15 +76,15 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
     except CliFailure as failure:
         _err("call", failure.message)
         if failure.body is not None:
-            sys.stdout.write(_dump({"error": failure.body}) + "\n")
+            sys.stdout.write(dump_json({"error": failure.body}) + "\n")
         return failure.code
     structured = result.get("structuredContent")
     if result.get("isError"):
         _err("call", _error_line(result))
-        sys.stdout.write(_dump(structured if structured is not None else result) + "\n")
+        sys.stdout.write(dump_json(structured if structured is not None else result) + "\n")
         return exits.REFUSED
     if structured is not None:
-        sys.stdout.write(_dump(structured) + "\n")
+        sys.stdout.write(dump_json(structured) + "\n")
     else:
         for block in result.get("content", []):
             if block.get("type") == "text":
@@ -128,5 +128,5 @@ def run_tools(settings: Settings, compact: bool) -> int:
             first = (t.get("description") or "").split(". ")[0].rstrip(".")
             sys.stdout.write(f"{t['name'].ljust(width)}  {t.get('title') or first}\n")
     else:
-        sys.stdout.write(_dump(tools) + "\n")
+        sys.stdout.write(dump_json(tools) + "\n")
     return exits.OK
