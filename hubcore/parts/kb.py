@@ -9,6 +9,7 @@ the pool's idle sweeper.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
@@ -28,6 +29,8 @@ from hubcore.services.kb.service import KbService
 from hubcore.store import kb
 from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
+
+log = logging.getLogger("hubcore.kb")
 
 
 class KbPart(Part):
@@ -65,11 +68,15 @@ class KbPart(Part):
         path = self.store.path_of(project_id)
         if not path.exists():
             return {"stale_pages": section([], 0, 0)}
-        reader = connect(path, readonly=True)
         try:
-            found, total = kb.stale_pages(reader, today, STALE_MAX)
-        finally:
-            reader.close()
+            reader = connect(path, readonly=True)
+            try:
+                found, total = kb.stale_pages(reader, today, STALE_MAX)
+            finally:
+                reader.close()
+        except sqlite3.Error:  # a file being created, or damaged: the brief still answers
+            log.warning("stale pages of project %s could not be read", project_id, exc_info=True)
+            return {"stale_pages": section([], 0, 0)}
         return {"stale_pages": section([_stale_item(p, now) for p in found], total, len(found))}
 
     def resource_templates(self) -> Sequence[ResourceTemplate]:

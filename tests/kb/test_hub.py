@@ -84,3 +84,13 @@ async def test_the_views_come_from_one_walk_renewed_by_writes(hub: Hub, alice: C
     assert (stats["last_change_at"], stats["last_change_by"]) == ("2027-01-15T08:00:10.000Z", "alice")
     meta = await hub.kb.list(alice, req(models.KbList, meta=True, limit=1))
     assert [e["path"] for e in meta["entries"]] == ["/fs/a.md"] and meta["truncated"]
+
+
+async def test_an_unreadable_file_leaves_the_brief_answering(hub: Hub, alice: Caller,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    await hub.kb.files.remove("web")
+    kb_file(hub).parent.mkdir(exist_ok=True)
+    kb_file(hub).write_bytes(b"not a database at all" * 100)
+    brief = await hub.brief.brief(alice, a_brief(project_id="web"))
+    assert brief["stale_pages"] == {"items": [], "more": 0}
+    assert "stale pages of project web could not be read" in caplog.text
