@@ -260,3 +260,25 @@ def forget(
     else:
         sys.stdout.write(f"forgot {result['versions_forgotten']} versions of {result['path']} "
                          f"({result['bytes_forgotten']} bytes)\n")
+
+
+@kb_app.command("export")
+def export(
+    folder: Path = typer.Option(..., "--dir", help="The folder: created when absent (its parent must exist)."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty folder, overwriting files, and "
+                                                      "remove files of pages the old manifest names that the "
+                                                      "hub no longer has."),
+    project: str = PROJECT,
+) -> None:
+    """Write every page into a folder, with the manifest .hub-kb.json.
+
+    Each page goes to its path under /fs; the manifest holds format 1, the project and each page's
+    version. Every page is read and every target checked before anything is created: a non-empty
+    folder (without --force), a symlink or non-directory on the way, a directory at a page's place,
+    two paths differing only in case or Unicode normalisation, or more than 10,000 pages or 256 MiB
+    refuse. Pages with a dot-named component are skipped with a note on stderr. Files are opened
+    without following symlinks. Prints `removed <path>` for each file --force removed, then a count."""
+    from hubcli.kb_export import export as run_export
+
+    lines = _run(project, lambda kb: run_export(kb, kb.project, folder, force=force))
+    sys.stdout.write("".join(line + "\n" for line in lines))
