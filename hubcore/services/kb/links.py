@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
@@ -31,11 +31,15 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 # (markdown-it's StateCore and env), so concurrent callers on worker threads share it safely.
 # Rules that only shape text (emphasis, entities, joining text runs) are off: links are found in
 # the inline tokenizer before any of them runs, so they change no link and cost a third of a parse
-# (and on `*a_*a_...` input, most of it).
-_MARKDOWN = MarkdownIt("commonmark").disable(["emphasis", "entity", "text_join", "balance_pairs", "fragments_join"])
+# (and on `*a_*a_...` input, most of it). The core pass `inline` is off too: `extract` runs the
+# inline tokenizer itself, only on the blocks that can hold a link (a `[` or a `<`), with the
+# references the block pass collected (the inline pass is the costly half of a parse).
+_BLOCKS = MarkdownIt("commonmark").disable(["emphasis", "entity", "text_join", "balance_pairs", "fragments_join",
+                                            "inline"])
 # Every markdown link needs one of these: `](` (inline), `]:` (the definition a reference link
 # needs), `<` (an autolink). Text with none of them holds no link and is not parsed at all.
 _LINK_MARKS = ("](", "]:", "<")
+_BLOCK_MARKS = ("[", "<")
 _BREAKS = ("softbreak", "hardbreak")
 
 
@@ -64,9 +68,13 @@ def extract(markdown: str, first_line: int = 1) -> list[Link]:
     links: list[Link] = []
     if not any(mark in markdown for mark in _LINK_MARKS):
         return links
-    for token in _MARKDOWN.parse(markdown):
-        if token.type == "inline" and token.children and token.map is not None:
-            links.extend(_inline_links(token.children, first_line + token.map[0]))
+    env: dict[str, Any] = {}
+    for token in _BLOCKS.parse(markdown, env):
+        if token.type != "inline" or token.map is None or not any(m in token.content for m in _BLOCK_MARKS):
+            continue
+        children: list[Token] = []
+        _BLOCKS.inline.parse(token.content, _BLOCKS, env, children)
+        links.extend(_inline_links(children, first_line + token.map[0]))
     return links
 
 
