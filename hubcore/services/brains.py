@@ -289,16 +289,35 @@ class BrainsService:
             return None
         return await self.readers.read(session_id, path, fn)
 
+    async def _session_and_read(self, caller: Caller, ref: SessionRef, fn: Callable[[sqlite3.Connection], Any] | None,
+                                seen: Seen | None) -> Any:
+        """The session the caller may read (told to `seen`), then `fn` on its brain (None when
+        the file was never written, or with no `fn`): hub.db's read and the brain's in one
+        worker-thread hop. A refusal of the brain read still tells `seen` its session."""
+        def then(row: sqlite3.Row) -> tuple[sqlite3.Row, Any]:
+            path = self.path_of(row["id"])
+            try:
+                return row, self.readers.run(row["id"], path, fn) if fn is not None and path.exists() else None
+            except HubError as err:
+                return row, err
+
+        row, found = await self.core.store.read_then(lambda conn: find(conn, caller, ref), then,
+                                                     limiter=self.readers.limiter)
+        if seen is not None:
+            seen(row)
+        if isinstance(found, HubError):
+            raise found
+        return row, found
+
     # -- reads ---------------------------------------------------------------------------------------
 
     async def get(self, caller: Caller, session: SessionRef, path: Any, seen: Seen | None = None) -> dict[str, Any]:
-        row = await self._session(caller, session)
-        if seen is not None:
-            seen(row)
         where = entries.canonical(path, allow_root=True)
-        if entries.is_root(where):  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
+        root = entries.is_root(where)  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
+        row, entry = await self._session_and_read(caller, session, None if root else
+                                                  (lambda conn: _entry_at(conn, where)), seen)
+        if root:
             raise conflict(f"{where} is a directory, not an entry; list it instead")
-        entry = await self._read(row["id"], lambda conn: _entry_at(conn, where))
         if entry is None:
             raise not_found(f"no brain entry at {where}")
         try:
@@ -314,11 +333,8 @@ class BrainsService:
 
     async def list(self, caller: Caller, session: SessionRef, path: Any = "/fs/",
                    seen: Seen | None = None) -> builtins.dict[str, Any]:
-        row = await self._session(caller, session)
-        if seen is not None:
-            seen(row)
         where = entries.canonical(path, allow_root=True)
-        found = await self._read(row["id"], lambda conn: _level_or_entry(conn, where))
+        row, found = await self._session_and_read(caller, session, lambda conn: _level_or_entry(conn, where), seen)
         listed, truncated = found if found is not None else ([], False)
         return {"path": where, "entries": listed, "truncated": truncated, "session_id": row["id"]}
 

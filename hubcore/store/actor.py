@@ -47,6 +47,7 @@ __all__ = ["ActorStats", "BatchHook", "Publish", "Setup", "StoreActor"]
 log = logging.getLogger("hubcore.store")
 
 T = TypeVar("T")
+U = TypeVar("U")
 Setup = Callable[[sqlite3.Connection], None]
 BatchHook = Callable[[int, float], None]
 """Called on the event loop after each batch: (commands in the batch, seconds spent writing it)."""
@@ -425,6 +426,23 @@ class StoreActor:
         self._reads += 1
         try:
             return await anyio.to_thread.run_sync(self._readers.run, fn, limiter=self._readers.limiter)
+        finally:
+            self._reads -= 1
+            if not self._reads and self._reads_done is not None:
+                self._reads_done.set()
+
+    async def read_then(self, fn: Callable[[sqlite3.Connection], T], then: Callable[[T], U], *,
+                        limiter: anyio.CapacityLimiter | None = None) -> U:
+        """`read(fn)`, then `then(result)` on the same worker thread: a read of this store and
+        one of another file (a session's row, then its brain) for one thread hand-over, which
+        costs the event loop as much as the reads themselves. `then` runs after this store's
+        read transaction ended."""
+        if not self._accepting:
+            raise self._refusal()
+        self._reads += 1
+        try:
+            return await anyio.to_thread.run_sync(lambda: then(self._readers.run(fn)),
+                                                  limiter=limiter or self._readers.limiter)
         finally:
             self._reads -= 1
             if not self._reads and self._reads_done is not None:

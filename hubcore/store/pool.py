@@ -71,6 +71,12 @@ class ActorPool:
             self._open.move_to_end(key)
 
     async def _acquire(self, key: str) -> StoreActor:
+        actor = self._open.get(key)
+        if actor is not None and not actor.closed and not self._closed:
+            # Already open: lease it without the lock, whose acquire costs two event-loop turns
+            # (nothing awaits between the look and the lease, so no other task runs in between).
+            self._take_lease(key)
+            return actor
         while True:
             if await self._wait_for_previous(key):
                 continue
@@ -114,13 +120,18 @@ class ActorPool:
             await self._tg.start(actor.run)
             self._open[key] = actor
             self.opened_total += 1
+        self._take_lease(key)
+        return actor
+
+    def _take_lease(self, key: str) -> None:
         self._open.move_to_end(key)
         self._leases[key] = self._leases.get(key, 0) + 1
         self._last_used[key] = self._monotonic()
-        return actor
 
     def _pick_over_cap(self) -> Victims:
         excess = len(self._open) - self._max_open
+        if excess <= 0:
+            return []
         keys = [key for key in self._open if key not in self._leases][: max(excess, 0)]
         return [self._retire(key) for key in keys]
 

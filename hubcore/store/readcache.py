@@ -48,9 +48,10 @@ class ReadCache:
     async def read(self, key: str, path: Path, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` on a read-only connection to `path` (the file `key` names), in a worker
         thread and one read transaction."""
-        return await anyio.to_thread.run_sync(self._run, key, path, fn, limiter=self.limiter)
+        return await anyio.to_thread.run_sync(self.run, key, path, fn, limiter=self.limiter)
 
-    def _run(self, key: str, path: Path, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def run(self, key: str, path: Path, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`read`'s work, on the calling (worker) thread."""
         conn = self._checkout(key, path)
         try:
             conn.execute("BEGIN")
