@@ -39,14 +39,18 @@ def setup(conn: sqlite3.Connection) -> None:
 
 
 def _create_tables(conn: sqlite3.Connection) -> None:
+    # Rowid tables: a page's bytes (up to 1 MiB) and its derived JSON are large rows, which a
+    # WITHOUT ROWID b-tree would carry in its interior pages.
     conn.execute("""CREATE TABLE IF NOT EXISTS blobs (
-        version TEXT PRIMARY KEY,
+        id INTEGER PRIMARY KEY,
+        version TEXT NOT NULL UNIQUE,
         content BLOB NOT NULL
-    ) WITHOUT ROWID""")
+    )""")
     # `derived` is what the page's bytes say, derived once at write time (frontmatter fields,
     # links, the parse state), as JSON: no read ever re-parses a page.
     conn.execute("""CREATE TABLE IF NOT EXISTS pages (
-        path TEXT PRIMARY KEY,
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
         version TEXT NOT NULL,
         size_bytes INTEGER NOT NULL,
         written_at REAL NOT NULL,
@@ -54,7 +58,7 @@ def _create_tables(conn: sqlite3.Connection) -> None:
         trust TEXT NOT NULL,
         stale_after TEXT,
         derived TEXT NOT NULL
-    ) WITHOUT ROWID""")
+    )""")
     conn.execute("CREATE INDEX IF NOT EXISTS pages_stale ON pages (stale_after) WHERE stale_after IS NOT NULL")
     conn.execute("""CREATE TABLE IF NOT EXISTS log (
         id INTEGER PRIMARY KEY AUTOINCREMENT,

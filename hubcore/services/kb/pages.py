@@ -38,7 +38,7 @@ from hubcore.services.kb.models import KbDelete, KbList, KbPromote, KbRead, KbRe
 from hubcore.services.kb.trust import Note, brings_verification, trust
 from hubcore.store import kb
 
-INLINE_DERIVE_MAX = 64 * 1024  # larger pages are parsed on a worker thread, off the event loop
+INLINE_DERIVE_MAX = 16 * 1024  # larger pages are parsed on a worker thread (about 5 ms and up), off the event loop
 # How a promote reads the session brain entry it copies: (caller, session id, path) -> the
 # brains service's entry (`content`, and the session's `name` and `project_id`).
 BrainEntry = Callable[[Caller, str, str], Awaitable[dict[str, Any]]]
@@ -52,17 +52,22 @@ class Stored:
 
 @dataclass(frozen=True)
 class Put:
-    """One page write as the command sees it."""
+    """One page write as the command sees it: what its bytes say (`facts`), or, for a small page,
+    its text, derived inside the command on the file's own thread (so the write's caller hands
+    over once, instead of parsing on the event loop and then waking the actor's thread)."""
 
     path: str
     data: bytes
     version: str
-    derived: Written
+    facts: Written | str
     op: str
     actor: str
     at: float
     condition: str | None
     review: bool = False
+
+    def written(self) -> Written:
+        return self.facts if isinstance(self.facts, Written) else derive(self.path, self.facts)
 
 
 def store_page(conn: sqlite3.Connection, put: Put) -> Stored:
@@ -74,19 +79,20 @@ def store_page(conn: sqlite3.Connection, put: Put) -> Stored:
     if current is None:
         require_file_place(conn, put.path)
     kb.keep(conn, put.version, put.data)
-    stored = put.derived.verified
+    written = put.written()
+    stored = written.verified
     replaced = decoded(current.derived, put.path, None).verified if current else None
     verifies = put.review or brings_verification(stored, replaced, put.at)
     kb.append_log(conn, op=put.op, path=put.path, actor=put.actor, at=put.at, version=put.version,
                   size_bytes=len(put.data), replaced=current.version if current else None, verifies=verifies,
-                  summary=put.derived.summary)
+                  summary=written.summary)
     notes = (Note(r.at, r.version, r.verifies) for r in kb.path_log(conn, put.path))
     page = kb.Page(put.path, put.version, len(put.data), put.at, put.actor, trust(stored, notes, put.version),
-                   put.derived.stale_after, put.derived.derived.to_json())
+                   written.stale_after, written.derived.to_json())
     kb.put_page(conn, page)
-    written = PageFacts(page.path, page.size_bytes, page.version, put.derived.derived, page.trust, page.written_by,
-                        iso(page.written_at))
-    return Stored(page, page_findings(conn, written))
+    facts = PageFacts(page.path, page.size_bytes, page.version, written.derived, page.trust, page.written_by,
+                      iso(page.written_at))
+    return Stored(page, page_findings(conn, facts))
 
 
 def require_file_place(conn: sqlite3.Connection, path: str) -> None:
@@ -98,9 +104,13 @@ def require_file_place(conn: sqlite3.Connection, path: str) -> None:
         raise conflict(f"{above} is a page, so it cannot be a directory holding {path}")
 
 
-async def derived(path: str, content: str) -> Written:
+async def derived(path: str, content: str) -> Written | str:
+    """What a write hands its command: a small page's text, checked here (a frontmatter control
+    character is refused before anything is sent) and derived in the command; a large page's
+    facts, derived on a worker thread so the file's actor is not held up by the parse."""
     if len(content) <= INLINE_DERIVE_MAX:
-        return derive(path, content)
+        frontmatter.require_writable(content)
+        return content
     return await anyio.to_thread.run_sync(derive, path, content)
 
 
