@@ -154,6 +154,29 @@ class LocalKb:
         return await self.hub.kb.forget(self.caller, self._req(KbForget, path=path))
 
 
+def hub_code(exc: BaseException) -> tuple[str, str] | None:
+    """A hub refusal's `(code, message)`, whichever way it reached us (REST or the local service);
+    None for anything else (unreachable, token refused)."""
+    from hubcli.rest import HubRefused
+
+    if isinstance(exc, HubRefused):
+        return exc.refusal.code, exc.refusal.detail
+    if isinstance(exc, HubError):
+        return exc.code, exc.message
+    return None
+
+
+async def version_or_none(kb: Kb, path: str) -> str | None:
+    """The page's version, or None when the hub holds no page there."""
+    try:
+        return str((await kb.read(path))["version"])
+    except (HubError, CliFailure) as exc:
+        found = hub_code(exc)
+        if found is not None and found[0] == "not_found":
+            return None
+        raise
+
+
 def run_kb(settings: Settings, project: str, work: Callable[[Kb], Awaitable[T]]) -> T:
     """Run `work` on the project's knowledge base where the settings point (REST with `HUB_URL`,
     else the local data directory); failures are `CliFailure`s."""

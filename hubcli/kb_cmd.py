@@ -282,3 +282,33 @@ def export(
 
     lines = _run(project, lambda kb: run_export(kb, kb.project, folder, force=force))
     sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+@kb_app.command("import")
+def import_(
+    folder: Path = typer.Option(..., "--dir", help="The folder holding the pages (and .hub-kb.json)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done (would create, would "
+                                                          "update, would delete) and write nothing."),
+    prune: bool = typer.Option(False, "--prune", help="Delete hub pages the manifest names whose files are "
+                                                      "gone from the folder."),
+    project: str = PROJECT,
+) -> None:
+    """Bring a folder's pages into the knowledge base.
+
+    Every file but dot-named ones is a page at its path under /fs. Refused before anything is
+    written: symlinks, non-UTF-8 files, pages over 1 MiB, paths the hub refuses, case or Unicode
+    twins, over 10,000 pages or 256 MiB, another project's manifest or one naming a page twice or a
+    non-canonical path, and lint unparsed_frontmatter, okf_version_misplaced or link_escapes_bundle on
+    a page to be written (other findings are printed on stderr). A line per page: create, update,
+    hub newer ...: left as is, delete (--prune), keep, conflict, delete ...: already gone, not
+    attempted; nothing for identical pages; then a count. Writes are conditional (absent for a
+    create, the manifest's version for an update or delete): a conflict is skipped, any other
+    refusal stops the import. The manifest is rewritten so a second import changes nothing.
+    Exit 0 all made; 1 any conflict (dry runs too), lint or file refusal; the hub's own code when it
+    stopped the import."""
+    from hubcli.kb_import import import_folder
+
+    outcome = _run(project, lambda kb: import_folder(kb, folder, dry_run=dry_run, prune=prune))
+    sys.stderr.write("".join(line + "\n" for line in outcome.stderr))
+    sys.stdout.write("".join(line + "\n" for line in outcome.stdout))
+    raise typer.Exit(outcome.code)
