@@ -94,3 +94,16 @@ async def test_an_unreadable_file_leaves_the_brief_answering(hub: Hub, alice: Ca
     brief = await hub.brief.brief(alice, a_brief(project_id="web"))
     assert brief["stale_pages"] == {"items": [], "more": 0}
     assert "stale pages of project web could not be read" in caplog.text
+
+
+async def test_a_walk_decodes_only_the_pages_written_since_the_last(hub: Hub, alice: Caller) -> None:
+    await put(hub, alice, "/fs/a.md", page("A"))
+    await put(hub, alice, "/fs/b.md", page("B"))
+    first = {p.path: p for p in (await hub.kb.walk("web")).pages}
+    await put(hub, alice, "/fs/b.md", page("B2"))
+    await put(hub, alice, "/fs/c.md", page("C"))
+    second = {p.path: p for p in (await hub.kb.walk("web")).pages}
+    assert second["/fs/a.md"] is first["/fs/a.md"]  # unchanged: the facts decoded before
+    assert second["/fs/b.md"].derived.title == "B2" and second["/fs/c.md"].derived.title == "C"
+    await hub.kb.delete(alice, req(models.KbDelete, path="/fs/a.md"))
+    assert [p.path for p in (await hub.kb.walk("web")).pages] == ["/fs/b.md", "/fs/c.md"]

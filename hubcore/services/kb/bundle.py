@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
+from collections import OrderedDict
 from typing import Any
 
 from hubcore.caller import Caller
@@ -69,21 +70,62 @@ def page_findings(conn: sqlite3.Connection, page: PageFacts) -> list[dict[str, A
     return [f for f in walk.lint() if f["path"] == page.path and f["code"] in PAGE_CODES]
 
 
+Known = dict[str, tuple[tuple[Any, ...], PageFacts]]
+"""A project's pages as last walked: path -> (its row's light columns, its facts)."""
+LIGHT = "SELECT path, version, size_bytes, written_at, written_by, trust FROM pages"
+KNOWN_PROJECTS = 8  # projects whose decoded pages are kept between walks (the most recently walked)
+SCAN_OVER = 256  # more pages than this to decode: one scan of the table instead of a read per page
+
+
+def read_facts(conn: sqlite3.Connection, known: Known) -> tuple[builtins.list[PageFacts], Known]:
+    """Every page's facts, in path order, and the renewed `known`: a page whose light columns are
+    as last walked keeps its facts; only pages written since are decoded (a cold walk after a
+    write decodes one page, not the bundle)."""
+    rows = [tuple(r) for r in conn.execute(LIGHT)]
+    stale = [r for r in rows if (hit := known.get(r[0])) is None or hit[0] != r]
+    decoded_rows = _decode(conn, stale)
+    fresh: Known = {}
+    for row in rows:
+        hit = known.get(row[0])
+        fresh[row[0]] = hit if hit is not None and hit[0] == row else (row, decoded_rows[row[0]])
+    return [fresh[r[0]][1] for r in sorted(rows)], fresh
+
+
+def _decode(conn: sqlite3.Connection, rows: builtins.list[tuple[Any, ...]]) -> dict[str, PageFacts]:
+    wanted = {r[0] for r in rows}
+    if len(wanted) > SCAN_OVER:
+        found = [p for p in kb.pages(conn) if p.path in wanted]
+    else:
+        found = [p for p in (kb.page(conn, path) for path in wanted) if p is not None]
+    return {p.path: facts_of(conn, p) for p in found}
+
+
 class BundleService:
     def __init__(self, core: Core, files: KbFiles) -> None:
         self.core = core
         self.files = files
         self.cache = views.ViewCache(core.clock)
+        self._known: OrderedDict[str, Known] = OrderedDict()
 
     async def walk(self, project_id: str, *, fresh: bool = False) -> views.Walk:
         """The project's walk: kept while no write moved its generation, for ten seconds."""
 
         async def load(checked_at: str) -> views.Walk:
-            none: builtins.list[PageFacts] = []
-            pages = await self.files.read(project_id, lambda conn: [facts_of(conn, p) for p in kb.pages(conn)], none)
+            known = self._known.get(project_id, {})
+            nothing: tuple[builtins.list[PageFacts], Known] = ([], {})
+            pages, renewed = await self.files.read(project_id, lambda conn: read_facts(conn, known), nothing)
+            self._remember(project_id, renewed)
             return views.Walk(pages, checked_at)
 
         return await self.cache.get(project_id, self.files.generation(project_id), load, fresh=fresh)
+
+    def _remember(self, project_id: str, known: Known) -> None:
+        """Keep the decoded pages of the most recently walked projects (replaced whole, never
+        changed in place: a walk on a worker thread reads the dict it was handed)."""
+        self._known[project_id] = known
+        self._known.move_to_end(project_id)
+        while len(self._known) > KNOWN_PROJECTS:
+            self._known.popitem(last=False)
 
     async def meta_listing(self, project_id: str, prefix: str, limit: int) -> dict[str, Any]:
         walk = await self.walk(project_id)
