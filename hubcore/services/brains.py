@@ -240,11 +240,17 @@ class BrainsService:
         check_store(req.store, required=False)
         return await self.list(caller, self._target(req.reference(), active), req.path or "/fs/", seen)
 
-    async def write_entry(self, caller: Caller, req: BrainPut,
-                          active: tuple[str, str] | None = None) -> dict[str, Any]:
+    async def write_entry(self, caller: Caller, req: BrainPut, active: tuple[str, str] | None = None,
+                          record: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Write an entry. With `record` (the call's arguments), a successful write records the
+        call in the same command (after the rows buffered for the session), so a write costs one
+        brain command, not two; the result says `recorded`, which the caller does not send on."""
         check_store(req.store, required=True)
         async with self._writer(caller, req.reference(), active) as session_id:
-            return await self._put(caller, session_id, req.path, req.content, req.if_version)
+            if record is None:
+                return await self._put(caller, session_id, req.path, req.content, req.if_version)
+            call = Call(self.core.now(), "brain_put", summarize(record), "ok")
+            return await self._put(caller, session_id, req.path, req.content, req.if_version, call)
 
     async def delete_entry(self, caller: Caller, req: BrainDelete,
                            active: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -341,7 +347,7 @@ class BrainsService:
     # -- writes --------------------------------------------------------------------------------------
 
     async def _put(self, caller: Caller, session_id: str, where: str, value: str,
-                   condition: str | None = None) -> dict[str, Any]:
+                   condition: str | None = None, call: Call | None = None) -> dict[str, Any]:
         """Write an entry to a session the caller owns (`_writer` checked that; the seal decides).
         `BrainPut` held the path, the content's size and the condition to their rules."""
         data = value.encode("utf-8")
@@ -359,10 +365,42 @@ class BrainsService:
             return version
 
         async with self.pool.use(session_id) as actor:
-            version = await actor.execute(write)
+            if call is None:
+                version = await actor.execute(write)
+            else:
+                version = await self._put_recorded(actor, session_id, write, call)
         self.writes += 1
-        return {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
-                "session_id": session_id}
+        out = {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
+               "session_id": session_id}
+        return out if call is None else {**out, "recorded": True}
+
+    async def _put_recorded(self, actor: StoreActor, session_id: str, write: Callable[[sqlite3.Connection], str],
+                            call: Call) -> str:
+        """Run `write` with the session's buffered replay rows and then `call` in the same command.
+        The buffered rows are kept whatever the write's outcome (its own savepoint), so they land
+        before anything noted later; a refused write records nothing of its own call (the caller
+        notes it with its error)."""
+        rows = self.calls.take(session_id, call.at)
+        now = self.core.now()
+
+        def command(conn: sqlite3.Connection) -> str | HubError:
+            if rows:
+                self._log_rows(conn, session_id, now, rows)
+            conn.execute("SAVEPOINT brain_entry")
+            try:
+                version = write(conn)
+            except HubError as err:
+                conn.execute("ROLLBACK TO brain_entry")
+                conn.execute("RELEASE brain_entry")
+                return err
+            conn.execute("RELEASE brain_entry")
+            brain.record_calls(conn, [(call.at, call.tool, call.arguments, call.outcome)])
+            return version
+
+        outcome = await actor.execute(command)
+        if isinstance(outcome, HubError):
+            raise outcome
+        return outcome
 
     async def _delete(self, session_id: str, where: str, condition: str | None = None) -> dict[str, Any]:
         if not self.path_of(session_id).exists():
@@ -440,17 +478,17 @@ class BrainsService:
     async def _write_calls(self, session_id: str, rows: builtins.list[Call]) -> None:
         now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> None:
-            # An ended session still logs the call that ended it; a pruned one's file is going away.
-            # Only a sealed brain pays for the look at hub.db, and only ended sessions are sealed.
-            if brain.seal_state(conn) is not None and \
-                    self._sync_seal(conn, session_id, now) == brain.PRUNED:
-                raise session_missing(session_id)
-            brain.record_calls(conn, [(c.at, c.tool, c.arguments, c.outcome) for c in rows])
-
         async with self.pool.use(session_id) as actor:
-            await actor.execute(write)
+            await actor.execute(lambda conn: self._log_rows(conn, session_id, now, rows))
         self.writes += 1
+
+    def _log_rows(self, conn: sqlite3.Connection, session_id: str, now: float, rows: builtins.list[Call]) -> None:
+        """Append replay rows. An ended session still logs the call that ended it; a pruned one's
+        file is going away. Only a sealed brain pays for the look at hub.db (only ended sessions
+        are sealed)."""
+        if brain.seal_state(conn) is not None and self._sync_seal(conn, session_id, now) == brain.PRUNED:
+            raise session_missing(session_id)
+        brain.record_calls(conn, [(c.at, c.tool, c.arguments, c.outcome) for c in rows])
 
     async def _write_touches(self, touches: dict[str, float]) -> None:
         assert self.sessions is not None

@@ -88,6 +88,18 @@ class CallLog:
         if (self._rows == 1 or self._rows >= self.max_rows) and self._wake is not None:
             self._wake.set()
 
+    def take(self, session_id: str, at: float) -> list[Call]:
+        """The rows buffered for a session, handed to a write of its brain that records them (in
+        its own command, before the call it records), and the session's touch noted for `at`."""
+        rows = self._calls.pop(session_id, [])
+        self._rows -= len(rows)
+        if not self._calls and not self._touches:
+            self._oldest = None
+        if self._oldest is None:
+            self._oldest = self._monotonic()
+        self._touches[session_id] = max(at, self._touches.get(session_id, at))
+        return rows
+
     @property
     def pending(self) -> int:
         """Rows noted and not yet handed to a writer."""
