@@ -123,24 +123,45 @@ def last_seen(conn: sqlite3.Connection, project_id: str) -> str | None:
 
 def move_last_seen(conn: sqlite3.Connection, project_id: str, current: str | None, target: str) -> None:
     """Move the human's cursor forward from `current` to `target` and keep the project's unseen
-    count (`feed_stats.unseen`) true in the same command.
-
-    The count is what stays above the cursor: none when the cursor reaches the newest event (the
-    usual "seen all"); otherwise the old count less the events the cursor passed over, a range as
-    long as the move (a reader catching up in steps pays for each step once), not the backlog.
-    With no cursor before, every event was unseen, so what stays is counted above `target`.
-    """
+    count (`feed_stats.unseen`) true in the same command."""
     conn.execute("UPDATE projects SET last_seen_event = ? WHERE id = ?", (target, project_id))
-    newest = conn.execute("SELECT newest_id FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
-    params = {"project": project_id, "current": current, "target": target}
-    if newest is None or newest[0] is None or newest[0] <= target:  # nothing stays above it
-        unseen = "0"
-    elif current is None:
-        unseen = "(SELECT COUNT(*) FROM events e WHERE e.project_id = :project AND e.id > :target)"
-    else:
-        unseen = """unseen - (SELECT COUNT(*) FROM events e WHERE e.project_id = :project
-                    AND e.id > :current AND e.id <= :target)"""
-    conn.execute(f"UPDATE feed_stats SET unseen = {unseen} WHERE project_id = :project", params)
+    row = conn.execute("SELECT newest_id, unseen FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
+    if row is None:
+        return  # no event was ever appended: nothing to count
+    newest, unseen = row
+    stays = 0 if newest is None or newest <= target else _stays_unseen(conn, project_id, current, target, unseen)
+    conn.execute("UPDATE feed_stats SET unseen = ? WHERE project_id = ?", (stays, project_id))
+
+
+COUNT_FIRST = 256  # the first bound of the alternating counts below; each round takes four times more
+
+
+def _stays_unseen(conn: sqlite3.Connection, project_id: str, current: str | None, target: str,
+                  unseen: int) -> int:
+    """The events that stay above the cursor once it moves to `target`: those above `target`, or
+    the old count less those the move passed over (with no cursor before, every event was unseen).
+
+    Either range may be the long one (a step forward passes few, a jump to near the newest leaves
+    few), so both are counted with a bound that grows until one of them ends under it: a move
+    costs a small multiple of the shorter range, never the backlog behind the longer one.
+    """
+    params = {"project": project_id, "current": current or "", "target": target}
+    bound = COUNT_FIRST
+    while True:
+        above = _count_under(conn, "e.id > :target", params, bound)
+        if above < bound:
+            return above
+        passed = _count_under(conn, "e.id > :current AND e.id <= :target", params, bound)
+        if passed < bound:
+            return unseen - passed
+        bound *= 4
+
+
+def _count_under(conn: sqlite3.Connection, where: str, params: dict[str, Any], bound: int) -> int:
+    """The project's events matching `where`, counted up to `bound` (a range scan stops there)."""
+    row = conn.execute(f"""SELECT COUNT(*) FROM (SELECT 1 FROM events e WHERE e.project_id = :project
+                           AND {where} LIMIT :bound)""", {**params, "bound": bound}).fetchone()
+    return int(row[0])
 
 
 class FeedService:
