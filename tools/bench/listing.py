@@ -14,8 +14,8 @@ small one. Then, `--reads` times each, p50 and p99 of:
   transport (`GET /api/v1/projects`, `GET /api/v1/home`);
 - the same with every cursor at its newest event: the floor, measured in the same run, which the
   reads with the cursor behind are reported against (the machine is shared and noisy);
-- moving the cursor: one step of `--step` events forward (a reader catching up), and the first
-  move of a cursor that was never set.
+- moving the cursor: the first move of a cursor that was never set, steps of `--step` events
+  forward (a reader catching up), a jump to ten events before the newest, and to the newest.
 
 The same file measures an older tree (`PYTHONPATH=<tree>`, or `tools/bench/ab.py`): a store
 without a kept unseen count gets only the tallies it has.
@@ -183,8 +183,11 @@ async def measure(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namesp
     assert unseen["big"] == args.behind, unseen
     with closing(sqlite3.connect(f"file:{app.hub.data_dir / 'hub.db'}?mode=ro", uri=True)) as conn:
         behind = {name: await timed(fn, args.reads) for name, fn in reads(app, client, conn).items()}
+        jump = await feeds.seen("big", 10)
+        to_newest = await feeds.seen("big", None)
         for project in feeds.ids:
-            await feeds.seen(project, None)
+            if project != "big":
+                await feeds.seen(project, None)
         floor = {name: await timed(fn, args.reads) for name, fn in reads(app, client, conn).items()}
     out.append(f"The human's cursor {args.behind:,} events behind in `big` (and mid-feed in the others), "
                f"against every cursor at its newest event (the floor, same run); {args.reads} reads each:\n")
@@ -200,6 +203,9 @@ async def measure(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namesp
                f"| 1 | {first * 1000:.2f} | {first * 1000:.2f} |")
     out.append(f"| a step of {args.step} events forward | {len(steps)} | {statistics.median(steps) * 1000:.2f} | "
                f"{pct(steps, 0.99) * 1000:.2f} |")
+    for name, took in ((f"a jump from {args.behind:,} back to 10 before the newest", jump),
+                       ("then to the newest (seen all)", to_newest)):
+        out.append(f"| {name} | 1 | {took * 1000:.2f} | {took * 1000:.2f} |")
 
 
 async def main(args: argparse.Namespace) -> None:
