@@ -36,6 +36,8 @@ from hubcore.services import ids
 from hubcore.services.brains import BrainGet, BrainPut
 from hubcore.services.feed import FeedRead
 from hubcore.services.inbox import InboxList, InboxRead
+from hubcore.services.kb.agent import BrainHistory
+from hubcore.services.kb.models import KbVersions
 from hubcore.services.posts import IdeaPost, SignalAppend
 from hubcore.services.requests import CONTENT_MEMBERS, Request, input_schema
 from hubcore.services.resolutions import AnswerPost
@@ -104,6 +106,11 @@ async def get_feed(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> h
     return await live.http.get("/api/v1/projects/web/feed", params=params, headers=ADMIN)
 
 
+async def get_versions(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> httpx.Response:
+    params = {k: str(v) for k, v in query.items()}
+    return await live.http.get("/api/v1/projects/web/kb/versions", params=params, headers=ADMIN)
+
+
 async def get_inbox(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> httpx.Response:
     return await live.http.get("/api/v1/inbox", params={k: str(v) for k, v in query.items()}, headers=ADMIN)
 
@@ -128,6 +135,10 @@ OPS = [
     # written, so a path the model accepts is answered not_found on both (read as accepted).
     Op("brain", "brain_get", BrainGet, BrainGet, {}, ("path",), get_entry,
        lambda made, args: {"session_id": made["mcp"], **args}, query=True, accepted=("not_found",)),
+    # A knowledge base page's versions: GET .../kb/versions and brain_history share the page size
+    # and the cursor; the page was never written, so an accepted request is not_found on both.
+    Op("kb_versions", "brain_history", KbVersions, BrainHistory, {"path": "/fs/walk.md"}, ("limit", "before"),
+       get_versions, lambda _, args: {"project_id": "web", **args}, query=True, accepted=("not_found",)),
 ]
 # Values a pattern-held member accepts (the walker cannot invent one from a pattern).
 EXAMPLES = {"since": CURSOR, "before": CURSOR, "if_version": "absent"}

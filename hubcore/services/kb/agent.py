@@ -46,8 +46,9 @@ class BrainHistory(Request):
     path: models.Path
     project_id: ProjectOf = None
     before: models.LogCursor | None = None
+    # The very member `GET .../kb/versions` takes (one schema on both surfaces).
     limit: Annotated[int, Field(ge=1, le=models.HISTORY_MAX, description=(
-        f"versions, 1 to {models.HISTORY_MAX}"))] = models.HISTORY_DEFAULT
+        f"rows, 1 to {models.HISTORY_MAX}"))] = models.HISTORY_DEFAULT
 
     def request(self, project_id: str) -> models.KbVersions:
         return parse(models.KbVersions, {**self.model_dump(exclude_none=True), "project_id": project_id})
