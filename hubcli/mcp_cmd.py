@@ -11,6 +11,7 @@ import orjson
 from hubcli import exits
 from hubcli.client import CliFailure, request
 from hubcore.config import Settings
+from hubmcp.protect import ProtectError, protect_arguments
 
 
 def _err(command: str, message: str) -> None:
@@ -68,6 +69,12 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
         return exits.USAGE
     if not isinstance(arguments, dict):
         _err("call", "arguments must be a JSON object")
+        return exits.USAGE
+    try:
+        # A write tool's password becomes ciphertext and envelope here; it is never sent.
+        arguments = protect_arguments(tool, arguments)
+    except ProtectError as refused:
+        _err("call", str(refused))
         return exits.USAGE
     url, token = target
     try:

@@ -34,6 +34,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey
 from hubmcp.context import FixedBinding
+from hubmcp.protect import ProtectError, advertise, protect_arguments
 from hubmcp.server import HubMcp
 
 log = logging.getLogger("hubmcp.stdio")
@@ -65,6 +66,20 @@ class Pump:
         self.legacy_version: str | None = None
         self.initialize_id: Any = None
         self.modern_methods: dict[Any, str] = {}
+        self.tool_lists: set[Any] = set()  # ids of tools/list requests, whose pages gain `password`
+
+    def outbound(self, message: Any) -> Any:
+        """A client message on its way to the hub: a write tool's `password` becomes ciphertext and
+        an envelope here (hubmcp.protect), so the password never leaves this process."""
+        if not isinstance(message, JSONRPCRequest):
+            return message
+        if message.method == "tools/list":
+            self.tool_lists.add(message.id)
+        params = message.params or {}
+        if message.method != "tools/call" or not isinstance(params.get("arguments"), Mapping):
+            return message
+        arguments = protect_arguments(str(params.get("name")), params["arguments"])
+        return message.model_copy(update={"params": {**params, "arguments": arguments}})
 
     def headers_for(self, message: Any) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -94,6 +109,10 @@ class Pump:
                 version = (message.result or {}).get("protocolVersion")
                 self.legacy_version = version if isinstance(version, str) else None
                 self.initialize_id = None
+            if message.id in self.tool_lists and isinstance((message.result or {}).get("tools"), list):
+                message = JSONRPCResponse(jsonrpc="2.0", id=message.id,
+                                          result={**message.result, "tools": advertise(message.result["tools"])})
+            self.tool_lists.discard(message.id)
             method = self.modern_methods.pop(message.id, None)
             if method is not None and isinstance(message.result, dict):
                 result = dict(message.result)
@@ -105,6 +124,14 @@ class Pump:
         elif hasattr(message, "id"):
             self.modern_methods.pop(message.id, None)
         return message
+
+
+def refusal(request_id: Any, message: str) -> JSONRPCResponse:
+    """The tool error a refused `password` gets, answered locally: nothing was sent to the hub."""
+    error = {"code": "invalid_argument", "message": message, "retryable": False, "details": {"field": "password"}}
+    return JSONRPCResponse(jsonrpc="2.0", id=request_id, result={
+        "content": [{"type": "text", "text": f"invalid_argument: {message}"}],
+        "structuredContent": {"error": error}, "isError": True})
 
 
 async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0,
@@ -125,8 +152,13 @@ async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0
                 if isinstance(item, Exception):
                     log.warning("unreadable message from the client: %s", item)
                     continue
-                extra = pump.headers_for(item.message)
-                await remote_write.send(SessionMessage(item.message,
+                try:
+                    message = pump.outbound(item.message)
+                except ProtectError as refused:
+                    await local_write.send(SessionMessage(refusal(item.message.id, str(refused))))
+                    continue
+                extra = pump.headers_for(message)
+                await remote_write.send(SessionMessage(message,
                                                        metadata=ClientMessageMetadata(headers=extra or None)))
             tg.cancel_scope.cancel()
 
@@ -142,4 +174,4 @@ async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0
         tg.start_soon(inbound)
 
 
-__all__ = ["JSONRPCNotification", "Pump", "endpoint_url", "serve_bridge", "serve_standalone"]
+__all__ = ["JSONRPCNotification", "Pump", "endpoint_url", "refusal", "serve_bridge", "serve_standalone"]
