@@ -1,47 +1,86 @@
-"""Benchmark: brain_put and brain_get over MCP across 200 sessions, against direct sqlite3.
+"""Benchmark: brain_get and brain_put over MCP across 200 sessions, against signal_append and the
+no-op POST floor measured in the same run, in both protocol eras.
 
-A hub is served by `hub-cli serve` in its own process on a free loopback port, with
-`open_stores_max` below the session count, so the brain actor pool opens and closes files as the
-calls move between sessions. One agent
-owns every session; `--clients` connections each work through their share of the sessions, naming
-the session on every call, with the hand-built HTTP/1.1 requests of the MCP benchmark (protocol
-2026-07-28, one request per call) so that client CPU is not what is measured. The baseline writes and reads the same
-values with plain sqlite3, one connection per file, opened and closed per operation like a pool
-miss, in the same process and run.
+The hub runs in its own process (Hypercorn on asyncio, a fresh data directory, the store settings
+at their defaults unless `--open-max` is given) with one extra Quart route that does nothing, the
+floor. One agent owns `--sessions` running sessions. `--clients` keep-alive connections send
+hand-built HTTP/1.1 requests (so client CPU is not what is measured), each working round-robin
+through its share of the sessions and naming the session on every call (`session_id`); values are
+2 KiB. Kinds, each for `--seconds` per round, in a rotating order over `--rounds` rounds:
 
-    .venv/bin/python -m tools.bench.brains [--sessions 200] [--rounds 5] [--clients 20] [--open-max 64]
+- `noop_post`: the floor (a Quart POST route that does no work);
+- `signal_append`, `brain_put`, `brain_get` over 2026-07-28 (one request per call, no connection);
+- the same three over 2025-11-25 sessions (`initialize` once per client connection, then every call
+  carries its `Mcp-Session-Id`).
+
+Each round's rates are divided by the same round's `signal_append` (same era) and floor; the
+median of the per-round ratios is reported (the shared machine's load drifts between rounds).
+Targets (issue 11): brain_get at least 0.9 of signal_append, brain_put at least 0.7, either era.
+
+    .venv/bin/python -m tools.bench.brains [--sessions 200] [--clients 32] [--rounds 5] [--seconds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
+import itertools
 import os
-import signal
 import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
-    del sys.path[0]
-    if importlib.util.find_spec("tools") is None:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 import httpx
+import orjson
 
-from hubcore.services import entries
-from hubcore.store import brain
-from tools.bench.mcp_calls import RawConn, mcp_headers, result_of, tool_body
-
-ADMIN = "hub_bench-admin-token"
+ADMIN = "hub_bench-admin-token-0123456789abcdef"
+MODERN, LEGACY = "2026-07-28", "2025-11-25"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}}
 VALUE = "v" * 2048
+TICK = os.sysconf("SC_CLK_TCK")
+KEYS = 4  # distinct entry paths per session: gets read what the puts wrote
+TARGETS = {"brain_get": 0.9, "brain_put": 0.7}
+KINDS = ("noop_post", "signal_append", "brain_put", "brain_get",
+         "signal_append_legacy", "brain_put_legacy", "brain_get_legacy")
+
+# The hub with a no-op route beside it (the floor), served by Hypercorn like `hub-cli serve`.
+SERVER = r'''
+import asyncio, sys
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from quart import Blueprint, Response
+from hubcore.config import HubSettings
+from hubhttp.asgi import HubASGI
+
+data_dir, port, token, open_max = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+extra = {"open_stores_max": open_max} if open_max > 0 else {}
+settings = HubSettings(data_dir=data_dir, admin_token=token, min_free_bytes=0, bind=f"127.0.0.1:{port}",
+                       inbox_open_per_project=0, inbox_open_per_agent=0, **extra)
+app = HubASGI(settings)
+noop = Blueprint("bench_noop", __name__)
+
+@noop.post("/bench/noop")
+async def nothing() -> Response:
+    return Response(b"{}", content_type="application/json")
+
+app.quart.register_blueprint(noop)
+config = Config()
+config.bind = [f"127.0.0.1:{port}"]
+config.accesslog = None
+config.backlog = 2048
+asyncio.run(serve(app, config))
+'''
+
+_ids = itertools.count(1)
 
 
 def free_port() -> int:
@@ -50,118 +89,222 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def admin(http: httpx.AsyncClient, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-    r = await http.request(method, path, json=body, headers={"Authorization": f"Bearer {ADMIN}"})
-    r.raise_for_status()
-    return r.json()
+class RawConn:
+    """One keep-alive HTTP/1.1 connection with hand-built requests (httpx costs a few ms of client
+    CPU per request, which would be measured instead of the hub)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.last_head = b""
+
+    async def open(self) -> RawConn:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        return self
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        assert self.reader is not None and self.writer is not None
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{head}"
+                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        await self.writer.drain()
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(raw.split(b" ", 2)[1])
+        lowered = self.last_head = raw.lower()
+        if b"content-length:" in lowered:
+            length = int(lowered.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+            return status, await self.reader.readexactly(length)
+        chunks: list[bytes] = []  # chunked: an event stream
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).strip(), 16)
+            chunk = await self.reader.readexactly(size + 2)
+            if size == 0:
+                return status, b"".join(chunks)
+            chunks.append(chunk[:-2])
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
-async def worker(host: str, port: int, token: str, sessions: list[str], rounds: int, op: str,
-                 lat: list[float]) -> None:
-    conn = await RawConn(host, port).open()
+def tool_body(name: str, arguments: dict[str, Any], *, modern: bool) -> bytes:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if modern:
+        params["_meta"] = META
+    return orjson.dumps({"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": params})
+
+
+def result_of(body: bytes) -> dict[str, Any]:
+    text = body.decode()
+    if text.lstrip().startswith(("event:", ":", "data:")):
+        text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")][-1]
+    reply = orjson.loads(text)
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    result = reply["result"]
+    if result.get("isError"):
+        raise RuntimeError(result["structuredContent"])
+    return dict(result["structuredContent"])
+
+
+def modern_headers(token: str, name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json", "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call", "Mcp-Name": name}
+
+
+async def legacy_headers(conn: RawConn, token: str) -> dict[str, str]:
+    """Open a 2025-11-25 session on `conn` (initialize, initialized); the headers its calls carry."""
+    base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json"}
+    status, _ = await conn.post("/mcp", orjson.dumps({
+        "jsonrpc": "2.0", "id": next(_ids), "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}), base)
+    assert status == 200, status
+    session = conn.last_head.split(b"mcp-session-id:", 1)[1].split(b"\r\n", 1)[0].strip().decode()
+    headers = {**base, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+    status, _ = await conn.post("/mcp", b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', headers)
+    assert status == 202, status
+    return headers
+
+
+def arguments(tool: str, sid: str, n: int) -> dict[str, Any]:
+    if tool == "signal_append":
+        return {"project_id": "bench", "summary": "progress"}
+    args: dict[str, Any] = {"path": f"/kv/k{n % KEYS}", "session_id": sid}
+    if tool == "brain_put":
+        args.update(content=VALUE, store="session")
+    return args
+
+
+async def worker(port: int, token: str, kind: str, sessions: list[str], stop: float, counts: list[int]) -> None:
+    conn = await RawConn(port).open()
+    tool, legacy = kind.removesuffix("_legacy"), kind.endswith("_legacy")
     try:
-        for r in range(rounds):
-            for sid in sessions:
-                args: dict[str, Any] = {"path": f"/kv/k{r}", "session_id": sid}
-                if op == "put":
-                    args.update(content=VALUE, store="session")
-                name = f"brain_{op}"
-                t0 = time.perf_counter()
-                status, body = await conn.post("/mcp", tool_body(name, args), mcp_headers(token, name))
-                lat.append(time.perf_counter() - t0)
-                assert status == 200, body
+        if kind == "noop_post":
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"}
+        else:
+            headers = await legacy_headers(conn, token) if legacy else modern_headers(token, tool)
+        for n in itertools.count():
+            if time.perf_counter() >= stop:
+                return
+            if kind == "noop_post":
+                status, body = await conn.post("/bench/noop", b"{}", headers)
+            else:
+                sid = sessions[n % len(sessions)]
+                status, body = await conn.post("/mcp", tool_body(tool, arguments(tool, sid, n // len(sessions)),
+                                                                 modern=not legacy), headers)
                 result_of(body)
+            assert status == 200, (status, body[:200])
+            counts[0] += 1
     finally:
         await conn.close()
 
 
-async def over_mcp(n_sessions: int, rounds: int, clients: int, open_max: int) -> dict[str, Any]:
-    port = free_port()
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "HUB_CONFIG": f"{tmp}/config.toml", "HUB_DATA_DIR": f"{tmp}/data",
-               "HUB_BIND": f"127.0.0.1:{port}", "HUB_ADMIN_TOKEN": ADMIN, "HUB_MIN_FREE_BYTES": "0",
-               "HUB_OPEN_STORES_MAX": str(open_max), "HUB_LOG_LEVEL": "warning"}
-        server = subprocess.Popen([sys.executable, "-P", "-m", "hubcli", "serve"], env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        try:
-            assert server.stdout is not None
-            server.stdout.readline()  # the startup line: bound and serving
-            base = f"http://127.0.0.1:{port}"
-            async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-                await admin(http, "POST", "/api/v1/agents", {"id": "bench"})
-                token = (await admin(http, "POST", "/api/v1/agents/bench/token"))["token"]
-                await admin(http, "POST", "/api/v1/projects", {"id": "bench"})
-            ids = await start_sessions(port, token, n_sessions)
-            shares = [ids[i::clients] for i in range(clients)]
-            figures: dict[str, Any] = {}
-            for op in ("put", "get"):
-                lat: list[float] = []
-                t0 = time.perf_counter()
-                await asyncio.gather(*(worker("127.0.0.1", port, token, share, rounds, op, lat)
-                                       for share in shares))
-                elapsed = time.perf_counter() - t0
-                lat.sort()
-                figures[op] = {"ops": len(lat), "per_sec": len(lat) / elapsed,
-                               "p50_ms": statistics.median(lat) * 1000,
-                               "p99_ms": lat[int(len(lat) * 0.99) - 1] * 1000}
-            return figures
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
+def cpu_seconds(pid: int) -> float:
+    """The server process's CPU time so far, every thread (utime + stime from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
 
 
-async def start_sessions(port: int, token: str, count: int) -> list[str]:
-    conn = await RawConn("127.0.0.1", port).open()
+async def rates(port: int, pid: int, token: str, ids: list[str], args: argparse.Namespace) -> dict[str, list[float]]:
+    """Per kind, the rate of each round, and (under `<kind>_cpu`) the server's CPU per call in µs."""
+    shares = [ids[i::args.clients] for i in range(args.clients)]
+    out: dict[str, list[float]] = {k: [] for kind in KINDS for k in (kind, kind + "_cpu")}
+    for n in range(args.rounds):
+        for kind in KINDS[n % len(KINDS):] + KINDS[:n % len(KINDS)]:
+            counts = [0]
+            start, cpu = time.perf_counter(), cpu_seconds(pid)
+            await asyncio.gather(*(worker(port, token, kind, share, start + args.seconds, counts)
+                                   for share in shares))
+            out[kind].append(counts[0] / (time.perf_counter() - start))
+            out[kind + "_cpu"].append((cpu_seconds(pid) - cpu) / max(counts[0], 1) * 1e6)
+    return out
+
+
+async def prepare(port: int, n_sessions: int) -> tuple[str, list[str]]:
+    """Wait for the hub, make the agent, project and sessions; (token, session ids), and one
+    brain_put per key and session so that every get finds its entry."""
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+        for _ in range(300):
+            try:
+                if (await http.get("/healthz")).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                await asyncio.sleep(0.1)
+        (await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)).raise_for_status()
+        (await http.post("/api/v1/agents", json={"id": "bench"}, headers=admin)).raise_for_status()
+        token = str((await http.post("/api/v1/agents/bench/token", headers=admin)).json()["token"])
+    conn = await RawConn(port).open()
     try:
         ids = []
-        for i in range(count):
-            args = {"project_id": "bench", "name": f"s{i}"}
-            _, body = await conn.post("/mcp", tool_body("session_start", args), mcp_headers(token, "session_start"))
-            ids.append(str(result_of(body)["session_id"]))
-        return ids
+        for i in range(n_sessions):
+            _, body = await conn.post("/mcp", tool_body("session_start", {"project_id": "bench", "name": f"s{i}"},
+                                                        modern=True), modern_headers(token, "session_start"))
+            sid = str(result_of(body)["session_id"])
+            ids.append(sid)
+            for k in range(KEYS):
+                _, body = await conn.post("/mcp", tool_body("brain_put", arguments("brain_put", sid, k), modern=True),
+                                          modern_headers(token, "brain_put"))
+                result_of(body)
+        return token, ids
     finally:
         await conn.close()
 
 
-def direct(n_sessions: int, rounds: int) -> dict[str, Any]:
+@contextmanager
+def hub_process(port: int, open_max: int) -> Iterator[subprocess.Popen[bytes]]:
     with tempfile.TemporaryDirectory() as tmp:
-        paths = [Path(tmp) / f"s{i}.db" for i in range(n_sessions)]
-        figures: dict[str, Any] = {}
-        for op in ("put", "get"):
-            t0 = time.perf_counter()
-            count = 0
-            for r in range(rounds):
-                for path in paths:
-                    conn = sqlite3.connect(path, isolation_level=None)
-                    conn.execute("PRAGMA journal_mode=WAL")
-                    conn.execute("PRAGMA synchronous=NORMAL")
-                    brain.setup(conn)
-                    if op == "put":
-                        data = VALUE.encode()
-                        conn.execute("INSERT OR REPLACE INTO entries (path, value, version, written_at) "
-                                     "VALUES (?, ?, ?, ?)", (f"/kv/k{r}", data, entries.version_of(data), time.time()))
-                    else:
-                        conn.execute("SELECT value FROM entries WHERE path = ?", (f"/kv/k{r}",)).fetchone()
-                    conn.close()
-                    count += 1
-            figures[op] = {"ops": count, "per_sec": count / (time.perf_counter() - t0)}
-    return figures
+        env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
+        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN,
+                                   str(open_max)], env=env, stderr=subprocess.DEVNULL)
+        try:
+            yield server
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
+def report(out: dict[str, list[float]], args: argparse.Namespace) -> None:
+    med = statistics.median
+    print(f"{args.clients} clients, {args.sessions} sessions, {args.rounds} rounds of {args.seconds:.0f} s per kind "
+          f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores):")
+    for kind in KINDS:
+        print(f"  {kind:22s} {' '.join(f'{v:6.0f}' for v in out[kind])} /s; median {med(out[kind]):6.0f} /s")
+    print("server CPU per call:")
+    for kind in KINDS:
+        print(f"  {kind} per call, median: {med(out[kind + '_cpu']):.1f} us")
+    for era, suffix in (("2026-07-28", ""), ("2025-11-25", "_legacy")):
+        print(f"{era}:")
+        base = out["signal_append" + suffix]
+        floor = [b / f for b, f in zip(base, out["noop_post"], strict=True)]
+        print(f"  signal_append{suffix} over the floor, ratio {med(floor):.2f}")
+        for tool, target in TARGETS.items():
+            rates_ = out[tool + suffix]
+            ratio = med([r / b for r, b in zip(rates_, base, strict=True)])
+            over_floor = med([r / f for r, f in zip(rates_, out["noop_post"], strict=True)])
+            verdict = "met" if ratio >= target else "NOT met"
+            print(f"  {tool}{suffix} over signal_append, ratio {ratio:.2f} (target {target}: {verdict})")
+            print(f"  {tool}{suffix} over the floor, ratio {over_floor:.2f}")
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    port = free_port()
+    with hub_process(port, args.open_max) as server:
+        token, ids = await prepare(port, args.sessions)
+        report(await rates(port, server.pid, token, ids, args), args)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--clients", type=int, default=20)
-    ap.add_argument("--open-max", type=int, default=64)
-    a = ap.parse_args()
-    mcp = asyncio.run(over_mcp(a.sessions, a.rounds, a.clients, a.open_max))
-    raw = direct(a.sessions, a.rounds)
-    for op in ("put", "get"):
-        m, d = mcp[op], raw[op]
-        print(f"brain_{op}: MCP {m['per_sec']:.0f}/s (p50 {m['p50_ms']:.1f} ms, p99 {m['p99_ms']:.1f} ms, "
-              f"hub in its own process) | direct sqlite3 {d['per_sec']:.0f}/s | "
-              f"ratio {m['per_sec'] / d['per_sec']:.2f}")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds per kind per round")
+    parser.add_argument("--open-max", type=int, default=0, help="open_stores_max for the hub (0: its default)")
+    asyncio.run(main_async(parser.parse_args()))
 
 
 if __name__ == "__main__":
