@@ -22,6 +22,7 @@ async def test_stale_pages_in_the_brief(hub: Hub, alice: Caller, clock: FakeCloc
         await put(hub, alice, f"/fs/p{day:02}.md", page(f"Page {day}", stale_after=f"2027-01-{day:02}"))
     await put(hub, alice, "/fs/today.md", page("Today", stale_after="2027-01-15"))
     await put(hub, alice, "/fs/bad.md", page("Bad", stale_after="2027-02-30"))
+    await put(hub, alice, "/fs/week.md", page("Week", stale_after="2027-W01-1"))  # ISO, but not YYYY-MM-DD
     await hub.kb.delete(alice, req(models.KbDelete, path="/fs/p01.md"))
     stale = (await hub.brief.brief(alice, a_brief(project_id="web")))["stale_pages"]
     assert [i["path"] for i in stale["items"]] == [f"/fs/p{d:02}.md" for d in range(2, 12)]

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
 
-from hubcore.services.kb import facts, frontmatter
+from hubcore.services.kb import facts, frontmatter, views
 
 SUMMARY_MAX = 120
 _HEADING = re.compile(r"#{1,6}\s+(.*?)\s*#*\s*$")
@@ -46,12 +45,9 @@ def decoded(text: str, path: str, content: bytes | None) -> facts.Derived:
 
 
 def stale_date(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value.strip()).isoformat()
-    except ValueError:
-        return None
+    """`stale_after` as the brief's query compares it (`YYYY-MM-DD`), read as the views read it."""
+    when = views.stale_date(value)
+    return None if when is None else when.isoformat()
 
 
 def _summary(title: str | None, body: str) -> str | None:
