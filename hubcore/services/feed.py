@@ -142,26 +142,41 @@ def _stays_unseen(conn: sqlite3.Connection, project_id: str, current: str | None
     the old count less those the move passed over (with no cursor before, every event was unseen).
 
     Either range may be the long one (a step forward passes few, a jump to near the newest leaves
-    few), so both are counted with a bound that grows until one of them ends under it: a move
-    costs a small multiple of the shorter range, never the backlog behind the longer one.
+    few), so both are counted in turn under a bound that grows until one of them ends under it,
+    each resuming where it stopped: a move costs a few times the shorter range, never the backlog
+    behind the longer one.
     """
-    params = {"project": project_id, "current": current or "", "target": target}
+    above, passed = _Range(conn, project_id, target, None), _Range(conn, project_id, current or "", target)
     bound = COUNT_FIRST
     while True:
-        above = _count_under(conn, "e.id > :target", params, bound)
-        if above < bound:
-            return above
-        passed = _count_under(conn, "e.id > :current AND e.id <= :target", params, bound)
-        if passed < bound:
-            return unseen - passed
+        if above.ends_under(bound):
+            return above.counted
+        if passed.ends_under(bound):
+            return unseen - passed.counted
         bound *= 4
 
 
-def _count_under(conn: sqlite3.Connection, where: str, params: dict[str, Any], bound: int) -> int:
-    """The project's events matching `where`, counted up to `bound` (a range scan stops there)."""
-    row = conn.execute(f"""SELECT COUNT(*) FROM (SELECT 1 FROM events e WHERE e.project_id = :project
-                           AND {where} LIMIT :bound)""", {**params, "bound": bound}).fetchone()
-    return int(row[0])
+class _Range:
+    """A project's events with ids in (low, high], counted a slice at a time along the index."""
+
+    def __init__(self, conn: sqlite3.Connection, project_id: str, low: str, high: str | None) -> None:
+        self.conn, self.project_id, self.after, self.high = conn, project_id, low, high
+        self.counted = 0
+
+    def ends_under(self, bound: int) -> bool:
+        """Count on until `bound` events are counted in all; True when the range ended first."""
+        want = bound - self.counted
+        top = "" if self.high is None else "AND e.id <= :high"
+        n, last = self.conn.execute(
+            f"""SELECT COUNT(*), MAX(id) FROM (SELECT e.id FROM events e WHERE e.project_id = :project
+                AND e.id > :after {top} ORDER BY e.id LIMIT :want)""",
+            {"project": self.project_id, "after": self.after, "high": self.high, "want": want},
+        ).fetchone()
+        self.counted += n
+        if n < want:
+            return True
+        self.after = last
+        return False
 
 
 class FeedService:
