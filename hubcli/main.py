@@ -90,8 +90,9 @@ def call(
 ) -> None:
     """Call one agent tool on the hub at HUB_URL and print its result as JSON. Each call is its own
     connection with no session; reach a session by passing "session": {"agent", "name",
-    "project_id"} in the arguments. Exit 0 ok, 1 the tool refused, 2 usage, 69 unreachable,
-    77 token refused, 78 no hub named."""
+    "project_id"} in the arguments. artifact_publish, artifact_update and artifact_draft also take
+    "password": the content is encrypted here and only ciphertext and its envelope are sent. Exit 0
+    ok, 1 the tool refused, 2 usage, 69 unreachable, 77 token refused, 78 no hub named."""
     from hubcli.mcp_cmd import run_call
 
     raise typer.Exit(run_call(settings_or_exit(), tool, arguments))
