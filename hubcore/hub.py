@@ -25,6 +25,7 @@ from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubcore.parts import Part, overrides
+from hubcore.parts.artifacts import ArtifactsPart
 from hubcore.parts.feeds import FeedsPart
 from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
@@ -85,7 +86,7 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 
 def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
-                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart]:
+                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart]:
     """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
     the services it exposes to the adapters); no other part's module changes."""
     sessions = SessionsPart(core, brain_pool)
@@ -101,6 +102,7 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
         FeedsPart(core),
         sessions,
         KbPart(core, kb_pool, brain_entry),
+        ArtifactsPart(core),
     )
 
 
@@ -114,9 +116,9 @@ class Hub:
         self.metrics = core.metrics
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        projects, feeds, sessions, kb = build_parts(core, opened_version=opened_version, brain_pool=brain_pool,
-                                                    kb_pool=kb_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb)
+        projects, feeds, sessions, kb, artifacts = build_parts(
+            core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -125,6 +127,7 @@ class Hub:
         self.attention, self.webhook = feeds.attention, feeds.webhook
         self.brains, self.sessions, self.storage = sessions.brains, sessions.sessions, sessions.storage
         self.kb = kb.kb
+        self.artifacts, self.blobs = artifacts.artifacts, artifacts.blobs
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)

@@ -225,7 +225,7 @@ class AttentionService:
         if change.topic == "inbox":
             if change.resolved and change.owner:
                 self._touch(change.owner)
-        else:
+        elif change.topic == "feed":  # a live artifact's moves concern no subscription
             for actor, subs in list(self._subscriptions.items()):
                 if any(s.matches(change) for s in subs):
                     self._touch(actor)

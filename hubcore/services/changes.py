@@ -34,7 +34,7 @@ from prometheus_client.registry import Collector
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 
-Topic = Literal["feed", "inbox"]
+Topic = Literal["feed", "inbox", "artifact-live"]
 LOG_CAPACITY = 4096
 STREAM_RETRY_AFTER_SECS = 5
 ANY_PROJECT = "*"
@@ -55,11 +55,18 @@ class Change:
     actor: str = ""
     owner: str = ""
     resolved: bool = False
+    # An `artifact-live` change (a live artifact version moved): `event_id` holds the artifact id,
+    # these its version and live revision.
+    version: int = 0
+    live_rev: int = 0
 
     @cached_property
     def ids(self) -> bytes:
-        """`{"project_id", "event_id"}` as JSON: what a stream hands on, rendered once per change
-        however many streams hand it on."""
+        """`{"project_id", "event_id"}` as JSON (for `artifact-live`, `{"artifact_id", "version",
+        "live_rev"}`): what a stream hands on, rendered once per change however many streams hand
+        it on."""
+        if self.topic == "artifact-live":
+            return orjson.dumps({"artifact_id": self.event_id, "version": self.version, "live_rev": self.live_rev})
         return orjson.dumps({"project_id": self.project_id, "event_id": self.event_id})
 
 
@@ -76,6 +83,8 @@ def feed_key(project_id: str | None) -> Hashable:
 def _keys(change: Change) -> tuple[Hashable, ...]:
     if change.topic == "inbox":
         return (owner_key(change.owner),)
+    if change.topic != "feed":
+        return ()  # only streams hear of a live artifact's moves; no wait does
     return (feed_key(change.project_id), feed_key(None))
 
 
@@ -312,6 +321,10 @@ class Effects:
     def inbox(self, project_id: str, event_id: str, *, owner: str, kind: str = "",
               resolved: bool = False) -> None:
         self.changes.append(Change("inbox", project_id, event_id, kind, "", owner, resolved))
+
+    def artifact_live(self, project_id: str, artifact_id: str, version: int, live_rev: int) -> None:
+        """Note that a live artifact version moved (drafted, mutated in place, or sealed)."""
+        self.changes.append(Change("artifact-live", project_id, artifact_id, version=version, live_rev=live_rev))
 
     def merge(self, other: Effects) -> None:
         self.changes.extend(other.changes)

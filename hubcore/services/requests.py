@@ -14,7 +14,7 @@ message and in `details.field`), never its value: the value may be megabytes lon
 # No `from __future__ import annotations` in model modules: pydantic reads the annotations.
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
@@ -35,6 +35,9 @@ class Request(BaseModel):
     """The base of every operation's input. JSON `null` for an optional member reads as absent."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
+    # Members for which JSON `null` means something of its own (an artifact update's `envelope:
+    # null` makes the version plain, where an absent envelope keeps the protection): kept as sent.
+    NULL_MEANS: ClassVar[frozenset[str]] = frozenset()
 
 
 class NoArguments(Request):
@@ -63,7 +66,9 @@ def parse(model: type[R], data: Mapping[str, Any] | None) -> R:
     """
     try:
         known = model.model_fields
-        return model.model_validate({k: v for k, v in (data or {}).items() if v is not None or k not in known})
+        keep = model.NULL_MEANS
+        return model.model_validate({k: v for k, v in (data or {}).items()
+                                     if v is not None or k not in known or k in keep})
     except ValidationError as exc:
         raise refusal(exc) from None
 

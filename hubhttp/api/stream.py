@@ -1,7 +1,8 @@
 """`GET /api/v1/stream`: the freshness stream, as Server-Sent Events.
 
 Messages carry ids only, never content: `event: feed` and `event: inbox` with
-`{"project_id": ..., "event_id": ...}`; the client re-reads what changed. A comment line keeps the
+`{"project_id": ..., "event_id": ...}`, and `event: artifact-live` with `{"artifact_id", "version",
+"live_rev"}` when a live artifact version moves; the client re-reads what changed. A comment line keeps the
 connection alive every 15 seconds. The admin token sees every project; an agent token sees only its
 visible projects (re-read when a change names a project it has not seen, and about every minute).
 
@@ -51,7 +52,8 @@ BUDGET_KEY = "agent_hub.stream_budget"
 CONNECTED = b": connected\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 REFRESH = b"event: refresh\ndata: {}\n\n"
-_EVENT_PREFIX = {"feed": b"event: feed\ndata: ", "inbox": b"event: inbox\ndata: "}
+_EVENT_PREFIX = {"feed": b"event: feed\ndata: ", "inbox": b"event: inbox\ndata: ",
+                 "artifact-live": b"event: artifact-live\ndata: "}
 
 
 def sse(change: Change) -> bytes:

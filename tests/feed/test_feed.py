@@ -181,7 +181,7 @@ async def test_stats(client: HubClient, hub: Hub, bot: Caller, clock) -> None:  
     assert stats["events"] == 3 and stats["threads"] == 1
     assert stats["agents_written"] == 2 and stats["agents_active"] == 1  # bot's write is 1000 s old
     assert stats["disk_bytes"] > 0
-    assert stats["artifacts"] is None and stats["sessions"] == 0 and stats["kb_pages"] == 0
+    assert stats["artifacts"] == 0 and stats["sessions"] == 0 and stats["kb_pages"] == 0
 
     class ArtifactsPart(Part):
         async def project_stats(self, project_id: str) -> dict[str, int | None]:

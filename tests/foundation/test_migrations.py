@@ -59,7 +59,9 @@ def test_only_the_three_newest_copies_are_kept(tmp_path: Path) -> None:
         v = supported_version() + 1 + i
         migrations.append(Migration(v, f"m{v}", statements(f"CREATE TABLE t{v} (x)")))
         migrate(db, now=NOW + i + 1, migrations=migrations)
-    copies = sorted(p.name for p in (tmp_path / "backups").glob("pre-migration-v*.db"))
+    # By version number: v10 sorts before v8 as text.
+    copies = sorted((p.name for p in (tmp_path / "backups").glob("pre-migration-v*.db")),
+                    key=lambda name: int(name.split("-")[2][1:]))
     base = supported_version()
     assert [c.split("-")[2] for c in copies] == [f"v{base + 2}", f"v{base + 3}", f"v{base + 4}"]
 

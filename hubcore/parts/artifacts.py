@@ -1,0 +1,68 @@
+"""The artifacts part: versioned artifacts (`hubcore.services.artifacts`) with their bodies in the
+blob store (`blobs/<aa>/<sha256>`, `hubcore.store.blobs`).
+
+What it brings to the hub: its share of a project's deletion (rows inside the delete's command,
+then the blobs no version references any more), `artifacts` and the blobs' bytes in project stats,
+`artifact_bytes` in the storage report, the blob store's write count.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+
+import anyio
+
+from hubcore.parts import Part
+from hubcore.services.artifacts import rows
+from hubcore.services.artifacts.service import ArtifactService
+from hubcore.services.core import Core
+from hubcore.store.blobs import BlobStore
+
+
+class ArtifactsPart(Part):
+    name = "artifacts"
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.blobs = BlobStore(core.settings.data_path / "blobs")
+        self.artifacts = ArtifactService(core, self.blobs)
+        # Bodies a project's deletion dropped, from its command to the removal after its commit
+        # (per hub, keyed by project: a delete refused after `purge_rows` leaves a stale entry that
+        # the next delete of that project replaces).
+        self._dropped: dict[str, list[str]] = {}
+
+    def writes(self) -> int:
+        return self.blobs.writes
+
+    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
+        self._dropped[project_id] = rows.digests_of(conn, "a.project_id = ?", (project_id,))
+        conn.execute("""DELETE FROM artifact_versions WHERE artifact_id IN
+                        (SELECT id FROM artifacts WHERE project_id = ?)""", (project_id,))
+        conn.execute("DELETE FROM artifacts WHERE project_id = ?", (project_id,))
+
+    async def after_delete(self, project_id: str) -> None:
+        dropped = self._dropped.pop(project_id, [])
+        if dropped:
+            await self.artifacts.drop(dropped)
+
+    async def project_stats(self, project_id: str) -> Mapping[str, int | None]:
+        def read(conn: sqlite3.Connection) -> tuple[int, list[str]]:
+            count = conn.execute("SELECT COUNT(*) FROM artifacts WHERE project_id = ?", (project_id,)).fetchone()[0]
+            return int(count), rows.digests_of(conn, "a.project_id = ?", (project_id,))
+
+        count, digests = await self.core.store.read(read)
+        held = await anyio.to_thread.run_sync(self.blobs.bytes_of, digests)
+        return {"artifacts": count, "disk_bytes": held}
+
+    async def project_bytes(self) -> Mapping[str, Mapping[str, int | None]]:
+        """Each project's blob bytes: the size of every distinct body its versions reference
+        (a body two projects share counts in both rows)."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, int]:
+            found = conn.execute("""SELECT project_id, SUM(size_bytes) FROM (SELECT DISTINCT a.project_id, v.sha256,
+                                    v.size_bytes FROM artifact_versions v JOIN artifacts a ON a.id = v.artifact_id)
+                                    GROUP BY project_id""").fetchall()
+            return {r[0]: int(r[1]) for r in found}
+
+        return {"artifacts": dict(await self.core.store.read(read))}
