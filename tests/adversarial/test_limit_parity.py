@@ -366,6 +366,9 @@ async def test_brain_put_limits_answer_alike_over_http_and_in_process(live: Live
             too_big = len(orjson.dumps(args)) > MAX_BODY
             if (http, here) != (TOO_LARGE if too_big else case.expect, case.expect):
                 faults.append(f"{member} {case.label}: /mcp {http}, in process {here}, expected {case.expect}")
+            # Each call is recorded in its session's brain behind the reply (replay): written before
+            # the files are read, so a brain file being created is never read half made.
+            await live.app.hub.brains.calls.flush()
             written = [entries_in(live, made[k]) for k in ("http", "local")]
             if case.expect != OK and (written != [0, 0] or not unchanged):
                 faults.append(f"{member} {case.label}: a refused call wrote (entries {written})")
