@@ -142,7 +142,7 @@ def _stays_unseen(conn: sqlite3.Connection, project_id: str, current: str | None
     the old count less those the move passed over (with no cursor before, every event was unseen).
 
     Either range may be the long one (a step forward passes few, a jump to near the newest leaves
-    few), so both are counted in turn under a bound that grows until one of them ends under it,
+    few), so both are walked in turn under a bound that grows until one of them ends under it,
     each resuming where it stopped: a move costs a few times the shorter range, never the backlog
     behind the longer one.
     """
@@ -157,26 +157,27 @@ def _stays_unseen(conn: sqlite3.Connection, project_id: str, current: str | None
 
 
 class _Range:
-    """A project's events with ids in (low, high], counted a slice at a time along the index."""
+    """A project's events with ids in (low, high], walked along the (project_id, id) index."""
 
     def __init__(self, conn: sqlite3.Connection, project_id: str, low: str, high: str | None) -> None:
-        self.conn, self.project_id, self.after, self.high = conn, project_id, low, high
+        self.conn = conn
+        self.params = {"project": project_id, "after": low, "high": high}
+        self.where = "e.project_id = :project AND e.id > :after" + ("" if high is None else " AND e.id <= :high")
         self.counted = 0
 
     def ends_under(self, bound: int) -> bool:
-        """Count on until `bound` events are counted in all; True when the range ended first."""
-        want = bound - self.counted
-        top = "" if self.high is None else "AND e.id <= :high"
-        n, last = self.conn.execute(
-            f"""SELECT COUNT(*), MAX(id) FROM (SELECT e.id FROM events e WHERE e.project_id = :project
-                AND e.id > :after {top} ORDER BY e.id LIMIT :want)""",
-            {"project": self.project_id, "after": self.after, "high": self.high, "want": want},
-        ).fetchone()
-        self.counted += n
-        if n < want:
-            return True
-        self.after = last
-        return False
+        """Walk on until `bound` events are counted in all; True (and the exact count) when the
+        range ends first. Stepping over rows with OFFSET costs what counting them does, and
+        leaves the id to resume from."""
+        skip = bound - self.counted - 1
+        row = self.conn.execute(f"SELECT e.id FROM events e WHERE {self.where} ORDER BY e.id LIMIT 1 OFFSET :skip",
+                                {**self.params, "skip": skip}).fetchone()
+        if row is not None:
+            self.counted, self.params["after"] = bound, row[0]
+            return False
+        rest = self.conn.execute(f"SELECT COUNT(*) FROM events e WHERE {self.where}", self.params).fetchone()
+        self.counted += int(rest[0])
+        return True
 
 
 class FeedService:
