@@ -128,6 +128,7 @@ class Hub:
         self.brains, self.sessions, self.storage = sessions.brains, sessions.sessions, sessions.storage
         self.kb = kb.kb
         self.artifacts, self.blobs = artifacts.artifacts, artifacts.blobs
+        self.comments, self.shares = artifacts.comments, artifacts.shares
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)

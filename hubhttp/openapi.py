@@ -124,7 +124,8 @@ def responses(method: str, doc: Doc) -> dict[str, Any]:
         out[str(doc.status)] = {"description": doc.summary}
     else:
         out[str(doc.status)] = {"description": doc.summary,
-                                "content": {doc.media: {"schema": doc.response}}}
+                                "content": {doc.media: {"schema": doc.response},
+                                            **{m: {"schema": sch} for m, sch in doc.alternatives.items()}}}
     for status in doc.also:
         out[str(status)] = {"description": doc.summary, "content": {doc.media: {"schema": doc.response}}}
     for status in problem_statuses(method, doc):

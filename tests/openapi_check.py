@@ -21,7 +21,7 @@ class ResponseChecker:
     def __init__(self, document: dict[str, Any]) -> None:
         self.document = document
         self.routes: list[tuple[re.Pattern[str], str, dict[str, Any]]] = []
-        self._validators: dict[tuple[str, int], Draft202012Validator] = {}
+        self._validators: dict[tuple[str, int, str], Draft202012Validator] = {}
         for path, methods in document["paths"].items():
             # A page path (`{path}`, Quart's path converter) spans segments; other parameters are one.
             spans = re.escape(path).replace(r"\{path\}", "(?:.+)")
@@ -52,11 +52,12 @@ class ResponseChecker:
             return f"{method} {path} {status}: content type {media!r} is not documented ({sorted(content)})"
         if media == "text/event-stream":
             return None
-        validator = self._validators.get((op["operationId"], status))
+        validator = self._validators.get((op["operationId"], status, media))
         if validator is None:
             validator = Draft202012Validator(self._resolve(content[media]["schema"]))
-            self._validators[(op["operationId"], status)] = validator
-        errors = sorted(validator.iter_errors(orjson.loads(body)), key=lambda e: list(e.path))
+            self._validators[(op["operationId"], status, media)] = validator
+        instance = body.decode() if media.startswith("text/") else orjson.loads(body)  # /raw's text
+        errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
         if errors:
             first = errors[0]
             return f"{method} {path} {status}: {first.message} at {list(first.path)}"

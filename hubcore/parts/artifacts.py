@@ -15,7 +15,9 @@ import anyio
 
 from hubcore.parts import Part
 from hubcore.services.artifacts import rows
+from hubcore.services.artifacts.comments import CommentService
 from hubcore.services.artifacts.service import ArtifactService
+from hubcore.services.artifacts.shares import ShareService
 from hubcore.services.core import Core
 from hubcore.store.blobs import BlobStore
 
@@ -27,6 +29,8 @@ class ArtifactsPart(Part):
         self.core = core
         self.blobs = BlobStore(core.settings.data_path / "blobs")
         self.artifacts = ArtifactService(core, self.blobs)
+        self.comments = CommentService(core)
+        self.shares = ShareService(core)
         # Bodies a project's deletion dropped, from its command to the removal after its commit
         # (per hub, keyed by project: a delete refused after `purge_rows` leaves a stale entry that
         # the next delete of that project replaces).

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubcore.services.agents import AgentCreate, GrantAdd
+from hubcore.services.artifacts import ArtifactGet
+from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
@@ -25,6 +27,7 @@ from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
 from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
+from hubhttp.api import artifact_responses as ar
 from hubhttp.api import responses as r
 from hubhttp.api.responses import response_schema as R
 
@@ -72,6 +75,8 @@ class Doc:
     body_required: bool = True
     public: bool = False
     media: str = "application/json"
+    # Further media types the success body may come in, each with its schema (`/raw`: text or JSON).
+    alternatives: Mapping[str, Schema] = field(default_factory=dict)
 
     def request_schema(self, path_names: frozenset[str]) -> Schema | None:
         """The body's schema: the model's, less the members the path carries."""
@@ -236,6 +241,32 @@ DOCS: Mapping[str, Doc] = {
     "kb.lint": Doc("Lint findings over the whole knowledge base (fresh=1 walks again)",
                    obj("checked_at", "findings", checked_at=STR, findings=LINT), query={"fresh": KB_FLAG}),
     "kb.stats": Doc("The knowledge base's counts and what needs review", KB_STATS),
+    "artifacts.list_artifacts": Doc("Artifacts of the projects the caller sees, newest updated first",
+                                    R(ar.ArtifactListOut), query={"project": STR, "session_id": STR, "limit": INT}),
+    "artifacts.project_artifacts": Doc("A project's artifacts, newest updated first", R(ar.ArtifactListOut),
+                                       query={"session_id": STR, "limit": INT}),
+    "artifacts.get_artifact": Doc("An artifact at its current version, ?version=N, or ?live=1 (the live version)",
+                                  R(ar.ArtifactOut), query_model=ArtifactGet, query_members=("version", "live")),
+    "artifacts.artifact_versions": Doc("Every version, oldest first", R(ar.VersionsOut)),
+    "artifacts.artifact_live": Doc("The live state: {state, version, live_rev, actor, session_id}", R(ar.LiveOut)),
+    "artifacts.artifact_raw": Doc("The stored bytes as text/plain, or for a protected version {envelope, "
+                                  "ciphertext} as JSON", {"type": "string"}, query_model=ArtifactGet,
+                                  query_members=("version", "live"), media="text/plain",
+                                  alternatives={"application/json": R(ar.RawProtected)}),
+    "artifacts.delete_artifact": Doc("Remove the artifact, its history, comments and share link", R(ar.Ok)),
+    "artifacts.create_share": Doc("Share the current version by a link token (a second create rotates it)",
+                                  R(ar.ShareCreated), 201, body_required=False, body=obj()),
+    "artifacts.get_share": Doc("The artifact's live share link", R(ar.ShareOut)),
+    "artifacts.revoke_share": Doc("Revoke the share link (then /s/:token is 404)", None, 204),
+    "artifacts.viewer_pass": Doc("A sixty-second pass to the artifact's page while a share link is live (?pass=)",
+                                 R(ar.ViewerPass)),
+    "artifacts.list_comments": Doc("The artifact's comments, oldest first", R(ar.CommentsOut),
+                                   query_model=CommentList, query_members=("after", "limit")),
+    "artifacts.post_comment": Doc("Comment on the artifact (anchored to nothing, a point or a quote)",
+                                  R(ar.CommentPosted), 201, problems=(404, 413), model=CommentPost),
+    "artifacts.resolve_comment": Doc("Resolve (done: true) or reopen (done: false) a comment", R(ar.CommentOut),
+                                     model=CommentResolve, body_required=False),
+    "artifacts.delete_comment": Doc("Delete a comment", R(ar.Ok), model=CommentDelete, body_required=False),
     "stream.stream": Doc("Server-sent changes (text/event-stream)", {"type": "string"}, problems=(429,),
                          media="text/event-stream"),
 }

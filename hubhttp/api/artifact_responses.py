@@ -1,0 +1,131 @@
+"""Response models of the artifact routes (`hubhttp.api.artifacts`), for the OpenAPI document;
+the conventions are `hubhttp.api.responses`'s (required as always sent, nullable where null, closed)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from hubhttp.api.responses import ABSENT, Out
+
+
+class EnvelopeOut(Out):
+    alg: Literal["AES-256-GCM"]
+    kdf: Literal["PBKDF2-HMAC-SHA256"]
+    iterations: int
+    salt: str
+    iv: str
+
+
+class ArtifactSummary(Out):
+    id: str
+    project_id: str
+    title: str
+    kind: Literal["html", "markdown"]
+    description: str
+    actor: str | None
+    session_id: str | None
+    version: int
+    label: str | None
+    size_bytes: int
+    protected: bool
+    live_version: int | None
+    comments_count: int
+    comments_open: int
+    created_at: str
+    updated_at: str
+
+
+class ArtifactOut(ArtifactSummary):
+    envelope: EnvelopeOut | None
+    content: str
+    live: bool
+    live_rev: int
+    rendered: str = ABSENT  # a public markdown version rendered to HTML by the hub's one renderer
+
+
+class ArtifactListOut(Out):
+    artifacts: list[ArtifactSummary]
+
+
+class VersionOut(Out):
+    version: int
+    label: str | None
+    size_bytes: int
+    protected: bool
+    actor: str | None
+    session_id: str | None
+    live: bool
+    created_at: str
+    updated_at: str
+
+
+class VersionsOut(Out):
+    artifact_id: str
+    versions: list[VersionOut]
+
+
+class LiveOut(Out):
+    state: Literal["live", "idle", "sealed"]
+    version: int
+    live_rev: int
+    actor: str | None
+    session_id: str | None
+
+
+class RawProtected(Out):
+    envelope: EnvelopeOut
+    ciphertext: str
+
+
+class Ok(Out):
+    ok: Literal[True]
+
+
+class ShareCreated(Out):
+    token: str
+    version: int
+    url: str
+
+
+class ShareOut(ShareCreated):
+    created_at: str
+
+
+class ViewerPass(Out):
+    pass_: str = Field(alias="pass")  # `pass` on the wire
+
+
+class PointAnchorOut(Out):
+    mode: Literal["point"]
+    x: float
+    y: float
+
+
+class TextAnchorOut(Out):
+    mode: Literal["text"]
+    quote: str
+
+
+class CommentOut(Out):
+    id: str
+    artifact_id: str
+    author: str
+    body: str
+    anchor: PointAnchorOut | TextAnchorOut | None
+    anchor_version: int
+    done: bool
+    created_at: str
+    updated_at: str
+
+
+class CommentPosted(CommentOut):
+    delete_token: str = ABSENT  # an agent's post only (over REST the admin posts, and gets none)
+
+
+class CommentsOut(Out):
+    artifact_id: str
+    comments: list[CommentOut]
+    truncated: bool
+    next_after: str | None
