@@ -39,13 +39,13 @@ def rpc_code(code: str) -> int:
 
 
 def agent_view(err: HubError, caller: Caller | None) -> HubError:
-    """Missing and denied look the same to an agent: a project it cannot see is `forbidden`,
+    """Missing and denied look the same to an agent: a project (or an artifact) it cannot see is `forbidden`,
     with the very message a missing one gets (the spec's tool code for both). The admin (an admin
     token, or the standalone stdio server) may see everything, so there is no oracle to hide: a
     missing project stays `not_found`."""
     if caller is not None and caller.is_admin:
         return err
-    if err.code == "not_found" and err.message.startswith("project "):
+    if err.code == "not_found" and err.message.startswith(("project ", "artifact ")):
         return HubError("forbidden", err.message, details=err.details)
     return err
 

@@ -151,7 +151,7 @@ async def test_update_base_version_force_and_the_row_actor(hub: Hub, alice: Call
     aid = made["artifact_id"]
     assert (await update(hub, bob, aid, content="two", base_version=1, session_id="s9"))["version"] == 2
     stale = await refused(hub, "conflict", lambda: update(hub, alice, aid, content="three", base_version=1))
-    assert "version 2" in stale.message and stale.details["current_version"] == 2
+    assert "version 2" in stale.message and (stale.details or {})["current_version"] == 2
     assert (await update(hub, alice, aid, content="three", base_version=1, force=True))["version"] == 3
     got = await get(hub, alice, aid)
     assert (got["actor"], got["session_id"], got["content"]) == ("alice", "s1", "three")

@@ -242,7 +242,7 @@ class ArtifactService:
             number = req.version or (a["live_version"] if req.live and a["live_version"] else a["version"])
             v = rows.version_row(conn, a["id"], number)
             if v is None:
-                raise not_found(f"artifact {req.artifact_id!r} has no version {number}")
+                raise not_found(f"version {number} of artifact {req.artifact_id!r} not found")
             content = self.blobs.read(v["sha256"]).decode()
             return rows.render_artifact(a, v, content)
 

@@ -1,0 +1,166 @@
+"""Artifact tools: thin adapters over `hub.artifacts` (`hubcore.services.artifacts`).
+
+`artifact_publish`, `artifact_update` and `artifact_draft` are made in the connection's active
+session unless the call names a `session_id`. An artifact an agent cannot see answers `forbidden`
+exactly as a missing one does (`hubmcp.errors.agent_view`). A `password` argument never reaches
+this module: the stdio bridge and `hub-cli call` turn it into ciphertext and an `envelope` on the
+agent's machine (`hubmcp/protect.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from hubcore.services.artifacts import (
+    ArtifactDraft,
+    ArtifactGet,
+    ArtifactList,
+    ArtifactPublish,
+    ArtifactRef,
+    ArtifactUpdate,
+)
+from hubcore.services.artifacts.models import ALG, ITERATIONS, KDF
+from hubmcp.context import CallContext
+from hubmcp.tools.base import Tool, outputs
+
+W = TypeVar("W", ArtifactPublish, ArtifactUpdate, ArtifactDraft)
+
+
+def in_session(call: CallContext, req: W) -> W:
+    """The write with its session: the one it names, else the connection's active session."""
+    if req.session_id is not None or call.connection is None:
+        return req
+    active = call.sessions.get(call.connection)
+    return req if active is None else req.model_copy(update={"session_id": active})
+
+
+async def artifact_publish(call: CallContext, req: ArtifactPublish) -> dict[str, Any]:
+    return await call.hub.artifacts.publish_artifact(call.caller, in_session(call, req))
+
+
+async def artifact_update(call: CallContext, req: ArtifactUpdate) -> dict[str, Any]:
+    return await call.hub.artifacts.update(call.caller, in_session(call, req))
+
+
+async def artifact_draft(call: CallContext, req: ArtifactDraft) -> dict[str, Any]:
+    return await call.hub.artifacts.draft(call.caller, in_session(call, req))
+
+
+async def artifact_get(call: CallContext, req: ArtifactGet) -> dict[str, Any]:
+    return await call.hub.artifacts.get(call.caller, req)
+
+
+async def artifact_versions(call: CallContext, req: ArtifactRef) -> dict[str, Any]:
+    return await call.hub.artifacts.versions(call.caller, req)
+
+
+async def artifact_list(call: CallContext, req: ArtifactList) -> dict[str, Any]:
+    return await call.hub.artifacts.list(call.caller, req)
+
+
+async def artifact_delete(call: CallContext, req: ArtifactRef) -> dict[str, Any]:
+    return await call.hub.artifacts.delete(call.caller, req)
+
+
+STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+NULL_STR, NULL_INT = {"type": ["string", "null"]}, {"type": ["integer", "null"]}
+ENVELOPE = {"type": ["object", "null"], "description": "the protected version's envelope (null when public)"}
+SUMMARY_MEMBERS: dict[str, Any] = {
+    "id": STR, "project_id": STR, "title": STR, "kind": {"enum": ["html", "markdown"]}, "description": STR,
+    "actor": NULL_STR, "session_id": NULL_STR, "version": INT, "label": NULL_STR, "size_bytes": INT,
+    "protected": BOOL, "live_version": NULL_INT, "comments_count": INT, "comments_open": INT,
+    "created_at": STR, "updated_at": STR,
+}
+SUMMARY = {"type": "object", "properties": SUMMARY_MEMBERS, "required": list(SUMMARY_MEMBERS)}
+VERSION = {"type": "object", "required": ["version", "size_bytes", "protected", "live", "created_at"], "properties": {
+    "version": INT, "label": NULL_STR, "size_bytes": INT, "protected": BOOL, "actor": NULL_STR,
+    "session_id": NULL_STR, "live": BOOL, "created_at": STR, "updated_at": STR}}
+WROTE = outputs({"artifact_id": STR, "version": INT}, ("artifact_id", "version"))
+PROTECTION = (
+    f"To protect it, send `content` as base64 ciphertext with an `envelope` {{alg: \"{ALG}\", kdf: \"{KDF}\", "
+    f"iterations: {ITERATIONS}, salt, iv}} (base64); through hub-cli or the stdio bridge give a `password` "
+    "instead and the content is encrypted on your machine. The project's password policy may require or "
+    "refuse protection; the error says what to send.")
+
+TOOLS = (
+    Tool(
+        name="artifact_publish",
+        title="Publish an artifact",
+        description=(
+            "Publish HTML or markdown (`kind`) for the human to look at, as version 1 of a new artifact in "
+            "`project_id`. A blank `title` of a markdown artifact is its first heading. `description` at most "
+            "2000 characters, version `label` at most 60 bytes. " + PROTECTION +
+            " Returns artifact_id and version; the feed gets `published <title>`."),
+        input_model=ArtifactPublish,
+        output_schema=WROTE,
+        handler=artifact_publish,
+    ),
+    Tool(
+        name="artifact_update",
+        title="Publish a new version of an artifact",
+        description=(
+            "Add a version to an artifact (a version held live by artifact_draft is sealed first). Pass the "
+            "`base_version` you started from: if the newest version is another, the call is a conflict naming "
+            "it, unless `force`. A protected artifact needs the new version's envelope (or password); "
+            "`envelope: null` makes the new version public. The feed gets `updated <title>`."),
+        input_model=ArtifactUpdate,
+        output_schema=WROTE,
+        handler=artifact_update,
+    ),
+    Tool(
+        name="artifact_draft",
+        title="Hold a live version of an artifact",
+        description=(
+            "Work in the open: the first draft makes the next version and holds it live; later drafts change "
+            "it in place (`live_rev` rises) and the human's open page follows. artifact_update seals it. A "
+            "version another session holds live is a conflict unless `force`. Returns `viewer_url` (the "
+            "page at the live version; it carries no credential)."),
+        input_model=ArtifactDraft,
+        output_schema=outputs({"artifact_id": STR, "live_version": INT, "live_rev": INT, "viewer_url": STR},
+                              ("artifact_id", "live_version", "live_rev", "viewer_url")),
+        handler=artifact_draft,
+    ),
+    Tool(
+        name="artifact_get",
+        title="Read an artifact",
+        description=(
+            "An artifact with one version's content: the current (last sealed) version, or `version`, or with "
+            "`live: true` the version held live. A protected version's content is its base64 ciphertext with "
+            "its `envelope`."),
+        input_model=ArtifactGet,
+        output_schema=outputs({**SUMMARY_MEMBERS, "envelope": ENVELOPE, "content": STR, "live": BOOL,
+                               "live_rev": INT}, (*SUMMARY_MEMBERS, "envelope", "content")),
+        handler=artifact_get,
+        read_only=True,
+    ),
+    Tool(
+        name="artifact_versions",
+        title="An artifact's versions",
+        description="Every version of an artifact, oldest first: number, label, size, protection, who made it, "
+                    "and which one is held live.",
+        input_model=ArtifactRef,
+        output_schema=outputs({"artifact_id": STR, "versions": {"type": "array", "items": VERSION}},
+                              ("artifact_id", "versions")),
+        handler=artifact_versions,
+        read_only=True,
+    ),
+    Tool(
+        name="artifact_list",
+        title="List artifacts",
+        description="Artifacts you can see, newest updated first: of one `project_id`, of one `session_id`, or "
+                    "of every project (at most `limit`, default 100).",
+        input_model=ArtifactList,
+        output_schema=outputs({"artifacts": {"type": "array", "items": SUMMARY}}, ("artifacts",)),
+        handler=artifact_list,
+        read_only=True,
+    ),
+    Tool(
+        name="artifact_delete",
+        title="Delete an artifact",
+        description="Delete an artifact with all its versions and comments (withdrawing a protected artifact is "
+                    "deleting it). The feed records `deleted <title>`.",
+        input_model=ArtifactRef,
+        output_schema=outputs({"ok": BOOL}, ("ok",)),
+        handler=artifact_delete,
+    ),
+)
