@@ -186,7 +186,12 @@ def run_kb(settings: Settings, project: str, work: Callable[[Kb], Awaitable[T]])
         from hubcli.rest import Rest
 
         rest = Rest.from_settings(settings)
-        return anyio.run(work, RestKb(rest, project))
+
+        async def over_rest() -> T:
+            async with rest.session() as kept:
+                return await work(RestKb(kept, project))
+
+        return anyio.run(over_rest)
     from hubcli.local import with_hub
 
     return with_hub(settings, lambda hub, caller: work(LocalKb(hub, caller, project)))

@@ -33,8 +33,9 @@ class Export:
     removals: list[str] = field(default_factory=list)
 
 
-async def list_pages(kb: Kb) -> list[dict[str, Any]]:
-    """Every page of the knowledge base (`{path, size_bytes}` rows), one directory level a request."""
+async def list_pages(kb: Kb, *, cap: int | None = folder_rules.PAGES_MAX) -> list[dict[str, Any]]:
+    """Every page of the knowledge base (`{path, size_bytes}` rows), one directory level a request;
+    refused past `cap` pages or when a directory holds more than one listing shows."""
     found: list[dict[str, Any]] = []
     pending = [folder_rules.ROOT]
     while pending:
@@ -47,7 +48,7 @@ async def list_pages(kb: Kb) -> list[dict[str, Any]]:
                 pending.append(entry["path"])
             else:
                 found.append(entry)
-            if len(found) > folder_rules.PAGES_MAX:
+            if cap is not None and len(found) > cap:
                 raise refuse(f"the knowledge base holds more than {folder_rules.PAGES_MAX} pages; not exported")
     return sorted(found, key=lambda e: str(e["path"]))
 

@@ -22,6 +22,7 @@ from hubcli import exits
 from hubcli import kb_folder as rules
 from hubcli.client import CliFailure
 from hubcli.kb_backend import Kb, hub_code, page_arg, version_or_none
+from hubcli.kb_export import list_pages
 from hubcli.kb_folder import refuse
 from hubcore.errors import HubError
 from hubcore.services.entries import PAGE_MAX, version_of
@@ -252,7 +253,10 @@ def _lint(pages: dict[str, bytes], steps: list[Step]) -> None:
     refusing code is among them."""
     from hubcli.kb_cmd import lint_line
 
-    findings = lint_findings(pages, [s.path for s in steps if s.kind in ("create", "update")])
+    written = [s.path for s in steps if s.kind in ("create", "update")]
+    if not written:
+        return
+    findings = lint_findings(pages, written)
     sys.stderr.write("".join(lint_line(f) + "\n" for f in findings))
     refusing = sorted({f["path"] for f in findings if f["code"] in REFUSING_LINT})
     if refusing:
@@ -270,10 +274,12 @@ class Outcome:
 
 async def import_folder(kb: Kb, folder: Path, *, dry_run: bool, prune: bool) -> Outcome:
     found = await anyio.to_thread.run_sync(read_folder, folder, kb.project)
-    await kb.listing(rules.ROOT)  # a missing project stops here, before anything is decided
+    # The listing also stops a missing project here, before anything is decided; a page it does
+    # not hold needs no read.
+    held = await _held(kb)
     manifest = found.manifest or {}
     paths = sorted(set(found.pages) | set(manifest))
-    hub = await hub_versions(kb, paths)
+    hub = dict.fromkeys(paths) | await hub_versions(kb, [p for p in paths if held is None or p in held])
     steps = [decide(p, version_of(found.pages[p]) if p in found.pages else None, manifest.get(p), hub[p],
                     prune=prune) for p in paths]
     for step in steps:
@@ -296,6 +302,17 @@ async def import_folder(kb: Kb, folder: Path, *, dry_run: bool, prune: bool) -> 
     stdout = [s.outcome for s in steps if s.outcome is not None]
     stdout.append(summary(steps, dry_run=dry_run))
     return Outcome(stdout, _stopped(run), _code(run, steps))
+
+
+async def _held(kb: Kb) -> set[str] | None:
+    """The paths of the hub's pages, or None when a directory holds more than one listing shows
+    (then every page is read). A hub refusal (a missing project) stops the import here."""
+    try:
+        return {row["path"] for row in await list_pages(kb, cap=None)}
+    except CliFailure as exc:
+        if hub_code(exc) is None and exc.code == exits.REFUSED:  # the listing's own refusal
+            return None
+        raise
 
 
 def _write_manifest(folder: Path, data: bytes) -> None:

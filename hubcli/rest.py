@@ -7,7 +7,9 @@ hub's code and detail.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -63,6 +65,7 @@ class Rest:
     url: str
     token: str
     timeout: float
+    http: httpx.AsyncClient | None = None  # a client kept for many requests (see `session`)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Rest:
@@ -77,6 +80,18 @@ class Rest:
                                                    "commands) or [client] token in the config file")
         return cls(settings.client.url, token, settings.client.timeout)
 
+    def client(self) -> httpx.AsyncClient:
+        # Plain HTTP needs no TLS context; building one costs more than a loopback request.
+        verify = self.url.startswith("https:")
+        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), verify=verify,
+                                 limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[Rest]:
+        """This hub with one client (and its kept-alive connections) for every request inside."""
+        async with self.client() as http:
+            yield replace(self, http=http)
+
     async def send(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                    json: Any = None, content: bytes | None = None,
                    content_type: str | None = None) -> httpx.Response:
@@ -87,9 +102,13 @@ class Rest:
         if content_type:
             headers["Content-Type"] = content_type
         try:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(self.timeout)) as http:
-                r = await http.request(method, api_base(self.url) + path, params=params, content=content,
-                                       headers=headers)
+            if self.http is not None:
+                r = await self.http.request(method, api_base(self.url) + path, params=params, content=content,
+                                            headers=headers)
+            else:
+                async with self.client() as http:
+                    r = await http.request(method, api_base(self.url) + path, params=params, content=content,
+                                           headers=headers)
         except httpx.HTTPError as exc:
             raise CliFailure(exits.UNREACHABLE, f"cannot reach the hub at {self.url}: {exc}") from None
         if r.status_code == 401:
