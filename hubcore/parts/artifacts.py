@@ -3,23 +3,27 @@ blob store (`blobs/<aa>/<sha256>`, `hubcore.store.blobs`).
 
 What it brings to the hub: its share of a project's deletion (rows inside the delete's command,
 then the blobs no version references any more), `artifacts` and the blobs' bytes in project stats,
-`artifact_bytes` in the storage report, the blob store's write count.
+`artifact_bytes` in the storage report, the blob store's write count, and a sweep at start of
+the blobs no version references.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import anyio
 
-from hubcore.parts import Part
+from hubcore.parts import Part, Task
 from hubcore.services.artifacts import rows
 from hubcore.services.artifacts.comments import CommentService
 from hubcore.services.artifacts.service import ArtifactService
 from hubcore.services.artifacts.shares import ShareService
 from hubcore.services.core import Core
 from hubcore.store.blobs import BlobStore
+
+log = logging.getLogger("hubcore.artifacts")
 
 
 class ArtifactsPart(Part):
@@ -38,6 +42,18 @@ class ArtifactsPart(Part):
 
     def writes(self) -> int:
         return self.blobs.writes
+
+    def background(self) -> Sequence[Task]:
+        return (self.sweep_unreferenced,)
+
+    async def sweep_unreferenced(self) -> None:
+        """Once at start: remove the blobs no version references (a backup restored with blobs newer
+        than its hub.db, a crash between a blob's write and its row's commit). A write staging a
+        body meanwhile keeps it safe (`BlobStore.staged`)."""
+        digests = await anyio.to_thread.run_sync(self.blobs.digests)
+        removed = await self.artifacts.drop(digests)
+        if removed:
+            log.info("removed %d blobs no artifact version references", removed)
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         self._dropped[project_id] = rows.digests_of(conn, "a.project_id = ?", (project_id,))
