@@ -355,3 +355,16 @@ async def test_revoked_and_rotated_links_answer_as_unknown_tokens(client: HubCli
         r = await client.get(f"/s/{odd}")
         assert r.status_code in (400, 404), odd
     assert query(hub, "SELECT * FROM artifact_shares") == []
+
+
+async def test_project_delete_takes_comments_and_share_links(client: HubClient, hub: Hub) -> None:
+    await client.make_project("gone")
+    aid = await publish(client, "gone")
+    await client.post(f"{API}/artifacts/{aid}/comments", json={"body": "bye"}, headers=ADMIN)
+    token = (await client.post(f"{API}/artifacts/{aid}/share", headers=ADMIN)).json()["token"]
+    kept = await publish(client)
+    await client.post(f"{API}/artifacts/{kept}/comments", json={"body": "stays"}, headers=ADMIN)
+    assert (await client.delete(f"{API}/projects/gone", headers=ADMIN)).status_code == 204
+    assert query(hub, "SELECT body FROM artifact_comments") == [("stays",)]
+    assert query(hub, "SELECT * FROM artifact_shares") == []
+    assert (await client.get(f"/s/{token}")).status_code == 404
