@@ -11,7 +11,7 @@ from hubcore import __version__
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
-from hubhttp.api import agents, feed, inbox, kb, projects, sessions, storage, stream
+from hubhttp.api import agents, artifacts, feed, inbox, kb, projects, sessions, storage, stream
 from hubhttp.context import HUB_KEY
 from hubhttp.probes import bp as probes_bp
 from hubhttp.problems import PROBLEM_TYPE, count_failure, from_error, problem_body
@@ -37,7 +37,7 @@ def create_app() -> Quart:
     app = Quart("agent_hub", static_folder=None)  # no implicit /static route outside the access table
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp,
+    for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp, artifacts.bp,
                stream.bp, bootstrap.bp, openapi.bp):
         app.register_blueprint(bp)
     openapi.install(app, __version__)  # after every blueprint: the document is the whole URL map
