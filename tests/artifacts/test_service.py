@@ -316,3 +316,18 @@ async def test_backup_gate_holds_deletes(hub: Hub, alice: Caller) -> None:
             assert not done.is_set() and len(blob_files(hub)) == 2
         await done.wait()
     assert len(blob_files(hub)) == 1
+
+
+async def test_title_and_content_limits_at_the_model(hub: Hub, alice: Caller) -> None:
+    from hubcore.services.artifacts.models import TITLE_MAX
+    from hubcore.store.blobs import BLOB_MAX
+
+    base = {"project_id": "web", "kind": "html", "content": "x"}
+    assert (await publish(hub, alice, title="t" * TITLE_MAX))["version"] == 1
+    with pytest.raises(HubError) as long_title:
+        parse(ArtifactPublish, {**base, "title": "t" * (TITLE_MAX + 1)})
+    assert long_title.value.code == "invalid_argument"
+    assert parse(ArtifactPublish, {**base, "title": "t", "content": "x" * BLOB_MAX}).content == "x" * BLOB_MAX
+    with pytest.raises(HubError) as huge:
+        parse(ArtifactPublish, {**base, "title": "t", "content": "é" * (BLOB_MAX // 2) + "x"})
+    assert huge.value.code == "payload_too_large" and "content" in huge.value.message
