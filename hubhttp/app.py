@@ -13,6 +13,8 @@ from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
 from hubhttp.api import agents, artifacts, feed, inbox, kb, projects, sessions, storage, stream
 from hubhttp.context import HUB_KEY
+from hubhttp.pages import routes as pages
+from hubhttp.pages.assets import assets
 from hubhttp.probes import bp as probes_bp
 from hubhttp.problems import PROBLEM_TYPE, count_failure, from_error, problem_body
 
@@ -38,9 +40,10 @@ def create_app() -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp, artifacts.bp,
-               stream.bp, bootstrap.bp, openapi.bp):
+               stream.bp, bootstrap.bp, openapi.bp, pages.bp):
         app.register_blueprint(bp)
     openapi.install(app, __version__)  # after every blueprint: the document is the whole URL map
+    assets()  # the pages' files are read now, not on a request's path
 
     @app.errorhandler(HubError)
     async def hub_error(err: HubError) -> Response:

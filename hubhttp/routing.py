@@ -38,6 +38,14 @@ ENDPOINT_ACCESS: Mapping[str, Access] = {
     "projects.list_projects": Access.TOKEN,
     "projects.create_project": Access.TOKEN,
     "stream.stream": Access.TOKEN,
+    # The public artifact pages (the artifact id or a share token is the capability) and their files.
+    "pages.artifact_page": Access.PUBLIC,
+    "pages.artifact_frame": Access.PUBLIC,
+    "pages.artifact_card": Access.PUBLIC,
+    "pages.share_page": Access.PUBLIC,
+    "pages.share_frame": Access.PUBLIC,
+    "pages.share_card": Access.PUBLIC,
+    "pages.asset": Access.PUBLIC,
 }
 
 

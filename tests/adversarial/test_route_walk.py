@@ -37,6 +37,7 @@ SPEC_PUBLIC = {
     "/api/v1/enrol": "POST", "/api/v1/enrol/status": "GET HEAD", "/api/v1/openapi.json": "GET HEAD",
     "/s/*": "GET HEAD", "/s/*/frame": "GET HEAD", "/s/*/og.svg": "GET HEAD",
     "/artifacts/*": "GET HEAD", "/artifacts/*/frame": "GET HEAD", "/artifacts/*/og.svg": "GET HEAD",
+    "/assets/*": "GET HEAD",  # the public pages' own files (shell script and style, vendored mermaid)
 }
 SPEC_TOKEN = {"/api/v1/projects": "GET HEAD POST", "/api/v1/stream": "GET HEAD", "/mcp": "GET POST DELETE"}
 # Served outside the Quart app (by hubhttp.asgi), so not in its URL map.

@@ -1,0 +1,1 @@
+"""The public artifact pages (DESIGN section 5): shell, sandboxed frame, preview card, their files."""

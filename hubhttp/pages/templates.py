@@ -1,0 +1,219 @@
+"""The public pages' documents: the shell, the sandboxed frame's documents, the preview card.
+
+The shell is the hub's own page (its script and style from `/assets`, no inline script, a CSP that
+lets it load nothing else and connect nowhere). The frame holds the untrusted artifact, served with a
+CSP of its own (DESIGN section 5): nothing from anywhere but its inline scripts and styles and the
+hub's mermaid by its full URL, images only as `data:`/`blob:`, no connections, and the `sandbox
+allow-scripts` directive so it stays sandboxed even when opened on its own. Every value an agent
+wrote is escaped here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from dataclasses import dataclass
+from html import escape
+
+import orjson
+
+from hubhttp.pages.assets import assets
+from hubhttp.pages.markdown import Rendered
+
+SHELL_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "
+             "connect-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+CARD_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+
+def frame_csp(origin: str) -> str:
+    mermaid = f"{origin}/assets/{assets().mermaid}"
+    return ("default-src 'none'; "
+            f"script-src 'unsafe-inline' {mermaid}; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
+            "media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; sandbox allow-scripts")
+
+
+@dataclass(frozen=True)
+class Shell:
+    artifact_id: str  # or a share page's own key: what the browser files a remembered key under
+    title: str
+    description: str
+    kind: str
+    version: int
+    versions: list[int]  # offered by the picker; empty for a share link (pinned to one version)
+    label: str | None
+    updated_at: str
+    frame: str  # the frame's address (the share's, or the artifact's with version and pass)
+    og_image: str  # absolute: link previews fetch it from elsewhere
+    protected: bool
+    live: bool  # a draft the agent is still changing in place
+    content: str  # the ciphertext of a protected version, else empty (the frame serves the rest)
+    envelope: dict[str, object] | None
+
+
+def fingerprint(ciphertext: str) -> str:
+    """What the gate shows of the ciphertext: the first 16 bytes of its SHA-256, in groups of four hex."""
+    digest = hashlib.sha256(ciphertext.encode("ascii", "replace")).hexdigest()[:32]
+    return " ".join(digest[i:i + 4] for i in range(0, 32, 4))
+
+
+def _json_script(value: object) -> str:
+    # `<` never appears raw, so no value can close the data element or open a comment.
+    return orjson.dumps(value).decode().replace("<", "\\u003c").replace("&", "\\u0026")
+
+
+def _version_line(s: Shell) -> str:
+    label = f" · {escape(s.label)}" if s.label else ""
+    newest = f" of {max(s.versions)}" if s.versions else ""
+    protected = " · protected" if s.protected else ""
+    live = " · live draft" if s.live else ""
+    return (f"Version {s.version}{newest}{label}{live} · {escape(s.kind)}{protected} · "
+            f"updated {escape(s.updated_at[:10])}")
+
+
+def _picker(s: Shell) -> str:
+    if not s.versions:
+        return ""
+    options = "".join(f'<option value="{v}"{" selected" if v == s.version else ""}>Version {v}</option>'
+                      for v in reversed(s.versions))
+    return f'<label>Version <select id="version-picker" aria-label="Version">{options}</select></label>'
+
+
+def _gate(s: Shell) -> str:
+    if not s.protected:
+        return ""
+    return f"""<form id="gate">
+<h2>This artifact is protected</h2>
+<p>Fingerprint <code id="fingerprint">{fingerprint(s.content)}</code></p>
+<label for="password">Password</label>
+<input type="password" id="password" autocomplete="current-password" required>
+<label><input type="checkbox" id="remember"> Remember on this device</label>
+<button type="submit" id="unlock">Open</button>
+<p id="gate-error" role="alert" hidden></p>
+</form>"""
+
+
+def shell_page(s: Shell) -> str:
+    a = assets()
+    title, description = escape(s.title), escape(s.description[:300])
+    data = {"key": s.artifact_id, "title": s.title, "kind": s.kind, "version": s.version,
+            "frame": s.frame, "protected": s.protected}
+    if s.protected:
+        data |= {"ciphertext": s.content, "envelope": s.envelope}
+    return f"""<!doctype html>
+<html lang="en" data-theme="light">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>{title} · Agent Hub</title>
+<meta name="description" content="{description}">
+<meta property="og:type" content="article">
+<meta property="og:title" content="{title}">
+<meta property="og:description" content="{description}">
+<meta property="og:image" content="{escape(s.og_image)}">
+<meta property="og:image:type" content="image/svg+xml">
+<meta name="twitter:card" content="summary_large_image">
+<meta name="twitter:title" content="{title}">
+<meta name="twitter:image" content="{escape(s.og_image)}">
+<link rel="stylesheet" href="/assets/{a.viewer_css}">
+<script src="/assets/{a.viewer_js}" defer></script>
+</head>
+<body>
+<header class="bar">
+<button id="back" type="button">← Back</button>
+<h1 id="title">{title}</h1>
+{_picker(s)}
+<button id="theme-toggle" type="button" aria-pressed="false">Dark theme</button>
+<p id="version-line">{_version_line(s)}</p>
+</header>
+<main id="stage">
+{_gate(s)}
+</main>
+<script type="application/json" id="artifact-data">{_json_script(data)}</script>
+</body>
+</html>
+"""
+
+
+MARKDOWN_STYLE = """
+:root { color-scheme: light; --bg: #fff; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --code: #f6f8fa; }
+:root[data-theme="dark"] { color-scheme: dark; --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d;
+  --code: #151b23; }
+body { margin: 0; background: var(--bg); color: var(--fg);
+  font: 16px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif; }
+article { max-width: 52rem; margin: 0 auto; padding: 1.5rem; overflow-wrap: anywhere; }
+a { color: #0969da; } table { border-collapse: collapse; margin: 1rem 0; display: block; overflow-x: auto; }
+th, td { border: 1px solid var(--line); padding: .35rem .7rem; } th { background: var(--code); }
+pre, code { background: var(--code); border-radius: 6px; font-family: ui-monospace, monospace; font-size: .9em; }
+pre { padding: .8rem; overflow-x: auto; } pre code { background: none; }
+pre.mermaid { background: #fff; color: #1f2328; text-align: center; }
+blockquote { margin: 0; padding: 0 1rem; border-left: 4px solid var(--line); color: var(--muted); }
+.markdown-alert { padding: .5rem 1rem; margin: 1rem 0; border-left: 4px solid var(--line); border-radius: 4px; }
+.markdown-alert-title { font-weight: 600; margin: 0 0 .25rem; }
+.markdown-alert-note { border-color: #0969da; } .markdown-alert-tip { border-color: #1a7f37; }
+.markdown-alert-important { border-color: #8250df; } .markdown-alert-warning { border-color: #9a6700; }
+.markdown-alert-caution { border-color: #d1242f; }
+.task-list-item { list-style: none; } .contains-task-list { padding-left: 1.2rem; }
+img { max-width: 100%; }
+"""
+
+# Follows the shell's theme toggle. The message carries a word, never markup.
+THEME_SCRIPT = """addEventListener("message", function (e) {
+  if (e.source === parent && e.data && (e.data.hubTheme === "dark" || e.data.hubTheme === "light"))
+    document.documentElement.dataset.theme = e.data.hubTheme;
+});"""
+
+MERMAID_SCRIPT = """mermaid.initialize({startOnLoad: false, securityLevel: "strict", theme: "default"});
+mermaid.run({querySelector: "pre.mermaid"});"""
+
+# The frame of a protected version: the shell decrypts, then hands the document over once.
+LOADER_SCRIPT = """(function () {
+  var done = false;
+  addEventListener("message", function (e) {
+    if (done || e.source !== parent || !e.data || typeof e.data.hubDocument !== "string") return;
+    done = true;
+    document.open(); document.write(e.data.hubDocument); document.close();
+  });
+  parent.postMessage({hubReady: true}, "*");
+})();"""
+
+
+def markdown_frame(rendered: Rendered, title: str, origin: str) -> str:
+    mermaid = ""
+    if rendered.diagrams:
+        src = f"{escape(origin)}/assets/{assets().mermaid}"
+        mermaid = f'<script src="{src}"></script>\n<script>{MERMAID_SCRIPT}</script>'
+    return f"""<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)}</title><style>{MARKDOWN_STYLE}</style></head>
+<body><article class="markdown">
+{rendered.html}</article>
+<script>{THEME_SCRIPT}</script>
+{mermaid}
+</body>
+</html>
+"""
+
+
+def loader_frame() -> str:
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Protected artifact</title></head>
+<body><script>{LOADER_SCRIPT}</script></body></html>
+"""
+
+
+def og_card(title: str, kind: str, version: int, protected: bool) -> str:
+    lines = textwrap.wrap(title, 30)[:3] or ["Untitled"]
+    if len(textwrap.wrap(title, 30)) > 3:
+        lines[-1] = lines[-1][:28] + "…"
+    spans = "".join(f'<tspan x="80" dy="{0 if i == 0 else 80}">{escape(line)}</tspan>' for i, line in enumerate(lines))
+    tail = f"{kind} · version {version}" + (" · protected" if protected else "")
+    return f"""<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="630" viewBox="0 0 1200 630">
+<rect width="1200" height="630" fill="#0d1117"/>
+<rect x="0" y="0" width="16" height="630" fill="#4493f8"/>
+<text x="80" y="110" fill="#9198a1" font-family="system-ui, sans-serif" font-size="34">Agent Hub · artifact</text>
+<text x="80" y="250" fill="#e6edf3" font-family="system-ui, sans-serif" font-size="64" font-weight="700">{spans}</text>
+<text x="80" y="560" fill="#9198a1" font-family="system-ui, sans-serif" font-size="32">{escape(tail)}</text>
+</svg>
+"""

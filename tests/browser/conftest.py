@@ -1,0 +1,126 @@
+"""Browser tests: Debian's Chromium driven by Playwright (DESIGN section 8) against a real
+`hub-cli serve`, one browser and one hub for the whole session (each test has its own context).
+
+Artifacts are published the way an agent publishes them: `hub-cli call` over /mcp with an agent
+token (the protected one encrypted by hub-cli). A loopback listener stands where a hostile artifact
+would send what it stole, and records every connection that reaches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.foundation.test_serve_e2e import base_env, serve, wait_ready
+from tests.mcp.test_stdio import HUB_CLI
+
+CHROMIUM = "/usr/bin/chromium"
+ADMIN_TOKEN = "browser-admin-token-0123456789abcdef"
+PASSWORD = "open sesame 42"
+
+pytestmark = pytest.mark.browser
+
+
+@dataclass
+class Listener:
+    """A TCP listener on 127.0.0.1 that counts the connections reaching it (it answers none)."""
+
+    port: int
+    sock: socket.socket
+    connections: list[bytes] = field(default_factory=list)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed: the session is over
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.connections.append(conn.recv(1024))
+                except OSError:
+                    self.connections.append(b"")
+
+
+@pytest.fixture(scope="session")
+def listener() -> Iterator[Listener]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    found = Listener(int(sock.getsockname()[1]), sock)
+    thread = threading.Thread(target=found.serve, daemon=True)
+    thread.start()
+    try:
+        yield found
+    finally:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept
+        sock.close()
+        thread.join(5)
+
+
+@dataclass
+class Hub:
+    url: str
+    data_dir: Path
+    env: dict[str, str]
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One tool call through `hub-cli call`, as an agent would make it."""
+        done = subprocess.run([HUB_CLI, "call", tool, "-"], env=self.env, input=json.dumps(arguments),
+                              capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+
+@pytest.fixture(scope="session")
+def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    tmp = tmp_path_factory.mktemp("browser-hub")
+    env = base_env(tmp, HUB_ADMIN_TOKEN=ADMIN_TOKEN)
+    with serve(env) as served:
+        wait_ready(served.url)
+        admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        with httpx.Client(base_url=served.url, headers=admin, timeout=30) as http:
+            assert http.post("/api/v1/agents", json={"id": "painter", "display_name": "Painter"}).status_code == 201
+            token = http.post("/api/v1/agents/painter/token").json()["token"]
+            assert http.post("/api/v1/projects", json={"id": "gallery"}).status_code == 201
+        client_env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+        client_env.update({"HUB_CONFIG": str(tmp / "client.toml"), "HUB_URL": served.url, "HUB_TOKEN": token})
+        yield Hub(served.url, tmp / "data", client_env)
+        assert served.stop() == 0
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(f"{CHROMIUM} is missing: tools/setup installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
