@@ -368,3 +368,14 @@ async def test_project_delete_takes_comments_and_share_links(client: HubClient, 
     assert query(hub, "SELECT body FROM artifact_comments") == [("stays",)]
     assert query(hub, "SELECT * FROM artifact_shares") == []
     assert (await client.get(f"/s/{token}")).status_code == 404
+
+
+async def test_a_body_over_the_limit_is_413_before_anything(client: HubClient, hub: Hub) -> None:
+    aid = await publish(client)
+    before = everything(hub)
+    r = await client.post(f"{API}/artifacts/{aid}/comments", headers={**ADMIN, "Content-Type": "application/json"},
+                          content=b'{"body": "' + b"x" * (5 << 20) + b'"}')
+    assert r.status_code == 413 and r.json()["code"] == "payload_too_large"
+    r = await client.patch(f"{API}/artifacts/{aid}/comments/x", headers=ADMIN, json={"done": True, "pad": "y" * 100})
+    assert r.status_code == 400
+    assert everything(hub) == before
