@@ -331,3 +331,21 @@ async def test_title_and_content_limits_at_the_model(hub: Hub, alice: Caller) ->
     with pytest.raises(HubError) as huge:
         parse(ArtifactPublish, {**base, "title": "t", "content": "é" * (BLOB_MAX // 2) + "x"})
     assert huge.value.code == "payload_too_large" and "content" in huge.value.message
+
+
+async def test_a_read_racing_a_live_draft_reads_again(hub: Hub, alice: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
+    aid = (await publish(hub, alice))["artifact_id"]
+    real, calls = hub.blobs.read, []
+
+    def read(digest: str) -> bytes:
+        calls.append(digest)
+        if len(calls) == 1:  # the body the row named was replaced (and removed) before it was read
+            raise FileNotFoundError(digest)
+        return real(digest)
+
+    monkeypatch.setattr(hub.blobs, "read", read)
+    assert (await get(hub, alice, aid))["content"] == "<p>hi</p>" and len(calls) == 2
+    monkeypatch.setattr(hub.blobs, "read", lambda digest: (_ for _ in ()).throw(FileNotFoundError(digest)))
+    with pytest.raises(HubError) as caught:
+        await get(hub, alice, aid)
+    assert caught.value.code == "unavailable" and caught.value.retryable

@@ -18,7 +18,7 @@ import anyio
 import orjson
 
 from hubcore.caller import Caller
-from hubcore.errors import conflict, invalid, not_found
+from hubcore.errors import conflict, invalid, not_found, unavailable
 from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
 from hubcore.services import ids
@@ -41,6 +41,7 @@ from hubcore.services.core import Core
 from hubcore.store.blobs import BlobStore
 
 POLICIES = ("off", "optional", "required")
+READ_ATTEMPTS = 5  # a read racing live drafts retries; each draft replaces the body it read
 
 
 @dataclass(frozen=True)
@@ -237,16 +238,23 @@ class ArtifactService:
         """One version with its content: `version`, else the live one when `live` and one is held,
         else the current sealed version (what the public page serves)."""
 
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
             a = rows.readable(conn, caller, req.artifact_id)
             number = req.version or (a["live_version"] if req.live and a["live_version"] else a["version"])
             v = rows.version_row(conn, a["id"], number)
             if v is None:
                 raise not_found(f"version {number} of artifact {req.artifact_id!r} not found")
-            content = self.blobs.read(v["sha256"]).decode()
+            try:
+                content = self.blobs.read(v["sha256"]).decode()
+            except FileNotFoundError:
+                return None  # a live draft replaced this body after the row was read: read again
             return rows.render_artifact(a, v, content)
 
-        return await self.core.store.read(read)
+        for _ in range(READ_ATTEMPTS):
+            found = await self.core.store.read(read)
+            if found is not None:
+                return found
+        raise unavailable(f"artifact {req.artifact_id!r} is changing too fast to be read; try again")
 
     async def versions(self, caller: Caller, req: ArtifactRef) -> dict[str, Any]:
         """Every version, oldest first (the live one marked `live`)."""
