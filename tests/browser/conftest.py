@@ -1,5 +1,7 @@
 """Browser tests: Debian's Chromium driven by Playwright (DESIGN section 8) against a real
-`hub-cli serve`, one browser and one hub for the whole session (each test has its own context).
+`hub-cli serve`, one browser and one hub for the package (each test has its own context). Not the
+session: while Playwright's sync API is open its event loop counts as running in the main thread, so
+the async tests that run after this package could not start theirs.
 
 Artifacts are published the way an agent publishes them: `hub-cli call` over /mcp with an agent
 token (the protected one encrypted by hub-cli). A loopback listener stands where a hostile artifact
@@ -54,7 +56,7 @@ class Listener:
                     self.connections.append(b"")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def listener() -> Iterator[Listener]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -86,7 +88,7 @@ class Hub:
         return result
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     tmp = tmp_path_factory.mktemp("browser-hub")
     env = base_env(tmp, HUB_ADMIN_TOKEN=ADMIN_TOKEN)
@@ -103,7 +105,7 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         assert served.stop() == 0
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: tools/setup installs Debian's chromium")
