@@ -29,6 +29,7 @@ from hubcore.parts.artifacts import ArtifactsPart
 from hubcore.parts.feeds import FeedsPart
 from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
+from hubcore.parts.search import SearchPart
 from hubcore.parts.sessions import SessionsPart
 from hubcore.services.agents import revoke_reserved
 from hubcore.services.brains import brain_factory
@@ -86,7 +87,7 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 
 def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
-                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart]:
+                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart]:
     """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
     the services it exposes to the adapters); no other part's module changes."""
     sessions = SessionsPart(core, brain_pool)
@@ -103,6 +104,7 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
         sessions,
         KbPart(core, kb_pool, brain_entry),
         ArtifactsPart(core),
+        SearchPart(core),
     )
 
 
@@ -116,9 +118,9 @@ class Hub:
         self.metrics = core.metrics
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        projects, feeds, sessions, kb, artifacts = build_parts(
+        projects, feeds, sessions, kb, artifacts, search = build_parts(
             core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -129,6 +131,7 @@ class Hub:
         self.kb = kb.kb
         self.artifacts, self.blobs = artifacts.artifacts, artifacts.blobs
         self.comments, self.shares = artifacts.comments, artifacts.shares
+        self.search, self.search_index = search.search, search.index
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)

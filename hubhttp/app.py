@@ -11,7 +11,7 @@ from hubcore import __version__
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
-from hubhttp.api import agents, artifacts, feed, inbox, kb, projects, sessions, storage, stream
+from hubhttp.api import agents, artifacts, feed, inbox, kb, projects, search, sessions, storage, stream
 from hubhttp.context import HUB_KEY
 from hubhttp.pages import routes as pages
 from hubhttp.pages.assets import assets
@@ -40,7 +40,7 @@ def create_app() -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp, artifacts.bp,
-               stream.bp, bootstrap.bp, openapi.bp, pages.bp):
+               search.bp, stream.bp, bootstrap.bp, openapi.bp, pages.bp):
         app.register_blueprint(bp)
     openapi.install(app, __version__)  # after every blueprint: the document is the whole URL map
     assets()  # the pages' files are read now, not on a request's path

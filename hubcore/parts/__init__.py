@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,33 @@ class Resource:
     uri: str
     name: str
     mime_type: str = "text/plain"
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """One document of the search index. `key` is unique within the family (an event id, an
+    artifact id, `<session_id>:<path>`, `<project_id>:<path>`); `text` is indexed, `snippet` (at
+    most 200 characters of plain text) shown; `meta` carries the family's hit fields."""
+
+    family: str
+    key: str
+    project_id: str
+    text: str
+    snippet: str
+    session_id: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SearchBatch:
+    """What a part hands the index for one source: with `replace`, the source's documents are
+    exactly `docs` (the old ones go); without, `docs` are added or replaced by key. `mark` is the
+    source's mark once the batch is in; `more` asks for the next batch from that mark."""
+
+    docs: Sequence[SearchDoc]
+    mark: str
+    replace: bool = True
+    more: bool = False
 
 
 class Part:
@@ -103,9 +130,23 @@ class Part:
         on hub.db (e.g. the knowledge base's `stale_pages`); `since` is the brief's window."""
         return {}
 
-    def search_documents(self, conn: sqlite3.Connection, project_id: str) -> Iterable[Mapping[str, Any]]:
-        """What the part feeds the search index for a project (slot for the search part)."""
-        return ()
+    # -- what the part feeds the search index (the search part reads these; see `SearchBatch`) --
+
+    def search_touched(self) -> set[str]:
+        """The search sources the part changed since the last call, taken (an in-memory note: a
+        crash loses it, and the start's reconcile through `search_sources` makes up for that)."""
+        return set()
+
+    async def search_sources(self) -> Mapping[str, str]:
+        """Every search source the part holds with its mark (what changes whenever the source's
+        indexed text does: a highest id, a write count, a digest). A source whose mark differs from
+        the one indexed is indexed again; an indexed source no longer listed is removed."""
+        return {}
+
+    async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
+        """The documents of `source` to index, given the mark it was indexed at (None: never);
+        None when the source is gone (its documents are removed)."""
+        return None
 
     # -- resources (read-only views the MCP surface lists and reads) ----------------------------
 

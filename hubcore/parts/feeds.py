@@ -4,9 +4,9 @@ sweeper, agents' attention and subscription queues, and the outbound webhook."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from hubcore.parts import Part, Task
+from hubcore.parts import Part, SearchBatch, Task
 from hubcore.services import events as ev
 from hubcore.services.attention import AttentionService, purge_subscriptions
 from hubcore.services.changes import Effects
@@ -15,6 +15,7 @@ from hubcore.services.feed import FeedService
 from hubcore.services.inbox import InboxService
 from hubcore.services.posts import PostsService
 from hubcore.services.resolutions import ResolutionsService
+from hubcore.services.search import sources as search
 from hubcore.services.webhook import Webhook
 
 
@@ -22,6 +23,8 @@ class FeedsPart(Part):
     name = "feeds-and-inbox"
 
     def __init__(self, core: Core) -> None:
+        self.core = core
+        self._search_touched = False  # an event was appended since the index last asked
         self.resolutions = ResolutionsService(core)
         settle = self.resolutions.settle  # every read of open state settles due deadlines first
         self.posts = PostsService(core)
@@ -38,6 +41,19 @@ class FeedsPart(Part):
     def on_commit(self, effects: Effects) -> None:
         self.attention.on_commit(effects)
         self.webhook.on_commit(effects)
+        if effects.kinds:
+            self._search_touched = True
+
+    # The search index takes events in id order from the newest it holds (one source, "feed").
+    def search_touched(self) -> set[str]:
+        touched, self._search_touched = self._search_touched, False
+        return {"feed"} if touched else set()
+
+    async def search_sources(self) -> Mapping[str, str]:
+        return {"feed": await self.core.store.read(search.feed_mark)}
+
+    async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
+        return await self.core.store.read(lambda conn: search.feed_batch(conn, mark))
 
     def background(self) -> Sequence[Task]:
         tasks: list[Task] = [self.resolutions.run_sweeper]

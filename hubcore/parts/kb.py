@@ -18,7 +18,7 @@ from typing import Any
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.parts import Part, Resource, ResourceTemplate, Task
+from hubcore.parts import Part, Resource, ResourceTemplate, SearchBatch, Task
 from hubcore.services.brief import STALE_MAX, section
 from hubcore.services.core import Core
 from hubcore.services.kb import resources
@@ -26,6 +26,7 @@ from hubcore.services.kb.derive import decoded
 from hubcore.services.kb.files import KbFiles
 from hubcore.services.kb.pages import BrainEntry
 from hubcore.services.kb.service import KbService
+from hubcore.services.search import sources as search
 from hubcore.store import kb
 from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
@@ -93,6 +94,24 @@ class KbPart(Part):
 
     async def read_resource(self, caller: Caller, uri: str) -> tuple[str, str] | None:
         return await self.pages.read(caller, uri) if resources.owns(uri) else None
+
+    # The search index takes each project's pages as one source ("kb:<project_id>"), indexed whole.
+    def search_touched(self) -> set[str]:
+        touched, self.store.touched = self.store.touched, set()
+        return {search.kb_source(pid) for pid in touched}
+
+    async def search_sources(self) -> Mapping[str, str]:
+        marks = {}
+        for path in self.store.files():
+            mark = await self.store.read(path.stem, search.kb_mark, None)
+            if mark is not None:
+                marks[search.kb_source(path.stem)] = mark
+        return marks
+
+    async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
+        pid = source.removeprefix("kb:")
+        found = await self.store.read(pid, lambda conn: (search.kb_mark(conn), search.kb_docs(conn, pid)), None)
+        return None if found is None else SearchBatch(found[1], found[0])
 
     def background(self) -> Sequence[Task]:
         return (self.store.pool.run_sweeper,)

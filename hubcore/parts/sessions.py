@@ -12,9 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hubcore.parts import Part, Task
+from hubcore.parts import Part, SearchBatch, Task
 from hubcore.services.brains import BrainsService
 from hubcore.services.core import Core
+from hubcore.services.search import sources as search
 from hubcore.services.sessions import SessionsService
 from hubcore.services.storage import StorageService
 from hubcore.store.pool import ActorPool
@@ -24,6 +25,7 @@ class SessionsPart(Part):
     name = "sessions-and-brains"
 
     def __init__(self, core: Core, pool: ActorPool) -> None:
+        self.core = core
         self.brains = BrainsService(core, pool, core.settings.data_path / "brains")
         self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal,
                                         flush_calls=self.brains.calls.flush)
@@ -55,6 +57,30 @@ class SessionsPart(Part):
 
     async def home(self) -> Mapping[str, Any]:
         return {"prunable": await self.storage.prunable()}
+
+    # The search index takes each session's brain as one source ("brain:<id>"), indexed whole.
+    def search_touched(self) -> set[str]:
+        touched, self.brains.touched = self.brains.touched, set()
+        return {search.brain_source(sid) for sid in touched}
+
+    async def search_sources(self) -> Mapping[str, str]:
+        ids = await self.core.store.read(lambda conn: [r[0] for r in conn.execute("SELECT id FROM sessions")])
+        marks = {}
+        for sid in ids:
+            mark = await self.brains.read_file(sid, search.brain_mark)
+            if mark is not None:
+                marks[search.brain_source(sid)] = mark
+        return marks
+
+    async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
+        sid = source.removeprefix("brain:")
+        row = await self.core.store.read(
+            lambda conn: conn.execute("SELECT project_id FROM sessions WHERE id = ?", (sid,)).fetchone())
+        if row is None:
+            return None
+        found = await self.brains.read_file(sid, lambda conn: (search.brain_mark(conn),
+                                                                search.brain_docs(conn, sid, row[0])))
+        return None if found is None else SearchBatch(found[1], found[0])
 
     def background(self) -> Sequence[Task]:
         return (self.storage.run_sweeper, self.brains.pool.run_sweeper, self.brains.run_background)

@@ -210,6 +210,7 @@ class BrainsService:
         self.directory = directory
         self.sessions: SessionsService | None = None  # tied by `SessionsPart`, which builds both
         self.writes = 0  # bumped by every brain write; storage memoisation keys on it
+        self.touched: set[str] = set()  # sessions whose entries changed, for the search index
         # Entry writes between their hub.db check and their reply, by session: a seal must go
         # through the mailbox even when no file exists yet, or such a write would create one.
         self._writing: dict[str, int] = {}
@@ -287,6 +288,10 @@ class BrainsService:
 
     async def _session(self, caller: Caller, ref: SessionRef) -> sqlite3.Row:
         return await self.core.store.read(lambda conn: find(conn, caller, ref))
+
+    async def read_file(self, session_id: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """`fn` on the session's brain file (None when never written): what the search index reads."""
+        return await self._read(session_id, fn)
 
     async def _read(self, session_id: str, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run `fn` on the brain file, or return None when the file was never written."""
@@ -370,6 +375,7 @@ class BrainsService:
             else:
                 version = await self._put_recorded(actor, session_id, write, call)
         self.writes += 1
+        self.touched.add(session_id)
         out = {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
                "session_id": session_id}
         return out if call is None else {**out, "recorded": True}
@@ -417,6 +423,7 @@ class BrainsService:
         async with self.pool.use(session_id) as actor:
             await actor.execute(write)
         self.writes += 1
+        self.touched.add(session_id)
         return {"ok": True, "path": where, "session_id": session_id}
 
     # -- the seal ------------------------------------------------------------------------------------
@@ -529,6 +536,7 @@ class BrainsService:
             return
         target = self.path_of(target_id)
         await anyio.to_thread.run_sync(_snapshot, source, target)
+        self.touched.add(target_id)
 
     async def remove(self, session_id: str) -> None:
         self.calls.discard(session_id)
@@ -537,6 +545,7 @@ class BrainsService:
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.
         await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))
         self.writes += 1
+        self.touched.add(session_id)
 
 
 def _entry_at(conn: sqlite3.Connection, where: str) -> brain.Entry:

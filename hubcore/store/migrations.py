@@ -271,6 +271,28 @@ V7_ARTIFACT_THREADS = statements(
     )""",
 )
 
+# The one lexical search index (issue 15): derived data, rebuilt from its sources. `search_docs`
+# holds what a hit shows and what removes it (by source, by project); `search_fts` the indexed text
+# under the same rowid; `search_marks` how far each source was indexed (the start's reconcile
+# compares them with the sources' own marks).
+V8_SEARCH = statements(
+    """CREATE TABLE search_docs (
+        id INTEGER PRIMARY KEY,
+        family TEXT NOT NULL,
+        source TEXT NOT NULL,
+        key TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        session_id TEXT,
+        snippet TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        UNIQUE (family, key)
+    )""",
+    """CREATE INDEX search_docs_by_source ON search_docs (source)""",
+    """CREATE INDEX search_docs_by_project ON search_docs (project_id)""",
+    """CREATE VIRTUAL TABLE search_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')""",
+    """CREATE TABLE search_marks (source TEXT PRIMARY KEY, mark TEXT NOT NULL)""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
@@ -279,6 +301,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "unseen counts", V5_UNSEEN),
     Migration(6, "artifacts", V6_ARTIFACTS),
     Migration(7, "artifact comments and share links", V7_ARTIFACT_THREADS),
+    Migration(8, "search index", V8_SEARCH),
 )
 
 

@@ -25,10 +25,12 @@ from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
+from hubcore.services.search.models import SearchRequest
 from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
 from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
 from hubhttp.api import artifact_responses as ar
 from hubhttp.api import responses as r
+from hubhttp.api import search_responses as sr
 from hubhttp.api.responses import response_schema as R
 
 Schema = dict[str, Any]
@@ -182,6 +184,9 @@ DOCS: Mapping[str, Doc] = {
                          model=IdeaPost),
     "feed.project_stats": Doc("A project's counts and bytes", R(r.Stats)),
     "inbox.list_inbox": Doc("The inbox", R(r.ItemList), problems=(), query_model=InboxList),
+    "search.search": Doc("Search feed events, artifacts, session brains and knowledge pages in the visible "
+                         "projects (a blank query, an unknown parameter or value is 400)", R(sr.SearchPage),
+                         problems=(404,), query_model=SearchRequest),
     "inbox.read_all": Doc("Mark every item read", R(r.MarkedAll), model=ReadAll, body_required=False),
     # No body: the model's one member is the path's (query_model gives the path its schema).
     "inbox.mark_read": Doc("Mark an item read", MARKED, query_model=InboxMark),

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hubmcp.tools import artifacts, comments, feed, identity, inbox, kb, notify, sessions
+from hubmcp.tools import artifacts, comments, feed, identity, inbox, kb, notify, search, sessions
 from hubmcp.tools.base import Tool
 
 
 def all_tools() -> tuple[Tool, ...]:
     return (*identity.TOOLS, *sessions.TOOLS, *kb.TOOLS, *feed.TOOLS, *inbox.TOOLS, *notify.TOOLS,
-            *artifacts.TOOLS, *comments.TOOLS)
+            *artifacts.TOOLS, *comments.TOOLS, *search.TOOLS)

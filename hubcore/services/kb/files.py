@@ -40,6 +40,7 @@ class KbFiles:
         self.directory = directory
         self.writes = 0
         self._generations: dict[str, int] = {}
+        self.touched: set[str] = set()  # projects whose file changed, for the search index
 
     def path_of(self, project_id: str) -> Path:
         return self.directory / f"{project_id}.db"
@@ -72,6 +73,7 @@ class KbFiles:
     def wrote(self, project_id: str) -> None:
         self.writes += 1
         self._generations[project_id] = self._generations.get(project_id, 0) + 1
+        self.touched.add(project_id)
 
     async def remove(self, project_id: str) -> None:
         """Close the project's actor and remove its file (project deletion)."""

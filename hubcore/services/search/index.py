@@ -1,0 +1,140 @@
+"""The search index's upkeep: documents in, documents out, and the reconcile that makes it whole.
+
+The index is derived data. Each part writes its own store first; the index follows in its own
+commands on hub.db (`write_batch`), so an indexing failure never fails a write. Two ways in:
+- `catch_up` indexes what the parts noted as touched since (`Part.search_touched`); every query
+  runs it first, and the search part's background task runs it after each committed change, so
+  what a write committed is searchable by the next query.
+- `reconcile` (once at start, and on `rebuild`) compares every source's mark with the mark it was
+  indexed at and indexes again what differs; indexed sources no longer listed are removed. A crash
+  between a source's commit and its index update is healed here.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import anyio
+import orjson
+
+from hubcore.parts import Part, SearchBatch, overrides
+
+if TYPE_CHECKING:
+    from hubcore.services.core import Core
+
+log = logging.getLogger("hubcore.search")
+
+
+def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch) -> None:
+    """Put `batch` into the index for `source` and record its mark (one command)."""
+    if batch.replace:
+        drop_source(conn, source)
+    for doc in batch.docs:
+        old = conn.execute("SELECT id FROM search_docs WHERE family = ? AND key = ?", (doc.family, doc.key)).fetchone()
+        if old is not None:
+            _delete_ids(conn, [old[0]])
+        cur = conn.execute("""INSERT INTO search_docs (family, source, key, project_id, session_id, snippet, meta)
+                              VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                           (doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet,
+                            orjson.dumps(dict(doc.meta)).decode()))
+        conn.execute("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, doc.text))
+    conn.execute("INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE "
+                 "SET mark = excluded.mark", (source, batch.mark))
+
+
+def _delete_ids(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
+    rows = [(i,) for i in ids]
+    conn.executemany("DELETE FROM search_fts WHERE rowid = ?", rows)
+    conn.executemany("DELETE FROM search_docs WHERE id = ?", rows)
+
+
+def drop_source(conn: sqlite3.Connection, source: str) -> None:
+    """Remove a source's documents (its mark stays for the caller to set or drop)."""
+    _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE source = ?", (source,))])
+
+
+def purge_project(conn: sqlite3.Connection, project_id: str) -> None:
+    """A deleted project's documents and the marks of its own sources (brains, pages), inside the
+    project delete's command."""
+    _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE project_id = ?", (project_id,))])
+    conn.execute("DELETE FROM search_marks WHERE source = ?", (f"kb:{project_id}",))
+    conn.execute("DELETE FROM search_marks WHERE source IN (SELECT 'brain:' || id FROM sessions WHERE project_id = ?)",
+                 (project_id,))
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Empty the index (a rebuild starts from nothing)."""
+    conn.execute("DELETE FROM search_fts")
+    conn.execute("DELETE FROM search_docs")
+    conn.execute("DELETE FROM search_marks")
+
+
+class SearchIndex:
+    """Brings the index up to date with the parts' sources; one pass at a time."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self._lock = anyio.Lock()
+        self._reconciled = False
+        self.failures = 0
+
+    def _feeders(self) -> list[Part]:
+        return [p for p in self.core.parts if overrides(p, "search_documents")]
+
+    async def catch_up(self) -> None:
+        """Index what changed; the first pass after start reconciles everything."""
+        async with self._lock:
+            if not self._reconciled:
+                await self._reconcile()
+                self._reconciled = True
+                return
+            for part in self._feeders():
+                for source in sorted(part.search_touched()):
+                    await self._index(part, source, await self._mark_of(source))
+
+    async def rebuild(self) -> None:
+        """Drop the whole index and build it again from the sources."""
+        async with self._lock:
+            await self.core.store.execute(clear)
+            await self._reconcile()
+            self._reconciled = True
+
+    async def _reconcile(self) -> None:
+        indexed: dict[str, str] = dict(await self.core.store.read(
+            lambda conn: conn.execute("SELECT source, mark FROM search_marks").fetchall()))
+        listed: set[str] = set()
+        for part in self._feeders():
+            part.search_touched()  # whatever was noted is covered by the marks compared below
+            for source, mark in (await part.search_sources()).items():
+                listed.add(source)
+                if indexed.get(source) != mark:
+                    await self._index(part, source, indexed.get(source))
+        gone = sorted(set(indexed) - listed)
+        if gone:
+            await self.core.store.execute(lambda conn: _forget_sources(conn, gone))
+        log.info("search index reconciled: %d sources, %d removed", len(listed), len(gone))
+
+    async def _mark_of(self, source: str) -> str | None:
+        row = await self.core.store.read(
+            lambda conn: conn.execute("SELECT mark FROM search_marks WHERE source = ?", (source,)).fetchone())
+        return None if row is None else str(row[0])
+
+    async def _index(self, part: Part, source: str, mark: str | None) -> None:
+        while True:
+            batch = await part.search_documents(source, mark)
+            if batch is None:
+                await self.core.store.execute(lambda conn: _forget_sources(conn, [source]))
+                return
+            await self.core.store.execute(lambda conn, b=batch: write_batch(conn, source, b))  # type: ignore[misc]
+            if not batch.more or batch.mark == mark:
+                return
+            mark = batch.mark
+
+
+def _forget_sources(conn: sqlite3.Connection, sources: Iterable[str]) -> None:
+    for source in sources:
+        drop_source(conn, source)
+        conn.execute("DELETE FROM search_marks WHERE source = ?", (source,))

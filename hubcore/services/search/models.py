@@ -1,0 +1,53 @@
+"""The search operation's typed request (REST `GET /search` and the MCP `search` tool)."""
+
+# No `from __future__ import annotations` in model modules: pydantic reads the annotations.
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from hubcore.services.fields import ProjectId, SessionId
+from hubcore.services.requests import Request
+from hubcore.services.search.query import QUERY_MAX_BYTES
+
+HITS_MAX = 100  # hits a page (spec "Limits")
+HITS_DEFAULT = 50
+ROWS_MAX = 5000  # index rows read per query (spec "Limits")
+FAMILIES = ("feed", "artifact", "brain", "kb")
+
+Family = Literal["feed", "artifact", "brain", "kb"]
+Query = Annotated[str, StringConstraints(max_length=QUERY_MAX_BYTES),
+                  Field(description='words match as prefixes, whole words first; "a phrase" in quotes '
+                                    "as a phrase; punctuation and bare AND/OR/NOT/NEAR are dropped")]
+
+
+class SearchRequest(Request):
+    """`GET /search` and `search`: lexical search over what the caller may see."""
+
+    q: Query
+    scope: Annotated[Literal["global", "project"] | None,
+                     Field(description="global (every visible project) or project (needs project); "
+                                       "absent: project when project is given, else global")] = None
+    project: Annotated[ProjectId | None, Field(description="the project searched (scope=project)")] = None
+    session_id: Annotated[SessionId | None, Field(description="only this session's brain and events")] = None
+    type: Annotated[Family | None, Field(description="only this family of hits")] = None
+    limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
+    mode: Annotated[Literal["lexical", "semantic"],
+                    Field(description="semantic asks for semantic recall (lexical until a model exists)")] = "lexical"
+
+
+class SearchCall(Request):
+    """The MCP `search` tool: scoped to a project (`project_id`), a session (`session_id`), or,
+    with neither, every project the caller may see."""
+
+    query: Query
+    project_id: Annotated[ProjectId | None, Field(description="search only this project")] = None
+    session_id: Annotated[SessionId | None, Field(description="search only this session's brain and events")] = None
+    type: Annotated[Family | None, Field(description="only this family: feed, artifact, brain or kb")] = None
+    limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
+    mode: Annotated[Literal["lexical", "semantic"],
+                    Field(description="semantic asks for semantic recall (lexical until a model exists)")] = "lexical"
+
+    def request(self) -> SearchRequest:
+        return SearchRequest(q=self.query, project=self.project_id, session_id=self.session_id, type=self.type,
+                             limit=self.limit, mode=self.mode)

@@ -1,0 +1,125 @@
+"""Search queries over the one index, confined to what the caller may see.
+
+Visibility is decided in the query itself, from the live rows: a hit's project must be visible to
+the caller (`access.visibility`), a brain hit's session must exist unpruned, a hit tied to a pruned
+session is never shown, and a feed hit's event must still exist. So a removal the index has not
+caught up with yet (an undo window, an abandoned enrolment's event) can never show a hit.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from typing import Any
+
+import orjson
+
+from hubcore.caller import Caller
+from hubcore.errors import invalid, not_found
+from hubcore.services.access import readable_project, visibility
+from hubcore.services.core import Core
+from hubcore.services.search.index import SearchIndex
+from hubcore.services.search.models import ROWS_MAX, SearchRequest
+from hubcore.services.search.query import Parsed, parse
+
+log = logging.getLogger("hubcore.search")
+
+HIT_SQL = """SELECT d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta,
+       p.display_name, s.name AS session_name, s.status AS session_status, bm25(search_fts) AS score
+FROM search_fts f JOIN search_docs d ON d.id = f.rowid JOIN projects p ON p.id = d.project_id
+LEFT JOIN sessions s ON s.id = d.session_id
+WHERE search_fts MATCH :match AND {visible} AND {scope}
+  AND (s.id IS NULL OR s.pruned_at IS NULL)
+  AND (d.family != 'brain' OR s.id IS NOT NULL)
+  AND (d.family != 'feed' OR EXISTS (SELECT 1 FROM events e WHERE e.id = d.key))
+ORDER BY f.rowid DESC LIMIT :rows"""
+
+
+class SearchService:
+    def __init__(self, core: Core, index: SearchIndex) -> None:
+        self.core = core
+        self.index = index
+
+    async def search(self, caller: Caller, req: SearchRequest) -> dict[str, Any]:
+        started = time.perf_counter()
+        parsed = parse(req.q)
+        scope = req.scope or ("project" if req.project else "global")
+        if scope == "project" and req.project is None:
+            raise invalid("scope=project needs project", field="project")
+        if scope == "global" and req.project is not None:
+            raise invalid("project is only for scope=project", field="project")
+        try:
+            await self.index.catch_up()  # what was committed before this query is searchable
+        except Exception:  # the index is derived: a failed catch-up still answers from what it holds
+            log.exception("search index catch-up failed")
+        hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed))
+        return {"query": req.q, "count": len(hits), "truncated": truncated,
+                "took_ms": round((time.perf_counter() - started) * 1000, 3),
+                "backend": "fts-fallback" if req.mode == "semantic" else "fts", "groups": _groups(hits)}
+
+    def _hits(self, conn: sqlite3.Connection, caller: Caller, req: SearchRequest,
+              parsed: Parsed) -> tuple[list[dict[str, Any]], bool]:
+        if req.project is not None:
+            readable_project(conn, caller, req.project)
+        visible, params = visibility(caller)
+        scope, scoped = _scope(conn, caller, req, visible, params)
+        sql = HIT_SQL.format(visible=visible, scope=scope)
+        seen: set[int] = set()
+        found: list[sqlite3.Row] = []
+        budget = ROWS_MAX
+        for match in dict.fromkeys((parsed.whole, parsed.prefix)):  # whole words first
+            rows = conn.execute(sql, {**params, **scoped, "match": match, "rows": budget}).fetchall()
+            budget -= len(rows)
+            fresh = sorted((r for r in rows if r["id"] not in seen), key=lambda r: r["score"])
+            seen.update(r["id"] for r in fresh)
+            found.extend(fresh)
+            if budget <= 0:
+                break
+        truncated = budget <= 0 or len(found) > req.limit
+        return [_hit(r) for r in found[: req.limit]], truncated
+
+
+def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str,
+           params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    conds, args = ["1"], {}
+    if req.project is not None:
+        conds.append("d.project_id = :project")
+        args["project"] = req.project
+    if req.type is not None:
+        conds.append("d.family = :family")
+        args["family"] = req.type
+    if req.session_id is not None:
+        row = conn.execute(f"""SELECT 1 FROM sessions s JOIN projects p ON p.id = s.project_id
+                               WHERE s.id = :sid AND s.pruned_at IS NULL AND {visible}""",
+                           {**params, "sid": req.session_id}).fetchone()
+        if row is None:
+            raise not_found(f"session {req.session_id!r} not found")
+        conds.append("d.session_id = :sid")
+        args["sid"] = req.session_id
+    return " AND ".join(conds), args
+
+
+def _hit(row: sqlite3.Row) -> dict[str, Any]:
+    meta = orjson.loads(row["meta"])
+    hit: dict[str, Any] = {"type": row["family"], "project_id": row["project_id"],
+                           "project_display_name": row["display_name"], "snippet": row["snippet"]}
+    if row["family"] == "feed":
+        hit.update(event_id=meta["id"], event_kind=meta["event_kind"], actor=meta["actor"],
+                   session_id=row["session_id"])
+    elif row["family"] == "brain":
+        hit.update(session_id=row["session_id"], path=meta["path"], session_name=row["session_name"],
+                   session_status=row["session_status"])
+    elif row["family"] == "kb":
+        hit.update(path=meta["path"])
+    else:
+        hit.update(artifact_id=meta.get("id"), version=meta.get("version"), size_bytes=meta.get("size_bytes"))
+    return hit
+
+
+def _groups(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hits by family, the families in the order of their best hit, hits in rank order inside."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for hit in hits:
+        groups.setdefault(hit["type"], []).append(hit)
+    return [{"type": family, "count": len(found), "hits": found} for family, found in groups.items()]
