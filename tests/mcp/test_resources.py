@@ -63,7 +63,8 @@ async def test_skills_list_get_and_directory_read_carry_digests_and_modern_cache
         assert res["size"] == len(data.data)
         assert res["digest"] == "sha256:" + hashlib.sha256(data.data).hexdigest()
     paths = {r["uri"] for r in entry["resources"]}
-    for name in ("sessions", "feeds-and-inbox", "notifications", "brains", "knowledge-base", "artifacts", "errors"):
+    for name in ("sessions", "feeds-and-inbox", "notifications", "brains", "knowledge-base", "artifacts", "search",
+                 "errors"):
         assert f"skill://hub/references/{name}.md" in paths
     got = (await modern(live, "skills/get", {"uri": "skill://hub/SKILL.md"})).json()["result"]
     assert got["skill"] == entry and "nextCursor" not in got
@@ -72,7 +73,7 @@ async def test_skills_list_get_and_directory_read_carry_digests_and_modern_cache
     root = (await modern(live, "resources/directory/read", {"uri": "skill://hub"})).json()["result"]
     assert {"uri": "skill://hub/references", "name": "references", "mimeType": "inode/directory"} in root["resources"]
     sub = (await modern(live, "resources/directory/read", {"uri": "skill://hub/references"})).json()["result"]
-    assert len(sub["resources"]) == 7
+    assert len(sub["resources"]) == 8
     not_dir = (await modern(live, "resources/directory/read", {"uri": "skill://hub/SKILL.md"})).json()
     assert not_dir["error"]["code"] == -32602
 
