@@ -17,6 +17,7 @@ CASES = [
     ('"unbalanced quote', '"unbalanced" AND "quote"', '"unbalanced"* AND "quote"*'),
     ('col:val {x} [y] "', '"col" AND "val" AND "x" AND "y"', '"col"* AND "val"* AND "x"* AND "y"*'),
     ("élan naïve", '"élan" AND "naïve"', '"élan"* AND "naïve"*'),
+    ("snake_case __ x", '"snake" AND "case" AND "x"', '"snake"* AND "case"* AND "x"*'),  # as the tokenizer splits
 ]
 
 
@@ -26,7 +27,7 @@ def test_query_becomes_terms(text: str, whole: str, prefix: str) -> None:
     assert (parsed.whole, parsed.prefix) == (whole, prefix)
 
 
-@pytest.mark.parametrize("text", ["", "   ", "!!! ?? --", "AND OR NOT NEAR", '""', '" "'])
+@pytest.mark.parametrize("text", ["", "   ", "!!! ?? --", "AND OR NOT NEAR", '""', '" "', "_ __"])
 def test_blank_queries_are_refused(text: str) -> None:
     with pytest.raises(HubError) as caught:
         parse(text)

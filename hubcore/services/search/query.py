@@ -15,7 +15,7 @@ from hubcore.errors import invalid
 QUERY_MAX_BYTES = 8 * 1024
 TERMS_MAX = 64
 OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+")  # letters and digits: what the unicode61 tokenizer keeps as tokens
 _PHRASE = re.compile(r'"([^"]*)"')
 
 
