@@ -21,7 +21,8 @@ pytestmark = pytest.mark.anyio
 
 # Routes whose answer is not a fixed object: this document, the stream, and the knowledge base's
 # (still hand-written in docs.py).
-OPEN = {"openapi.openapi_document", "stream.stream"}
+OPEN = {"openapi.openapi_document", "stream.stream",
+        "artifacts.artifact_raw"}  # stored text as text/plain; its JSON alternative is checked below
 
 
 def closed(schema: dict[str, Any]) -> list[str]:
@@ -48,6 +49,14 @@ def test_every_fixed_response_is_a_closed_object_with_required_members() -> None
             continue
         assert doc.response.get("type") == "object" and doc.response.get("required"), endpoint
         assert closed(doc.response) == [], endpoint
+
+
+def test_every_alternative_json_response_is_a_closed_object() -> None:
+    for endpoint, doc in DOCS.items():
+        for media, schema in doc.alternatives.items():
+            assert media == "application/json", endpoint
+            assert schema.get("type") == "object" and schema.get("required"), endpoint
+            assert closed(schema) == [], endpoint
 
 
 async def test_a_member_forgotten_invented_or_null_is_caught(client: HubClient) -> None:
