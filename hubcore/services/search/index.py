@@ -3,8 +3,10 @@
 The index is derived data. Each part writes its own store first; the index follows in its own
 commands on hub.db (`write_batch`), so an indexing failure never fails a write. Two ways in:
 - `catch_up` indexes what the parts noted as touched since (`Part.search_touched`); every query
-  runs it first, and the search part's background task runs it after each committed change, so
-  what a write committed is searchable by the next query.
+  runs it first, so what a write committed is searchable by the next query. (It is not run after
+  each commit in the background: a write behind every write would change hub.db after the write
+  replied, which the suite's "a refusal writes nothing" snapshots of the whole store cannot tell
+  from a refusal that wrote. See the search part.)
 - `reconcile` (once at start, and on `rebuild`) compares every source's mark with the mark it was
   indexed at and indexes again what differs; indexed sources no longer listed are removed. A crash
   between a source's commit and its index update is healed here.
@@ -128,6 +130,8 @@ class SearchIndex:
             if batch is None:
                 await self.core.store.execute(lambda conn: _forget_sources(conn, [source]))
                 return
+            if not batch.docs and not batch.replace and batch.mark == (mark or ""):
+                return  # nothing new: write nothing (hub.db is left as it was)
             await self.core.store.execute(lambda conn, b=batch: write_batch(conn, source, b))  # type: ignore[misc]
             if not batch.more or batch.mark == mark:
                 return
