@@ -289,7 +289,8 @@ V8_SEARCH = statements(
     )""",
     """CREATE INDEX search_docs_by_source ON search_docs (source)""",
     """CREATE INDEX search_docs_by_project ON search_docs (project_id)""",
-    """CREATE VIRTUAL TABLE search_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3')""",
+    """CREATE VIRTUAL TABLE search_fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', """
+    """prefix = '1 2 3')""",
     """CREATE TABLE search_marks (source TEXT PRIMARY KEY, mark TEXT NOT NULL)""",
 )
 
