@@ -294,6 +294,15 @@ V8_SEARCH = statements(
     """CREATE TABLE search_marks (source TEXT PRIMARY KEY, mark TEXT NOT NULL)""",
 )
 
+# Semantic search (issue 15 part 4): one embedding per search document, as int8 (the unit vector
+# scaled by 127), kept with its document: the trigger removes it in whatever command removes the
+# document (replace, source drop, project delete, rebuild), so no vector outlives what it embeds.
+V9_SEARCH_VECTORS = statements(
+    """CREATE TABLE search_vectors (doc_id INTEGER PRIMARY KEY, vec BLOB NOT NULL)""",
+    """CREATE TRIGGER search_docs_vector_gone AFTER DELETE ON search_docs BEGIN """
+    """DELETE FROM search_vectors WHERE doc_id = old.id; END""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
@@ -303,6 +312,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "artifacts", V6_ARTIFACTS),
     Migration(7, "artifact comments and share links", V7_ARTIFACT_THREADS),
     Migration(8, "search index", V8_SEARCH),
+    Migration(9, "search vectors", V9_SEARCH_VECTORS),
 )
 
 
