@@ -303,6 +303,20 @@ V9_SEARCH_VECTORS = statements(
     """DELETE FROM search_vectors WHERE doc_id = old.id; END""",
 )
 
+# Search rows go with the rows they index, in the removing command itself: an event removed one by
+# one (an abandoned enrolment request, `events.remove_events`) or with its project, an artifact
+# deleted alone or with its project (and the artifact's index mark with it), whoever removes them.
+V10_SEARCH_REMOVALS = statements(
+    """CREATE TRIGGER search_event_gone AFTER DELETE ON events BEGIN """
+    """DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_docs WHERE family = 'feed' AND key = old.id); """
+    """DELETE FROM search_docs WHERE family = 'feed' AND key = old.id; END""",
+    """CREATE TRIGGER search_artifact_gone AFTER DELETE ON artifacts BEGIN """
+    """DELETE FROM search_fts WHERE rowid IN (SELECT id FROM search_docs WHERE family = 'artifact' """
+    """AND key = old.id); """
+    """DELETE FROM search_docs WHERE family = 'artifact' AND key = old.id; """
+    """DELETE FROM search_marks WHERE source = 'artifact:' || old.id; END""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
@@ -313,6 +327,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "artifact comments and share links", V7_ARTIFACT_THREADS),
     Migration(8, "search index", V8_SEARCH),
     Migration(9, "search vectors", V9_SEARCH_VECTORS),
+    Migration(10, "search rows removed with their events and artifacts", V10_SEARCH_REMOVALS),
 )
 
 
