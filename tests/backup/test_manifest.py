@@ -116,9 +116,7 @@ SHA = "a" * 64
         (json.dumps({**GOOD, "files": [{"path": "a", "size": -1, "sha256": SHA}]}).encode(), "size"),
         (json.dumps({**GOOD, "files": [{"path": "a", "size": 0, "sha256": "AB"}]}).encode(), "sha256"),
         (
-            json.dumps(
-                {**GOOD, "files": [{"path": "a", "size": 0, "sha256": SHA}] * 2}
-            ).encode(),
+            json.dumps({**GOOD, "files": [{"path": "a", "size": 0, "sha256": SHA}] * 2}).encode(),
             "twice",
         ),
     ],

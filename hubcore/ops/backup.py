@@ -1,0 +1,242 @@
+"""Backups: every engine file copied through SQLite's backup API, every blob verbatim, a manifest.
+
+One backup is one new directory named for the UTC time to the millisecond
+(`2026-11-27T09-20-01.123Z`), written first as `.partial-<name>` beside it and renamed once its
+manifest is on disk, so a directory with that name is always a whole backup. Nothing here ever
+deletes an old backup.
+
+The set (an allow-list, so a stray file, a temp file, a sidecar or a file a delete moved aside is
+never taken): `hub.db`, the stores' files (`brains/*.db`, `kb/*.db`), `blobs/<aa>/<sha256>`, and
+`manifest.json`. `hub.db` is copied first; the stores' files and the blobs after, so the set is not
+one instant across files (the spec allows it; the first start on a restored directory removes what
+`hub.db` does not reference). Each SQLite file is copied in one step (`Connection.backup()` with
+the default `pages=-1`): a stepped backup restarts whenever another connection writes and never
+finishes under a busy writer (DESIGN section 9).
+
+`BackupService` is the online backup (`POST /api/v1/backups`): one at a time, only under
+`backup_dir`, the blob store's gate held shut so no blob is deleted or overwritten while it runs, the
+copying on a worker thread so the hub keeps serving. `offline_backup` is `hub-cli backup --out`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote
+
+import anyio
+
+from hubcore.caller import Caller
+from hubcore.clock import Clock
+from hubcore.errors import HubError
+from hubcore.ops.datadir import OpsRefused, fsync_dir, held_by_hub, is_inside
+from hubcore.ops.manifest import Manifest, ManifestFile, file_digest, format_created_at, write_manifest
+from hubcore.services.access import require_admin
+from hubcore.store.blobs import BlobGate
+
+log = logging.getLogger("hubcore.ops.backup")
+
+STORE_DIRS: Final = ("brains", "kb")  # the per-file stores: brains/<session>.db, kb/<project>.db
+PARTIAL_PREFIX: Final = ".partial-"
+_CHUNK: Final = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class BackupResult:
+    directory: str
+    path: Path
+    manifest: Manifest
+    duration_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The reply DESIGN section 7 fixes: `{directory, path, manifest: {schema_version,
+        created_at, files, bytes}, duration_ms}` (`files` is the count)."""
+        return {
+            "directory": self.directory,
+            "path": str(self.path),
+            "manifest": {
+                "schema_version": self.manifest.schema_version,
+                "created_at": self.manifest.created_at,
+                "files": len(self.manifest.files),
+                "bytes": self.manifest.bytes,
+            },
+            "duration_ms": self.duration_ms,
+        }
+
+
+def store_files(data_dir: Path) -> list[Path]:
+    """The per-file stores' SQLite files, found the way their parts list them (`Part.files`)."""
+    return [path for name in STORE_DIRS for path in sorted((data_dir / name).glob("*.db"))]
+
+
+def blob_files(data_dir: Path) -> list[Path]:
+    """Every stored blob (`blobs/<aa>/<64 hex>`), temporary files left out."""
+    root = data_dir / "blobs"
+    return sorted(p for p in root.glob("??/*") if _is_digest(p.name) and p.parent.name == p.name[:2])
+
+
+def backup_name(moment: datetime) -> str:
+    """The directory name for `moment`: ISO-8601 UTC to the millisecond, colons as hyphens."""
+    return format_created_at(moment).replace(":", "-")
+
+
+def resolve_backup_dir(backup_dir: str | None, data_dir: Path) -> Path:
+    """The configured backup directory, checked now with symlinks resolved (`HubError`: 404 when
+    online backup is off, 503 when the directory is missing or lies inside the data directory)."""
+    if not backup_dir:
+        raise HubError("not_found", "online backup is off: set backup_dir (HUB_BACKUP_DIR) to a directory "
+                                    "outside the data directory")
+    target = Path(backup_dir).expanduser()
+    if not target.is_dir():
+        raise HubError("unavailable", f"backup directory {target} is missing (or not a directory)",
+                       retryable=True)
+    if is_inside(target, data_dir):
+        raise HubError("unavailable", f"backup directory {target} resolves to {target.resolve()}, inside the "
+                                      f"data directory {data_dir}: backups must live outside it")
+    return target.resolve()
+
+
+class BackupService:
+    """The online backup (see the module docstring)."""
+
+    def __init__(self, *, data_dir: Path, backup_dir: str | None, clock: Clock, gate: BlobGate,
+                 schema_version: int, engine_files: Callable[[], Sequence[Path]]) -> None:
+        self.data_dir = data_dir
+        self.backup_dir = backup_dir
+        self.clock = clock
+        self.gate = gate
+        self.schema_version = schema_version
+        self.engine_files = engine_files
+        self.running = False
+
+    async def create(self, caller: Caller) -> dict[str, Any]:
+        require_admin(caller, "a backup")
+        parent = resolve_backup_dir(self.backup_dir, self.data_dir)
+        if self.running:
+            raise HubError("conflict", "a backup is already running; try again when it has finished",
+                           retryable=True)
+        self.running = True
+        try:
+            # Deletes and overwrites of blobs wait from before hub.db is copied until every blob
+            # is: each blob hub.db's copy references is still there when the blobs are copied.
+            async with self.gate.held():
+                result = await anyio.to_thread.run_sync(self._write, parent)
+        finally:
+            self.running = False
+        log.info("backup %s: %d files, %d bytes in %d ms", result.path, len(result.manifest.files),
+                 result.manifest.bytes, result.duration_ms)
+        return result.to_json()
+
+    def _write(self, parent: Path) -> BackupResult:
+        # Re-checked on the worker too: the directory may have been swapped for a symlink since.
+        parent = resolve_backup_dir(self.backup_dir, self.data_dir)
+        when = datetime.fromtimestamp(self.clock.now(), tz=UTC)
+        return write_backup(self.data_dir, parent, schema_version=self.schema_version, moment=when,
+                            engine=self.engine_files())
+
+
+def offline_backup(data_dir: Path, out: Path, *, schema_version: int, moment: datetime) -> BackupResult:
+    """`hub-cli backup --out`: the same backup from a data directory no hub holds.
+
+    `OpsRefused` when a hub holds it (naming the ways that work while it runs), when it is not a
+    data directory, or when `out` lies inside it."""
+    if held_by_hub(data_dir):
+        raise OpsRefused(
+            f"data directory {data_dir} is held by a running hub: take an online backup with "
+            "`hub-cli backup --url URL`, stop the hub first, or take a volume snapshot")
+    if not (data_dir / "hub.db").is_file():
+        raise OpsRefused(f"{data_dir} is not a hub data directory (no hub.db)")
+    if is_inside(out, data_dir):
+        raise OpsRefused(f"{out} is inside the data directory {data_dir}: write backups outside it")
+    out.mkdir(mode=0o700, exist_ok=True)
+    engine = [data_dir / "hub.db", *store_files(data_dir)]
+    return write_backup(data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine)
+
+
+def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: datetime,
+                 engine: Sequence[Path]) -> BackupResult:
+    """Write one backup of `data_dir` into a new directory under `parent` (blocking)."""
+    started = time.monotonic()
+    name, moment = _free_name(parent, moment)
+    staging = parent / f"{PARTIAL_PREFIX}{name}"
+    staging.mkdir(mode=0o700)
+    try:
+        entries = [e for src in engine if (e := _copy_sqlite(data_dir, src, staging)) is not None]
+        entries += [e for src in blob_files(data_dir) if (e := _copy_blob(data_dir, src, staging)) is not None]
+        manifest = write_manifest(staging, entries, schema_version, moment)
+        for directory in {staging, *((staging / e.path).parent for e in entries)}:
+            fsync_dir(directory)
+        final = parent / name
+        os.rename(staging, final)
+        fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return BackupResult(name, final, manifest, int((time.monotonic() - started) * 1000))
+
+
+def _free_name(parent: Path, moment: datetime) -> tuple[str, datetime]:
+    """A name no backup (finished or partial) holds yet: the clock may repeat a millisecond."""
+    while (parent / backup_name(moment)).exists() or (parent / f"{PARTIAL_PREFIX}{backup_name(moment)}").exists():
+        moment += timedelta(milliseconds=1)
+    return backup_name(moment), moment
+
+
+def _copy_sqlite(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
+    """Copy one SQLite file through the engine; None when it vanished (a delete raced the backup)."""
+    relative = src.relative_to(data_dir).as_posix()
+    dest = staging / relative
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # mode=rw: a file deleted since it was listed must not be created empty by the open.
+        source = sqlite3.connect(f"file:{quote(str(src))}?mode=rw", uri=True)
+    except sqlite3.OperationalError:
+        if src.exists():
+            raise
+        log.info("backup: %s went before it was copied; left out", relative)
+        return None
+    try:
+        target = sqlite3.connect(dest)
+        try:
+            source.backup(target)  # one step (pages=-1): a stepped copy never ends under a writer
+        finally:
+            target.close()
+    finally:
+        source.close()
+    with open(dest, "rb+") as handle:
+        os.fsync(handle.fileno())
+    size, sha = file_digest(dest)
+    return ManifestFile(relative, size, sha)
+
+
+def _copy_blob(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
+    """Copy one blob byte for byte, hashing as it goes; None when it vanished."""
+    relative = src.relative_to(data_dir).as_posix()
+    dest = staging / relative
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    digest, size = hashlib.sha256(), 0
+    try:
+        source = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(source, "rb") as reader, open(dest, "xb") as writer:
+        while chunk := reader.read(_CHUNK):
+            digest.update(chunk)
+            writer.write(chunk)
+            size += len(chunk)
+        writer.flush()
+        os.fsync(writer.fileno())
+    return ManifestFile(relative, size, digest.hexdigest())
+
+
+def _is_digest(name: str) -> bool:
+    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)

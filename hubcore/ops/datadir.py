@@ -1,0 +1,48 @@
+"""What the offline operations need to know about a data directory without opening a hub.
+
+`held_by_hub` asks the same `flock` a serving hub holds (`hubcore.hub.lock_data_dir`) but never
+creates the directory or its lock file: `restore` promises to change nothing on disk when it
+refuses, and a check that made the lock file would break that promise.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import Final
+
+LOCK_NAME: Final = ".hub.lock"  # the name `hubcore.hub.LOCK_NAME` holds (a test pins them equal)
+
+
+class OpsRefused(Exception):
+    """An operation refused before changing anything; the message says why and what to do."""
+
+
+def held_by_hub(data_dir: Path) -> bool:
+    """Whether a hub process (or a standalone stdio server) holds `data_dir` right now."""
+    try:
+        fd = os.open(data_dir / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's own lock, if it took it
+    return False
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether `path` is `root` or lies beneath it, both with symlinks resolved."""
+    resolved, base = path.resolve(), root.resolve()
+    return resolved == base or base in resolved.parents
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
