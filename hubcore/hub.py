@@ -24,6 +24,8 @@ from hubcore.clock import Clock, SystemClock
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
+from hubcore.ops.backup import BackupService
+from hubcore.ops.restore import tidy_restored
 from hubcore.parts import Part, overrides
 from hubcore.parts.artifacts import ArtifactsPart
 from hubcore.parts.feeds import FeedsPart
@@ -132,6 +134,9 @@ class Hub:
         self.artifacts, self.blobs = artifacts.artifacts, artifacts.blobs
         self.comments, self.shares = artifacts.comments, artifacts.shares
         self.search, self.search_index = search.search, search.index
+        self.backups = BackupService(
+            data_dir=self.settings.data_path, backup_dir=self.settings.backup_dir, clock=core.clock,
+            gate=artifacts.blobs.gate, schema_version=opened_version, engine_files=self.engine_files)
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)
@@ -144,6 +149,11 @@ class Hub:
         for part in parts:
             for collector in part.collectors():
                 self.metrics.registry.register(collector)
+
+    def engine_files(self) -> list[Path]:
+        """Every SQLite file the hub keeps: hub.db, then each part's store files (backups, checks)."""
+        data = self.settings.data_path
+        return [data / "hub.db", *(path for part in self.parts for path in part.files(data))]
 
     def begin_shutdown(self) -> None:
         """The server stopped accepting: let long-lived requests (streams, waits) finish now."""
@@ -175,6 +185,8 @@ class Hub:
             version = await anyio.to_thread.run_sync(
                 lambda: migrate(db, now=clock.now(), synchronous=settings.synchronous)
             )
+            # A restored directory's first start: drop the blobs and brain files hub.db does not name.
+            await anyio.to_thread.run_sync(tidy_restored, data_dir)
             metrics = HubMetrics(data_dir)
             # The hub store's actor publishes each command's effects after its batch commits.
             publisher = Publisher(Notifier(), metrics)
