@@ -233,6 +233,15 @@ def validate(hub: HubSettings) -> None:
         raise ConfigError("hub.open_stores_max must be at least 1")
     if hub.open_readers_max < 1:
         raise ConfigError("hub.open_readers_max must be at least 1")
+    if hub.backup_dir and _within(Path(hub.backup_dir).expanduser(), hub.data_path):
+        raise ConfigError(f"hub.backup_dir {hub.backup_dir} lies inside the data directory {hub.data_path} "
+                          "(symlinks resolved): backups must live outside it")
+
+
+def _within(path: Path, root: Path) -> bool:
+    """`path` is `root` or beneath it, symlinks resolved (the backup service re-checks each time)."""
+    resolved = path.resolve()
+    return resolved == root or root in resolved.parents
 
 
 def check(env: Mapping[str, str] | None = None, *, path: Path | None = None) -> list[str]:
