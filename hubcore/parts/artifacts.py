@@ -3,8 +3,8 @@ blob store (`blobs/<aa>/<sha256>`, `hubcore.store.blobs`).
 
 What it brings to the hub: its share of a project's deletion (rows inside the delete's command,
 then the blobs no version references any more), `artifacts` and the blobs' bytes in project stats,
-`artifact_bytes` in the storage report, the blob store's write count, and a sweep at start of
-the blobs no version references.
+`artifact_bytes` in the storage report, the blob store's write count, a sweep at start of
+the blobs no version references, and each artifact's current version to the search index.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from collections.abc import Mapping, Sequence
 
 import anyio
 
-from hubcore.parts import Part, Task
+from hubcore.parts import Part, SearchBatch, Task
 from hubcore.services.artifacts import rows
 from hubcore.services.artifacts.comments import CommentService
-from hubcore.services.artifacts.service import ArtifactService
+from hubcore.services.artifacts.service import READ_ATTEMPTS, ArtifactService
 from hubcore.services.artifacts.shares import ShareService
 from hubcore.services.core import Core
+from hubcore.services.search import sources as search
 from hubcore.store.blobs import BlobStore
 
 log = logging.getLogger("hubcore.artifacts")
@@ -54,6 +55,34 @@ class ArtifactsPart(Part):
         removed = await self.artifacts.drop(digests)
         if removed:
             log.info("removed %d blobs no artifact version references", removed)
+
+    # The search index takes each artifact as one source ("artifact:<id>"): its current version.
+    # A delete needs no note: its search rows and mark go in the delete's own command (a trigger).
+    def search_touched(self) -> set[str]:
+        touched, self.artifacts.touched = self.artifacts.touched, set()
+        return {search.artifact_source(a) for a in touched}
+
+    async def search_sources(self) -> Mapping[str, str]:
+        return await self.core.store.read(search.artifact_marks)
+
+    async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
+        artifact_id = source.removeprefix("artifact:")
+        row: sqlite3.Row | None = None
+        for _ in range(READ_ATTEMPTS):
+            row = await self.core.store.read(lambda conn: search.artifact_row(conn, artifact_id))
+            if row is None:
+                return None
+            if row["envelope"] is not None:  # protected: the title only, never the ciphertext
+                return SearchBatch([search.artifact_doc(row, None)], search.artifact_mark(row))
+            try:
+                data = await anyio.to_thread.run_sync(self.blobs.read, row["sha256"])
+            except FileNotFoundError:  # deleted since the row was read: read it again
+                continue
+            return SearchBatch([search.artifact_doc(row, data.decode("utf-8", "replace"))], search.artifact_mark(row))
+        if row is None:
+            return None
+        log.warning("artifact %s: its body is missing from the blob store; indexed without its text", artifact_id)
+        return SearchBatch([search.artifact_doc(row, "")], search.artifact_mark(row))
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         self._dropped[project_id] = rows.digests_of(conn, "a.project_id = ?", (project_id,))

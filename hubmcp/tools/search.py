@@ -31,9 +31,8 @@ TOOLS = (
         name="search",
         title="Search the hub",
         description=(
-            "Search feed events, session brains and knowledge pages (artifacts are not indexed yet) in "
-            "the projects you can "
-            "see: in one project (`project_id`), one session (`session_id`), or everywhere (neither). "
+            "Search feed events, artifacts (a protected one by its title only), session brains and "
+            "knowledge pages in the projects you can see: in one project (`project_id`), one session (`session_id`), or everywhere (neither). "
             "Words match as prefixes with whole-word matches first; put a \"quoted phrase\" in double "
             "quotes; punctuation and AND/OR/NOT/NEAR are ignored (every word must match). Hits come in "
             "`groups` by type (feed, artifact, brain, kb), the group with the best hit first; `count` is "

@@ -113,6 +113,7 @@ class ArtifactService:
     def __init__(self, core: Core, blobs: BlobStore) -> None:
         self.core = core
         self.blobs = blobs
+        self.touched: set[str] = set()  # artifacts written since the search index last asked (after commit)
 
     # -- writes ----------------------------------------------------------------------------------
 
@@ -340,6 +341,7 @@ class ArtifactService:
                 else:
                     outcome = await self.core.store.execute_effects(lambda conn: write(conn, digest))
                 leftover = outcome.dropped if outcome.stored else (digest, *outcome.dropped)
+                self.touched.add(outcome.result["artifact_id"])
         finally:
             if leftover:
                 with anyio.CancelScope(shield=True):

@@ -60,11 +60,15 @@ def drop_source(conn: sqlite3.Connection, source: str) -> None:
 
 def purge_project(conn: sqlite3.Connection, project_id: str) -> None:
     """A deleted project's documents and the marks of its own sources (brains, pages), inside the
-    project delete's command."""
-    _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE project_id = ?", (project_id,))])
+    project delete's command. The parts before this one have already removed their rows (the
+    sessions among them), so a brain's mark is found by its documents; its events and artifacts
+    went with their rows (triggers)."""
+    conn.execute("""DELETE FROM search_marks WHERE source IN (SELECT DISTINCT source FROM search_docs
+                    WHERE project_id = ? AND family IN ('brain', 'kb'))""", (project_id,))
     conn.execute("DELETE FROM search_marks WHERE source = ?", (f"kb:{project_id}",))
     conn.execute("DELETE FROM search_marks WHERE source IN (SELECT 'brain:' || id FROM sessions WHERE project_id = ?)",
                  (project_id,))
+    _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE project_id = ?", (project_id,))])
 
 
 def clear(conn: sqlite3.Connection) -> None:

@@ -10,6 +10,7 @@ import hashlib
 import re
 import sqlite3
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from typing import Any
 
 import orjson
@@ -127,3 +128,84 @@ def _without_frontmatter(text: str) -> str:
             if line.rstrip("\r") in ("---", "..."):
                 return "\n".join(lines[i + 1:])
     return text
+
+
+# -- artifacts --------------------------------------------------------------------------------------
+
+ARTIFACT_TEXT_MAX = 1_000_000  # characters of a version's text indexed (the rest is left out)
+ARTIFACT_SQL = """SELECT a.id, a.project_id, a.title, a.kind, a.description, a.version, a.updated_at, v.sha256,
+    v.size_bytes, v.envelope FROM artifacts a
+    JOIN artifact_versions v ON v.artifact_id = a.id AND v.version = a.version"""
+
+
+def artifact_source(artifact_id: str) -> str:
+    return f"artifact:{artifact_id}"
+
+
+def artifact_mark(row: sqlite3.Row) -> str:
+    """The current version and the row's last change: a new version or a draft moves it."""
+    return f"{row['version']}:{row['updated_at']!r}"
+
+
+def artifact_marks(conn: sqlite3.Connection) -> dict[str, str]:
+    return {artifact_source(r["id"]): artifact_mark(r)
+            for r in conn.execute("SELECT id, version, updated_at FROM artifacts")}
+
+
+def artifact_row(conn: sqlite3.Connection, artifact_id: str) -> sqlite3.Row | None:
+    """The artifact with its current (sealed) version's row; None once it is gone."""
+    row: sqlite3.Row | None = conn.execute(f"{ARTIFACT_SQL} WHERE a.id = ?", (artifact_id,)).fetchone()
+    return row
+
+
+def artifact_doc(row: sqlite3.Row, content: str | None) -> SearchDoc:
+    """The current version's document: title, description and text (an HTML artifact's text
+    without its markup); a protected version (`content` None) is indexed by its title only, never
+    its ciphertext. The snippet is the opening of the indexed text. Artifacts outlive their
+    sessions (a prune never touches them), so the document carries no session."""
+    meta = {"id": row["id"], "version": row["version"], "size_bytes": row["size_bytes"]}
+    if content is None:
+        text = row["title"]
+    else:
+        body = html_text(content) if row["kind"] == "html" else content
+        text = "\n".join(part for part in (row["title"], row["description"], body[:ARTIFACT_TEXT_MAX]) if part)
+    return SearchDoc("artifact", row["id"], row["project_id"], text, snippet_of(text), None, meta)
+
+
+class _TextOf(HTMLParser):
+    """The text an HTML document shows: character data outside script, style and template, with
+    a space where a block-level element starts or ends (inline markup joins what it splits)."""
+
+    HIDDEN = frozenset({"script", "style", "template", "noscript"})
+    BREAKS = frozenset({"address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption",
+                        "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
+                        "ol", "p", "pre", "section", "table", "td", "th", "title", "tr", "ul"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.HIDDEN:
+            self._hidden += 1
+        elif tag in self.BREAKS:
+            self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN and self._hidden:
+            self._hidden -= 1
+        elif tag in self.BREAKS:
+            self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self.parts.append(data)
+
+
+def html_text(content: str) -> str:
+    """An HTML artifact's visible text, words kept apart where elements meet."""
+    parser = _TextOf()
+    parser.feed(content)
+    parser.close()
+    return _SPACE.sub(" ", "".join(parser.parts)).strip()
