@@ -1,0 +1,87 @@
+// Small pieces the projects, sessions, storage and access screens share: the screen heading,
+// loading and error states, j/k row movement, and the names of projects and agents.
+import { h, fill } from "../../dom.js";
+
+// The app draws the screen's h1 from the module's title (and moves focus to it); a screen that
+// learns a better name (a project's display name) puts it there and in the document title.
+export function retitle(root, text) {
+  const h1 = root.parentElement && root.parentElement.querySelector("h1");
+  if (h1) h1.textContent = text;
+  document.title = `${text} · Agent Hub`;
+}
+
+export function loading(what = "Loading") {
+  return h("p", { class: "muted", role: "status" }, `${what}…`);
+}
+
+// An error as text (never markup): the hub's message and code.
+export function errorText(err) {
+  if (!err) return "Something went wrong";
+  const code = err.code && !String(err.code).startsWith("http_") ? ` (${err.code})` : "";
+  return `${err.message || String(err)}${code}`;
+}
+
+export function errorBox(err) {
+  return h("p", { class: "error-text", role: "alert" }, errorText(err));
+}
+
+// Replace node's content with an error message.
+export function showError(node, err) {
+  fill(node, errorBox(err));
+}
+
+// j/k move focus through the visible rows (elements carrying data-row) of container; Enter opens
+// the focused row when it is not already a control the browser activates itself.
+export function rowKeys(container) {
+  const rows = () => Array.from(container.querySelectorAll("[data-row]"))
+    .filter((el) => el.getClientRects().length > 0);
+  const move = (step) => {
+    const all = rows();
+    if (!all.length) return;
+    const at = all.indexOf(document.activeElement);
+    const next = at < 0 ? (step > 0 ? 0 : all.length - 1) : Math.max(0, Math.min(all.length - 1, at + step));
+    all[next].focus();
+    all[next].scrollIntoView({ block: "nearest" });
+  };
+  return {
+    j: () => move(1),
+    k: () => move(-1),
+    Enter: () => {
+      const el = document.activeElement;
+      if (el && container.contains(el) && el.matches("[data-row]")) el.click();
+    },
+  };
+}
+
+// A small count badge with its meaning spelled out for screen readers.
+export function badge(n, label, kind = "") {
+  if (!n) return null;
+  return h("span", { class: ["badge", kind], title: `${n} ${label}` }, String(n),
+    h("span", { class: "visually-hidden" }, ` ${label}`));
+}
+
+// project id -> display name, for screens that list rows from many projects.
+export async function projectNames(app) {
+  const { projects } = await app.api.get("/projects");
+  return new Map(projects.map((p) => [p.id, p.display_name]));
+}
+
+// A labelled form field: label text, then the control (a fresh id ties them together).
+export function field(labelText, control, hint = null) {
+  const id = control.id || `f-${Math.random().toString(36).slice(2)}`;
+  control.id = id;
+  const hintNode = hint ? h("span", { class: "hint", id: `${id}-hint` }, hint) : null;
+  if (hintNode) control.setAttribute("aria-describedby", hintNode.id);
+  return h("div", { class: "form-row" }, h("label", { class: "label", htmlFor: id }, labelText), control, hintNode);
+}
+
+// Run an async action with its button disabled meanwhile (a double tap sends once).
+export async function busy(button, run) {
+  if (button.disabled) return undefined;
+  button.disabled = true;
+  try {
+    return await run();
+  } finally {
+    button.disabled = false;
+  }
+}

@@ -1,0 +1,143 @@
+// One project: its feed (with ideas posted from the app), its sessions, its settings.
+import { h, fill } from "../dom.js";
+import { busy, errorBox, errorText, field, loading, retitle } from "./parts/common.js";
+import { createFeed } from "./parts/feedlist.js";
+import { sessionList } from "./sessions.js";
+
+const TABS = [["feed", "Feed"], ["sessions", "Sessions"], ["settings", "Settings"]];
+
+function projectPath(id) {
+  return `/projects/${encodeURIComponent(id)}`;
+}
+
+function tabBar(id, current) {
+  return h("nav", { class: "subtabs", "aria-label": "Project" },
+    TABS.map(([tab, label]) => h("a", {
+      class: ["subtab", tab === current && "on"],
+      href: `#/projects/${encodeURIComponent(id)}?tab=${tab}`,
+      "aria-current": tab === current ? "page" : null,
+    }, label)));
+}
+
+function ideaForm(app, id, onPosted) {
+  const text = h("textarea", { name: "idea", rows: 3, required: true });
+  const error = h("p", { class: "error-text", role: "alert", hidden: true });
+  const submit = h("button", { type: "submit", class: "btn primary" }, "Post idea");
+  return h("form", {
+    class: "card form idea", "aria-label": "Post an idea",
+    onsubmit: (e) => {
+      e.preventDefault();
+      busy(submit, async () => {
+        error.hidden = true;
+        if (!text.value.trim()) { error.textContent = "Write the idea first"; error.hidden = false; return; }
+        try {
+          await app.api.post(`${projectPath(id)}/ideas`, { body: text.value });
+          text.value = "";
+          app.toast("Idea posted");
+          await onPosted();
+        } catch (err) {
+          error.textContent = errorText(err);
+          error.hidden = false;
+        }
+      });
+    },
+  }, field("Idea for the agents", text, "The first line is its summary"), error, h("div", { class: "form-actions" }, submit));
+}
+
+// Settings: rename, password policy, confidential; delete with typed confirmation (not for a
+// personal space, which cannot be deleted).
+function settingsPanel(app, project, onChange) {
+  const name = h("input", { type: "text", value: project.display_name, required: true });
+  const policy = h("select", {},
+    ["off", "optional", "required"].map((v) => h("option", { value: v, selected: project.artifact_password_policy === v }, v)));
+  const confidential = h("input", { type: "checkbox", checked: project.confidential });
+  const error = h("p", { class: "error-text", role: "alert", hidden: true });
+  const save = h("button", { type: "submit", class: "btn primary" }, "Save");
+  const form = h("form", {
+    class: "card form", "aria-label": "Project settings",
+    onsubmit: (e) => {
+      e.preventDefault();
+      busy(save, async () => {
+        error.hidden = true;
+        const changes = {};
+        if (name.value.trim() !== project.display_name) changes.display_name = name.value.trim();
+        if (policy.value !== project.artifact_password_policy) changes.artifact_password_policy = policy.value;
+        if (confidential.checked !== project.confidential) changes.confidential = confidential.checked;
+        if (!Object.keys(changes).length) { app.toast("Nothing changed"); return; }
+        try {
+          const updated = await app.api.patch(projectPath(project.id), changes);
+          app.toast("Saved");
+          onChange(updated);
+        } catch (err) {
+          error.textContent = errorText(err);
+          error.hidden = false;
+        }
+      });
+    },
+  },
+  h("h2", {}, "Settings"),
+  field("Display name", name),
+  field("Artifact password", policy, "off: never; optional: the agent chooses; required: every artifact is protected"),
+  h("div", { class: "form-row check" }, h("label", {}, confidential, " Confidential (only agents with a grant see it)")),
+  error, h("div", { class: "form-actions" }, save));
+
+  if (project.is_personal) {
+    return h("div", {}, form, h("p", { class: "muted" }, "A personal space cannot be deleted."));
+  }
+  const del = h("button", { type: "button", class: "btn danger" }, "Delete project");
+  del.addEventListener("click", () => busy(del, async () => {
+    const ok = await app.confirmTyped({
+      title: `Delete ${project.display_name}?`,
+      text: "Its feed, sessions, brains, artifacts and knowledge base are removed for good.",
+      word: project.id,
+    });
+    if (!ok) return;
+    try {
+      await app.api.del(projectPath(project.id));
+      app.toast(`Deleted ${project.display_name}`);
+      app.navigate("#/projects");
+    } catch (err) {
+      app.toast(errorText(err), { kind: "error" });
+    }
+  }));
+  return h("div", {}, form, h("section", { class: "card danger-zone", "aria-label": "Delete" },
+    h("h2", {}, "Delete"), h("p", {}, "Deleting needs the project id typed to confirm."), del));
+}
+
+export default {
+  title: (params) => params.id,
+  async render(root, params, app) {
+    const tab = TABS.some(([t]) => t === params.tab) ? params.tab : "feed";
+    const sub = h("p", { class: "muted small" });
+    const body = h("div", {}, loading());
+    root.append(sub, tabBar(params.id, tab), body);
+    let project;
+    try {
+      project = await app.api.get(projectPath(params.id));
+    } catch (err) {
+      fill(body, errorBox(err));
+      return {};
+    }
+    const describe = (p) => {
+      retitle(root, p.display_name);
+      sub.textContent = [p.id, p.is_personal ? "personal space" : null, p.confidential ? "confidential" : null,
+        p.owner_agent ? `owner ${p.owner_agent}` : null].filter(Boolean).join(" · ");
+    };
+    describe(project);
+
+    if (tab === "settings") {
+      fill(body, settingsPanel(app, project, (p) => { project = p; describe(p); }));
+      return {};
+    }
+    if (tab === "sessions") {
+      const sessions = sessionList(app, params.id);
+      fill(body, sessions.node);
+      await sessions.load();
+      return sessions;
+    }
+    const feed = createFeed(app, { path: `${projectPath(params.id)}/feed`, project: params.id });
+    fill(body, ideaForm(app, params.id, () => feed.newer()), feed.node);
+    await feed.load();
+    return feed;
+  },
+};
