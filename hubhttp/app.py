@@ -12,6 +12,7 @@ from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
 from hubhttp.api import agents, artifacts, feed, inbox, kb, projects, search, sessions, storage, stream
+from hubhttp.api.backups import bp as backups_bp
 from hubhttp.context import HUB_KEY
 from hubhttp.pages import routes as pages
 from hubhttp.pages.assets import assets
@@ -42,6 +43,7 @@ def create_app() -> Quart:
     for bp in (probes_bp, projects.bp, agents.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp, artifacts.bp,
                search.bp, stream.bp, bootstrap.bp, openapi.bp, pages.bp):
         app.register_blueprint(bp)
+    app.register_blueprint(backups_bp)
     openapi.install(app, __version__)  # after every blueprint: the document is the whole URL map
     assets()  # the pages' files are read now, not on a request's path
 

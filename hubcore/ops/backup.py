@@ -41,6 +41,7 @@ from hubcore.errors import HubError
 from hubcore.ops.datadir import OpsRefused, fsync_dir, held_by_hub, is_inside
 from hubcore.ops.manifest import Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
+from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
 
 log = logging.getLogger("hubcore.ops.backup")
@@ -105,6 +106,11 @@ def resolve_backup_dir(backup_dir: str | None, data_dir: Path) -> Path:
     return target.resolve()
 
 
+class BackupCreate(NoArguments):
+    """`POST /api/v1/backups`: no member at all (the directory comes from `backup_dir` alone, never
+    from a request), so any query parameter or body member is refused naming it."""
+
+
 class BackupService:
     """The online backup (see the module docstring)."""
 
@@ -118,7 +124,9 @@ class BackupService:
         self.engine_files = engine_files
         self.running = False
 
-    async def create(self, caller: Caller) -> dict[str, Any]:
+    async def create(self, caller: Caller, req: BackupCreate) -> dict[str, Any]:
+        """Take one backup: the reply `BackupResult.to_json` states."""
+        del req  # it carries nothing: parsing it refused every member
         require_admin(caller, "a backup")
         parent = resolve_backup_dir(self.backup_dir, self.data_dir)
         if self.running:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hubcore.ops.backup import BackupCreate
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.artifacts import ArtifactGet
 from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
@@ -29,6 +30,7 @@ from hubcore.services.search.models import SearchRequest
 from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
 from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
 from hubhttp.api import artifact_responses as ar
+from hubhttp.api import backups as bk
 from hubhttp.api import responses as r
 from hubhttp.api import search_responses as sr
 from hubhttp.api.responses import response_schema as R
@@ -213,6 +215,9 @@ DOCS: Mapping[str, Doc] = {
     "storage.prune_project": Doc("Prune a project's ended sessions", PRUNED, query_model=PruneProject),
     "storage.undo": Doc("Undo a prune within its window", R(r.Restored),
                         query_model=PruneUndo),
+    "backups.create_backup": Doc("Take an online backup under backup_dir (404: backup_dir unset; 503: it is missing or "
+                                  "inside the data directory; 409: one is running)", R(bk.BackupOut), status=201,
+                                  problems=(404, 409, 503), model=BackupCreate, body_required=False),
     "kb.list_pages": Doc("A directory level of the knowledge base, or with meta=1 every page beneath with its row "
                          "fields", obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
                          problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIMIT, "meta": KB_FLAG}),
