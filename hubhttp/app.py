@@ -18,6 +18,8 @@ from hubhttp.pages import routes as pages
 from hubhttp.pages.assets import assets
 from hubhttp.probes import bp as probes_bp
 from hubhttp.problems import PROBLEM_TYPE, count_failure, from_error, problem_body
+from hubhttp.webapp import bp as webapp_bp
+from hubhttp.webapp import shell
 
 log = logging.getLogger("hubhttp")
 
@@ -44,8 +46,10 @@ def create_app() -> Quart:
                search.bp, stream.bp, bootstrap.bp, openapi.bp, pages.bp):
         app.register_blueprint(bp)
     app.register_blueprint(backups_bp)
+    app.register_blueprint(webapp_bp)  # the web app at / (hubhttp.webapp)
     openapi.install(app, __version__)  # after every blueprint: the document is the whole URL map
     assets()  # the pages' files are read now, not on a request's path
+    shell()  # and so are the web app's
 
     @app.errorhandler(HubError)
     async def hub_error(err: HubError) -> Response:

@@ -46,6 +46,11 @@ ENDPOINT_ACCESS: Mapping[str, Access] = {
     "pages.share_frame": Access.PUBLIC,
     "pages.share_card": Access.PUBLIC,
     "pages.asset": Access.PUBLIC,
+    # The web app's static files (it asks for the admin token on its Connect screen).
+    "webapp.index": Access.PUBLIC,
+    "webapp.service_worker": Access.PUBLIC,
+    "webapp.manifest": Access.PUBLIC,
+    "webapp.app_file": Access.PUBLIC,
 }
 
 

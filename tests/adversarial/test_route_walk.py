@@ -38,6 +38,7 @@ SPEC_PUBLIC = {
     "/s/*": "GET HEAD", "/s/*/frame": "GET HEAD", "/s/*/og.svg": "GET HEAD",
     "/artifacts/*": "GET HEAD", "/artifacts/*/frame": "GET HEAD", "/artifacts/*/og.svg": "GET HEAD",
     "/assets/*": "GET HEAD",  # the public pages' own files (shell script and style, vendored mermaid)
+    "/": "GET HEAD", "/sw.js": "GET HEAD", "/manifest.webmanifest": "GET HEAD", "/app/*": "GET HEAD",  # the web app
 }
 SPEC_TOKEN = {"/api/v1/projects": "GET HEAD POST", "/api/v1/stream": "GET HEAD", "/mcp": "GET POST DELETE"}
 # Served outside the Quart app (by hubhttp.asgi), so not in its URL map.
