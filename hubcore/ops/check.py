@@ -1,0 +1,236 @@
+"""`hub-cli check`: everything that can be verified about a data directory or a backup, each
+problem a line naming the file and what is wrong.
+
+1. A directory holding `manifest.json` (a backup) has every file checked against it by presence,
+   size and SHA-256 (`hubcore.ops.manifest.verify_manifest`).
+2. SQLite's full `integrity_check` on hub.db and every brain and knowledge base file.
+3. Artifact version rows against the blob store: each referenced blob present, of the recorded
+   size, with the recorded digest.
+4. Store files hub.db says exist: a project with knowledge base writes (its feed's `kb_*` signals,
+   or its pages in the search index) and no `kb/<project>.db`; a session whose brain the search
+   index holds and no `brains/<session>.db`.
+5. The search index against its sources, in a data directory whose stores all passed: the sources'
+   marks (each part's own `search_sources`) against the marks indexed. The index is derived and
+   caught up lazily, so a difference is reported as a reading, not a problem; the index is then
+   rebuilt from the stores, and the report says so. Where a store is damaged or missing the index is
+   left as it is (it may be the last trace of what the store held); a backup is never written to
+   (its manifest would stop matching).
+
+Every step reads through `quiet_connection` except step 5, which opens the directory as a hub with
+no background work. So `check` refuses while a hub holds the directory (`OpsRefused`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import anyio
+
+from hubcore.clock import Clock
+from hubcore.config import HubSettings
+from hubcore.hub import DataDirLocked, Hub
+from hubcore.ops.datadir import OpsRefused, held_by_hub
+from hubcore.ops.doctor import has_table
+from hubcore.ops.findings import Finding
+from hubcore.ops.integrity import check_file
+from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, verify_manifest
+from hubcore.ops.stores import HUB_DB, quiet_connection, relative, store_files
+from hubcore.parts import overrides
+from hubcore.store.migrations import read_version, supported_version
+
+KB_ACTIONS = ("kb_written", "kb_deleted", "kb_reviewed", "kb_reverted", "kb_promoted")
+_CHUNK = 1 << 20
+MAX_LINES_PER_FILE = 5
+
+
+class QuietHub(Hub):
+    """A hub with no background work: no sweeper removes, expires or sends anything while `check`
+    compares and rebuilds the search index through it."""
+
+    async def start_background(self) -> None:
+        return None
+
+
+def refuse_if_held(root: Path) -> None:
+    if held_by_hub(root):
+        raise OpsRefused(f"data directory {root} is held by a running hub: stop it to check the directory "
+                         "(`hub-cli doctor` reads a running hub's directory; `hub-cli health` asks the hub)")
+
+
+async def check(root: Path, settings: HubSettings, *, clock: Clock | None = None) -> list[Finding]:
+    """Every finding about `root` (see the module docstring); `OpsRefused` while a hub holds it."""
+    findings, compare = await anyio.to_thread.run_sync(_offline_steps, root)
+    if compare:
+        findings.extend(await search_index(root, settings, clock))
+    return findings
+
+
+def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
+    """Steps 1 to 4 and whether step 5 may run (blocking)."""
+    if not root.is_dir():
+        return [Finding(str(root), "no such directory")], False
+    refuse_if_held(root)
+    is_backup = (root / MANIFEST_NAME).exists()
+    findings = check_files(root, is_backup)
+    if is_backup:
+        findings.append(Finding("search index", "not compared: a backup is checked without writing to it",
+                                problem=False))
+    elif any(f.problem for f in findings):
+        findings.append(Finding("search index", "not compared or rebuilt: fix the problems above first (the "
+                                                "index may hold the last trace of a damaged store)", problem=False))
+    elif (skip := _schema_mismatch(root)) is not None:
+        findings.append(skip)
+    else:
+        return findings, True
+    return findings, False
+
+
+def check_files(root: Path, is_backup: bool) -> list[Finding]:
+    """Steps 1 to 4 (blocking)."""
+    findings: list[Finding] = []
+    if is_backup:
+        findings.extend(_manifest(root))
+    if not (root / HUB_DB).is_file() and not any(f.subject == HUB_DB for f in findings):
+        findings.append(Finding(HUB_DB, "missing"))
+    damaged: list[Finding] = []
+    for path in store_files(root):
+        lines = check_file(path)
+        if lines:
+            shown = "; ".join(lines[:MAX_LINES_PER_FILE])
+            more = f" (and {len(lines) - MAX_LINES_PER_FILE} more)" if len(lines) > MAX_LINES_PER_FILE else ""
+            damaged.append(Finding(relative(root, path), f"integrity check failed: {shown}{more}"))
+    findings.extend(damaged)
+    if (root / HUB_DB).is_file() and not any(f.subject == HUB_DB for f in damaged):
+        findings.extend(_hub_db_references(root))
+    if not any(f.problem for f in findings):
+        count = len(store_files(root))
+        findings.append(Finding("stores", f"{count} SQLite files passed the integrity check", problem=False))
+    return findings
+
+
+def _manifest(root: Path) -> list[Finding]:
+    try:
+        found = verify_manifest(root)
+    except ManifestError as exc:
+        return [Finding(MANIFEST_NAME, str(exc))]
+    if not found:
+        return [Finding(MANIFEST_NAME, "every listed file is present with its size and digest", problem=False)]
+    return [Finding(p.path, p.detail) for p in found]
+
+
+def _hub_db_references(root: Path) -> list[Finding]:
+    """Steps 3 and 4: what hub.db references that must exist beside it."""
+    try:
+        with quiet_connection(root / HUB_DB) as conn:
+            if read_version(conn) == 0:
+                return [Finding(HUB_DB, "holds no hub schema")]
+            found = artifact_blobs(conn, root) if has_table(conn, "artifact_versions") else []
+            return found + missing_store_files(conn, root)
+    except sqlite3.Error as exc:
+        return [Finding(HUB_DB, f"cannot be read ({exc})")]
+
+
+def artifact_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
+    """A problem per referenced blob that is missing, of another size, or of another digest."""
+    rows = conn.execute("""SELECT sha256, size_bytes, artifact_id, version FROM artifact_versions
+                           ORDER BY sha256, artifact_id, version""").fetchall()
+    found: list[Finding] = []
+    seen: set[str] = set()
+    for sha, size, artifact_id, version in rows:
+        if sha in seen:
+            continue
+        seen.add(sha)
+        name = f"blobs/{sha[:2]}/{sha}"
+        whose = f"artifact {artifact_id} version {version}"
+        path = root / name
+        if not path.is_file():
+            found.append(Finding(name, f"missing ({whose})"))
+            continue
+        actual, digest = _measure(path)
+        if actual != size:
+            found.append(Finding(name, f"size differs: {actual} bytes on disk, {size} recorded ({whose})"))
+        elif digest != sha:
+            found.append(Finding(name, f"content differs from its SHA-256 name ({whose})"))
+    return found
+
+
+def _measure(path: Path) -> tuple[int, str]:
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def missing_store_files(conn: sqlite3.Connection, root: Path) -> list[Finding]:
+    """Step 4: store files hub.db says exist that are not there."""
+    projects = {r[0] for r in conn.execute("SELECT id FROM projects")}
+    sessions = {r[0] for r in conn.execute("SELECT id FROM sessions")} if has_table(conn, "sessions") else set()
+    marks = [str(r[0]) for r in conn.execute("SELECT source FROM search_marks")] \
+        if has_table(conn, "search_marks") else []
+    kb_why: dict[str, str] = {}
+    placeholders = ", ".join("?" * len(KB_ACTIONS))
+    for (pid,) in conn.execute(f"""SELECT DISTINCT project_id FROM events WHERE kind = 'signal'
+                                   AND json_extract(payload, '$.action') IN ({placeholders})""", KB_ACTIONS):
+        kb_why[pid] = "its feed records knowledge base writes"
+    for source in marks:
+        if source.startswith("kb:"):
+            kb_why.setdefault(source[3:], "the search index holds its pages")
+    found = [Finding(f"kb/{pid}.db", f"missing: project {pid}'s knowledge base file is gone ({why})")
+             for pid, why in sorted(kb_why.items()) if pid in projects and not (root / "kb" / f"{pid}.db").is_file()]
+    for source in sorted(marks):
+        sid = source[len("brain:"):]
+        if source.startswith("brain:") and sid in sessions and not (root / "brains" / f"{sid}.db").is_file():
+            found.append(Finding(f"brains/{sid}.db", f"missing: session {sid}'s brain file is gone (the search "
+                                                     "index holds its entries)"))
+    return found
+
+
+def _schema_mismatch(root: Path) -> Finding | None:
+    """Why the search index cannot be compared by this binary, if it cannot."""
+    with quiet_connection(root / HUB_DB) as conn:
+        version = read_version(conn)
+    binary = supported_version()
+    if version == binary:
+        return None
+    if version > binary:
+        return Finding("schema", f"hub.db is at v{version}, newer than this binary supports (v{binary}): "
+                                 "run a newer agent-hub")
+    return Finding("search index", f"not compared: hub.db is at v{version} and this binary at v{binary}; start "
+                                   "the hub once (it migrates the store) and check again", problem=False)
+
+
+async def search_index(root: Path, settings: HubSettings, clock: Clock | None) -> list[Finding]:
+    """Step 5: compare the index with its sources through the parts; rebuild it on any difference."""
+    quiet = dataclasses.replace(settings, data_dir=str(root), notify_url=None, integrity_sample_secs=0)
+    try:
+        async with QuietHub.open(quiet, clock=clock) as hub:
+            indexed = dict(await hub.core.store.read(
+                lambda conn: [(str(s), str(m)) for s, m in conn.execute("SELECT source, mark FROM search_marks")]))
+            listed: dict[str, str] = {}
+            for part in hub.parts:
+                if overrides(part, "search_documents"):
+                    listed.update(await part.search_sources())
+            behind = sorted(s for s, mark in listed.items() if indexed.get(s) != mark)
+            gone = sorted(set(indexed) - set(listed))
+            if not behind and not gone:
+                return [Finding("search index", f"matches its {len(listed)} sources", problem=False)]
+            await hub.search_index.rebuild()
+    except DataDirLocked:
+        raise OpsRefused(f"data directory {root} was taken by a hub while it was being checked") from None
+    return [Finding("search index", f"differed from its sources ({_drift(behind, gone)}); rebuilt from "
+                                    f"the {len(listed)} sources (the index is derived data)", problem=False)]
+
+
+def _drift(behind: list[str], gone: list[str]) -> str:
+    parts = []
+    if behind:
+        parts.append(f"{len(behind)} behind or never indexed: {', '.join(behind[:5])}"
+                     + (" ..." if len(behind) > 5 else ""))
+    if gone:
+        parts.append(f"{len(gone)} indexed but gone: {', '.join(gone[:5])}" + (" ..." if len(gone) > 5 else ""))
+    return "; ".join(parts)

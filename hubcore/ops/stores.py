@@ -1,0 +1,83 @@
+"""A data directory's SQLite files seen from outside a running hub: which they are, and reading
+them without writing a byte.
+
+`check` and `doctor` read directories no hub has open (a stopped hub's, a restored one, a backup).
+SQLite's own read-only mode still writes there: opening a WAL-mode file with `mode=ro` creates its
+`-wal` and `-shm` sidecars when they are absent, and leaves them behind. `quiet_connection` never
+does: a file with no write-ahead log holds everything in its main file and is opened `immutable`
+(SQLite reads it without locks or sidecars); one with a log is opened read-only through the
+existing `-shm` (the wal-index, which holds no data), or, when that is missing, from a copy of the
+file and its log in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+HUB_DB = "hub.db"
+
+
+def store_files(root: Path) -> list[Path]:
+    """hub.db (when present), then every brain and knowledge base file under `root`, found the way
+    the backup finds them (`hubcore.ops.backup.store_files`, which a test keeps equal to the
+    parts' own `Part.files`)."""
+    from hubcore.ops.backup import store_files as per_file_stores  # here: the hub's parts import this module
+
+    files = [root / HUB_DB] if (root / HUB_DB).is_file() else []
+    return files + [p for p in per_file_stores(root) if p.is_file()]
+
+
+def relative(root: Path, path: Path) -> str:
+    """`path` as the directory's own POSIX name for it (what a problem line names)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _uri(path: Path, params: str) -> str:
+    return f"file:{quote(str(path.resolve()))}?{params}"
+
+
+def _has_log(path: Path) -> bool:
+    try:
+        return Path(f"{path}-wal").stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+@contextmanager
+def quiet_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the SQLite file at `path` that writes nothing beside it (see the
+    module docstring). Raises `sqlite3.Error` for a file SQLite cannot read."""
+    if not path.is_file():
+        raise sqlite3.OperationalError(f"{path.name} is missing")
+    if not _has_log(path):
+        conn = sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    if Path(f"{path}-shm").is_file():
+        conn = sqlite3.connect(_uri(path, "mode=ro"), uri=True, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="hub-check-") as scratch:
+        copy = Path(scratch) / path.name
+        shutil.copyfile(path, copy)
+        shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+        conn = sqlite3.connect(_uri(copy, "mode=ro"), uri=True, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
