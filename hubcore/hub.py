@@ -28,6 +28,7 @@ from hubcore.ops.backup import BackupService
 from hubcore.ops.restore import tidy_restored
 from hubcore.parts import Part, overrides
 from hubcore.parts.artifacts import ArtifactsPart
+from hubcore.parts.enrolment import EnrolmentPart
 from hubcore.parts.feeds import FeedsPart
 from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
@@ -89,9 +90,11 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 
 def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
-                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart]:
+                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
+                                             EnrolmentPart]:
     """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
     the services it exposes to the adapters); no other part's module changes."""
+    projects, feeds = ProjectsPart(core, opened_version=opened_version), FeedsPart(core)
     sessions = SessionsPart(core, brain_pool)
 
     async def brain_entry(caller: Caller, session_id: str, path: str) -> dict[str, Any]:
@@ -101,12 +104,14 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
         return {**entry, "name": session["name"]}
 
     return (
-        ProjectsPart(core, opened_version=opened_version),
-        FeedsPart(core),
+        projects,
+        feeds,
         sessions,
         KbPart(core, kb_pool, brain_entry),
         ArtifactsPart(core),
         SearchPart(core),
+        # Enrolment decides through the decision route's own service (its hook runs in that command).
+        EnrolmentPart(core, decide=feeds.resolutions.decide, credentials_changed=projects.auth.forget_tokens),
     )
 
 
@@ -120,9 +125,9 @@ class Hub:
         self.metrics = core.metrics
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        projects, feeds, sessions, kb, artifacts, search = build_parts(
+        projects, feeds, sessions, kb, artifacts, search, enrolment = build_parts(
             core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -137,6 +142,7 @@ class Hub:
         self.backups = BackupService(
             data_dir=self.settings.data_path, backup_dir=self.settings.backup_dir, clock=core.clock,
             gate=artifacts.blobs.gate, schema_version=opened_version, engine_files=self.engine_files)
+        self.enrolment = enrolment.enrolment
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)

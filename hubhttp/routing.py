@@ -46,6 +46,9 @@ ENDPOINT_ACCESS: Mapping[str, Access] = {
     "pages.share_frame": Access.PUBLIC,
     "pages.share_card": Access.PUBLIC,
     "pages.asset": Access.PUBLIC,
+    # Self-enrolment: asking and the status poll (which reads the pending token itself).
+    "enrol.enrol": Access.PUBLIC,
+    "enrol.enrol_status": Access.PUBLIC,
     # The web app's static files (it asks for the admin token on its Connect screen).
     "webapp.index": Access.PUBLIC,
     "webapp.service_worker": Access.PUBLIC,

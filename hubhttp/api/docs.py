@@ -19,6 +19,7 @@ from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.artifacts import ArtifactGet
 from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
 from hubcore.services.brains import BrainGet, BrainList
+from hubcore.services.enrolment import STATUS_WAIT_MAX, EnrolDecision, EnrolRequest
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.kb import models as kb
@@ -178,6 +179,16 @@ DOCS: Mapping[str, Doc] = {
     "agents.add_grant": Doc("Grant the agent a project (200 when it held it already)", GRANT, 201, also=(200,),
                             problems=(404, 409), model=GrantAdd),
     "agents.revoke_grant": Doc("Revoke a grant", None, 204),
+    "enrol.enrol": Doc("Ask to join: a pending agent with its token (shown once); the request waits in the "
+                       "human's inbox", R(r.EnrolAccepted), 202, problems=(400, 404, 429), model=EnrolRequest,
+                       public=True),
+    "enrol.enrol_status": Doc("A pending token's standing (long-polls up to `wait` seconds for the human)",
+                              R(r.EnrolStatus), problems=(400, 401, 404), public=True,
+                              query={"wait": {"type": "integer", "minimum": 0, "maximum": STATUS_WAIT_MAX}}),
+    "enrol.approve": Doc("Admit the agent (its pending token then works everywhere)", R(r.EnrolDecided),
+                         problems=(404, 409, 413), model=EnrolDecision, body_required=False),
+    "enrol.refuse": Doc("Refuse the agent (its pending token stops working)", R(r.EnrolDecided),
+                        problems=(404, 409, 413), model=EnrolDecision, body_required=False),
     "feed.global_feed": Doc("The feed across readable projects", R(r.FeedPage), problems=(), query_model=FeedPage),
     "feed.project_feed": Doc("A project's feed", PAGE, query_model=FeedRead),
     "feed.feed_seen": Doc("Move the project's seen cursor", R(r.FeedSeen),

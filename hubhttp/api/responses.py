@@ -290,6 +290,23 @@ class GrantList(Out):
     grants: list[Grant]
 
 
+class EnrolAccepted(Out):
+    token: str  # the pending token, shown once; it works everywhere once the human admits the agent
+    agent_id: str
+    status: Literal["pending"]
+
+
+class EnrolStatus(Out):
+    status: Literal["pending", "approved"]
+    agent_id: str = ABSENT  # once approved
+
+
+class EnrolDecided(Out):
+    agent_id: str
+    status: Literal["approved", "refused"]
+    event_id: str  # the answer on the request's thread
+
+
 # -- storage -------------------------------------------------------------------------------------
 
 

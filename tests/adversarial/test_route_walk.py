@@ -40,6 +40,9 @@ SPEC_PUBLIC = {
     "/assets/*": "GET HEAD",  # the public pages' own files (shell script and style, vendored mermaid)
     "/": "GET HEAD", "/sw.js": "GET HEAD", "/manifest.webmanifest": "GET HEAD", "/app/*": "GET HEAD",  # the web app
 }
+# Public routes whose own answer to anything but the right credential is 401: the enrolment status
+# poll reads the pending token itself and refuses every other token (or none) as unknown.
+OWN_401 = {"/api/v1/enrol/status"}
 SPEC_TOKEN = {"/api/v1/projects": "GET HEAD POST", "/api/v1/stream": "GET HEAD", "/mcp": "GET POST DELETE"}
 # Served outside the Quart app (by hubhttp.asgi), so not in its URL map.
 OUTSIDE_ROUTES = {"/mcp": ("GET", "POST", "DELETE")}
@@ -215,7 +218,7 @@ async def test_route_walk(client: HubClient) -> None:
     allowed_failures = []
     for route, who in allowed:
         answer = await call(client, scope_for(route.method, route.path, tokens[who]))
-        if answer.status == 401 or answer.status >= 500:
+        if (answer.status == 401 and route.shape not in OWN_401) or answer.status >= 500:
             allowed_failures.append(f"{route.method} {route.path} ({who}): {answer.status} {answer.body[:200]!r}")
     assert allowed_failures == []
 
