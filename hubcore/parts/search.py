@@ -12,11 +12,13 @@ write's reply (the suite's whole-store snapshots of "a refusal writes nothing" s
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
-from hubcore.parts import Part
+from hubcore.parts import Part, Task
 from hubcore.services.core import Core
 from hubcore.services.search import index
 from hubcore.services.search.index import SearchIndex
+from hubcore.services.search.semantic import SemanticIndex
 from hubcore.services.search.service import SearchService
 
 
@@ -25,7 +27,11 @@ class SearchPart(Part):
 
     def __init__(self, core: Core) -> None:
         self.index = SearchIndex(core)
-        self.search = SearchService(core, self.index)
+        self.semantic = SemanticIndex(core)
+        self.search = SearchService(core, self.index, self.semantic)
+
+    def background(self) -> Sequence[Task]:
+        return (self.semantic.run,)
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         index.purge_project(conn, project_id)

@@ -29,7 +29,7 @@ async def test_rest_search_groups_and_reports(client: HubClient, hub: Hub) -> No
                             headers=ADMIN)).json()
     assert [h["project_id"] for h in web["groups"][0]["hits"]] == ["web"] and web["truncated"] is False
     semantic = (await client.get("/api/v1/search", params={"q": "heron", "mode": "semantic"}, headers=ADMIN)).json()
-    assert semantic["backend"] == "fts-fallback" and semantic["count"] == 2
+    assert semantic["backend"] == "hybrid" and semantic["count"] == 2
 
 
 async def test_whole_words_rank_before_prefixes(client: HubClient, hub: Hub) -> None:

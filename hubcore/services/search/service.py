@@ -22,24 +22,31 @@ from hubcore.services.core import Core
 from hubcore.services.search.index import SearchIndex
 from hubcore.services.search.models import ROWS_MAX, SearchRequest
 from hubcore.services.search.query import Parsed, parse
+from hubcore.services.search.semantic import Searcher, SemanticIndex, fuse
 
 log = logging.getLogger("hubcore.search")
 
-HIT_SQL = """SELECT d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta,
-       p.display_name, s.name AS session_name, s.status AS session_status, bm25(search_fts) AS score
-FROM search_fts f JOIN search_docs d ON d.id = f.rowid JOIN projects p ON p.id = d.project_id
-LEFT JOIN sessions s ON s.id = d.session_id
-WHERE search_fts MATCH :match AND {visible} AND {scope}
-  AND (s.id IS NULL OR s.pruned_at IS NULL)
+HIT_COLUMNS = """d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta,
+       p.display_name, s.name AS session_name, s.status AS session_status"""
+HIT_JOINS = "JOIN projects p ON p.id = d.project_id LEFT JOIN sessions s ON s.id = d.session_id"
+HIT_LIVE = """(s.id IS NULL OR s.pruned_at IS NULL)
   AND (d.family != 'brain' OR s.id IS NOT NULL)
-  AND (d.family != 'feed' OR EXISTS (SELECT 1 FROM events e WHERE e.id = d.key))
+  AND (d.family != 'feed' OR EXISTS (SELECT 1 FROM events e WHERE e.id = d.key))"""
+HIT_SQL = f"""SELECT {HIT_COLUMNS}, bm25(search_fts) AS score
+FROM search_fts f JOIN search_docs d ON d.id = f.rowid {HIT_JOINS}
+WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {HIT_LIVE}
 ORDER BY f.rowid DESC LIMIT :rows"""
+# The semantic candidates (`semantic.Searcher`) pass the same visibility, scope and liveness.
+VECTOR_SQL = f"""SELECT {HIT_COLUMNS}, v.vec
+FROM search_vectors v JOIN search_docs d ON d.id = v.doc_id {HIT_JOINS}
+WHERE v.doc_id IN (SELECT value FROM json_each(:ids)) AND {{visible}} AND {{scope}} AND {HIT_LIVE}"""
 
 
 class SearchService:
-    def __init__(self, core: Core, index: SearchIndex) -> None:
+    def __init__(self, core: Core, index: SearchIndex, semantic: SemanticIndex) -> None:
         self.core = core
         self.index = index
+        self.semantic = semantic
 
     async def search(self, caller: Caller, req: SearchRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -53,13 +60,22 @@ class SearchService:
             await self.index.catch_up()  # what was committed before this query is searchable
         except Exception:  # the index is derived: a failed catch-up still answers from what it holds
             log.exception("search index catch-up failed")
-        hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed))
+        near = await self._semantic() if req.mode == "semantic" else None
+        hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed, near))
+        backend = "fts" if req.mode == "lexical" else "hybrid" if near is not None else "fts-fallback"
         return {"query": req.q, "count": len(hits), "truncated": truncated,
                 "took_ms": round((time.perf_counter() - started) * 1000, 3),
-                "backend": "fts-fallback" if req.mode == "semantic" else "fts", "groups": _groups(hits)}
+                "backend": backend, "groups": _groups(hits)}
+
+    async def _semantic(self) -> Searcher | None:
+        try:
+            return await self.semantic.prepare()
+        except Exception:  # derived data: a failure answers lexically (fts-fallback)
+            log.exception("semantic search unavailable for this query")
+            return None
 
     def _hits(self, conn: sqlite3.Connection, caller: Caller, req: SearchRequest,
-              parsed: Parsed) -> tuple[list[dict[str, Any]], bool]:
+              parsed: Parsed, near: Searcher | None = None) -> tuple[list[dict[str, Any]], bool]:
         if req.project is not None:
             readable_project(conn, caller, req.project)
         visible, params = visibility(caller)
@@ -76,8 +92,22 @@ class SearchService:
             found.extend(fresh)
             if budget <= 0:
                 break
+        if near is not None:
+            found = fuse(found, _neighbours(conn, near, req, visible, params, scope, scoped))
         truncated = budget <= 0 or len(found) > req.limit
         return [_hit(r) for r in found[: req.limit]], truncated
+
+
+def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, visible: str,
+                params: dict[str, Any], scope: str, scoped: dict[str, Any]) -> list[sqlite3.Row]:
+    projects = [r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {visible}", params)
+                if req.project is None or r[0] == req.project]
+    sql = VECTOR_SQL.format(visible=visible, scope=scope)
+
+    def fetch(ids: list[int]) -> list[sqlite3.Row]:
+        return conn.execute(sql, {**params, **scoped, "ids": orjson.dumps(ids).decode()}).fetchall()
+
+    return near.neighbours(req.q, projects, req.type, req.session_id, fetch)
 
 
 def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str,

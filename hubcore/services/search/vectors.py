@@ -1,0 +1,185 @@
+"""The numeric side of semantic search: the embedding model, vectors as stored, and the in-memory
+set the nearest neighbours are found in. Imported only once a model loaded (numpy comes with the
+`semantic` extra), so the hub runs without numpy.
+
+A vector is stored as int8 (the unit vector scaled so its largest component is 127: 256 bytes for
+256 dimensions). In memory only its signs are kept (32 bytes a document), so a query reads every
+document's bits by Hamming distance (a few milliseconds for a million), and the best `CANDIDATES`
+are re-ranked by cosine against their stored int8 vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+log = logging.getLogger("hubcore.search")
+
+EMBED_CHARS = 2000  # the opening of a document that is embedded (a mean of word vectors: more dilutes)
+CANDIDATES = 256  # nearest by Hamming distance, then re-ranked by cosine
+FAMILIES = {"feed": 0, "artifact": 1, "brain": 2, "kb": 3}
+NO_SESSION = -1
+
+Floats = NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Unit vectors (one row a text) for a list of texts."""
+
+    def embed(self, texts: list[str]) -> Floats: ...
+
+
+class WordLlamaEmbedder:
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def embed(self, texts: list[str]) -> Floats:
+        out: Floats = np.asarray(self.model.embed([t[:EMBED_CHARS] for t in texts], norm=True), dtype=np.float32)
+        return out
+
+
+def load_wordllama() -> Embedder | None:
+    """The model inside the wordllama wheel, loaded from the package's own directory with downloads
+    disabled (its plain `load()` tries the network); None without the package."""
+    try:
+        import wordllama
+        from wordllama import WordLlama
+    except ImportError:
+        log.info("semantic search unavailable: the wordllama package is not installed (agent-hub[semantic])")
+        return None
+    model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+    return WordLlamaEmbedder(model)
+
+
+def quantize(vectors: Floats) -> list[bytes]:
+    """Each row as its stored int8 bytes."""
+    top = np.abs(vectors).max(axis=1, keepdims=True)
+    top[top == 0] = 1
+    q = np.rint(vectors / top * 127).astype(np.int8)
+    return [row.tobytes() for row in q]
+
+
+def signs(stored: Sequence[bytes]) -> NDArray[np.uint64]:
+    """The sign bits of stored vectors, four 64-bit words a row."""
+    q = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1)
+    return _pack(q > 0)
+
+
+def _pack(positive: NDArray[np.bool_]) -> NDArray[np.uint64]:
+    packed = np.packbits(positive, axis=1)
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+def cosines(query: Floats, stored: Sequence[bytes]) -> Floats:
+    """Cosine of the (unit) query with each stored vector."""
+    if not stored:
+        return np.zeros(0, dtype=np.float32)
+    m = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1).astype(np.float32)
+    norms = np.linalg.norm(m, axis=1)
+    norms[norms == 0] = 1
+    out: Floats = (m @ query) / norms
+    return out
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Documents added together: ids, sign bits, and the codes the query filters on."""
+
+    ids: NDArray[np.int64]
+    bits: NDArray[np.uint64]
+    project: NDArray[np.int32]
+    family: NDArray[np.int8]
+    session: NDArray[np.int32]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which documents a caller's query may consider: codes of the visible projects, and the
+    family and session asked for (None: any)."""
+
+    projects: NDArray[np.int32]
+    family: int | None
+    session: int | None
+
+
+class VectorSet:
+    """Every stored vector's sign bits with its document's project, family and session, in chunks.
+
+    Written on the event loop (`add`), read in worker threads (`nearest`): a reader takes the list
+    of chunks as it is, and `add` replaces the list rather than changing it. It may hold documents
+    removed since (their ids then find no row, and the caller drops them); it is read again when
+    too many candidates turn out gone.
+    """
+
+    COMPACT_AT = 32
+
+    def __init__(self) -> None:
+        self.chunks: list[Chunk] = []
+        self.codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return sum(len(c.ids) for c in self.chunks)
+
+    def code(self, name: str) -> int:
+        found = self.codes.get(name)
+        if found is None:
+            found = self.codes[name] = len(self.codes)
+        return found
+
+    def add(self, rows: Iterable[tuple[int, bytes, str, str, str | None]]) -> None:
+        """Add (doc id, stored vector, project id, family, session id) rows."""
+        rows = list(rows)
+        if not rows:
+            return
+        chunk = Chunk(np.array([r[0] for r in rows], dtype=np.int64), signs([r[1] for r in rows]),
+                      np.array([self.code(r[2]) for r in rows], dtype=np.int32),
+                      np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
+                      np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32))
+        chunks = [*self.chunks, chunk]
+        if len(chunks) >= self.COMPACT_AT:
+            chunks = [_concat(chunks)]
+        self.chunks = chunks
+
+    def filter(self, projects: Iterable[str], family: str | None, session: str | None) -> Filter:
+        codes = [self.codes[p] for p in projects if p in self.codes]
+        return Filter(np.array(codes, dtype=np.int32), None if family is None else FAMILIES.get(family, -2),
+                      None if session is None else self.codes.get(session, -2))
+
+    def nearest(self, query: Floats, where: Filter, k: int = CANDIDATES) -> list[int]:
+        """Ids of up to `k` documents allowed by `where`, nearest to `query` by Hamming distance
+        of their signs (ties in no particular order)."""
+        qbits = _pack((query > 0)[None, :])[0]
+        best_ids: list[NDArray[np.int64]] = []
+        best_dist: list[NDArray[np.int64]] = []
+        for chunk in self.chunks:
+            allowed = np.isin(chunk.project, where.projects)
+            if where.family is not None:
+                allowed &= chunk.family == where.family
+            if where.session is not None:
+                allowed &= chunk.session == where.session
+            idx = np.flatnonzero(allowed)
+            if not len(idx):
+                continue
+            dist = np.bitwise_count(chunk.bits[idx] ^ qbits).sum(axis=1, dtype=np.int64)
+            if len(idx) > k:
+                top = np.argpartition(dist, k)[:k]
+                idx, dist = idx[top], dist[top]
+            best_ids.append(chunk.ids[idx])
+            best_dist.append(dist)
+        if not best_ids:
+            return []
+        ids, dist = np.concatenate(best_ids), np.concatenate(best_dist)
+        order = np.argsort(dist, kind="stable")[:k]
+        return [int(i) for i in ids[order]]
+
+
+def _concat(chunks: list[Chunk]) -> Chunk:
+    return Chunk(np.concatenate([c.ids for c in chunks]), np.concatenate([c.bits for c in chunks]),
+                 np.concatenate([c.project for c in chunks]), np.concatenate([c.family for c in chunks]),
+                 np.concatenate([c.session for c in chunks]))
