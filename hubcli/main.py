@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from hubcli import exits
+from hubcli import backup_cmd, exits
 from hubcli.kb_cmd import kb_app
 from hubcli.project_cmd import project_app
 
@@ -108,6 +108,7 @@ def tools(compact: bool = typer.Option(False, "--compact", help="One line per to
 
 app.add_typer(kb_app)
 app.add_typer(project_app)
+backup_cmd.register(app)
 
 
 def run() -> None:

@@ -43,6 +43,7 @@ from hubcore.ops.manifest import Manifest, ManifestFile, file_digest, format_cre
 from hubcore.services.access import require_admin
 from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
+from hubcore.store.migrations import read_version
 
 log = logging.getLogger("hubcore.ops.backup")
 
@@ -152,7 +153,7 @@ class BackupService:
                             engine=self.engine_files())
 
 
-def offline_backup(data_dir: Path, out: Path, *, schema_version: int, moment: datetime) -> BackupResult:
+def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResult:
     """`hub-cli backup --out`: the same backup from a data directory no hub holds.
 
     `OpsRefused` when a hub holds it (naming the ways that work while it runs), when it is not a
@@ -165,9 +166,22 @@ def offline_backup(data_dir: Path, out: Path, *, schema_version: int, moment: da
         raise OpsRefused(f"{data_dir} is not a hub data directory (no hub.db)")
     if is_inside(out, data_dir):
         raise OpsRefused(f"{out} is inside the data directory {data_dir}: write backups outside it")
+    schema_version = _schema_version(data_dir / "hub.db")
     out.mkdir(mode=0o700, exist_ok=True)
     engine = [data_dir / "hub.db", *store_files(data_dir)]
     return write_backup(data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine)
+
+
+def _schema_version(db: Path) -> int:
+    """hub.db's schema version (`OpsRefused` when the file is no SQLite store)."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True)
+        try:
+            return read_version(conn)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise OpsRefused(f"{db} cannot be read as a hub store: {exc}") from None
 
 
 def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: datetime,
