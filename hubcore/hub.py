@@ -30,6 +30,7 @@ from hubcore.parts import Part, overrides
 from hubcore.parts.artifacts import ArtifactsPart
 from hubcore.parts.enrolment import EnrolmentPart
 from hubcore.parts.feeds import FeedsPart
+from hubcore.parts.integrity import IntegrityPart
 from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
 from hubcore.parts.search import SearchPart
@@ -91,7 +92,7 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
                 kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
-                                             EnrolmentPart]:
+                                             EnrolmentPart, IntegrityPart]:
     """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
     the services it exposes to the adapters); no other part's module changes."""
     projects, feeds = ProjectsPart(core, opened_version=opened_version), FeedsPart(core)
@@ -112,6 +113,7 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
         SearchPart(core),
         # Enrolment decides through the decision route's own service (its hook runs in that command).
         EnrolmentPart(core, decide=feeds.resolutions.decide, credentials_changed=projects.auth.forget_tokens),
+        IntegrityPart(core),
     )
 
 
@@ -125,9 +127,9 @@ class Hub:
         self.metrics = core.metrics
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        projects, feeds, sessions, kb, artifacts, search, enrolment = build_parts(
+        projects, feeds, sessions, kb, artifacts, search, enrolment, integrity = build_parts(
             core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment, integrity)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -143,6 +145,7 @@ class Hub:
             data_dir=self.settings.data_path, backup_dir=self.settings.backup_dir, clock=core.clock,
             gate=artifacts.blobs.gate, schema_version=opened_version, engine_files=self.engine_files)
         self.enrolment = enrolment.enrolment
+        self.integrity = integrity.sampler  # None unless integrity_sample_secs is set
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)

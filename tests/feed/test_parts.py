@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_the_hub_is_its_list_of_parts(hub: Hub) -> None:
     assert [part.name for part in hub.parts] == ["projects-and-agents", "feeds-and-inbox", "sessions-and-brains",
-                                                 "knowledge-base", "artifacts", "search", "enrolment"]
+                                                 "knowledge-base", "artifacts", "search", "enrolment", "integrity"]
     assert hub.core.parts == hub.parts
     # Commit observers are exactly the parts that bring one.
     assert hub.publisher.observers == [p.on_commit for p in hub.parts if overrides(p, "on_commit")]
