@@ -21,7 +21,7 @@ async function copy(text) {
 
 // The one time a token is visible: a read-only field, a copy button, and a warning.
 async function showToken(app, agent, token) {
-  const input = h("input", { type: "text", readOnly: true, value: token, class: "token-field", autocomplete: "off",
+  const input = h("input", { type: "text", readOnly: true, value: token, class: "field token-field", autocomplete: "off",
     spellcheck: "false", "aria-label": `Token for ${agent.id}` });
   const said = h("p", { class: "muted small", role: "status" });
   const copyBtn = h("button", { type: "button", class: "btn primary", onclick: async () => {
@@ -148,7 +148,7 @@ function agentRow(app, agent, confidential, refresh) {
         ` · last seen ${agent.last_seen_at ? ago(agent.last_seen_at) : "never"}`,
         ` · ${agent.has_token ? "has a token" : "no token"}`),
       agent.enrol_note ? h("span", { class: "small" }, "Asked to enrol: ", agent.enrol_note) : null),
-    h("div", { class: "row-actions" }, issueBtn, revokeBtn, grantsBtn), panel);
+    h("div", { class: "btn-row row-actions" }, issueBtn, revokeBtn, grantsBtn), panel);
 }
 
 function createForm(app, refresh) {
@@ -157,7 +157,7 @@ function createForm(app, refresh) {
   const name = h("input", { type: "text", autocomplete: "off" });
   const error = h("p", { class: "error-text", role: "alert", hidden: true });
   const submit = h("button", { type: "submit", class: "btn primary" }, "Create agent");
-  return h("form", { class: "card form", "aria-label": "New agent", onsubmit: (e) => {
+  return h("form", { class: "panel form", "aria-label": "New agent", onsubmit: (e) => {
     e.preventDefault();
     busy(submit, async () => {
       error.hidden = true;
@@ -179,7 +179,7 @@ function createForm(app, refresh) {
   h("h2", {}, "New agent"),
   field("Id", id, "Lower-case letters, digits and dashes"),
   field("Display name", name),
-  error, h("div", { class: "form-actions" }, submit));
+  error, h("div", { class: "btn-row" }, submit));
 }
 
 export default {

@@ -14,7 +14,7 @@ function leaf(path) {
 
 export function brainTree(app, sessionId) {
   const base = `/sessions/${encodeURIComponent(sessionId)}/brain`;
-  const viewer = h("section", { class: "entry-viewer card", "aria-label": "Entry", hidden: true });
+  const viewer = h("section", { class: "entry-viewer panel", "aria-label": "Entry", hidden: true });
   const tree = h("ul", { class: "tree", "aria-label": "Brain" });
   const node = h("div", { class: "brain" }, tree, viewer);
 

@@ -23,8 +23,8 @@ function ideaForm(app, id, onPosted) {
   const text = h("textarea", { name: "idea", rows: 3, required: true });
   const error = h("p", { class: "error-text", role: "alert", hidden: true });
   const submit = h("button", { type: "submit", class: "btn primary" }, "Post idea");
-  return h("form", {
-    class: "card form idea", "aria-label": "Post an idea",
+  const form = h("form", {
+    class: "form idea", "aria-label": "Post an idea",
     onsubmit: (e) => {
       e.preventDefault();
       busy(submit, async () => {
@@ -41,7 +41,8 @@ function ideaForm(app, id, onPosted) {
         }
       });
     },
-  }, field("Idea for the agents", text, "The first line is its summary"), error, h("div", { class: "form-actions" }, submit));
+  }, field("Idea for the agents", text, "The first line is its summary"), error, h("div", { class: "btn-row" }, submit));
+  return h("details", { class: "panel idea-box" }, h("summary", {}, "Post an idea"), form);
 }
 
 // Settings: rename, password policy, confidential; delete with typed confirmation (not for a
@@ -54,7 +55,7 @@ function settingsPanel(app, project, onChange) {
   const error = h("p", { class: "error-text", role: "alert", hidden: true });
   const save = h("button", { type: "submit", class: "btn primary" }, "Save");
   const form = h("form", {
-    class: "card form", "aria-label": "Project settings",
+    class: "panel form", "aria-label": "Project settings",
     onsubmit: (e) => {
       e.preventDefault();
       busy(save, async () => {
@@ -78,8 +79,8 @@ function settingsPanel(app, project, onChange) {
   h("h2", {}, "Settings"),
   field("Display name", name),
   field("Artifact password", policy, "off: never; optional: the agent chooses; required: every artifact is protected"),
-  h("div", { class: "form-row check" }, h("label", {}, confidential, " Confidential (only agents with a grant see it)")),
-  error, h("div", { class: "form-actions" }, save));
+  h("label", { class: "choice" }, confidential, " Confidential (only agents with a grant see it)"),
+  error, h("div", { class: "btn-row" }, save));
 
   if (project.is_personal) {
     return h("div", {}, form, h("p", { class: "muted" }, "A personal space cannot be deleted."));
@@ -100,7 +101,7 @@ function settingsPanel(app, project, onChange) {
       app.toast(errorText(err), { kind: "error" });
     }
   }));
-  return h("div", {}, form, h("section", { class: "card danger-zone", "aria-label": "Delete" },
+  return h("div", {}, form, h("section", { class: "panel danger-zone", "aria-label": "Delete" },
     h("h2", {}, "Delete"), h("p", {}, "Deleting needs the project id typed to confirm."), del));
 }
 

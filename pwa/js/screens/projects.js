@@ -34,7 +34,7 @@ function createForm(app) {
   const error = h("p", { class: "error-text", role: "alert", hidden: true });
   const submit = h("button", { type: "submit", class: "btn primary" }, "Create project");
   const form = h("form", {
-    class: "card form", "aria-label": "New project",
+    class: "panel form", "aria-label": "New project",
     onsubmit: (e) => {
       e.preventDefault();
       busy(submit, async () => {
@@ -55,8 +55,8 @@ function createForm(app) {
   h("h2", {}, "New project"),
   field("Id", id, "Lower-case letters, digits and dashes; fixed once created"),
   field("Display name", name),
-  h("div", { class: "form-row check" }, h("label", {}, confidential, " Confidential (only agents with a grant see it)")),
-  error, h("div", { class: "form-actions" }, submit));
+  h("label", { class: "choice" }, confidential, " Confidential (only agents with a grant see it)"),
+  error, h("div", { class: "btn-row" }, submit));
   return form;
 }
 

@@ -92,7 +92,7 @@ function replayPanel(app, id) {
       fill(out, errorBox(err));
     }
   }));
-  return h("section", { class: "card", "aria-labelledby": "replay-title" },
+  return h("section", { class: "panel", "aria-labelledby": "replay-title" },
     h("h2", { id: "replay-title" }, "Replay"), h("p", { class: "muted small" }, "The tool calls this session made, oldest first."),
     btn, out);
 }
@@ -116,7 +116,7 @@ export default {
       const s = current;
       retitle(root, `Session ${s.name}`);
       fill(detail, facts(s),
-        h("section", { class: "card handoff", "aria-labelledby": "handoff-title" },
+        h("section", { class: "panel handoff", "aria-labelledby": "handoff-title" },
           h("h2", { id: "handoff-title" }, "Handoff"),
           s.handoff ? h("p", { class: "body" }, s.handoff) : h("p", { class: "muted" }, "No handoff note.")));
       const buttons = [];
@@ -133,7 +133,7 @@ export default {
     await reload();
     if (!current) return {};
     const tree = brainTree(app, params.id);
-    root.append(h("section", { class: "card", "aria-labelledby": "brain-title" },
+    root.append(h("section", { class: "panel", "aria-labelledby": "brain-title" },
       h("h2", { id: "brain-title" }, "Brain"), tree.node), replayPanel(app, params.id));
     let timer = null;
     return {

@@ -21,7 +21,7 @@ function percent(part, whole) {
 function usage(report) {
   const used = report.used_bytes, cap = report.capacity_bytes;
   const pct = percent(used, cap);
-  return h("section", { class: "card", "aria-labelledby": "usage-title" },
+  return h("section", { class: "panel", "aria-labelledby": "usage-title" },
     h("h2", { id: "usage-title" }, "Used"),
     h("p", { class: "big" }, `${bytes(used)} of ${bytes(cap)}`,
       h("span", { class: "muted small" }, ` · ${bytes(report.free_bytes)} free on the volume`)),
@@ -34,7 +34,7 @@ function byKind(report) {
   const total = KIND_LABELS.reduce((sum, [k]) => sum + (report.by_kind[k] || 0), 0);
   const segs = KIND_LABELS.map(([k, label]) => sized(h("span", { class: ["seg", `seg-${k}`], title: label }),
     percent(report.by_kind[k], total)));
-  return h("section", { class: "card", "aria-labelledby": "kinds-title" },
+  return h("section", { class: "panel", "aria-labelledby": "kinds-title" },
     h("h2", { id: "kinds-title" }, "By kind"),
     h("div", { class: "stack-bar", "aria-hidden": "true" }, segs),
     h("ul", { class: "legend" }, KIND_LABELS.map(([k, label]) => h("li", {},
@@ -70,8 +70,8 @@ function projectRow(app, row, refresh) {
     panel.hidden = !open;
     if (open) sessionsPanel(app, row.project_id, panel, refresh);
   });
-  const prune = h("button", { type: "button", class: "btn small danger", disabled: !row.prunable.sessions },
-    `Prune ${count(row.prunable.sessions || 0, "ended session")}`);
+  const prune = h("button", { type: "button", class: "btn small danger", hidden: !row.prunable.sessions },
+    `Prune ${row.prunable.sessions || 0} ended`);
   prune.addEventListener("click", () => busy(prune, () => pruneWithUndo(app,
     `/storage/projects/${encodeURIComponent(row.project_id)}/sessions`, refresh)));
   const sizes = [["feed", row.events_bytes], ["sessions", row.session_bytes], ["artifacts", row.artifact_bytes],
@@ -83,7 +83,7 @@ function projectRow(app, row, refresh) {
       h("span", { class: "muted small" }, row.prunable.sessions
         ? ` · prunable: ${count(row.prunable.sessions, "session")}, ${bytes(row.prunable.bytes)}` : "",
       row.last_write ? ` · last write ${ago(row.last_write)}` : "")),
-    h("div", { class: "row-actions" }, toggle, prune), panel);
+    h("div", { class: "btn-row row-actions" }, toggle, prune), panel);
 }
 
 export default {
@@ -99,7 +99,7 @@ export default {
         fill(body, errorBox(err));
         return;
       }
-      const all = h("button", { type: "button", class: "btn danger", disabled: !report.prunable.sessions },
+      const all = h("button", { type: "button", class: "btn danger", hidden: !report.prunable.sessions },
         `Prune all ${count(report.prunable.sessions || 0, "ended session")}`);
       all.addEventListener("click", () => busy(all, async () => {
         const choice = await app.dialog({
@@ -112,7 +112,7 @@ export default {
         if (choice === "go") await pruneWithUndo(app, "/storage/sessions", draw);
       }));
       fill(body, usage(report), byKind(report),
-        h("section", { class: "card", "aria-labelledby": "prunable-title" },
+        h("section", { class: "panel", "aria-labelledby": "prunable-title" },
           h("h2", { id: "prunable-title" }, "Prunable"),
           h("p", {}, report.prunable.sessions
             ? `${count(report.prunable.sessions, "ended session")} holding ${bytes(report.prunable.bytes)}`

@@ -70,6 +70,7 @@ export async function projectNames(app) {
 export function field(labelText, control, hint = null) {
   const id = control.id || `f-${Math.random().toString(36).slice(2)}`;
   control.id = id;
+  if (!["checkbox", "radio"].includes(control.type)) control.classList.add("field");
   const hintNode = hint ? h("span", { class: "hint", id: `${id}-hint` }, hint) : null;
   if (hintNode) control.setAttribute("aria-describedby", hintNode.id);
   return h("div", { class: "form-row" }, h("label", { class: "label", htmlFor: id }, labelText), control, hintNode);
