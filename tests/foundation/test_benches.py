@@ -48,3 +48,16 @@ def test_a_bench_imports_as_a_module(name: str) -> None:
     module = importlib.import_module(f"tools.bench.{name}")
     assert module.__package__ == tools.bench.__name__
     assert callable(module.main)
+
+
+
+def test_the_search_bench_runs_quickly(tmp_path: Path) -> None:
+    """tools/bench/search.py at a thousandth of its corpus: every section reports its figures."""
+    run = subprocess.run([sys.executable, str(BENCH / "search.py"), "--scale", "0.001", "--vocabulary", "500",
+                          "--reads", "2", "--rounds", "2", "--appends", "10", "--append-rounds", "1",
+                          "--search-every", "5", "--dir", str(tmp_path)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for heading in ("hub.db bytes per indexed event", "**all lexical queries**", "**all writes**",
+                    "`signal_append` throughput", "`mode=semantic` queries", "First search after a restart"):
+        assert heading in run.stdout, heading
