@@ -37,8 +37,10 @@ TOOLS = (
             "quotes; punctuation and AND/OR/NOT/NEAR are ignored (every word must match). Hits come in "
             "`groups` by type (feed, artifact, brain, kb), the group with the best hit first; `count` is "
             "the hits on this page, `truncated` says more matched than the page (or the 5,000 rows read) "
-            "holds: narrow the query. `mode: semantic` answers lexically (`backend: fts-fallback`) until "
-            "the hub has an embedding model."
+            "holds: narrow the query. `mode: semantic` also finds by meaning: the documents nearest the "
+            "query's meaning are blended with the word matches (`backend: hybrid`), filling the page even "
+            "when none is close; without the hub's embedding model it answers lexically "
+            "(`backend: fts-fallback`)."
         ),
         input_model=SearchCall,
         output_schema=outputs({

@@ -33,7 +33,8 @@ class SearchRequest(Request):
     type: Annotated[Family | None, Field(description="only this family of hits")] = None
     limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
     mode: Annotated[Literal["lexical", "semantic"],
-                    Field(description="semantic asks for semantic recall (lexical until a model exists)")] = "lexical"
+                    Field(description="semantic blends in the documents nearest in meaning (backend hybrid); "
+                                      "without the embedding model it is lexical (fts-fallback)")] = "lexical"
 
 
 class SearchCall(Request):
@@ -46,7 +47,8 @@ class SearchCall(Request):
     type: Annotated[Family | None, Field(description="only this family: feed, artifact, brain or kb")] = None
     limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
     mode: Annotated[Literal["lexical", "semantic"],
-                    Field(description="semantic asks for semantic recall (lexical until a model exists)")] = "lexical"
+                    Field(description="semantic blends in the documents nearest in meaning (backend hybrid); "
+                                      "without the embedding model it is lexical (fts-fallback)")] = "lexical"
 
     def request(self) -> SearchRequest:
         return SearchRequest(q=self.query, project=self.project_id, session_id=self.session_id, type=self.type,
