@@ -32,8 +32,7 @@ async def made(tmp_path: Path) -> Made:
 
 def backup_of(made: Made, parent: Path) -> Path:
     parent.mkdir()
-    result = offline_backup(made.root, parent, schema_version=supported_version(),
-                            moment=datetime(2026, 11, 27, 9, 0, tzinfo=UTC))
+    result = offline_backup(made.root, parent, moment=datetime(2026, 11, 27, 9, 0, tzinfo=UTC))
     return result.path
 
 
