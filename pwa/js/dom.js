@@ -24,6 +24,9 @@ export function h(tag, attrs, ...children) {
       node.addEventListener(key.slice(2).toLowerCase(), value);
     } else if (key === "class") {
       node.className = Array.isArray(value) ? value.filter(Boolean).join(" ") : String(value);
+    } else if (key === "style") {
+      // Through the CSSOM: the app's CSP refuses inline style attributes, not style properties.
+      if (typeof value === "string") node.style.cssText = value; else Object.assign(node.style, value);
     } else if (key === "dataset") {
       Object.assign(node.dataset, value);
     } else if (key === "text") {
