@@ -55,9 +55,12 @@ SUFFIX_TRIES = 20  # <id>-2 .. <id>-20 before a random suffix
 TOKEN_REFUSED = "the hub refused the bearer token (missing, unknown, refused or abandoned)"
 
 
-def _not_blank(value: str) -> str:
+def _reason(value: str) -> str:
+    """Shown to the human as the request's text: not blank, no control character."""
     if not value:
         raise PydanticCustomError("blank", "must not be blank")
+    if not validate.is_label(value):
+        raise PydanticCustomError("label", "must not hold control characters")
     return value
 
 
@@ -68,7 +71,7 @@ class EnrolRequest(Request):
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True, defer_build=True)
 
     display_name: DisplayName
-    why: Annotated[str, Trimmed(WHY_MAX), AfterValidator(_not_blank),
+    why: Annotated[str, Trimmed(WHY_MAX), AfterValidator(_reason),
                    Field(description=f"one line saying why you should be admitted (under {WHY_MAX + 1} "
                                      "characters)")]
     suggested_id: Annotated[AgentId | None, Field(
