@@ -40,6 +40,7 @@ from hubcore.services.brains import brain_factory
 from hubcore.services.brief import BriefService
 from hubcore.services.changes import Notifier, Publisher
 from hubcore.services.core import Core
+from hubcore.services.events import KINDS as EVENT_KINDS
 from hubcore.services.home import HomeService
 from hubcore.services.kb.files import kb_factory
 from hubcore.services.sessions import SessionRef
@@ -196,7 +197,7 @@ class Hub:
             )
             # A restored directory's first start: drop the blobs and brain files hub.db does not name.
             await anyio.to_thread.run_sync(tidy_restored, data_dir)
-            metrics = HubMetrics(data_dir)
+            metrics = HubMetrics(data_dir, event_kinds=EVENT_KINDS)
             # The hub store's actor publishes each command's effects after its batch commits.
             publisher = Publisher(Notifier(), metrics)
             store = StoreActor(db, synchronous=settings.synchronous, name="hub.db", publish=publisher.publish)

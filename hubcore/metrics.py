@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from hubcore.errors import STATUS_BY_CODE
+
+UNKNOWN_TOOL = "<unknown>"  # the tool label of a call naming no tool (never the name sent: unbounded labels)
 
 
 def file_size(path: Path) -> int | None:
@@ -54,7 +58,10 @@ class StorageCollector(Collector):
 
 
 class HubMetrics:
-    def __init__(self, data_dir: Path) -> None:
+    """The spec's metrics. Counters whose labels are known in advance (every event kind, every hub
+    error code) are rendered at 0 from the start, so a scrape tells "none yet" from "not counted"."""
+
+    def __init__(self, data_dir: Path, *, event_kinds: Iterable[str] = ()) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.http_requests = Counter(
             "hub_http_requests", "HTTP requests by method and status class",
@@ -74,6 +81,10 @@ class HubMetrics:
             "hub_mcp_tool_calls", "Agent tool calls by tool and outcome (ok, error)",
             ["tool", "outcome"], registry=self.registry,
         )
+        for kind in event_kinds:
+            self.events_appended.labels(kind=kind)
+        for code in STATUS_BY_CODE:
+            self.failed_responses.labels(code=code)
         self.registry.register(StorageCollector(data_dir))
 
     def render(self) -> bytes:

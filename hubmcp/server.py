@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from hubcore import build
 from hubcore.errors import HubError
 from hubcore.hub import Hub
+from hubcore.metrics import UNKNOWN_TOOL
 from hubmcp import errors
 from hubmcp.context import Binding, CallContext
 from hubmcp.resources import Resources
@@ -156,7 +157,7 @@ class HubMcp:
             return self._fixture_call(ctx)
         tool = self.tools.get(params.name)
         if tool is None:
-            metrics.tool_calls.labels(tool="unknown", outcome="error").inc()
+            metrics.tool_calls.labels(tool=UNKNOWN_TOOL, outcome="error").inc()
             metrics.failed_responses.labels(code="not_found").inc()
             return errors.unknown_tool(params.name)
         call: CallContext | None = None

@@ -72,7 +72,7 @@ async def test_errors_are_structured_and_missing_equals_denied(live: LiveHub, mo
         assert bad["message"].startswith("argument bogus: unknown argument")
     r = await live.http.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert 'hub_mcp_tool_calls_total{outcome="error",tool="signal_append"}' in r.text
-    assert 'hub_mcp_tool_calls_total{outcome="error",tool="unknown"}' in r.text
+    assert 'hub_mcp_tool_calls_total{outcome="error",tool="<unknown>"}' in r.text
 
 
 @pytest.mark.parametrize("mode", ERAS)
