@@ -61,3 +61,13 @@ def test_the_search_bench_runs_quickly(tmp_path: Path) -> None:
     for heading in ("hub.db bytes per indexed event", "**all lexical queries**", "**all writes**",
                     "`signal_append` throughput", "`mode=semantic` queries", "First search after a restart"):
         assert heading in run.stdout, heading
+
+
+def test_the_backup_bench_runs_quickly(tmp_path: Path) -> None:
+    """tools/bench/backup.py at a five-hundredth of its hub: the backup and both latency rows."""
+    run = subprocess.run([sys.executable, str(BENCH / "backup.py"), "--size", "0.002", "--secs", "0.5",
+                          "--agents", "4", "--dir", str(tmp_path)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for heading in ("backup: ", "| without a backup |", "| during the backup |", "p99 during / without"):
+        assert heading in run.stdout, heading
