@@ -22,7 +22,7 @@ from hubcore.services.core import Core
 from hubcore.services.search.index import SearchIndex
 from hubcore.services.search.models import ROWS_MAX, SearchRequest
 from hubcore.services.search.query import Parsed, parse
-from hubcore.services.search.semantic import Searcher, SemanticIndex, fuse
+from hubcore.services.search.semantic import LEXICAL_MAX, Searcher, SemanticIndex, fuse
 
 log = logging.getLogger("hubcore.search")
 
@@ -32,10 +32,13 @@ HIT_JOINS = "JOIN projects p ON p.id = d.project_id LEFT JOIN sessions s ON s.id
 HIT_LIVE = """(s.id IS NULL OR s.pruned_at IS NULL)
   AND (d.family != 'brain' OR s.id IS NOT NULL)
   AND (d.family != 'feed' OR EXISTS (SELECT 1 FROM events e WHERE e.id = d.key))"""
-HIT_SQL = f"""SELECT {HIT_COLUMNS}, bm25(search_fts) AS score
+# Ranking reads only ids and scores (up to 5,000 rows); the page's rows are read after, by id.
+HIT_SQL = f"""SELECT d.id, bm25(search_fts) AS score
 FROM search_fts f JOIN search_docs d ON d.id = f.rowid {HIT_JOINS}
 WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {HIT_LIVE}
 ORDER BY f.rowid DESC LIMIT :rows"""
+PAGE_SQL = f"""SELECT {HIT_COLUMNS} FROM search_docs d {HIT_JOINS}
+WHERE d.id IN (SELECT value FROM json_each(:ids))"""
 # The semantic candidates (`semantic.Searcher`) pass the same visibility, scope and liveness.
 VECTOR_SQL = f"""SELECT {HIT_COLUMNS}, v.vec
 FROM search_vectors v JOIN search_docs d ON d.id = v.doc_id {HIT_JOINS}
@@ -81,21 +84,31 @@ class SearchService:
         visible, params = visibility(caller)
         scope, scoped = _scope(conn, caller, req, visible, params)
         sql = HIT_SQL.format(visible=visible, scope=scope)
-        seen: set[int] = set()
-        found: list[sqlite3.Row] = []
+        keep = req.limit + 1 if near is None else max(req.limit + 1, LEXICAL_MAX)  # the rows read in full
+        ranked: list[int] = []
         budget = ROWS_MAX
         for match in dict.fromkeys((parsed.whole, parsed.prefix)):  # whole words first
+            if len(ranked) >= keep:
+                break  # the page is whole-word hits only (and more matched: truncated)
             rows = conn.execute(sql, {**params, **scoped, "match": match, "rows": budget}).fetchall()
             budget -= len(rows)
-            fresh = sorted((r for r in rows if r["id"] not in seen), key=lambda r: r["score"])
-            seen.update(r["id"] for r in fresh)
-            found.extend(fresh)
+            seen = set(ranked)
+            ranked.extend(r[0] for r in sorted(rows, key=lambda r: r[1]) if r[0] not in seen)
             if budget <= 0:
                 break
+        found = _rows(conn, PAGE_SQL, ranked[:keep])  # one read transaction: the same snapshot
         if near is not None:
             found = fuse(found, _neighbours(conn, near, req, visible, params, scope, scoped))
-        truncated = budget <= 0 or len(found) > req.limit
+        truncated = budget <= 0 or len(ranked) > req.limit or len(found) > req.limit
         return [_hit(r) for r in found[: req.limit]], truncated
+
+
+def _rows(conn: sqlite3.Connection, sql: str, ids: list[int]) -> list[sqlite3.Row]:
+    """The rows of `ids`, in that order."""
+    if not ids:
+        return []
+    by_id = {r["id"]: r for r in conn.execute(sql, {"ids": orjson.dumps(ids).decode()})}
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, visible: str,
