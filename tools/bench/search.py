@@ -341,7 +341,8 @@ async def main(args: argparse.Namespace) -> None:
             await bench_queries(hub, words, args, out)
             await bench_lag(hub, words, args, out)
             await bench_appends(hub, words, args, out)
-            await semantic_queries(hub, words, args, out)
+            if not args.no_semantic:
+                await semantic_queries(hub, words, args, out)
         await first_search_after_start(settings, out)
         out.append(f"\nLoad at the end: {os.getloadavg()[0]:.1f}.")
         print("\n".join(out))
@@ -357,6 +358,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--appends", type=int, default=300, help="appends a throughput round")
     parser.add_argument("--append-rounds", type=int, default=5)
     parser.add_argument("--search-every", type=int, default=100, help="ms between the searcher's queries")
+    parser.add_argument("--no-semantic", action="store_true", help="leave out the mode=semantic queries")
     parser.add_argument("--dir", default=None, help="where the temporary data directory goes")
     return parser.parse_args(argv)
 
