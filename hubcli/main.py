@@ -106,6 +106,27 @@ def tools(compact: bool = typer.Option(False, "--compact", help="One line per to
     raise typer.Exit(run_tools(settings_or_exit(), compact))
 
 
+@app.command()
+def enrol(
+    why_arg: str = typer.Argument(None, metavar="WHY", help="One line: why the hub should admit you."),
+    why: str = typer.Option(None, "--why", help="The reason (at most 200 characters), instead of the argument."),
+    name: str = typer.Option(None, "--name", help="Your display name (default: HUB_AGENT_ID, else the host name)."),
+    agent_id: str = typer.Option(None, "--id", help="The agent id you would like (default: HUB_AGENT_ID); the "
+                                 "hub picks another when it is taken."),
+    url: str = typer.Option(None, "--url", help="The hub to ask (default: HUB_URL)."),
+    force: bool = typer.Option(False, "--force", help="Enrol although a token is configured, replacing it."),
+) -> None:
+    """Ask a hub to admit this agent, wait for the human to decide (it shows in their inbox), then
+    save the hub URL and the token to the client config (the client section's url and token; the
+    file HUB_CONFIG names; mode 0600) and print the agent id. Exit 0 admitted, 1 the hub refused the request, 2 usage (no
+    reason, one over 200 characters, a token already configured without --force), 69 unreachable,
+    77 refused by the human or abandoned, 78 no hub named."""
+    from hubcli.enrol_cmd import run_enrol
+
+    raise typer.Exit(run_enrol(settings_or_exit(), why_arg=why_arg, why=why, name=name, agent_id=agent_id,
+                               url=url, force=force))
+
+
 app.add_typer(kb_app)
 app.add_typer(project_app)
 backup_cmd.register(app)
