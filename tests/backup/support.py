@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
+import pytest
+
 from hubcore.caller import Caller
 from hubcore.hub import Hub
+from hubcore.ops import backup as backup_mod
 from hubcore.services.artifacts.models import ArtifactPublish
 from hubcore.services.kb.models import KbWrite
 from hubcore.services.projects import ProjectCreate
@@ -55,3 +60,21 @@ def tree(root: Path) -> dict[str, tuple[str, int, str]]:
             else:
                 out[rel] = ("file", st.st_mode, hashlib.sha256(path.read_bytes()).hexdigest())
     return out
+
+
+class Blocked:
+    """Holds the backup's worker inside its first blob copy until released."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.inside, self.release = threading.Event(), threading.Event()
+        real = backup_mod._copy_blob
+
+        def copy_blob(*args: Any) -> Any:
+            self.inside.set()
+            self.release.wait(10)
+            return real(*args)
+
+        monkeypatch.setattr(backup_mod, "_copy_blob", copy_blob)
+
+    async def entered(self) -> None:
+        assert await anyio.to_thread.run_sync(self.inside.wait, 10)

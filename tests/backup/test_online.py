@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,17 +16,12 @@ from hubcore import config as cfg
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.errors import HubError
-from hubcore.ops import backup as backup_mod
 from hubcore.ops.backup import BackupCreate, store_files
 from hubcore.ops.manifest import read_manifest, verify_manifest
-from hubcore.services.artifacts.models import ArtifactRef
-from hubcore.services.requests import parse
-from tests.backup.support import ADMIN as ADMIN_CALLER
-from tests.backup.support import ALICE, populate, tree
+from tests.backup.support import Blocked, populate, tree
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient, hub_client
 from tests.harness import test_settings as settings_for
-from tests.requests import a_signal
 
 pytestmark = pytest.mark.anyio
 
@@ -151,24 +145,6 @@ async def test_a_backup_dir_swapped_for_a_symlink_into_the_data_dir_is_refused(
     assert tree(tmp_path) == before
 
 
-class Blocked:
-    """Holds the backup's worker inside its first blob copy until released."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.inside, self.release = threading.Event(), threading.Event()
-        real = backup_mod._copy_blob
-
-        def copy_blob(*args: Any) -> Any:
-            self.inside.set()
-            self.release.wait(10)
-            return real(*args)
-
-        monkeypatch.setattr(backup_mod, "_copy_blob", copy_blob)
-
-    async def entered(self) -> None:
-        assert await anyio.to_thread.run_sync(self.inside.wait, 10)
-
-
 async def test_one_backup_at_a_time_and_the_hub_keeps_serving(live: HubClient, backups: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     await populate(live.app.hub)
@@ -186,71 +162,3 @@ async def test_one_backup_at_a_time_and_the_hub_keeps_serving(live: HubClient, b
         blocked.release.set()
     assert replies[0].status_code == 201
     assert [p.name for p in backups.iterdir()] == [replies[0].json()["directory"]]
-
-
-async def test_a_blob_delete_waits_while_a_backup_runs(live: HubClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    hub = live.app.hub
-    made = await populate(hub)
-    blob = hub.settings.data_path / "blobs" / made["blob"][:2] / made["blob"]
-    blocked = Blocked(monkeypatch)
-    done: dict[str, Any] = {}
-    async with anyio.create_task_group() as tg:
-        async def take() -> None:
-            done["backup"] = await hub.backups.create(ADMIN_CALLER, BackupCreate())
-
-        async def delete() -> None:
-            done["delete"] = await hub.artifacts.delete(ADMIN_CALLER, parse(ArtifactRef, {
-                "artifact_id": made["artifact_id"]}))
-
-        tg.start_soon(take)
-        await blocked.entered()
-        tg.start_soon(delete)
-        await anyio.sleep(0.2)
-        assert "delete" not in done and blob.exists()  # the delete waits at the gate
-        blocked.release.set()
-    assert not blob.exists() and done["delete"] == {"ok": True}
-    root = Path(done["backup"]["path"])
-    assert (root / "blobs" / made["blob"][:2] / made["blob"]).read_bytes() == b"<p>kept</p>"
-    copy = sqlite3.connect(root / "hub.db")
-    try:
-        assert copy.execute("SELECT COUNT(*) FROM artifacts").fetchone()[0] == 1  # the copy predates the delete
-    finally:
-        copy.close()
-
-
-async def test_a_backup_while_agents_keep_writing(live: HubClient) -> None:
-    hub = live.app.hub
-    made = await populate(hub)
-    written = {"n": 0}
-    stop, warmed = anyio.Event(), anyio.Event()
-
-    async def writer(i: int) -> None:
-        while not stop.is_set():
-            req = a_signal(project_id="web", summary=f"w{i}", payload={"n": written["n"]})
-            await hub.posts.signal_append(ALICE, req)
-            written["n"] += 1
-            if written["n"] >= 20:
-                warmed.set()
-
-    async with anyio.create_task_group() as tg:
-        for i in range(4):
-            tg.start_soon(writer, i)
-        await warmed.wait()
-        result = await hub.backups.create(ADMIN_CALLER, BackupCreate())
-        during = written["n"]
-        stop.set()
-    root = Path(result["path"])
-    assert verify_manifest(root) == []
-    copy = sqlite3.connect(root / "hub.db")
-    try:
-        assert copy.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        copied = copy.execute("SELECT COUNT(*) FROM events WHERE summary LIKE 'w%'").fetchone()[0]
-    finally:
-        copy.close()
-    assert 20 <= copied <= during + 4  # a consistent snapshot taken while the writers ran
-    brain = sqlite3.connect(root / "brains" / f"{made['session_id']}.db")
-    try:
-        assert brain.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    finally:
-        brain.close()
-
