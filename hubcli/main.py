@@ -118,9 +118,9 @@ def enrol(
 ) -> None:
     """Ask a hub to admit this agent, wait for the human to decide (it shows in their inbox), then
     save the hub URL and the token to the client config (the client section's url and token; the
-    file HUB_CONFIG names; mode 0600) and print the agent id. Exit 0 admitted, 1 the hub refused the request, 2 usage (no
-    reason, one over 200 characters, a token already configured without --force), 69 unreachable,
-    77 refused by the human or abandoned, 78 no hub named."""
+    file HUB_CONFIG names; mode 0600) and print the agent id. Exit 0 admitted, 1 the hub refused
+    the request, 2 usage (no reason, one over 200 characters, a token already configured without
+    --force), 69 unreachable, 77 refused by the human or abandoned, 78 no hub named."""
     from hubcli.enrol_cmd import run_enrol
 
     raise typer.Exit(run_enrol(settings_or_exit(), why_arg=why_arg, why=why, name=name, agent_id=agent_id,
