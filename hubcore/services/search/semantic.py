@@ -71,6 +71,7 @@ class SemanticIndex:
         self._embed_lock = anyio.Lock()
         self._set_lock = anyio.Lock()
         self._wake = anyio.Event()
+        self._idle = anyio.Event()  # set while the background task has nothing left to embed
         self.embedded = 0  # vectors written since start
         self.failures = 0
 
@@ -100,7 +101,7 @@ class SemanticIndex:
         if not self._embed_lock.locked():  # the background task is at it: answer with what is there
             pending = await self._pending(None, INLINE_MAX + 1)
             if len(pending) > INLINE_MAX:
-                self._wake.set()
+                self._request()
             elif pending:
                 async with self._embed_lock:
                     await self._embed(model, await self._pending(None, INLINE_MAX))
@@ -172,9 +173,22 @@ class SemanticIndex:
                 except Exception:  # derived data: the next pass tries again
                     self.failures += 1
                     log.exception("embedding search documents failed")
+            if not self._wake.is_set():
+                self._idle.set()
             await self._wake.wait()
             self._wake = anyio.Event()
             has = True
+
+    def _request(self) -> None:
+        """Ask the background task for a pass over the documents without a vector."""
+        self._wake.set()
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+
+    async def idle(self) -> None:
+        """Return once the background task has embedded everything asked of it (for tools and
+        tests that need the vectors in place; a query never waits for it)."""
+        await self._idle.wait()
 
     def stale(self) -> None:
         """Many candidates were documents removed since the set was read: read it again."""
