@@ -226,7 +226,7 @@ def validate(hub: HubSettings) -> None:
         raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
     for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
                  "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "streams_per_token",
-                 "body_idle_secs", "body_min_rate"):
+                 "body_idle_secs", "body_min_rate", "integrity_sample_secs"):
         if getattr(hub, name) < 0:
             raise ConfigError(f"hub.{name} must not be negative")
     if hub.open_stores_max < 1:

@@ -115,3 +115,13 @@ async def test_off_by_default_no_task_and_no_metric(made: Made) -> None:
         assert hub.integrity is None
         text = hub.metrics.render().decode()
     assert "hub_integrity" not in text
+
+
+def test_the_setting_is_read_and_a_negative_one_refused(tmp_path: Path) -> None:
+    from hubcore.config import ConfigError, load
+
+    absent = tmp_path / "none.toml"
+    assert load({"HUB_INTEGRITY_SAMPLE_SECS": "5"}, path=absent).hub.integrity_sample_secs == 5
+    assert load({}, path=absent).hub.integrity_sample_secs == 0
+    with pytest.raises(ConfigError, match=r"hub\.integrity_sample_secs must not be negative"):
+        load({"HUB_INTEGRITY_SAMPLE_SECS": "-1"}, path=absent)
