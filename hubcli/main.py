@@ -9,6 +9,7 @@ import typer
 
 from hubcli import backup_cmd, exits
 from hubcli.kb_cmd import kb_app
+from hubcli.ops_cmd import register as register_ops
 from hubcli.project_cmd import project_app
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ def enrol(
 app.add_typer(kb_app)
 app.add_typer(project_app)
 backup_cmd.register(app)
+register_ops(app)
 
 
 def run() -> None:
