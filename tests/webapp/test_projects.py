@@ -100,3 +100,23 @@ def test_a_personal_space_offers_no_delete(app_page: Any, hub: Hub) -> None:
     expect(app_page.locator(".panel.form")).to_be_visible()
     expect(app_page.get_by_text("A personal space cannot be deleted.")).to_be_visible()
     expect(app_page.get_by_role("button", name="Delete project")).to_have_count(0)
+
+
+def test_j_and_k_move_through_the_rows_and_enter_opens_one(app_page: Any, hub: Hub) -> None:
+    first, second = hub.new_project("keys"), hub.new_project("keys")
+    go(app_page, "#/projects", "Projects")
+    rows = app_page.locator("ul[aria-label=Projects] .row-link")
+    expect(app_page.locator(f'a[href="#/projects/{second}"]')).to_be_visible()
+    ids = [rows.nth(i).get_attribute("href") for i in range(rows.count())]
+    at = ids.index(f"#/projects/{first}")
+    assert ids[at + 1] == f"#/projects/{second}"
+    app_page.keyboard.press("j")
+    expect(rows.first).to_be_focused()
+    for _ in range(at + 1):
+        app_page.keyboard.press("j")
+    expect(rows.nth(at + 1)).to_be_focused()
+    app_page.keyboard.press("k")
+    expect(rows.nth(at)).to_be_focused()
+    app_page.keyboard.press("Enter")
+    expect(app_page.locator("h1")).to_have_text(first)
+    expect(app_page.locator("h1")).to_be_focused()
