@@ -17,6 +17,10 @@ def row(page: Any, event_id: str) -> Any:
     return page.locator(f'li.row[data-event-id="{event_id}"]')
 
 
+def idea(hub: Hub, agent: str, project: str, summary: str) -> str:
+    return str(hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": summary})["event_id"])
+
+
 def open_inbox(page: Any, query: str = "") -> None:
     page.evaluate("q => { location.hash = '#/inbox' + q; }", query)
     expect(page.locator("h1")).to_have_text("Inbox")
@@ -104,9 +108,8 @@ def test_the_keyboard_a_asks_first_with_the_safe_action_focused(app_page: Any, h
 def test_read_unread_and_mark_all_read_within_a_project(app_page: Any, hub: Hub) -> None:
     agent = hub.new_agent("thinker")
     project, other = hub.new_project("ideas"), hub.new_project("ideas")
-    first = hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "Cache the home"})["event_id"]
-    second = hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "Rename it"})["event_id"]
-    elsewhere = hub.mcp(agent, "signal_append", {"project_id": other, "kind": "idea", "summary": "Keep me"})["event_id"]
+    first, second = idea(hub, agent, project, "Cache the home"), idea(hub, agent, project, "Rename it")
+    elsewhere = idea(hub, agent, other, "Keep me")
     open_inbox(app_page)
     row(app_page, first).get_by_role("button", name="Mark read").click()
     expect(row(app_page, first)).to_have_attribute("data-status", "read")
@@ -126,18 +129,18 @@ def test_read_unread_and_mark_all_read_within_a_project(app_page: Any, hub: Hub)
 def test_filters_unread_only_and_status(app_page: Any, hub: Hub) -> None:
     agent = hub.new_agent("thinker")
     project = hub.new_project("filters")
-    idea = hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "An idea"})["event_id"]
+    an_idea = idea(hub, agent, project, "An idea")
     qid = hub.question(agent, project, "A question")
     open_inbox(app_page, f"?project={project}")
-    expect(row(app_page, idea)).to_be_visible()
+    expect(row(app_page, an_idea)).to_be_visible()
     expect(row(app_page, qid)).to_be_visible()
     app_page.locator("#filter-unread").check()
     expect(row(app_page, qid)).to_have_count(0)
-    expect(row(app_page, idea)).to_be_visible()
+    expect(row(app_page, an_idea)).to_be_visible()
     expect(app_page.locator("#filter-status")).to_be_disabled()
     app_page.locator("#filter-unread").uncheck()
     app_page.locator("#filter-status").select_option("waiting")
-    expect(row(app_page, idea)).to_have_count(0)
+    expect(row(app_page, an_idea)).to_have_count(0)
     expect(row(app_page, qid)).to_be_visible()
     assert "status=waiting" in app_page.url
 
@@ -168,8 +171,9 @@ def test_an_expired_item_is_shown_resolved_by_the_hub(app_page: Any, hub: Hub) -
             body["items"] = [i for i in body["items"] if i["event_id"] != aid]
         for item in body["items"]:
             if item["event_id"] == aid:
-                item.update(status="resolved", expired=True, decision={
-                    "decision": "declined", "note": None, "actor": "hub", "event_id": "x", "decided_at": item["expires_at"]})
+                decision = {"decision": "declined", "note": None, "actor": "hub", "event_id": "x",
+                            "decided_at": item["expires_at"]}
+                item.update(status="resolved", expired=True, decision=decision)
         route.fulfill(response=response, json=body)
 
     app_page.route("**/api/v1/inbox?*", expired)
