@@ -14,7 +14,8 @@ problem a line naming the file and what is wrong.
    caught up lazily, so a difference is reported as a reading, not a problem; the index is then
    rebuilt from the stores, and the report says so. Where a store is damaged or missing the index is
    left as it is (it may be the last trace of what the store held); a backup is never written to
-   (its manifest would stop matching).
+   (its manifest would stop matching); nor is a restored directory no hub has started on yet (opening
+   it would run the first start's tidy).
 
 Every step reads through `quiet_connection` except step 5, which opens the directory as a hub with
 no background work. So `check` refuses while a hub holds the directory (`OpsRefused`).
@@ -37,6 +38,7 @@ from hubcore.ops.doctor import has_table
 from hubcore.ops.findings import Finding
 from hubcore.ops.integrity import check_file
 from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, verify_manifest
+from hubcore.ops.restore import RESTORED_MARK
 from hubcore.ops.stores import HUB_DB, quiet_connection, relative, store_files
 from hubcore.parts import overrides
 from hubcore.store.migrations import read_version, supported_version
@@ -81,6 +83,10 @@ def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
     elif any(f.problem for f in findings):
         findings.append(Finding("search index", "not compared or rebuilt: fix the problems above first (the "
                                                 "index may hold the last trace of a damaged store)", problem=False))
+    elif (root / RESTORED_MARK).exists():
+        findings.append(Finding("search index", "not compared: the directory was restored and no hub has started "
+                                                "on it yet (its first start tidies it); start the hub once and check "
+                                                "again", problem=False))
     elif (skip := _schema_mismatch(root)) is not None:
         findings.append(skip)
     else:

@@ -193,3 +193,17 @@ async def test_no_such_directory(tmp_path: Path, made: Made) -> None:
 async def test_the_store_files_are_the_parts_own(made: Made) -> None:
     async with Hub.open(made.settings, clock=FakeClock()) as hub:
         assert hub.engine_files()[1:] == store_files(made.root)
+
+
+async def test_a_restored_directory_is_checked_but_not_opened_before_its_first_start(made: Made,
+                                                                                    tmp_path: Path) -> None:
+    from hubcore.ops.restore import restore
+
+    backup = backup_of(made, tmp_path / "backups")
+    target = tmp_path / "restored"
+    restore(backup, target, force=False, supported_version=supported_version())
+    before = tree(target)
+    findings = await check(target, made.settings)
+    assert problem_lines(findings) == []
+    assert readings(findings)["search index"].startswith("not compared: the directory was restored")
+    assert tree(target) == before
