@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
@@ -31,20 +31,41 @@ log = logging.getLogger("hubcore.search")
 
 
 def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch) -> None:
-    """Put `batch` into the index for `source` and record its mark (one command)."""
+    """Put `batch` into the index for `source` and record its mark (one command). A `replace`
+    batch is compared with what the source holds: only documents that changed are written and
+    those no longer in it removed (a page write in a project of 1,000 pages rewrites one
+    document, not 1,000, and an unchanged document keeps its row and its vector)."""
+    stored = _stored(conn, source) if batch.replace else {}
     if batch.replace:
-        drop_source(conn, source)
+        wanted = {(doc.family, doc.key) for doc in batch.docs}
+        _delete_ids(conn, [row[0] for key, row in stored.items() if key not in wanted])
     for doc in batch.docs:
-        old = conn.execute("SELECT id FROM search_docs WHERE family = ? AND key = ?", (doc.family, doc.key)).fetchone()
+        meta = orjson.dumps(dict(doc.meta)).decode()
+        held = stored.get((doc.family, doc.key))
+        if held is not None and held[1:] == (source, doc.project_id, doc.session_id, doc.snippet, meta, doc.text):
+            continue
+        if held is not None:
+            old = held[0]
+        else:  # a document of this key elsewhere (another source) moves here
+            found = conn.execute("SELECT id FROM search_docs WHERE family = ? AND key = ?",
+                                 (doc.family, doc.key)).fetchone()
+            old = None if found is None else found[0]
         if old is not None:
-            _delete_ids(conn, [old[0]])
+            _delete_ids(conn, [old])
         cur = conn.execute("""INSERT INTO search_docs (family, source, key, project_id, session_id, snippet, meta)
                               VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                           (doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet,
-                            orjson.dumps(dict(doc.meta)).decode()))
+                           (doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet, meta))
         conn.execute("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, doc.text))
     conn.execute("INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE "
                  "SET mark = excluded.mark", (source, batch.mark))
+
+
+def _stored(conn: sqlite3.Connection, source: str) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """A source's documents as held: (family, key) -> (id, source, project, session, snippet, meta, text)."""
+    rows = conn.execute("""SELECT d.family, d.key, d.id, d.source, d.project_id, d.session_id, d.snippet, d.meta,
+                           f.body FROM search_docs d JOIN search_fts f ON f.rowid = d.id WHERE d.source = ?""",
+                        (source,))
+    return {(r[0], r[1]): tuple(r[2:]) for r in rows}
 
 
 def _delete_ids(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
