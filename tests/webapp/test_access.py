@@ -111,3 +111,41 @@ def test_an_agents_display_name_is_text(app_page: Any, hub: Hub) -> None:
     go(app_page, "#/access", "Access")
     expect(app_page.locator('.agent-row[data-agent="mallory"] .name')).to_have_text(f"Mallory {XSS}")
     no_script_ran(app_page)
+
+
+def enrol(hub: Hub, agent_id: str, why: str) -> str:
+    r = httpx.post(f"{hub.url}/api/v1/enrol", json={"display_name": agent_id.title(), "why": why,
+                                                    "suggested_id": agent_id}, timeout=10)
+    assert r.status_code == 202, r.text
+    return str(r.json()["token"])
+
+
+def test_a_pending_agent_is_admitted_or_refused_from_access(app_page: Any, hub: Hub) -> None:
+    token = enrol(hub, "hopeful", f"to help {XSS}")
+    assert not token_works(hub, token)
+    go(app_page, "#/access", "Access")
+    row = app_page.locator('.agent-row[data-agent="hopeful"]')
+    expect(row.locator(".status")).to_have_text("pending")
+    expect(row).to_contain_text(f"Asked to enrol: to help {XSS}")
+    expect(row.get_by_role("button", name="Issue token")).to_have_count(0)
+    row.get_by_role("button", name="Admit").click()
+    expect(row.locator(".status")).to_have_text("active")
+    assert agent(hub, "hopeful")["status"] == "active"
+    assert token_works(hub, token)
+
+    refused = enrol(hub, "gatecrasher", "let me in")  # one pending request per peer: the first is decided
+    go(app_page, "#/projects", "Projects")
+    go(app_page, "#/access", "Access")
+    row = app_page.locator('.agent-row[data-agent="gatecrasher"]')
+    row.get_by_role("button", name="Refuse").click()
+    app_page.locator("dialog").get_by_role("button", name="Cancel").click()
+    assert agent(hub, "gatecrasher")["status"] == "pending"  # cancelled: still waiting
+    row.get_by_role("button", name="Refuse").click()
+    app_page.locator("dialog").get_by_role("button", name="Refuse").click()
+    expect(app_page.locator(".toast", has_text="Refused gatecrasher")).to_be_visible()
+    assert agent(hub, "gatecrasher")["status"] == "pending"  # kept as a record, its token gone
+    assert agent(hub, "gatecrasher")["has_token"] is False
+    assert not token_works(hub, refused)
+    expect(row.locator(".status")).to_have_text("refused")
+    expect(row.get_by_role("button")).to_have_count(0)  # nothing left to decide
+    no_script_ran(app_page)

@@ -125,6 +125,39 @@ async function grantsPanel(app, agent, panel, confidential) {
     adder ?? h("p", { class: "muted small" }, confidential.length ? "It holds a grant on every confidential project." : "No project is confidential."));
 }
 
+// A pending agent asked to enrol: the human admits it (its own token starts working) or refuses.
+async function decideEnrolment(app, agent, verb, refresh) {
+  if (verb === "refuse") {
+    const choice = await app.dialog({
+      title: `Refuse ${agent.display_name}?`,
+      body: h("p", {}, "The request is declined and its token never works."),
+      actions: [{ label: "Cancel", value: null }, { label: "Refuse", value: "go", danger: true }],
+      focus: null,
+    });
+    if (choice !== "go") return;
+  }
+  try {
+    await app.api.post(`/enrol/${encodeURIComponent(agent.id)}/${verb === "admit" ? "approve" : "refuse"}`);
+    app.toast(verb === "admit" ? `Admitted ${agent.id}` : `Refused ${agent.id}`);
+  } catch (err) {
+    app.toast(errorText(err), { kind: "error" });
+  }
+  await refresh();
+}
+
+function enrolButtons(app, agent, refresh) {
+  const admit = h("button", { type: "button", class: "btn small primary", "data-row": "" }, "Admit");
+  admit.addEventListener("click", () => busy(admit, () => decideEnrolment(app, agent, "admit", refresh)));
+  const refuse = h("button", { type: "button", class: "btn small danger" }, "Refuse");
+  refuse.addEventListener("click", () => busy(refuse, () => decideEnrolment(app, agent, "refuse", refresh)));
+  return [admit, refuse];
+}
+
+// A pending agent whose token is gone was refused: the hub keeps it as a record for a while.
+function statusText(agent) {
+  return agent.status === "pending" && !agent.has_token ? "refused" : agent.status;
+}
+
 function agentRow(app, agent, confidential, refresh) {
   const panel = h("div", { class: "grants-panel", hidden: true });
   const grantsBtn = h("button", { type: "button", class: "btn small", "aria-expanded": "false" }, "Grants");
@@ -142,13 +175,16 @@ function agentRow(app, agent, confidential, refresh) {
   return h("li", { class: "agent-row", dataset: { agent: agent.id } },
     h("div", { class: "row-main" },
       h("span", { class: "name" }, agent.display_name),
-      h("span", { class: ["status", `status-${agent.status}`] }, agent.status),
+      h("span", { class: ["status", `status-${agent.status}`] }, statusText(agent)),
       h("span", { class: "muted small" }, ` ${agent.id} · `,
         h("a", { href: `#/projects/${encodeURIComponent(agent.personal_project_id)}` }, "personal space"),
         ` · last seen ${agent.last_seen_at ? ago(agent.last_seen_at) : "never"}`,
         ` · ${agent.has_token ? "has a token" : "no token"}`),
       agent.enrol_note ? h("span", { class: "small" }, "Asked to enrol: ", agent.enrol_note) : null),
-    h("div", { class: "btn-row row-actions" }, issueBtn, revokeBtn, grantsBtn), panel);
+    h("div", { class: "btn-row row-actions" },
+      agent.status !== "pending" ? [issueBtn, revokeBtn]
+        : agent.has_token ? enrolButtons(app, agent, refresh) : null,
+      agent.status === "pending" ? null : grantsBtn), panel);
 }
 
 function createForm(app, refresh) {
