@@ -34,7 +34,7 @@ from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.hub import DataDirLocked, Hub
 from hubcore.ops.datadir import OpsRefused, held_by_hub
-from hubcore.ops.doctor import has_table
+from hubcore.ops.doctor import has_table, is_digest, not_a_directory
 from hubcore.ops.findings import Finding
 from hubcore.ops.integrity import check_file
 from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, verify_manifest
@@ -73,7 +73,7 @@ async def check(root: Path, settings: HubSettings, *, clock: Clock | None = None
 def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
     """Steps 1 to 4 and whether step 5 may run (blocking)."""
     if not root.is_dir():
-        return [Finding(str(root), "no such directory")], False
+        return [not_a_directory(root)], False
     refuse_if_held(root)
     is_backup = (root / MANIFEST_NAME).exists()
     findings = check_files(root, is_backup)
@@ -149,8 +149,11 @@ def artifact_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
         if sha in seen:
             continue
         seen.add(sha)
-        name = f"blobs/{sha[:2]}/{sha}"
         whose = f"artifact {artifact_id} version {version}"
+        if not is_digest(sha):  # a damaged row must not send the check outside blobs/
+            found.append(Finding(HUB_DB, f"{whose} names its blob by {str(sha)[:80]!r}, not a SHA-256 digest"))
+            continue
+        name = f"blobs/{sha[:2]}/{sha}"
         path = root / name
         if not path.is_file():
             found.append(Finding(name, f"missing ({whose})"))

@@ -30,7 +30,7 @@ MAX_LISTED = 50  # missing blobs named one by one; past it, a count
 def doctor(root: Path, *, min_free_bytes: int, now: float) -> list[Finding]:
     """Every reading and problem, in report order."""
     if not root.is_dir():
-        return [Finding(str(root), "no such directory")]
+        return [not_a_directory(root)]
     findings = _identity(root)
     db = root / HUB_DB
     if not db.is_file():
@@ -41,6 +41,14 @@ def doctor(root: Path, *, min_free_bytes: int, now: float) -> list[Finding]:
     findings.append(_free_space(root, min_free_bytes))
     findings.append(_logs(root))
     return findings
+
+
+def not_a_directory(root: Path) -> Finding:
+    return Finding(str(root), "not a directory" if root.exists() else "no such directory")
+
+
+def is_digest(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
 def _identity(root: Path) -> list[Finding]:
@@ -87,7 +95,8 @@ def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Findin
     kind = conn.execute("SELECT value FROM hub_meta WHERE key = 'store_kind'").fetchone()
     if kind is None or kind[0] != STORE_KIND:
         return [*found, Finding(HUB_DB, "does not hold a hub store (store kind differs)")]
-    found.append(_high_water(conn, now))
+    if has_table(conn, "events"):
+        found.append(_high_water(conn, now))
     if has_table(conn, "artifact_versions"):
         found.extend(missing_blobs(conn, db.parent))
     return found
@@ -116,15 +125,20 @@ def missing_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
     """A problem per blob an artifact version references that is not a file under `blobs/`."""
     rows = conn.execute("""SELECT sha256, MIN(artifact_id), MIN(version), COUNT(*) FROM artifact_versions
                            GROUP BY sha256 ORDER BY sha256""").fetchall()
-    missing = [r for r in rows if not (root / "blobs" / r[0][:2] / r[0]).is_file()]
-    found = [Finding(f"blobs/{sha[:2]}/{sha}", f"missing (artifact {aid} version {version}"
-                                               f"{f' and {count - 1} more versions' if count > 1 else ''})")
+    # A row naming no digest (a damaged store) is missing its blob too, and never makes a path.
+    missing = [r for r in rows if not is_digest(r[0]) or not (root / "blobs" / r[0][:2] / r[0]).is_file()]
+    found = [Finding(_blob_name(sha), f"missing (artifact {aid} version {version}"
+                                      f"{f' and {count - 1} more versions' if count > 1 else ''})")
              for sha, aid, version, count in missing[:MAX_LISTED]]
     if len(missing) > MAX_LISTED:
         found.append(Finding("blobs", f"{len(missing) - MAX_LISTED} more referenced blobs missing"))
     if not missing:
         found.append(Finding("blobs", f"{len(rows)} referenced by artifact versions, all present", problem=False))
     return found
+
+
+def _blob_name(sha: object) -> str:
+    return f"blobs/{sha[:2]}/{sha}" if isinstance(sha, str) and is_digest(sha) else f"blob {str(sha)[:80]!r}"
 
 
 def _file_schemas(root: Path) -> list[Finding]:

@@ -207,3 +207,19 @@ async def test_a_restored_directory_is_checked_but_not_opened_before_its_first_s
     assert problem_lines(findings) == []
     assert readings(findings)["search index"].startswith("not compared: the directory was restored")
     assert tree(target) == before
+
+
+async def test_a_row_naming_no_digest_never_sends_the_check_outside_blobs(made: Made, tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.write_bytes(b"not the hub's")
+    conn = sqlite3.connect(made.root / "hub.db")
+    conn.execute("UPDATE artifact_versions SET sha256 = ?", (f"../../../{outside.name}",))
+    conn.commit()
+    conn.close()
+    lines = problem_lines(await check(made.root, made.settings))
+    assert lines == [f"hub.db: artifact {made.artifact_id} version 1 names its blob by '../../../secret', "
+                     "not a SHA-256 digest"]
+
+
+async def test_a_file_is_not_a_directory(made: Made) -> None:
+    assert problem_lines(await check(made.blob_path, made.settings)) == [f"{made.blob_path}: not a directory"]

@@ -143,3 +143,8 @@ async def test_a_log_left_by_a_crash_is_read_from_a_copy(tmp_path: Path) -> None
     with quiet_connection(crashed / "a.db") as conn:
         assert conn.execute("SELECT x FROM t").fetchall() == [(42,)]
     assert tree(crashed) == before
+
+
+async def test_a_row_naming_no_digest_is_a_missing_blob(made: Made) -> None:
+    sql(made.root / "hub.db", "UPDATE artifact_versions SET sha256 = '../../x'")
+    assert run(made) == [f"blob '../../x': missing (artifact {made.artifact_id} version 1)"]

@@ -86,6 +86,7 @@ async def test_counters_count_what_happened(live: LiveHub) -> None:
     assert refused["isError"] is True
     unknown = await tool_call(live, "no_such_tool", {})
     assert unknown["isError"] is True
+    assert (await live.http.get("/api/v1/projects")).status_code == 401  # the gate's refusal counts too
     samples = await scrape(live)
     assert value(samples, "hub_events_appended_total", kind="signal") == 1
     assert value(samples, "hub_events_appended_total", kind="question") == 0
@@ -96,8 +97,9 @@ async def test_counters_count_what_happened(live: LiveHub) -> None:
     # The REST 404, the unknown tool's not_found and the refused call's invalid_argument.
     assert value(samples, "hub_failed_responses_total", code="not_found") == 2
     assert value(samples, "hub_failed_responses_total", code="invalid_argument") == 1
+    assert value(samples, "hub_failed_responses_total", code="unauthenticated") == 1
     assert value(samples, "hub_http_requests_total", method="POST", status_class="2xx") is not None
-    assert value(samples, "hub_http_requests_total", method="GET", status_class="4xx") == 1
+    assert value(samples, "hub_http_requests_total", method="GET", status_class="4xx") == 2
 
 
 async def test_integrity_pair_after_a_sample(live: LiveHub) -> None:
