@@ -272,3 +272,28 @@ def test_fusion_ranks_by_reciprocal_rank() -> None:
     assert [r["id"] for r in fused] == [1, 3, 2, 4]
     assert [r["id"] for r in semantic.fuse([], [row[5], row[2]])] == [5, 2]
     conn.close()
+
+
+def test_the_vector_set_keeps_to_its_filter() -> None:
+    import numpy as np
+
+    from hubcore.services.search.vectors import VectorSet, quantize
+
+    rng = np.random.default_rng(15)
+    vectors = rng.standard_normal((600, 256)).astype(np.float32)
+    stored = quantize(vectors)
+    rows = [(i, stored[i], f"p{i % 3}", ("feed", "brain")[i % 2], f"s{i % 5}" if i % 2 else None)
+            for i in range(600)]
+    vs = VectorSet()
+    vs.add(rows[:300])
+    vs.add(rows[300:])
+    query = vectors[7] / np.linalg.norm(vectors[7])
+    everything = vs.nearest(query, vs.filter(None, None, None), k=10)
+    assert everything[0] == 7 and len(everything) == 10
+    p1 = vs.nearest(query, vs.filter(["p1"], None, None), k=1000)
+    assert sorted(p1) == [i for i in range(600) if i % 3 == 1]
+    brains = vs.nearest(query, vs.filter(["p0", "p1", "p2"], "brain", "s2"), k=1000)
+    assert brains and all(i % 2 == 1 and i % 5 == 2 for i in brains)
+    assert vs.nearest(query, vs.filter(["p9"], None, None)) == []
+    assert vs.nearest(query, vs.filter([], None, None)) == []
+    assert vs.nearest(query, vs.filter(None, "kb", None)) == []

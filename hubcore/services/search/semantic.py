@@ -207,7 +207,7 @@ class Searcher:
         self.model = model
         self.vectors = vectors
 
-    def neighbours(self, query: str, projects: list[str], family: str | None, session: str | None,
+    def neighbours(self, query: str, projects: list[str] | None, family: str | None, session: str | None,
                    fetch: Fetch) -> list[sqlite3.Row]:
         """The visible documents nearest `query`, best first (cosine of the stored vectors)."""
         from hubcore.services.search.vectors import CANDIDATES, cosines

@@ -113,8 +113,9 @@ def _rows(conn: sqlite3.Connection, sql: str, ids: list[int]) -> list[sqlite3.Ro
 
 def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, visible: str,
                 params: dict[str, Any], scope: str, scoped: dict[str, Any]) -> list[sqlite3.Row]:
-    projects = [r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {visible}", params)
-                if req.project is None or r[0] == req.project]
+    projects = None if visible == "1" and req.project is None else [  # None: every project (the admin)
+        r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {visible}", params)
+        if req.project is None or r[0] == req.project]
     sql = VECTOR_SQL.format(visible=visible, scope=scope)
 
     def fetch(ids: list[int]) -> list[sqlite3.Row]:

@@ -92,7 +92,7 @@ class Chunk:
     """Documents added together: ids, sign bits, and the codes the query filters on."""
 
     ids: NDArray[np.int64]
-    bits: NDArray[np.uint64]
+    bits: NDArray[np.uint64]  # (4, n): one row a 64-bit word, so each word's pass reads memory in order
     project: NDArray[np.int32]
     family: NDArray[np.int8]
     session: NDArray[np.int32]
@@ -100,10 +100,10 @@ class Chunk:
 
 @dataclass(frozen=True)
 class Filter:
-    """Which documents a caller's query may consider: codes of the visible projects, and the
-    family and session asked for (None: any)."""
+    """Which documents a caller's query may consider: a table of the project codes it may see
+    (None: every project), and the family and session asked for (None: any)."""
 
-    projects: NDArray[np.int32]
+    projects: NDArray[np.bool_] | None
     family: int | None
     session: int | None
 
@@ -137,7 +137,8 @@ class VectorSet:
         rows = list(rows)
         if not rows:
             return
-        chunk = Chunk(np.array([r[0] for r in rows], dtype=np.int64), signs([r[1] for r in rows]),
+        chunk = Chunk(np.array([r[0] for r in rows], dtype=np.int64),
+                      np.ascontiguousarray(signs([r[1] for r in rows]).T),
                       np.array([self.code(r[2]) for r in rows], dtype=np.int32),
                       np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
                       np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32))
@@ -146,9 +147,13 @@ class VectorSet:
             chunks = [_concat(chunks)]
         self.chunks = chunks
 
-    def filter(self, projects: Iterable[str], family: str | None, session: str | None) -> Filter:
-        codes = [self.codes[p] for p in projects if p in self.codes]
-        return Filter(np.array(codes, dtype=np.int32), None if family is None else FAMILIES.get(family, -2),
+    def filter(self, projects: Iterable[str] | None, family: str | None, session: str | None) -> Filter:
+        """`projects` None: every project (the admin)."""
+        table = None
+        if projects is not None:
+            table = np.zeros(len(self.codes) + 1, dtype=np.bool_)
+            table[[self.codes[p] for p in projects if p in self.codes]] = True
+        return Filter(table, None if family is None else FAMILIES.get(family, -2),
                       None if session is None else self.codes.get(session, -2))
 
     def nearest(self, query: Floats, where: Filter, k: int = CANDIDATES) -> list[int]:
@@ -156,30 +161,56 @@ class VectorSet:
         of their signs (ties in no particular order)."""
         qbits = _pack((query > 0)[None, :])[0]
         best_ids: list[NDArray[np.int64]] = []
-        best_dist: list[NDArray[np.int64]] = []
+        best_dist: list[NDArray[np.uint16]] = []
         for chunk in self.chunks:
-            allowed = np.isin(chunk.project, where.projects)
-            if where.family is not None:
-                allowed &= chunk.family == where.family
-            if where.session is not None:
-                allowed &= chunk.session == where.session
-            idx = np.flatnonzero(allowed)
-            if not len(idx):
-                continue
-            dist = np.bitwise_count(chunk.bits[idx] ^ qbits).sum(axis=1, dtype=np.int64)
-            if len(idx) > k:
-                top = np.argpartition(dist, k)[:k]
-                idx, dist = idx[top], dist[top]
+            dist = _hamming(chunk.bits, qbits)
+            allowed = _allowed(chunk, where)
+            if allowed is not None:
+                dist[~allowed] = FAR
+            idx = _closest(dist, k)
             best_ids.append(chunk.ids[idx])
-            best_dist.append(dist)
+            best_dist.append(dist[idx])
         if not best_ids:
             return []
         ids, dist = np.concatenate(best_ids), np.concatenate(best_dist)
+        keep = dist < FAR
+        ids, dist = ids[keep], dist[keep]
         order = np.argsort(dist, kind="stable")[:k]
         return [int(i) for i in ids[order]]
 
 
+FAR = np.uint16(1 << 15)  # a disallowed document's distance (a real one is at most 256)
+
+
+def _hamming(bits: NDArray[np.uint64], qbits: NDArray[np.uint64]) -> NDArray[np.uint16]:
+    dist = np.zeros(bits.shape[1], dtype=np.uint16)
+    for word in range(bits.shape[0]):  # word by word: a sum along the short axis is many times slower
+        dist += np.bitwise_count(bits[word] ^ qbits[word])
+    return dist
+
+
+def _allowed(chunk: Chunk, where: Filter) -> NDArray[np.bool_] | None:
+    allowed = None if where.projects is None else where.projects[chunk.project]
+    if where.family is not None:
+        same = chunk.family == where.family
+        allowed = same if allowed is None else allowed & same
+    if where.session is not None:
+        same = chunk.session == where.session
+        allowed = same if allowed is None else allowed & same
+    return allowed
+
+
+def _closest(dist: NDArray[np.uint16], k: int) -> NDArray[np.intp]:
+    """Indexes of the `k` smallest distances (more on a tie at the edge): distances are small
+    integers, so a histogram finds the edge in one pass (an argpartition takes several)."""
+    if len(dist) <= k:
+        return np.arange(len(dist))
+    counts = np.cumsum(np.bincount(np.minimum(dist, 257), minlength=258))
+    edge = min(int(np.searchsorted(counts, k)), 256)
+    return np.flatnonzero(dist <= edge)
+
+
 def _concat(chunks: list[Chunk]) -> Chunk:
-    return Chunk(np.concatenate([c.ids for c in chunks]), np.concatenate([c.bits for c in chunks]),
+    return Chunk(np.concatenate([c.ids for c in chunks]), np.concatenate([c.bits for c in chunks], axis=1),
                  np.concatenate([c.project for c in chunks]), np.concatenate([c.family for c in chunks]),
                  np.concatenate([c.session for c in chunks]))
