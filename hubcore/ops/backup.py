@@ -25,6 +25,7 @@ import logging
 import os
 import shutil
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,8 +39,8 @@ import anyio
 from hubcore.caller import Caller
 from hubcore.clock import Clock
 from hubcore.errors import HubError
-from hubcore.ops.datadir import OpsRefused, fsync_dir, held_by_hub, is_inside
-from hubcore.ops.manifest import Manifest, ManifestFile, file_digest, format_created_at, write_manifest
+from hubcore.ops.datadir import OpsRefused, fsync_dir, held_by_hub, hold, is_inside
+from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
 from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
@@ -138,19 +139,29 @@ class BackupService:
             # Deletes and overwrites of blobs wait from before hub.db is copied until every blob
             # is: each blob hub.db's copy references is still there when the blobs are copied.
             async with self.gate.held():
-                result = await anyio.to_thread.run_sync(self._write, parent)
+                result = await self._in_thread(parent)
         finally:
             self.running = False
         log.info("backup %s: %d files, %d bytes in %d ms", result.path, len(result.manifest.files),
                  result.manifest.bytes, result.duration_ms)
         return result.to_json()
 
-    def _write(self, parent: Path) -> BackupResult:
+    async def _in_thread(self, parent: Path) -> BackupResult:
+        """Copy on a worker thread. Cancelled (the hub shutting down, the client gone), the request
+        returns at once and the worker stops before its next file, removing its partial directory."""
+        stop = threading.Event()
+        try:
+            return await anyio.to_thread.run_sync(self._write, parent, stop, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            stop.set()
+            raise
+
+    def _write(self, parent: Path, stop: threading.Event) -> BackupResult:
         # Re-checked on the worker too: the directory may have been swapped for a symlink since.
         parent = resolve_backup_dir(self.backup_dir, self.data_dir)
         when = datetime.fromtimestamp(self.clock.now(), tz=UTC)
         return write_backup(self.data_dir, parent, schema_version=self.schema_version, moment=when,
-                            engine=self.engine_files())
+                            engine=self.engine_files(), stop=stop)
 
 
 def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResult:
@@ -168,8 +179,9 @@ def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResu
         raise OpsRefused(f"{out} is inside the data directory {data_dir}: write backups outside it")
     schema_version = _schema_version(data_dir / "hub.db")
     out.mkdir(mode=0o700, exist_ok=True)
-    engine = [data_dir / "hub.db", *store_files(data_dir)]
-    return write_backup(data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine)
+    with hold(data_dir):  # a hub started now waits (refuses) until the copy is done
+        engine = [data_dir / "hub.db", *store_files(data_dir)]
+        return write_backup(data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine)
 
 
 def _schema_version(db: Path) -> int:
@@ -184,16 +196,30 @@ def _schema_version(db: Path) -> int:
         raise OpsRefused(f"{db} cannot be read as a hub store: {exc}") from None
 
 
+class BackupStopped(Exception):
+    """The backup was told to stop (its request cancelled); its partial directory is gone."""
+
+
 def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: datetime,
-                 engine: Sequence[Path]) -> BackupResult:
-    """Write one backup of `data_dir` into a new directory under `parent` (blocking)."""
+                 engine: Sequence[Path], stop: threading.Event | None = None) -> BackupResult:
+    """Write one backup of `data_dir` into a new directory under `parent` (blocking). `stop` is
+    looked at before each file: once set, the partial directory is removed and `BackupStopped`
+    raised."""
     started = time.monotonic()
     name, moment = _free_name(parent, moment)
     staging = parent / f"{PARTIAL_PREFIX}{name}"
     staging.mkdir(mode=0o700)
+
+    def go_on(src: Path) -> Path:
+        if stop is not None and stop.is_set():
+            raise BackupStopped(f"backup {name} stopped before {src.name}")
+        return src
+
     try:
-        entries = [e for src in engine if (e := _copy_sqlite(data_dir, src, staging)) is not None]
-        entries += [e for src in blob_files(data_dir) if (e := _copy_blob(data_dir, src, staging)) is not None]
+        entries = [e for src in engine if (e := _copy_sqlite(data_dir, go_on(src), staging)) is not None]
+        entries += [e for src in blob_files(data_dir)
+                    if (e := _copy_blob(data_dir, go_on(src), staging)) is not None]
+        go_on(staging / MANIFEST_NAME)
         manifest = write_manifest(staging, entries, schema_version, moment)
         for directory in {staging, *((staging / e.path).parent for e in entries)}:
             fsync_dir(directory)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import Final
+from typing import IO, Final
 
 LOCK_NAME: Final = ".hub.lock"  # the name `hubcore.hub.LOCK_NAME` holds (a test pins them equal)
 
@@ -32,6 +32,18 @@ def held_by_hub(data_dir: Path) -> bool:
     finally:
         os.close(fd)  # closing drops the probe's own lock, if it took it
     return False
+
+
+def hold(data_dir: Path) -> IO[bytes]:
+    """Take the data directory's lock for an offline operation (a hub cannot start under it);
+    `OpsRefused` when a hub holds it. The caller closes the returned file to let go."""
+    handle = open(data_dir / LOCK_NAME, "ab")  # noqa: SIM115 (held for the operation)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise OpsRefused(f"data directory {data_dir} is held by a running hub") from None
+    return handle
 
 
 def is_inside(path: Path, root: Path) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_dir, held_by_hub
+from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_dir, held_by_hub, hold
 from hubcore.ops.manifest import Manifest, ManifestError, ManifestFile, read_manifest, verify_manifest
 
 log = logging.getLogger("hubcore.ops.restore")
@@ -63,17 +63,23 @@ def restore(source: Path, target: Path, *, force: bool, supported_version: int) 
     if not target.parent.is_dir():
         raise OpsRefused(f"{target.parent} does not exist")
     token = secrets.token_hex(6)
-    staging = target.parent / f"{STAGING_PREFIX}{token}"
-    staging.mkdir(mode=0o700)
+    # The old tree's own lock, held from here to the swap: a hub cannot start on it meanwhile.
+    old_lock = hold(target) if (target / LOCK_NAME).is_file() else None
     try:
-        lock = _stage(source, staging, manifest)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    try:
-        replaced = _swap(staging, target, target.parent / f"{REPLACED_PREFIX}{token}")
+        staging = target.parent / f"{STAGING_PREFIX}{token}"
+        staging.mkdir(mode=0o700)
+        try:
+            lock = _stage(source, staging, manifest)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        try:
+            replaced = _swap(staging, target, target.parent / f"{REPLACED_PREFIX}{token}")
+        finally:
+            lock.close()
     finally:
-        lock.close()
+        if old_lock is not None:
+            old_lock.close()
     log.info("restored %s into %s (%d files)", source, target, len(manifest.files))
     return Restored(target, replaced, manifest)
 

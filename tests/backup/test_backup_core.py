@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,9 @@ import pytest
 
 from hubcore.caller import Caller
 from hubcore.errors import HubError
-from hubcore.hub import Hub
-from hubcore.ops.backup import BackupCreate
+from hubcore.hub import DataDirLocked, Hub
+from hubcore.ops.backup import BackupCreate, offline_backup
+from hubcore.ops.datadir import held_by_hub
 from hubcore.ops.manifest import verify_manifest
 from hubcore.services.artifacts.models import ArtifactRef
 from hubcore.services.requests import parse
@@ -118,3 +120,47 @@ async def test_a_backup_while_agents_keep_writing(hub: Hub) -> None:
     finally:
         brain.close()
 
+
+
+async def test_a_cancelled_backup_stops_and_leaves_no_directory(hub: Hub, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    await populate(hub)
+    blocked = Blocked(monkeypatch)
+    with anyio.CancelScope() as scope:
+        async def take() -> None:
+            await hub.backups.create(ADMIN_CALLER, BackupCreate())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(take)
+            await blocked.entered()
+            scope.cancel()  # the hub shutting down, or the client gone
+    assert not hub.backups.running and not hub.blobs.gate.is_held  # the request let go at once
+    blocked.release.set()
+    for _ in range(200):  # the worker notices before its next file and removes its partial directory
+        if not list((tmp_path / "backups").iterdir()):
+            break
+        await anyio.sleep(0.05)
+    assert list((tmp_path / "backups").iterdir()) == []
+
+
+async def test_an_offline_backup_holds_the_directory_while_it_copies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "data"
+    async with Hub.open(settings_for(data)) as opened:
+        await populate(opened)
+    blocked = Blocked(monkeypatch)
+    moment = datetime.now(UTC)
+    async with anyio.create_task_group() as tg:
+        async def copy() -> None:
+            await anyio.to_thread.run_sync(lambda: offline_backup(data, tmp_path / "out", moment=moment))
+
+        tg.start_soon(copy)
+        await blocked.entered()
+        assert held_by_hub(data)  # a hub starting now is refused
+        with pytest.raises(DataDirLocked):
+            async with Hub.open(settings_for(data)):
+                pass
+        blocked.release.set()
+    assert not held_by_hub(data)
+    (made,) = list((tmp_path / "out").iterdir())
+    assert verify_manifest(made) == []
