@@ -7,6 +7,7 @@ whose feature arrives later, so `config --check` can tell a typo from a real key
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -225,10 +226,15 @@ def validate(hub: HubSettings) -> None:
     if bool(hub.tls_cert) != bool(hub.tls_key):
         raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
     for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
-                 "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "streams_per_token",
-                 "body_idle_secs", "body_min_rate", "integrity_sample_secs"):
+                 "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "enrol_pending_ttl_secs",
+                 "streams_per_token", "body_idle_secs", "body_min_rate", "integrity_sample_secs"):
         if getattr(hub, name) < 0:
             raise ConfigError(f"hub.{name} must not be negative")
+    for entry in hub.trust_proxy:  # an entry that names nothing would silently trust nobody
+        try:
+            ipaddress.ip_network(entry.strip(), strict=False)
+        except ValueError:
+            raise ConfigError(f"hub.trust_proxy entry {entry!r} is not an IP address or network") from None
     if hub.open_stores_max < 1:
         raise ConfigError("hub.open_stores_max must be at least 1")
     if hub.open_readers_max < 1:
