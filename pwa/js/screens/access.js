@@ -174,8 +174,8 @@ function agentRow(app, agent, confidential, refresh) {
   if (revokeBtn) revokeBtn.addEventListener("click", () => busy(revokeBtn, () => revoke(app, agent, refresh)));
   return h("li", { class: "agent-row", dataset: { agent: agent.id } },
     h("div", { class: "row-main" },
-      h("span", { class: "name" }, agent.display_name),
-      h("span", { class: ["status", `status-${agent.status}`] }, statusText(agent)),
+      h("span", { class: "row-head" }, h("span", { class: "name" }, agent.display_name),
+        h("span", { class: ["status", `status-${agent.status}`] }, statusText(agent))),
       h("span", { class: "muted small" }, ` ${agent.id} · `,
         h("a", { href: `#/projects/${encodeURIComponent(agent.personal_project_id)}` }, "personal space"),
         ` · last seen ${agent.last_seen_at ? ago(agent.last_seen_at) : "never"}`,

@@ -79,8 +79,7 @@ function projectRow(app, row, refresh) {
   return h("li", { class: "storage-row", dataset: { project: row.project_id } },
     h("p", { class: "row-main" },
       h("a", { class: "name", href: `#/projects/${encodeURIComponent(row.project_id)}`, "data-row": "" }, row.project_display_name),
-      h("span", { class: "muted small" }, ` ${sizes}`),
-      h("span", { class: "muted small" }, row.prunable.sessions
+      h("span", { class: "muted small" }, sizes, row.prunable.sessions
         ? ` · prunable: ${count(row.prunable.sessions, "session")}, ${bytes(row.prunable.bytes)}` : "",
       row.last_write ? ` · last write ${ago(row.last_write)}` : "")),
     h("div", { class: "btn-row row-actions" }, toggle, prune), panel);
