@@ -96,20 +96,22 @@ class Peer:
         """The socket peer, unless it is a `trust_proxy` proxy that appended an X-Forwarded-For hop:
         then that last hop (the one the proxy itself wrote; earlier hops are the client's word). A
         hop that is not an IP address leaves the proxy's own address: all such clients share one."""
-        peer = socket_peer or "unknown"
+        peer = _canonical(socket_peer or "") or socket_peer or "unknown"
         if not peer_trusted(socket_peer, trust_proxy):
             return cls(peer)
         hops = [hop.strip() for value in forwarded_for for hop in value.split(",")]
-        last = hops[-1] if hops else ""
-        return cls(last if _is_ip(last) else peer)
+        return cls(_canonical(hops[-1] if hops else "") or peer)
 
 
-def _is_ip(text: str) -> bool:
+def _canonical(text: str) -> str | None:
+    """An IP address in one spelling (an IPv4-mapped IPv6 address as its IPv4 one), None for
+    anything else: `::ffff:192.0.2.1` and `192.0.2.1` are one peer."""
     try:
-        ipaddress.ip_address(text)
+        address = ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return True
+        return None
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return str(mapped or address)
 
 
 def closed() -> HubError:

@@ -110,6 +110,9 @@ async def test_one_pending_request_per_peer(client: HubClient) -> None:
     assert fingerprint(client) == before
     async with from_peer(client, "192.0.2.7") as other:
         assert (await other.post("/api/v1/enrol", json=ask("Two"))).status_code == 202
+    async with from_peer(client, "::ffff:192.0.2.7") as other:  # the same peer in another spelling
+        assert (await other.post("/api/v1/enrol", json=ask("Four"))).status_code == 429
+    async with from_peer(client, "192.0.2.7") as other:
         # A forwarded header from an untrusted peer changes nothing: still the socket peer.
         r = await other.post("/api/v1/enrol", json=ask("Three"), headers={"X-Forwarded-For": "198.51.100.1"})
         assert r.status_code == 429
