@@ -71,3 +71,14 @@ def test_the_backup_bench_runs_quickly(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     for heading in ("backup: ", "| without a backup |", "| during the backup |", "p99 during / without"):
         assert heading in run.stdout, heading
+
+
+def test_the_integrity_bench_runs_quickly(tmp_path: Path) -> None:
+    """tools/bench/integrity.py on a small hub.db: the check timings, both read rows, the check runs."""
+    run = subprocess.run([sys.executable, str(BENCH / "integrity.py"), "--events", "2000", "--reads", "5",
+                          "--rounds", "1", "--dir", str(tmp_path)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for heading in ("| quick_check (a sample) |", "| without sampling |", "p99 during / without: ratio",
+                    "| second (search index matches) |"):
+        assert heading in run.stdout, heading
