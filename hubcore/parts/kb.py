@@ -4,7 +4,7 @@ with their history, trust, review, revert and promote (`hubcore.services.kb`).
 What it brings to the hub: the files (backup and check, the write count), its share of a project's
 deletion (the file goes after the commit), `kb_pages` and its bytes in project stats, `kb_bytes`
 in the storage report, the brief's `stale_pages`, its pages as MCP resources (`hub://kb/...`), and
-the pool's idle sweeper.
+the pool's idle sweeper and the files' background checkpointer.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class KbPart(Part):
         return None if found is None else SearchBatch(found[1], found[0])
 
     def background(self) -> Sequence[Task]:
-        return (self.store.pool.run_sweeper,)
+        return (self.store.pool.run_sweeper, self.store.run_checkpointer)
 
 
 def _stale_item(page: kb.Page, now: float) -> dict[str, Any]:

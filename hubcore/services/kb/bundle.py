@@ -105,24 +105,26 @@ class BundleService:
         self.core = core
         self.files = files
         self.cache = views.ViewCache(core.clock)
-        self._known: OrderedDict[str, Known] = OrderedDict()
+        self._known: OrderedDict[str, tuple[Known, views.Walk]] = OrderedDict()
 
     async def walk(self, project_id: str, *, fresh: bool = False) -> views.Walk:
         """The project's walk: kept while no write moved its generation, for ten seconds."""
 
         async def load(checked_at: str) -> views.Walk:
-            known = self._known.get(project_id, {})
+            known, previous = self._known.get(project_id, ({}, None))
             nothing: tuple[builtins.list[PageFacts], Known] = ([], {})
             pages, renewed = await self.files.read(project_id, lambda conn: read_facts(conn, known), nothing)
-            self._remember(project_id, renewed)
-            return views.Walk(pages, checked_at)
+            walk = views.Walk(pages, checked_at, previous)
+            self._remember(project_id, renewed, walk)
+            return walk
 
         return await self.cache.get(project_id, self.files.generation(project_id), load, fresh=fresh)
 
-    def _remember(self, project_id: str, known: Known) -> None:
-        """Keep the decoded pages of the most recently walked projects (replaced whole, never
-        changed in place: a walk on a worker thread reads the dict it was handed)."""
-        self._known[project_id] = known
+    def _remember(self, project_id: str, known: Known, walk: views.Walk) -> None:
+        """Keep the decoded pages and the walk of the most recently walked projects (replaced
+        whole, never changed in place: a walk on a worker thread reads the dict it was handed);
+        the next walk decodes only what changed and renews this one (`views.Walk`)."""
+        self._known[project_id] = (known, walk)
         self._known.move_to_end(project_id)
         while len(self._known) > KNOWN_PROJECTS:
             self._known.popitem(last=False)

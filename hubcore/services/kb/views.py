@@ -85,13 +85,26 @@ def finding(code: str, path: str, message: str, line: int | None = None,
 
 class Walk:
     """Every page of one project at one moment, indexed for the views. Built once per walk (each
-    link resolved once); lint findings and stale counts are worked out on first use and kept."""
+    link resolved once); lint findings and stale counts are worked out on first use and kept.
 
-    def __init__(self, pages: Iterable[PageFacts], checked_at: str) -> None:
+    Given the `previous` walk of the same project, a walk over the same set of paths (pages were
+    overwritten, none created or deleted) is renewed instead of built: only the pages that are not
+    the previous walk's own `PageFacts` objects are resolved again, and only the lint findings that
+    those pages' links can move are worked out again (the page itself, the pages it stopped or
+    started linking to, and the pages under a section index whose links changed). Anything else
+    (a page created or deleted) builds the walk whole. Either way the views read the same."""
+
+    def __init__(self, pages: Iterable[PageFacts], checked_at: str, previous: Walk | None = None) -> None:
         self.pages: tuple[PageFacts, ...] = tuple(sorted(pages, key=attrgetter("path")))
         self.checked_at = checked_at
         self.paths = [p.path for p in self.pages]
         self.by_path = {p.path: p for p in self.pages}
+        self._lint: list[dict[str, Any]] | None = None
+        self._stale: dict[date, int] = {}
+        self._totals: tuple[dict[str, int], int] | None = None
+        if previous is not None and previous.paths == self.paths:
+            self._renew(previous)
+            return
         self.dirs = _directories(self.paths)
         self.broken: dict[str, list[PageLink]] = {}  # page -> its links to no page
         self.outgoing = {p.path: self._land(p) for p in self.pages}  # page -> the other pages it links to
@@ -99,8 +112,34 @@ class Walk:
         for source, targets in self.outgoing.items():
             for target in targets:
                 self.incoming.setdefault(target, set()).add(source)
-        self._lint: list[dict[str, Any]] | None = None
-        self._stale: dict[date, int] = {}
+        self._own: dict[str, list[dict[str, Any]]] = {}  # page -> the findings about it, as worked out
+        self._bundle: list[dict[str, Any]] | None = None  # findings about no page (missing log, indexes)
+
+    def _renew(self, previous: Walk) -> None:
+        """Take over `previous` (same paths), resolving again only the pages that changed. Nothing
+        of `previous` is changed: its sets and lists are replaced here, never mutated."""
+        self.dirs = previous.dirs
+        self.broken = dict(previous.broken)
+        self.outgoing = dict(previous.outgoing)
+        self.incoming = dict(previous.incoming)
+        moved: set[str] = set()  # pages whose findings may differ from the previous walk's
+        for page in self.pages:
+            if previous.by_path[page.path] is page:
+                continue
+            before = self.outgoing[page.path]
+            self.broken.pop(page.path, None)
+            after = self._land(page)
+            self.outgoing[page.path] = after
+            for target in before - after:
+                self.incoming[target] = self.incoming[target] - {page.path}
+            for target in after - before:
+                self.incoming[target] = self.incoming.get(target, set()) | {page.path}
+            moved.add(page.path)
+            moved |= before ^ after
+            if before != after and page_class(page.path) == "section_index":
+                moved.update(p.path for p in self.under(parent_of(page.path)))
+        self._own = {path: found for path, found in previous._own.items() if path not in moved}
+        self._bundle = previous._bundle
 
     def _land(self, page: PageFacts) -> set[str]:
         """Where the page's links land: a page, or an existing directory, which stands for its
@@ -144,7 +183,15 @@ class Walk:
     def lint(self) -> list[dict[str, Any]]:
         """Every finding, sorted by (path, code) and then line."""
         if self._lint is None:
-            found = _page_findings(self) + _structure_findings(self)
+            if self._bundle is None:
+                self._bundle = _bundle_findings(self)
+            own = self._own
+            found = list(self._bundle)
+            for page in self.pages:
+                mine = own.get(page.path)
+                if mine is None:
+                    mine = own[page.path] = _findings_about(self, page)
+                found += mine
             self._lint = sorted(found, key=lambda f: (f["path"], f["code"], f.get("line", 0)))
         return self._lint
 
@@ -152,20 +199,27 @@ class Walk:
         """`{pages, bytes, unverified, stale, last_change_at, last_change_by, needs_review}`.
         `last_change` (at, by) comes from the write log when the caller has it (a delete is a
         change no page shows); else it is the newest write of a page that exists."""
-        counts = {trust: 0 for trust in NEEDS_REVIEW}
-        for page in self.pages:
-            if page.trust in counts:
-                counts[page.trust] += 1
+        counts, size = self._count()
         if last_change is None:
             newest = max(self.pages, key=lambda p: p.last_write_at or "", default=None)
             last_change = (newest.last_write_at or "", newest.last_write_by or "") if newest else None
         return {
-            "pages": len(self.pages), "bytes": sum(p.size_bytes for p in self.pages),
+            "pages": len(self.pages), "bytes": size,
             "unverified": counts["unverified"], "stale": self.stale_count(today),
             "last_change_at": last_change[0] if last_change else None,
             "last_change_by": last_change[1] if last_change else None,
             "needs_review": {**counts, "total": sum(counts.values())},
         }
+
+    def _count(self) -> tuple[dict[str, int], int]:
+        """The pages of each trust that needs review, and the bytes of all pages (kept)."""
+        if self._totals is None:
+            counts = {trust: 0 for trust in NEEDS_REVIEW}
+            for page in self.pages:
+                if page.trust in counts:
+                    counts[page.trust] += 1
+            self._totals = (counts, sum(p.size_bytes for p in self.pages))
+        return self._totals
 
     def stale_count(self, today: date) -> int:
         if today not in self._stale:
@@ -212,12 +266,17 @@ def page_findings(path: str, derived: Derived, walk: Walk | None = None) -> list
     return sorted(found, key=lambda f: (f["code"], f.get("line", 0)))
 
 
-def _page_findings(walk: Walk) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for page in walk.pages:
-        found += _frontmatter_findings(page.path, page.derived)
-        found += _escape_findings(page.path, page.derived)
-        found += [_broken(page.path, link) for link in walk.broken.get(page.path, ())]
+def _findings_about(walk: Walk, page: PageFacts) -> list[dict[str, Any]]:
+    """Every finding about `page`: what its frontmatter and links say, its broken links, and
+    where the bundle's structure leaves it (an orphan, missing from a section index)."""
+    path = page.path
+    found = _frontmatter_findings(path, page.derived) + _escape_findings(path, page.derived)
+    found += [_broken(path, link) for link in walk.broken.get(path, ())]
+    if page_class(path) == "concept" and not walk.incoming.get(path):
+        found.append(finding("orphan_page", path, "no other page links to this page"))
+    found += [finding("missing_index_entry", path, f"the section index {index} does not link here",
+                      meta={"index": index})
+              for index in _section_indexes(walk, path) if path not in walk.outgoing[index]]
     return found
 
 
@@ -246,7 +305,8 @@ def _broken(path: str, link: PageLink) -> dict[str, Any]:
                    {"href": link.href, "target": link.target})
 
 
-def _structure_findings(walk: Walk) -> list[dict[str, Any]]:
+def _bundle_findings(walk: Walk) -> list[dict[str, Any]]:
+    """The findings about pages that are not there: the log, and each section's index."""
     if not walk.pages:
         return []  # a knowledge base never written has nothing to lint
     found: list[dict[str, Any]] = []
@@ -256,12 +316,6 @@ def _structure_findings(walk: Walk) -> list[dict[str, Any]]:
     found += [finding("missing_index", index_of(s), f"the section {s} has no index page {index_of(s)}",
                       meta={"section": s})
               for s in sections if index_of(s) not in walk.by_path]
-    for page in walk.pages:
-        if page_class(page.path) == "concept" and not walk.incoming.get(page.path):
-            found.append(finding("orphan_page", page.path, "no other page links to this page"))
-        found += [finding("missing_index_entry", page.path, f"the section index {index} does not link here",
-                          meta={"index": index})
-                  for index in _section_indexes(walk, page.path) if page.path not in walk.outgoing[index]]
     return found
 
 
