@@ -24,7 +24,6 @@ no background work. So `check` refuses while a hub holds the directory (`OpsRefu
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sqlite3
 from pathlib import Path
 
@@ -37,14 +36,14 @@ from hubcore.ops.datadir import OpsRefused, held_by_hub
 from hubcore.ops.doctor import has_table, is_digest, not_a_directory
 from hubcore.ops.findings import Finding
 from hubcore.ops.integrity import check_file
-from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, verify_manifest
+from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, file_digest, verify_manifest
 from hubcore.ops.restore import RESTORED_MARK
 from hubcore.ops.stores import HUB_DB, quiet_connection, relative, store_files
 from hubcore.parts import overrides
+from hubcore.services.kb import signals as kb_signals
 from hubcore.store.migrations import read_version, supported_version
 
-KB_ACTIONS = ("kb_written", "kb_deleted", "kb_reviewed", "kb_reverted", "kb_promoted")
-_CHUNK = 1 << 20
+KB_ACTIONS = tuple(kb_signals.VERBS)  # the actions of the signals every knowledge base write appends
 MAX_LINES_PER_FILE = 5
 
 
@@ -158,21 +157,12 @@ def artifact_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
         if not path.is_file():
             found.append(Finding(name, f"missing ({whose})"))
             continue
-        actual, digest = _measure(path)
+        actual, digest = file_digest(path)
         if actual != size:
             found.append(Finding(name, f"size differs: {actual} bytes on disk, {size} recorded ({whose})"))
         elif digest != sha:
             found.append(Finding(name, f"content differs from its SHA-256 name ({whose})"))
     return found
-
-
-def _measure(path: Path) -> tuple[int, str]:
-    digest, size = hashlib.sha256(), 0
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
 
 
 def missing_store_files(conn: sqlite3.Connection, root: Path) -> list[Finding]:
