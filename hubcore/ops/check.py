@@ -173,8 +173,10 @@ def missing_store_files(conn: sqlite3.Connection, root: Path) -> list[Finding]:
         if has_table(conn, "search_marks") else []
     kb_why: dict[str, str] = {}
     placeholders = ", ".join("?" * len(KB_ACTIONS))
-    for (pid,) in conn.execute(f"""SELECT DISTINCT project_id FROM events WHERE kind = 'signal'
-                                   AND json_extract(payload, '$.action') IN ({placeholders})""", KB_ACTIONS):
+    # json_valid first: one damaged payload must not stop the whole step.
+    for (pid,) in conn.execute(f"""SELECT DISTINCT project_id FROM events WHERE kind = 'signal' AND CASE
+                                   WHEN json_valid(payload) THEN json_extract(payload, '$.action') END
+                                   IN ({placeholders})""", KB_ACTIONS):
         kb_why[pid] = "its feed records knowledge base writes"
     for source in marks:
         if source.startswith("kb:"):

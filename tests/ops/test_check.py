@@ -223,3 +223,15 @@ async def test_a_row_naming_no_digest_never_sends_the_check_outside_blobs(made: 
 
 async def test_a_file_is_not_a_directory(made: Made) -> None:
     assert problem_lines(await check(made.blob_path, made.settings)) == [f"{made.blob_path}: not a directory"]
+
+
+async def test_a_damaged_payload_does_not_hide_a_missing_knowledge_file(tmp_path: Path) -> None:
+    made = await make_hub_dir(tmp_path / "data", searched=False)
+    conn = sqlite3.connect(made.root / "hub.db")
+    conn.execute("UPDATE events SET payload = '{not json' WHERE rowid = (SELECT MIN(rowid) FROM events)")
+    conn.commit()
+    conn.close()
+    made.kb.unlink()
+    lines = problem_lines(await check(made.root, made.settings))
+    assert lines == ["kb/web.db: missing: project web's knowledge base file is gone "
+                     "(its feed records knowledge base writes)"]
