@@ -39,8 +39,10 @@ Loader = Callable[[], "Embedder | None"]
 Fetch = Callable[[list[int]], list[sqlite3.Row]]
 """The rows (hit columns plus `vec`) of the given document ids that the caller may see."""
 
-PENDING_SQL = """SELECT d.id, d.project_id, d.family, d.session_id, f.body FROM search_docs d
-JOIN search_fts f ON f.rowid = d.id
+# Walks the documents by id and reads a text only for those it returns (a join with the FTS table
+# would scan all of it).
+PENDING_SQL = """SELECT d.id, d.project_id, d.family, d.session_id,
+       (SELECT f.body FROM search_fts f WHERE f.rowid = d.id) FROM search_docs d
 WHERE d.id > :after AND NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.doc_id = d.id)
 ORDER BY d.id LIMIT :n"""
 # A document's text is checked again when its vector is written: a document removed and another
@@ -72,6 +74,7 @@ class SemanticIndex:
         self._set_lock = anyio.Lock()
         self._wake = anyio.Event()
         self._idle = anyio.Event()  # set while the background task has nothing left to embed
+        self._checked_at = -1  # hub.db's command count when a query last found nothing to embed
         self.embedded = 0  # vectors written since start
         self.failures = 0
 
@@ -98,13 +101,18 @@ class SemanticIndex:
         model = await self.load()
         if model is None:
             return None
-        if not self._embed_lock.locked():  # the background task is at it: answer with what is there
+        # Skipped while the background task is at it (answer with what is there), and when hub.db
+        # committed nothing since a check found nothing to embed (no new document can exist).
+        commands = self.core.store.statistics().commands  # read before the check: never misses a commit
+        if not self._embed_lock.locked() and commands != self._checked_at:
             pending = await self._pending(None, INLINE_MAX + 1)
             if len(pending) > INLINE_MAX:
                 self._request()
             elif pending:
                 async with self._embed_lock:
                     await self._embed(model, await self._pending(None, INLINE_MAX))
+            else:
+                self._checked_at = commands
         vectors = await self._vector_set()
         return Searcher(self, model, vectors) if len(vectors) else None
 
