@@ -39,7 +39,7 @@ import anyio
 from hubcore.caller import Caller
 from hubcore.clock import Clock
 from hubcore.errors import HubError
-from hubcore.ops.datadir import OpsRefused, fsync_dir, held_by_hub, hold, is_inside
+from hubcore.ops.datadir import OpsRefused, fsync_all, fsync_dir, held_by_hub, hold, is_inside
 from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
 from hubcore.services.requests import NoArguments
@@ -220,9 +220,11 @@ def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: d
         entries += [e for src in blob_files(data_dir)
                     if (e := _copy_blob(data_dir, go_on(src), staging)) is not None]
         go_on(staging / MANIFEST_NAME)
+        # Every copy reaches the disk before the manifest vouches for it (the directories too).
+        fsync_all([staging / e.path for e in entries])
+        fsync_all({(staging / e.path).parent for e in entries})
         manifest = write_manifest(staging, entries, schema_version, moment)
-        for directory in {staging, *((staging / e.path).parent for e in entries)}:
-            fsync_dir(directory)
+        fsync_dir(staging)
         final = parent / name
         os.rename(staging, final)
         fsync_dir(parent)
@@ -255,14 +257,15 @@ def _copy_sqlite(data_dir: Path, src: Path, staging: Path) -> ManifestFile | Non
     try:
         target = sqlite3.connect(dest)
         try:
+            # The copy is a new file fsynced once below: no rollback journal, no syncs of its own.
+            target.execute("PRAGMA journal_mode=OFF")
+            target.execute("PRAGMA synchronous=OFF")
             source.backup(target)  # one step (pages=-1): a stepped copy never ends under a writer
         finally:
             target.close()
     finally:
         source.close()
-    with open(dest, "rb+") as handle:
-        os.fsync(handle.fileno())
-    size, sha = file_digest(dest)
+    size, sha = file_digest(dest)  # fsynced with the others before the manifest is written
     return ManifestFile(relative, size, sha)
 
 
@@ -281,8 +284,6 @@ def _copy_blob(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
             digest.update(chunk)
             writer.write(chunk)
             size += len(chunk)
-        writer.flush()
-        os.fsync(writer.fileno())
     return ManifestFile(relative, size, digest.hexdigest())
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_dir, held_by_hub, hold
+from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_all, fsync_dir, held_by_hub, hold
 from hubcore.ops.manifest import Manifest, ManifestError, ManifestFile, read_manifest, verify_manifest
 
 log = logging.getLogger("hubcore.ops.restore")
@@ -123,10 +123,10 @@ def _stage(source: Path, staging: Path, manifest: Manifest) -> IO[str]:
     mark = {"restored_from": str(source.resolve()), "backup_created_at": manifest.created_at,
             "schema_version": manifest.schema_version}
     (staging / RESTORED_MARK).write_text(json.dumps(mark) + "\n", encoding="utf-8")
+    fsync_all([staging / RESTORED_MARK, *(staging / e.path for e in manifest.files)])
     lock = open(staging / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115 (held until the swap is over)
     fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    for directory in {staging, *((staging / e.path).parent for e in manifest.files)}:
-        fsync_dir(directory)
+    fsync_all({staging, *((staging / e.path).parent for e in manifest.files)})
     return lock
 
 
@@ -140,8 +140,6 @@ def _copy_checked(source: Path, staging: Path, entry: ManifestFile) -> None:
             digest.update(chunk)
             writer.write(chunk)
             size += len(chunk)
-        writer.flush()
-        os.fsync(writer.fileno())
     if size != entry.size or digest.hexdigest() != entry.sha256:
         raise OpsRefused(f"{entry.path} changed while it was being restored (it no longer matches the manifest)")
 
