@@ -7,7 +7,7 @@
 // unfiltered one-event read when chips filter the page.
 import { h, fill } from "../../dom.js";
 import { ago, when, day } from "../../format.js";
-import { errorBox, rowKeys } from "./common.js";
+import { errorBox, errorText, rowKeys } from "./common.js";
 
 export const KINDS = ["signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system"];
 const PAGE = 50;
@@ -108,13 +108,17 @@ export function createFeed(app, { path, project = null, names = null }) {
     return page.events.length ? page.events[0].id : null;
   }
 
+  // Post the cursor. A failure is not the reader's problem: the next draw or arrival posts again
+  // (a refused token is the app's to handle, through the API client).
   async function markSeen() {
     if (!project || document.visibilityState === "hidden") return;
-    const newest = await wholeNewest();
-    const floor = [state.posted, state.lastSeen].filter(Boolean).sort().pop();
-    if (!newest || (floor && newest <= floor)) return;
-    const res = await app.api.post(`/projects/${encodeURIComponent(project)}/feed/seen`, { event_id: newest });
-    state.posted = res.last_seen || newest;
+    try {
+      const newest = await wholeNewest();
+      const floor = [state.posted, state.lastSeen].filter(Boolean).sort().pop();
+      if (!newest || (floor && newest <= floor)) return;
+      const res = await app.api.post(`/projects/${encodeURIComponent(project)}/feed/seen`, { event_id: newest });
+      state.posted = res.last_seen || newest;
+    } catch { /* retried on the next draw */ }
   }
 
   async function reload() {
@@ -147,7 +151,7 @@ export function createFeed(app, { path, project = null, names = null }) {
       draw();
       status.textContent = `${page.events.length} older events loaded`;
     } catch (err) {
-      app.toast(err.message, { kind: "error" });
+      app.toast(errorText(err), { kind: "error" });
     } finally {
       olderBtn.disabled = false;
     }
@@ -173,14 +177,14 @@ export function createFeed(app, { path, project = null, names = null }) {
       }
       if (gen === state.gen) await markSeen();
     } catch (err) {
-      app.toast(err.message, { kind: "error" });
+      app.toast(errorText(err), { kind: "error" });
     } finally {
       state.loading = false;
       if (state.again) { state.again = false; newer(); }
     }
   }
 
-  const onVisible = () => { if (document.visibilityState === "visible") markSeen().catch(() => {}); };
+  const onVisible = () => { if (document.visibilityState === "visible") markSeen(); };
   document.addEventListener("visibilitychange", onVisible);
 
   return {
