@@ -53,9 +53,11 @@ class Hub:
         return r.json() if r.content else None
 
     def new_agent(self, agent_id: str) -> str:
-        """An agent with its token (made once per id in this hub)."""
+        """An agent with a live token: made once per id in this hub; a token issued again when a test
+        replaced or revoked the one kept (and dropped it from `tokens`)."""
         if agent_id not in self.tokens:
-            self.rest("POST", "/agents", {"id": agent_id, "display_name": agent_id.title()}, expect=201)
+            made = self.http.post("/api/v1/agents", json={"id": agent_id, "display_name": agent_id.title()})
+            assert made.status_code in (201, 409), made.text
             self.tokens[agent_id] = self.rest("POST", f"/agents/{agent_id}/token", expect=201)["token"]
         return self.tokens[agent_id]
 

@@ -1,0 +1,119 @@
+"""Accessibility: axe-core (axe-playwright-python) on every screen, phone width, in the light and the
+dark theme, with no serious or critical violation; each screen seeded so its rows are drawn."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.webapp.conftest import Hub
+
+pytestmark = pytest.mark.browser
+
+Seeds = dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def seeds(hub: Hub) -> Seeds:
+    agent = hub.new_agent("auditor")
+    project = hub.new_project("a11y")
+    hub.question(agent, project, "Which colour for the button?", options=["Blue", "Green"], body="Context here.")
+    hub.question(agent, project, "Open question with a deadline?", expires_in_seconds=3600)
+    hub.approval(agent, project, "Deploy now?")
+    hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "An idea to read"})
+    hub.mcp(agent, "signal_append", {"project_id": project, "summary": "Progress made"})
+    session = hub.mcp(agent, "session_start", {"project_id": project, "name": "audit"})["session_id"]
+    return {"project": project, "session": str(session)}
+
+
+# (screen, its address from the seeds). WEB-B's screens are listed here too.
+SCREENS: list[tuple[str, Callable[[Seeds], str]]] = [
+    ("home", lambda s: "#/"),
+    ("inbox", lambda s: "#/inbox"),
+    ("settings", lambda s: "#/settings"),
+    ("projects", lambda s: "#/projects"),
+    ("project", lambda s: f"#/projects/{s['project']}"),
+    ("project-sessions", lambda s: f"#/projects/{s['project']}?tab=sessions"),
+    ("project-settings", lambda s: f"#/projects/{s['project']}?tab=settings"),
+    ("feed", lambda s: "#/feed"),
+    ("session", lambda s: f"#/sessions/{s['session']}"),
+    ("storage", lambda s: "#/storage"),
+    ("access", lambda s: "#/access"),
+]
+
+
+def audit(page: Any) -> list[str]:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def settle(page: Any) -> None:
+    expect(page.locator("h1")).to_be_visible()
+    expect(page.locator("main [role=status]", has_text="Loading")).to_have_count(0)
+    expect(page.locator("main p", has_text="Loading…")).to_have_count(0)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize(("screen", "address"), SCREENS, ids=[s for s, _ in SCREENS])
+def test_no_serious_violation(opener: Any, seeds: Seeds, screen: str, address: Callable[[Seeds], str],
+                              theme: str) -> None:
+    page = opener(color_scheme=theme, hash_=address(seeds))
+    settle(page)
+    assert page.evaluate("getComputedStyle(document.body).colorScheme") == theme
+    assert audit(page) == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_connect_and_dialogs_have_no_serious_violation(opener: Any, theme: str) -> None:
+    page = opener(color_scheme=theme, token=None, hash_="#/connect")
+    settle(page)
+    page.locator("#token").fill("wrong")
+    page.get_by_role("button", name="Connect").click()
+    expect(page.locator("#token-error")).not_to_be_empty()
+    assert audit(page) == []
+    connected = opener(color_scheme=theme)
+    connected.keyboard.press("?")
+    expect(connected.locator("dialog[open]")).to_be_visible()
+    assert audit(connected) == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_opened_brain_panels_and_the_token_dialog_have_no_serious_violation(opener: Any, hub: Hub, theme: str) -> None:
+    agent_id = f"opener-{theme}"
+    agent = hub.new_agent(agent_id)
+    project = hub.new_project("a11y-open")
+    session = hub.mcp(agent, "session_start", {"project_id": project, "name": "opened"})["session_id"]
+    hub.mcp(agent, "brain_put", {"session_id": session, "store": "session", "path": "/fs/notes/a.md", "content": "# A"})
+    page = opener(color_scheme=theme, hash_=f"#/sessions/{session}")
+    page.get_by_role("button", name="Files (/fs/)").click()
+    page.locator(".tree-item", has_text="notes").click()
+    page.locator(".tree-item", has_text="a.md").click()
+    expect(page.locator(".entry-content")).to_have_text("# A")
+    page.get_by_role("button", name="Show replay").click()
+    expect(page.locator(".replay-call")).to_have_count(1)
+    assert audit(page) == []
+    page.evaluate("location.hash = '#/access'")
+    row = page.locator(f'.agent-row[data-agent="{agent_id}"]')
+    row.get_by_role("button", name="Grants").click()
+    expect(row.locator(".grants-panel")).not_to_contain_text("Loading")
+    row.get_by_role("button", name="New token").click()
+    page.locator("dialog").get_by_role("button", name="Issue new token").click()
+    expect(page.locator("dialog input.token-field")).to_be_visible()
+    assert audit(page) == []
+    hub.tokens[agent_id] = page.locator("dialog input.token-field").input_value()  # the old one is revoked
+
+
+def test_reduced_motion_turns_animation_off(opener: Any) -> None:
+    page = opener()
+    page.emulate_media(reduced_motion="reduce")
+    page.evaluate("location.hash = '#/settings'")
+    page.locator("label[for=density-compact]").click()  # saving shows no toast; make one
+    page.evaluate("document.getElementById('toasts').append(Object.assign(document.createElement('div'),"
+                  " {className: 'toast', textContent: 'x'}))")
+    assert page.evaluate("getComputedStyle(document.querySelector('.toast')).animationName") == "none"
