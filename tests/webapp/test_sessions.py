@@ -109,11 +109,13 @@ def test_ending_a_session_with_a_handoff_then_pruning_and_undoing(app_page: Any,
     expect(toast).to_be_visible()
     assert stored(hub, sid) == 404
     expect(app_page.locator("main .error-text")).to_be_visible()  # the screen shows it gone
+    expect(app_page.locator(".brain")).to_be_hidden()
 
     toast.get_by_role("button", name="Undo").click()
     expect(app_page.locator(".toast", has_text="Restored 1 session")).to_be_visible()
     assert stored(hub, sid)["status"] == "ended"
     expect(app_page.locator(".facts")).to_contain_text("ended")
+    expect(app_page.locator(".brain")).to_be_visible()
     entry = hub.rest("GET", f"/sessions/{sid}/brain/entry?path=/fs/a.md")
     assert entry["content"] == "kept"
 

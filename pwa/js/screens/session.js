@@ -102,7 +102,8 @@ export default {
   async render(root, params, app) {
     const detail = h("div", {}, loading("Loading the session"));
     const actions = h("div", { class: "actions" });
-    root.append(detail, actions);
+    const extras = h("div", {}); // the brain and the replay, hidden while the session reads as gone
+    root.append(detail, actions, extras);
     let current = null;
     const reload = async () => {
       try {
@@ -110,9 +111,11 @@ export default {
       } catch (err) {
         fill(detail, errorBox(err));
         fill(actions);
+        extras.hidden = true;
         current = null;
         return;
       }
+      extras.hidden = false;
       const s = current;
       retitle(root, `Session ${s.name}`);
       fill(detail, facts(s),
@@ -132,14 +135,14 @@ export default {
     };
     await reload();
     if (!current) return {};
-    const tree = brainTree(app, params.id);
-    root.append(h("section", { class: "panel", "aria-labelledby": "brain-title" },
-      h("h2", { id: "brain-title" }, "Brain"), tree.node), replayPanel(app, params.id));
+    const projectId = current.project_id;
+    fill(extras, h("section", { class: "panel", "aria-labelledby": "brain-title" },
+      h("h2", { id: "brain-title" }, "Brain"), brainTree(app, params.id).node), replayPanel(app, params.id));
     let timer = null;
     return {
       keys: rowKeys(root),
       onLive(change) {
-        if (change.type === "refresh" || (change.type === "feed" && change.data?.project_id === current?.project_id)) {
+        if (change.type === "refresh" || (change.type === "feed" && change.data?.project_id === projectId)) {
           clearTimeout(timer);
           timer = setTimeout(reload, 300);
         }
