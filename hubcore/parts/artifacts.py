@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import anyio
 
-from hubcore.parts import Part, SearchBatch, Task
+from hubcore.parts import Part, SearchBatch, SearchDoc, Task
 from hubcore.services.artifacts import rows
 from hubcore.services.artifacts.comments import CommentService
 from hubcore.services.artifacts.service import READ_ATTEMPTS, ArtifactService
@@ -74,15 +74,18 @@ class ArtifactsPart(Part):
                 return None
             if row["envelope"] is not None:  # protected: the title only, never the ciphertext
                 return SearchBatch([search.artifact_doc(row, None)], search.artifact_mark(row))
-            try:
-                data = await anyio.to_thread.run_sync(self.blobs.read, row["sha256"])
+            try:  # off the event loop: a body is up to 50 MiB, and HTML is parsed for its text
+                doc = await anyio.to_thread.run_sync(self._indexed, row)
             except FileNotFoundError:  # deleted since the row was read: read it again
                 continue
-            return SearchBatch([search.artifact_doc(row, data.decode("utf-8", "replace"))], search.artifact_mark(row))
+            return SearchBatch([doc], search.artifact_mark(row))
         if row is None:
             return None
         log.warning("artifact %s: its body is missing from the blob store; indexed without its text", artifact_id)
         return SearchBatch([search.artifact_doc(row, "")], search.artifact_mark(row))
+
+    def _indexed(self, row: sqlite3.Row) -> SearchDoc:
+        return search.artifact_doc(row, self.blobs.read(row["sha256"]).decode("utf-8", "replace"))
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         self._dropped[project_id] = rows.digests_of(conn, "a.project_id = ?", (project_id,))

@@ -175,3 +175,15 @@ async def test_mcp_search_finds_artifacts_it_may_see(live: LiveHub, mode: str) -
         assert (hit["artifact_id"], hit["version"], hit["project_id"]) == (made["artifact_id"], 1, "demo")
         assert hit["size_bytes"] == len(b"# Lapwing\n\nplover")
         assert structured(await c.call_tool("search", {"query": "hidden"}))["count"] == 0
+
+
+async def test_an_artifact_whose_body_is_missing_is_indexed_by_title_and_description(hub: Hub) -> None:
+    """A damaged blob store (the check reports it) leaves the artifact findable by what hub.db holds."""
+    made = await publish(hub, ALICE, title="Shag colony", description="census notes")
+    for path in (hub.data_dir / "blobs").rglob("*"):
+        if path.is_file():
+            path.unlink()
+    found = artifact_hits(await search(hub, ALICE, "shag"))
+    assert [h["artifact_id"] for h in found] == [made["artifact_id"]]
+    assert found[0]["snippet"] == "Shag colony census notes"
+    assert artifact_hits(await search(hub, ALICE, "pelican")) == []

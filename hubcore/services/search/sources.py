@@ -167,7 +167,8 @@ def artifact_doc(row: sqlite3.Row, content: str | None) -> SearchDoc:
     if content is None:
         text = row["title"]
     else:
-        body = html_text(content) if row["kind"] == "html" else content
+        # HTML is cut before parsing too (markup rarely exceeds three times the text it holds).
+        body = html_text(content[: ARTIFACT_TEXT_MAX * 4]) if row["kind"] == "html" else content
         text = "\n".join(part for part in (row["title"], row["description"], body[:ARTIFACT_TEXT_MAX]) if part)
     return SearchDoc("artifact", row["id"], row["project_id"], text, snippet_of(text), None, meta)
 
