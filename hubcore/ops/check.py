@@ -33,12 +33,11 @@ from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.hub import DataDirLocked, Hub
 from hubcore.ops.datadir import OpsRefused, held_by_hub
-from hubcore.ops.doctor import has_table, is_digest, not_a_directory
-from hubcore.ops.findings import Finding
+from hubcore.ops.findings import Finding, not_a_directory
 from hubcore.ops.integrity import check_file
 from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, file_digest, verify_manifest
 from hubcore.ops.restore import RESTORED_MARK
-from hubcore.ops.stores import HUB_DB, quiet_connection, relative, store_files
+from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
 from hubcore.parts import overrides
 from hubcore.services.kb import signals as kb_signals
 from hubcore.store.migrations import read_version, supported_version

@@ -18,8 +18,8 @@ from pathlib import Path
 from hubcore.clock import iso
 from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import LOCK_NAME, held_by_hub
-from hubcore.ops.findings import Finding
-from hubcore.ops.stores import HUB_DB, quiet_connection, relative, store_files
+from hubcore.ops.findings import Finding, not_a_directory
+from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
 from hubcore.services import ids
 from hubcore.store import brain, kb
 from hubcore.store.migrations import STORE_KIND, read_version, supported_version
@@ -41,14 +41,6 @@ def doctor(root: Path, *, min_free_bytes: int, now: float) -> list[Finding]:
     findings.append(_free_space(root, min_free_bytes))
     findings.append(_logs(root))
     return findings
-
-
-def not_a_directory(root: Path) -> Finding:
-    return Finding(str(root), "not a directory" if root.exists() else "no such directory")
-
-
-def is_digest(value: object) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
 
 
 def _identity(root: Path) -> list[Finding]:
@@ -101,9 +93,6 @@ def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Findin
         found.extend(missing_blobs(conn, db.parent))
     return found
 
-
-def has_table(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def _high_water(conn: sqlite3.Connection, now: float) -> Finding:

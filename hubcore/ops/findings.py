@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +21,7 @@ class Finding:
 
 def problems(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.problem]
+
+
+def not_a_directory(root: Path) -> Finding:
+    return Finding(str(root), "not a directory" if root.exists() else "no such directory")

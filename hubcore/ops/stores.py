@@ -53,31 +53,39 @@ def _has_log(path: Path) -> bool:
 
 
 @contextmanager
+def _connected(uri: str) -> Iterator[sqlite3.Connection]:
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+@contextmanager
 def quiet_connection(path: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection to the SQLite file at `path` that writes nothing beside it (see the
     module docstring). Raises `sqlite3.Error` for a file SQLite cannot read."""
     if not path.is_file():
         raise sqlite3.OperationalError(f"{path.name} is missing")
     if not _has_log(path):
-        conn = sqlite3.connect(_uri(path, "mode=ro&immutable=1"), uri=True, isolation_level=None)
-        try:
+        with _connected(_uri(path, "mode=ro&immutable=1")) as conn:
             yield conn
-        finally:
-            conn.close()
-        return
-    if Path(f"{path}-shm").is_file():
-        conn = sqlite3.connect(_uri(path, "mode=ro"), uri=True, isolation_level=None)
-        try:
+    elif Path(f"{path}-shm").is_file():
+        with _connected(_uri(path, "mode=ro")) as conn:
             yield conn
-        finally:
-            conn.close()
-        return
-    with tempfile.TemporaryDirectory(prefix="hub-check-") as scratch:
-        copy = Path(scratch) / path.name
-        shutil.copyfile(path, copy)
-        shutil.copyfile(f"{path}-wal", f"{copy}-wal")
-        conn = sqlite3.connect(_uri(copy, "mode=ro"), uri=True, isolation_level=None)
-        try:
-            yield conn
-        finally:
-            conn.close()
+    else:
+        with tempfile.TemporaryDirectory(prefix="hub-check-") as scratch:
+            copy = Path(scratch) / path.name
+            shutil.copyfile(path, copy)
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+            with _connected(_uri(copy, "mode=ro")) as conn:
+                yield conn
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+def is_digest(value: object) -> bool:
+    """Whether `value` names a blob (64 lowercase hex digits): what a row says is never a path before this."""
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
