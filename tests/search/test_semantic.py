@@ -297,3 +297,34 @@ def test_the_vector_set_keeps_to_its_filter() -> None:
     assert vs.nearest(query, vs.filter(["p9"], None, None)) == []
     assert vs.nearest(query, vs.filter([], None, None)) == []
     assert vs.nearest(query, vs.filter(None, "kb", None)) == []
+
+
+async def test_the_vector_set_is_read_again_once_many_candidates_are_gone(
+        client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hubcore.services.search import vectors as vectors_module
+
+    monkeypatch.setattr(vectors_module, "CANDIDATES", 4)  # more than 2 of them gone: read again
+    await client.make_project("doomed")
+    for i in range(3):
+        await post(hub, "doomed", f"{FLAKY} {i}")
+    await post(hub, "web", BACKUP)
+    await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")
+    index: SemanticIndex = hub.search.semantic
+    assert index.vectors is not None and len(index.vectors) == 4
+    assert (await client.delete("/api/v1/projects/doomed", headers=ADMIN)).status_code == 204
+    assert snippets(await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")) == [BACKUP]
+    assert index.vectors is None  # three of four candidates had no vector any more
+    assert snippets(await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")) == [BACKUP]
+    assert index.vectors is not None and len(index.vectors) == 1
+    # Candidates no caller may see (a pruned session's entries, still indexed) are not gone.
+    sid = (await hub.sessions.start(ALICE, a_session_start("web", "pruned")))["session_id"]
+    for i in range(3):
+        await hub.brains.write_entry(ALICE, a_brain_put(path=f"/kv/{i}", content=f"{FLAKY} {i}", store="session",
+                                                        session_id=sid))
+    await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")  # embedded and added to the set
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
+    assert (await client.delete(f"/api/v1/storage/sessions/{sid}", headers=ADMIN)).status_code == 200
+    held = index.vectors
+    found = await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")
+    assert FLAKY not in " ".join(snippets(found)) and vectors_of(client, "d.family = 'brain'") == 3
+    assert index.vectors is held

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import orjson
 
 if TYPE_CHECKING:
     from hubcore.services.core import Core
@@ -215,8 +216,8 @@ class Searcher:
         self.model = model
         self.vectors = vectors
 
-    def neighbours(self, query: str, projects: list[str] | None, family: str | None, session: str | None,
-                   fetch: Fetch) -> list[sqlite3.Row]:
+    def neighbours(self, conn: sqlite3.Connection, query: str, projects: list[str] | None, family: str | None,
+                   session: str | None, fetch: Fetch) -> list[sqlite3.Row]:
         """The visible documents nearest `query`, best first (cosine of the stored vectors)."""
         from hubcore.services.search.vectors import CANDIDATES, cosines
 
@@ -225,11 +226,18 @@ class Searcher:
         if not ids:
             return []
         rows = fetch(ids)
-        if len(ids) - len(rows) > CANDIDATES // 2:
-            self.index.stale()
+        if len(ids) - len(rows) > CANDIDATES // 2 and _gone(conn, ids) > CANDIDATES // 2:
+            self.index.stale()  # (candidates the caller may not see, e.g. in pruned sessions, are not gone)
         scores = cosines(q, [bytes(r["vec"]) for r in rows])
         order = sorted(range(len(rows)), key=lambda i: -float(scores[i]))
         return [rows[i] for i in order]
+
+
+def _gone(conn: sqlite3.Connection, ids: list[int]) -> int:
+    """How many of `ids` have no vector any more (their documents were removed)."""
+    held = conn.execute("SELECT COUNT(*) FROM search_vectors WHERE doc_id IN (SELECT value FROM json_each(?))",
+                        (orjson.dumps(ids).decode(),)).fetchone()[0]
+    return len(ids) - int(held)
 
 
 def fuse(lexical: Sequence[sqlite3.Row], semantic: Sequence[sqlite3.Row]) -> list[sqlite3.Row]:

@@ -121,7 +121,7 @@ def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, vi
     def fetch(ids: list[int]) -> list[sqlite3.Row]:
         return conn.execute(sql, {**params, **scoped, "ids": orjson.dumps(ids).decode()}).fetchall()
 
-    return near.neighbours(req.q, projects, req.type, req.session_id, fetch)
+    return near.neighbours(conn, req.q, projects, req.type, req.session_id, fetch)
 
 
 def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str,
