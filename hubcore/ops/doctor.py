@@ -19,6 +19,7 @@ from hubcore.clock import iso
 from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import LOCK_NAME, held_by_hub
 from hubcore.ops.findings import Finding, not_a_directory
+from hubcore.ops.restore import RESTORED_MARK
 from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
 from hubcore.services import ids
 from hubcore.store import brain, kb
@@ -51,6 +52,9 @@ def _identity(root: Path) -> list[Finding]:
         found.append(Finding("hub", f"a running hub holds the directory ({holder})", problem=False))
     else:
         found.append(Finding("hub", "no hub holds the directory", problem=False))
+    if (root / RESTORED_MARK).exists():
+        found.append(Finding("restored", "a restore put this directory in place; the next start removes the "
+                                         "blobs and brain files hub.db does not reference", problem=False))
     return found
 
 

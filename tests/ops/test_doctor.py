@@ -148,3 +148,20 @@ async def test_a_log_left_by_a_crash_is_read_from_a_copy(tmp_path: Path) -> None
 async def test_a_row_naming_no_digest_is_a_missing_blob(made: Made) -> None:
     sql(made.root / "hub.db", "UPDATE artifact_versions SET sha256 = '../../x'")
     assert run(made) == [f"blob '../../x': missing (artifact {made.artifact_id} version 1)"]
+
+
+async def test_a_restored_directory_says_so(made: Made, tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from hubcore.ops.backup import offline_backup
+    from hubcore.ops.restore import restore
+
+    (tmp_path / "backups").mkdir()
+    backup = offline_backup(made.root, tmp_path / "backups", moment=datetime(2026, 11, 27, tzinfo=UTC)).path
+    restore(backup, tmp_path / "restored", force=False, supported_version=supported_version())
+    before = tree(tmp_path / "restored")
+    findings = doctor(tmp_path / "restored", min_free_bytes=0, now=NOW)
+    assert tree(tmp_path / "restored") == before
+    assert problem_lines(findings) == []
+    assert readings(findings)["restored"].startswith("a restore put this directory in place")
+    assert "restored" not in readings(doctor(made.root, min_free_bytes=0, now=NOW))
