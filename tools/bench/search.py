@@ -317,18 +317,27 @@ async def prepare_semantic(hub: Hub, out: list[str]) -> None:
 async def semantic_queries(hub: Hub, words: Words, args: argparse.Namespace, out: list[str]) -> None:
     await prepare_semantic(hub, out)
     by_caller: dict[str, list[float]] = {"admin": [], "agent": []}
+    lexical: dict[str, list[float]] = {"admin": [], "agent": []}  # the same queries, alternating: the baseline
     backends: set[str] = set()
     for _, text in queries(words):
         req = parse(SearchRequest, {"q": text, "mode": "semantic"})
-        for who, caller in (("admin", ADMIN), ("agent", AGENT)):  # the agent's: through its projects' filter
-            by_caller[who] += await timed(lambda r=req, c=caller: hub.search.search(c, r),  # type: ignore[misc]
-                                          max(5, args.reads // 4))
+        plain = parse(SearchRequest, {"q": text})
+        for _ in range(max(5, args.reads // 4)):
+            for who, caller in (("admin", ADMIN), ("agent", AGENT)):  # the agent's: through its projects' filter
+                by_caller[who] += await timed(lambda r=req, c=caller: hub.search.search(c, r), 1)  # type: ignore[misc]
+                lexical[who] += await timed(lambda r=plain, c=caller: hub.search.search(c, r), 1)  # type: ignore[misc]
         backends.add((await hub.search.search(ADMIN, req))["backend"])
-    out.append(f"\n`mode=semantic` queries (backend {', '.join(sorted(backends))}):\n")
+    out.append(f"\n`mode=semantic` queries (backend {', '.join(sorted(backends))}), each run alternating with "
+               "the same query in lexical mode (the baseline of the same run):\n")
     out.append("| queries | runs | p50 ms | p95 ms | |\n|---|---|---|---|---|")
     for who, samples in by_caller.items():
         out.append(row(f"as the {who}", samples, 0.95, 60))
+        out.append(row(f"as the {who}, the same queries lexical", lexical[who], 0.95))
     out.append(row("all", by_caller["admin"] + by_caller["agent"], 0.95, 60))
+    both = lexical["admin"] + lexical["agent"]
+    out.append(row("all, the same queries lexical", both, 0.95))
+    ratio = statistics.median(by_caller["admin"] + by_caller["agent"]) / statistics.median(both)
+    out.append(f"\nSemantic over lexical, same queries, same run: p50 x{ratio:.2f}.")
 
 
 async def first_search_after_start(settings: HubSettings, out: list[str]) -> None:
