@@ -155,6 +155,10 @@ class BackupService:
         except anyio.get_cancelled_exc_class():
             stop.set()
             raise
+        except OSError as exc:  # a full or failing disk under backup_dir: nothing of it is left
+            log.warning("backup under %s failed: %s", parent, exc)
+            raise HubError("unavailable", f"the backup could not be written under {parent}: "
+                                          f"{exc.strerror or exc}", retryable=True) from None
 
     def _write(self, parent: Path, stop: threading.Event) -> BackupResult:
         # Re-checked on the worker too: the directory may have been swapped for a symlink since.
@@ -169,17 +173,21 @@ def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResu
 
     `OpsRefused` when a hub holds it (naming the ways that work while it runs), when it is not a
     data directory, or when `out` lies inside it."""
+    held = OpsRefused(f"data directory {data_dir} is held by a running hub: take an online backup with "
+                      "`hub-cli backup --url URL`, stop the hub first, or take a volume snapshot")
     if held_by_hub(data_dir):
-        raise OpsRefused(
-            f"data directory {data_dir} is held by a running hub: take an online backup with "
-            "`hub-cli backup --url URL`, stop the hub first, or take a volume snapshot")
+        raise held
     if not (data_dir / "hub.db").is_file():
         raise OpsRefused(f"{data_dir} is not a hub data directory (no hub.db)")
     if is_inside(out, data_dir):
         raise OpsRefused(f"{out} is inside the data directory {data_dir}: write backups outside it")
     schema_version = _schema_version(data_dir / "hub.db")
     out.mkdir(mode=0o700, exist_ok=True)
-    with hold(data_dir):  # a hub started now waits (refuses) until the copy is done
+    try:
+        lock = hold(data_dir)  # a hub started from now on is refused until the copy is done
+    except OpsRefused:
+        raise held from None
+    with lock:
         engine = [data_dir / "hub.db", *store_files(data_dir)]
         return write_backup(data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine)
 

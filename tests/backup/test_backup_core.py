@@ -3,6 +3,7 @@ writing through it, and it refuses (changing nothing) when it has nowhere to wri
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import DataDirLocked, Hub
+from hubcore.ops import backup as backup_mod
 from hubcore.ops.backup import BackupCreate, offline_backup
 from hubcore.ops.datadir import held_by_hub
 from hubcore.ops.manifest import verify_manifest
@@ -164,3 +166,17 @@ async def test_an_offline_backup_holds_the_directory_while_it_copies(
     assert not held_by_hub(data)
     (made,) = list((tmp_path / "out").iterdir())
     assert verify_manifest(made) == []
+
+
+async def test_a_disk_failing_under_backup_dir_is_503_and_leaves_nothing(
+        hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    await populate(hub)
+
+    def full(*_: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(backup_mod, "_copy_blob", full)
+    with pytest.raises(HubError) as caught:
+        await hub.backups.create(ADMIN_CALLER, BackupCreate())
+    assert caught.value.code == "unavailable" and "No space left" in caught.value.message
+    assert list((tmp_path / "backups").iterdir()) == [] and not hub.backups.running
