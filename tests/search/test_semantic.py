@@ -209,6 +209,8 @@ async def test_a_restart_embeds_what_is_missing_without_a_query(settings: HubSet
         with anyio.fail_after(30):
             await client.app.hub.search.semantic.idle()  # the background task at start, with no query
         assert vectors(client) == 2
+        held = client.app.hub.search.semantic.vectors  # read at start, the new vector added
+        assert held is not None and len(held) == 2
         found = await search(client.app.hub, ALICE, BACKUP_QUERY, mode="semantic")
         assert found["backend"] == "hybrid" and snippets(found)[0] == BACKUP
 

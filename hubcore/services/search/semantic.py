@@ -170,13 +170,15 @@ class SemanticIndex:
         return done
 
     async def run(self) -> None:
-        """The background task: at start, when the hub has vectors, load the model and embed what
-        is missing (a restart catches up); then embed a backlog whenever a query finds one too big."""
+        """The background task: at start, when the hub has vectors, read them into the set, load the
+        model and embed what is missing (a restart catches up); then embed a backlog whenever a
+        query finds one too big."""
         has = await self.core.store.read(
             lambda conn: conn.execute("SELECT EXISTS (SELECT 1 FROM search_vectors)").fetchone()[0])
         while True:
             if has:
                 try:
+                    await self._vector_set()  # read before the first query needs it (a second a million)
                     if done := await self.catch_up():
                         log.info("embedded %d search documents", done)
                 except Exception:  # derived data: the next pass tries again
