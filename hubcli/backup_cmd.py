@@ -121,6 +121,9 @@ def restore(
         raise typer.Exit(exits.REFUSED) from None
     typer.echo(f"restored {len(done.manifest.files)} files ({done.manifest.bytes} bytes, backup of "
                f"{done.manifest.created_at}, schema v{done.manifest.schema_version}) into {done.target}")
+    if done.ignored:
+        _err("restore", f"note: {len(done.ignored)} files in the backup directory are not in its manifest and "
+                        f"were not restored: {', '.join(done.ignored[:10])}")
     if done.replaced is not None:
         typer.echo(f"the previous tree is kept at {done.replaced}")
     raise typer.Exit(exits.OK)

@@ -44,12 +44,13 @@ class Restored:
     target: Path
     replaced: Path | None  # where the old tree went, when there was one
     manifest: Manifest
+    ignored: tuple[str, ...] = ()  # files in the backup directory its manifest does not list
 
 
 def restore(source: Path, target: Path, *, force: bool, supported_version: int) -> Restored:
     """Restore the backup at `source` into `target` (see the module docstring); `OpsRefused` when
     it will not, having changed nothing."""
-    manifest = _checked_backup(source, supported_version)
+    manifest, ignored = _checked_backup(source, supported_version)
     target = Path(os.path.abspath(target))
     if target.is_symlink():
         raise OpsRefused(f"{target} is a symlink: name the data directory itself")
@@ -81,10 +82,12 @@ def restore(source: Path, target: Path, *, force: bool, supported_version: int) 
         if old_lock is not None:
             old_lock.close()
     log.info("restored %s into %s (%d files)", source, target, len(manifest.files))
-    return Restored(target, replaced, manifest)
+    return Restored(target, replaced, manifest, ignored)
 
 
-def _checked_backup(source: Path, supported_version: int) -> Manifest:
+def _checked_backup(source: Path, supported_version: int) -> tuple[Manifest, tuple[str, ...]]:
+    """The backup's manifest once every listed file matches it, with the unlisted files (never
+    copied, so they cannot change what is restored: reported, not refused)."""
     if source.is_file():
         raise OpsRefused(f"{source} is a single file (a pre-migration copy has no manifest): restore takes a "
                          "backup directory; to roll back a migration, see the spec's Versioning item 4")
@@ -95,6 +98,8 @@ def _checked_backup(source: Path, supported_version: int) -> Manifest:
         manifest = read_manifest(source)
     except ManifestError as exc:
         raise OpsRefused(f"{exc}; restore takes only a backup with its manifest") from None
+    ignored = tuple(p.path for p in problems if p.kind == "extra")
+    problems = [p for p in problems if p.kind != "extra"]
     if problems:
         listed = "; ".join(str(p) for p in problems[:20])
         more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
@@ -104,7 +109,7 @@ def _checked_backup(source: Path, supported_version: int) -> Manifest:
     if manifest.schema_version > supported_version:
         raise OpsRefused(f"backup {source} is at schema version {manifest.schema_version}, newer than this "
                          f"binary supports ({supported_version}): restore it with a newer agent-hub")
-    return manifest
+    return manifest, ignored
 
 
 def _has_content(target: Path) -> bool:

@@ -58,10 +58,11 @@ async def test_restore_round_trip_matches_the_source_file_by_file(
     data, made = filled
     backup = await offline_backup(tmp_path, data)
     assert verify_manifest(backup) == []
+    (backup / "NOTES.txt").write_text("kept on the shelf since May")  # not listed: reported, never copied
     target = tmp_path / "restored"
     run = await cli(cli_env(tmp_path), "restore", "--from", str(backup), "--data-dir", str(target))
     assert run.code == 0, run.err
-    assert f"into {target}" in run.out
+    assert f"into {target}" in run.out and "NOTES.txt" in run.err
     manifest = read_manifest(backup)
     listed = {f.path for f in manifest.files}
     on_disk = {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()}
