@@ -30,3 +30,18 @@ async def test_the_index_is_compared_and_rebuilt(tmp_path: Path) -> None:
     assert readings(first)["search index"].startswith("differed from its sources (")
     second = await check(made.root, made.settings)
     assert readings(second)["search index"].startswith("matches its ")
+
+
+async def test_the_quiet_hub_runs_no_background_work(tmp_path: Path) -> None:
+    """The artifacts part's start sweep would remove a blob no version references: through the
+    quiet hub it stays, as everything but the search index does."""
+    import hashlib
+
+    made = await make_hub_dir(tmp_path / "data", searched=False)  # the index differs: the hub is opened
+    stray = hashlib.sha256(b"stray").hexdigest()
+    path = made.root / "blobs" / stray[:2] / stray
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"stray")
+    findings = await check(made.root, made.settings)
+    assert readings(findings)["search index"].startswith("differed from its sources (")
+    assert path.read_bytes() == b"stray"
