@@ -57,6 +57,10 @@ def test_create_rename_and_delete_with_typed_confirmation(app_page: Any, hub: Hu
     expect(app_page.locator("h1")).to_have_text("Vegetable garden")
     after = hub.rest("GET", "/projects/garden-plan")
     assert (after["display_name"], after["artifact_password_policy"]) == ("Vegetable garden", "required")
+    app_page.get_by_label("Display name", exact=True).fill("Garden plan")  # back again: compared with the saved name
+    app_page.get_by_role("button", name="Save").click()
+    expect(app_page.locator("h1")).to_have_text("Garden plan")
+    assert hub.rest("GET", "/projects/garden-plan")["display_name"] == "Garden plan"
 
     app_page.get_by_role("button", name="Delete project").click()
     dialog = app_page.locator("dialog")

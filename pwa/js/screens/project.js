@@ -47,7 +47,8 @@ function ideaForm(app, id, onPosted) {
 
 // Settings: rename, password policy, confidential; delete with typed confirmation (not for a
 // personal space, which cannot be deleted).
-function settingsPanel(app, project, onChange) {
+function settingsPanel(app, initial, onChange) {
+  let project = initial; // what the hub holds now: each save is compared against the last one
   const name = h("input", { type: "text", value: project.display_name, required: true });
   const policy = h("select", {},
     ["off", "optional", "required"].map((v) => h("option", { value: v, selected: project.artifact_password_policy === v }, v)));
@@ -66,9 +67,9 @@ function settingsPanel(app, project, onChange) {
         if (confidential.checked !== project.confidential) changes.confidential = confidential.checked;
         if (!Object.keys(changes).length) { app.toast("Nothing changed"); return; }
         try {
-          const updated = await app.api.patch(projectPath(project.id), changes);
+          project = await app.api.patch(projectPath(project.id), changes);
           app.toast("Saved");
-          onChange(updated);
+          onChange(project);
         } catch (err) {
           error.textContent = errorText(err);
           error.hidden = false;
@@ -127,7 +128,7 @@ export default {
     describe(project);
 
     if (tab === "settings") {
-      fill(body, settingsPanel(app, project, (p) => { project = p; describe(p); }));
+      fill(body, settingsPanel(app, project, describe));
       return {};
     }
     if (tab === "sessions") {
