@@ -33,7 +33,7 @@ export function sessionList(app, projectId) {
       fill(node,
         group("Active", active, "No session is running."),
         group("Ended", ended, "No ended session."),
-        truncated ? h("p", { class: "muted small" }, "Only the newest sessions are listed.") : null);
+        truncated ? h("p", { class: "muted small" }, "More sessions exist than one listing shows (at most 200).") : null);
     } catch (err) {
       fill(node, errorBox(err));
     }
