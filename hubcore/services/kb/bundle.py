@@ -28,9 +28,6 @@ from hubcore.services.kb.models import KbBacklinks, KbLint, KbProject
 from hubcore.store import kb
 from hubcore.store.kb import TOP
 
-PAGE_CODES = frozenset({"missing_frontmatter", "missing_type", "unparsed_frontmatter", "okf_version_misplaced",
-                        "link_escapes_bundle", "broken_link"})
-
 
 def facts_of(conn: sqlite3.Connection, page: kb.Page) -> PageFacts:
     """A stored page as the views read it (a row derived by another hub version is derived again)."""
@@ -65,9 +62,10 @@ def _neighbours(conn: sqlite3.Connection, page: PageFacts) -> list[PageFacts]:
 
 
 def page_findings(conn: sqlite3.Connection, page: PageFacts) -> list[dict[str, Any]]:
-    """The findings about `page` that its own bytes and links decide, as the file stands."""
-    walk = views.Walk([page, *_neighbours(conn, page)], "")
-    return [f for f in walk.lint() if f["path"] == page.path and f["code"] in PAGE_CODES]
+    """The findings about `page` that its own bytes and links decide, as the file stands: the
+    write-time rule (`views.page_findings`, which import's lint uses too) over the pages its
+    links name."""
+    return views.page_findings(page.path, page.derived, views.Walk(_neighbours(conn, page), ""))
 
 
 Known = dict[str, tuple[tuple[Any, ...], PageFacts]]
