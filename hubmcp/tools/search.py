@@ -32,11 +32,12 @@ TOOLS = (
         title="Search the hub",
         description=(
             "Search feed events, artifacts (a protected one by its title only), session brains and "
-            "knowledge pages in the projects you can see: in one project (`project_id`), one session (`session_id`), or everywhere (neither). "
+            "knowledge pages in the projects you can see: in one project (`project_id`), one session "
+            "(`session_id`), or everywhere (neither). "
             "Words match as prefixes with whole-word matches first; put a \"quoted phrase\" in double "
             "quotes; punctuation and AND/OR/NOT/NEAR are ignored (every word must match). Hits come in "
             "`groups` by type (feed, artifact, brain, kb), the group with the best hit first; `count` is "
-            "the hits on this page, `truncated` says more matched than the page (or the 5,000 rows read) "
+            "the hits on this page, `truncated` says more matched than the page (or the 1,000 rows read) "
             "holds: narrow the query. `mode: semantic` also finds by meaning: the documents nearest the "
             "query's meaning are blended with the word matches (`backend: hybrid`), filling the page even "
             "when none is close; without the hub's embedding model it answers lexically "

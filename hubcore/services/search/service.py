@@ -1,9 +1,10 @@
 """Search queries over the one index, confined to what the caller may see.
 
 Visibility is decided in the query itself, from the live rows: a hit's project must be visible to
-the caller (`access.visibility`), a brain hit's session must exist unpruned, a hit tied to a pruned
-session is never shown, and a feed hit's event must still exist. So a removal the index has not
-caught up with yet (an undo window, an abandoned enrolment's event) can never show a hit.
+the caller (`access.visibility`), a brain hit's session must exist unpruned, and a hit tied to a
+pruned session is never shown; a removed event or artifact took its documents in its own command.
+So a removal the index has not caught up with yet (an undo window, an abandoned enrolment's event)
+can never show a hit.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ log = logging.getLogger("hubcore.search")
 HIT_COLUMNS = """d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta,
        p.display_name, s.name AS session_name, s.status AS session_status"""
 HIT_JOINS = "JOIN projects p ON p.id = d.project_id LEFT JOIN sessions s ON s.id = d.session_id"
+# A removed event or artifact takes its documents in its own command (triggers, migration v10),
+# so only sessions are checked here.
 HIT_LIVE = """(s.id IS NULL OR s.pruned_at IS NULL)
-  AND (d.family != 'brain' OR s.id IS NOT NULL)
-  AND (d.family != 'feed' OR EXISTS (SELECT 1 FROM events e WHERE e.id = d.key))"""
-# Ranking reads only ids and scores (up to 5,000 rows); the page's rows are read after, by id.
+  AND (d.family != 'brain' OR s.id IS NOT NULL)"""
+# Ranking reads only ids and scores (up to ROWS_MAX rows); the page's rows are read after, by id.
 HIT_SQL = f"""SELECT d.id, bm25(search_fts) AS score
 FROM search_fts f JOIN search_docs d ON d.id = f.rowid {HIT_JOINS}
 WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {HIT_LIVE}
