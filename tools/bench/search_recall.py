@@ -10,7 +10,10 @@ Every document is posted as a signal (its text the summary) in one project of a 
 every query runs as the admin with `limit=10` in `mode=lexical` and `mode=semantic`; recall@10 is
 the share of a query's relevant documents among its hits, averaged per kind of query. With
 `--variants`, the semantic side is also measured with other fusion constants and with the nearest
-neighbours alone (what `semantic.RRF_K` was chosen from).
+neighbours alone (what `semantic.RRF_K` was chosen from). With `--prefilter N`, the corpus plus N
+made-up distractor documents is searched two ways, outside the hub: exact cosine over every vector,
+and the hub's way (the 256 nearest by Hamming distance of the signs, re-ranked by cosine of the
+int8 vectors): recall@10 of each on the paraphrases and how much their top 10s agree.
 """
 
 from __future__ import annotations
@@ -107,6 +110,45 @@ async def evaluate(data_dir: Path, variants: bool = False) -> dict[str, dict[str
     return table
 
 
+def prefilter(extra: int, seed: int = 15) -> dict[str, float]:
+    """The hub's nearest neighbours against exact cosine, over the corpus and `extra` distractors."""
+    import random
+
+    import numpy as np
+
+    from hubcore.services.search.vectors import CANDIDATES, VectorSet, cosines, load_wordllama, quantize
+
+    model = load_wordllama()
+    assert model is not None, "the semantic extra is not installed"
+    data = corpus()
+    rng = random.Random(seed)
+    vocabulary = ["".join(rng.choice("abdegiklmnorstuvz") for _ in range(rng.randint(4, 9))) for _ in range(5000)]
+    texts = [d["text"] for d in data["docs"]] + [" ".join(rng.choices(vocabulary, k=20)) for _ in range(extra)]
+    ids = [d["id"] for d in data["docs"]] + [f"x{i}" for i in range(extra)]
+    floats = np.concatenate([model.embed(texts[i:i + 1024]) for i in range(0, len(texts), 1024)])
+    stored = quantize(floats)
+    vs = VectorSet.build([(i, v, "p", "feed", None) for i, v in enumerate(stored)])
+    paraphrases = [q for q in data["queries"] if q["kind"] == "paraphrase"]
+    out = {"documents": float(len(texts))}
+    for candidates_k in (CANDIDATES, 4 * CANDIDATES):
+        exact_hits = hub_hits = agree = 0
+        for query in paraphrases:
+            q = model.embed([query["q"]])[0]
+            exact = [int(i) for i in np.argsort(-(floats @ q))[:K]]
+            candidates = vs.nearest(q, vs.filter(None, None, None), k=candidates_k)
+            scores = cosines(q, [stored[i] for i in candidates])
+            mine = [candidates[i] for i in np.argsort(-scores)[:K]]
+            relevant = set(query["relevant"])
+            exact_hits += len({ids[i] for i in exact} & relevant)
+            hub_hits += len({ids[i] for i in mine} & relevant)
+            agree += len(set(exact) & set(mine))
+        n = len(paraphrases)
+        out["exact"] = exact_hits / n
+        out[f"hub {candidates_k}"] = hub_hits / n
+        out[f"agreement {candidates_k}"] = agree / (n * K)
+    return out
+
+
 def render(table: dict[str, dict[str, float]]) -> str:
     lines = ["| search | recall@10, lexical queries | recall@10, paraphrases | recall@10, all |",
              "|---|---|---|---|"]
@@ -122,11 +164,22 @@ async def main(args: argparse.Namespace) -> None:
         table = await evaluate(Path(tmp) / "data", variants=args.variants)
     print(f"{len(data['docs'])} documents, {len(kinds)} queries ({kinds.count('paraphrase')} paraphrases)\n")
     print(render(table))
+    if args.prefilter:
+        from hubcore.services.search.vectors import CANDIDATES
+
+        r = prefilter(args.prefilter)
+        print(f"\nNearest neighbours of the paraphrases over {r['documents']:,.0f} documents (the corpus and "
+              f"{args.prefilter:,} made-up ones): recall@10 by exact cosine {r['exact']:.2f}; the hub's way, "
+              f"the {CANDIDATES} nearest by Hamming distance re-ranked, {r[f'hub {CANDIDATES}']:.2f} (top 10 "
+              f"agreeing with exact cosine {r[f'agreement {CANDIDATES}']:.0%}); with {4 * CANDIDATES} candidates "
+              f"{r[f'hub {4 * CANDIDATES}']:.2f} ({r[f'agreement {4 * CANDIDATES}']:.0%}).")
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variants", action="store_true", help="also other fusion constants and no fusion")
+    parser.add_argument("--prefilter", type=int, default=0, metavar="N",
+                        help="also compare the Hamming prefilter with exact cosine over the corpus and N more")
     parser.add_argument("--dir", default=None, help="where the temporary data directory goes")
     return parser.parse_args(argv)
 

@@ -122,12 +122,12 @@ class SemanticIndex:
             if self.vectors is None:
                 from hubcore.services.search.vectors import VectorSet
 
-                rows = await self.core.store.read(lambda conn: conn.execute(
-                    """SELECT v.doc_id, v.vec, d.project_id, d.family, d.session_id FROM search_vectors v
-                       JOIN search_docs d ON d.id = v.doc_id""").fetchall())
-                vectors = VectorSet()
-                await anyio.to_thread.run_sync(vectors.add, [tuple(r) for r in rows])
-                self.vectors = vectors
+                # Read and built on one worker thread (a million rows would hold the event loop).
+                self.vectors = await self.core.store.read_then(
+                    lambda conn: [tuple(r) for r in conn.execute(
+                        """SELECT v.doc_id, v.vec, d.project_id, d.family, d.session_id FROM search_vectors v
+                           JOIN search_docs d ON d.id = v.doc_id""")],
+                    VectorSet.build)
             return self.vectors
 
     # -- embedding -------------------------------------------------------------------------------
@@ -155,6 +155,8 @@ class SemanticIndex:
         async with self._set_lock:
             if self.vectors is not None:
                 self.vectors.add([(r[0], v, r[1], r[2], r[3]) for r, v in zip(rows, stored, strict=True)])
+                if self.vectors.outgrown:  # its centre came from far fewer documents: read it again
+                    self.vectors = None
 
     async def catch_up(self) -> int:
         """Embed every document without a vector, in batches; returns how many were embedded."""

@@ -3,9 +3,9 @@ set the nearest neighbours are found in. Imported only once a model loaded (nump
 `semantic` extra), so the hub runs without numpy.
 
 A vector is stored as int8 (the unit vector scaled so its largest component is 127: 256 bytes for
-256 dimensions). In memory only its signs are kept (32 bytes a document), so a query reads every
-document's bits by Hamming distance (a few milliseconds for a million), and the best `CANDIDATES`
-are re-ranked by cosine against their stored int8 vectors.
+256 dimensions). In memory only its signs about the documents' mean are kept (32 bytes a document),
+so a query reads every document's bits by Hamming distance (milliseconds for a million), and the
+best `CANDIDATES` are re-ranked by cosine against their stored int8 vectors.
 """
 
 from __future__ import annotations
@@ -65,10 +65,20 @@ def quantize(vectors: Floats) -> list[bytes]:
     return [row.tobytes() for row in q]
 
 
-def signs(stored: Sequence[bytes]) -> NDArray[np.uint64]:
-    """The sign bits of stored vectors, four 64-bit words a row."""
-    q = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1)
-    return _pack(q > 0)
+def unpack(stored: Sequence[bytes]) -> Floats:
+    """Stored vectors as unit float rows."""
+    m = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1).astype(np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1
+    out: Floats = m / norms
+    return out
+
+
+def signs(vectors: Floats, centre: Floats) -> NDArray[np.uint64]:
+    """The signs of vectors about `centre`, four 64-bit words a row. The model's vectors share a
+    large common part (their mean's norm is about 0.8), so signs about zero say little; about the
+    mean of the documents they agree with exact cosine far more often (measured: docs/benchmarks.md)."""
+    return _pack((vectors - centre) > 0)
 
 
 def _pack(positive: NDArray[np.bool_]) -> NDArray[np.uint64]:
@@ -80,10 +90,7 @@ def cosines(query: Floats, stored: Sequence[bytes]) -> Floats:
     """Cosine of the (unit) query with each stored vector."""
     if not stored:
         return np.zeros(0, dtype=np.float32)
-    m = np.frombuffer(b"".join(stored), dtype=np.int8).reshape(len(stored), -1).astype(np.float32)
-    norms = np.linalg.norm(m, axis=1)
-    norms[norms == 0] = 1
-    out: Floats = (m @ query) / norms
+    out: Floats = unpack(stored) @ query
     return out
 
 
@@ -118,10 +125,13 @@ class VectorSet:
     """
 
     COMPACT_AT = 32
+    RECENTRE_GROWTH = 4  # the centre is taken again (the set read again) once the set is 4 times its basis
 
     def __init__(self) -> None:
         self.chunks: list[Chunk] = []
         self.codes: dict[str, int] = {}
+        self.centre: Floats | None = None  # the mean of the vectors the set was first built from
+        self.basis = 0
 
     def __len__(self) -> int:
         return sum(len(c.ids) for c in self.chunks)
@@ -137,8 +147,11 @@ class VectorSet:
         rows = list(rows)
         if not rows:
             return
+        floats = unpack([r[1] for r in rows])
+        if self.centre is None:
+            self.centre, self.basis = floats.mean(axis=0), len(rows)
         chunk = Chunk(np.array([r[0] for r in rows], dtype=np.int64),
-                      np.ascontiguousarray(signs([r[1] for r in rows]).T),
+                      np.ascontiguousarray(signs(floats, self.centre).T),
                       np.array([self.code(r[2]) for r in rows], dtype=np.int32),
                       np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
                       np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32))
@@ -146,6 +159,25 @@ class VectorSet:
         if len(chunks) >= self.COMPACT_AT:
             chunks = [_concat(chunks)]
         self.chunks = chunks
+
+    @classmethod
+    def build(cls, rows: Sequence[tuple[int, bytes, str, str, str | None]], step: int = 65536) -> VectorSet:
+        """A set of `rows` whose centre is the mean of them all (read a slice at a time: a million
+        vectors as floats would take a gigabyte at once)."""
+        made = cls()
+        if rows:
+            total = np.zeros(len(rows[0][1]), dtype=np.float64)
+            for start in range(0, len(rows), step):
+                total += unpack([r[1] for r in rows[start:start + step]]).sum(axis=0)
+            made.centre, made.basis = (total / len(rows)).astype(np.float32), len(rows)
+            for start in range(0, len(rows), step):
+                made.add(rows[start:start + step])
+        return made
+
+    @property
+    def outgrown(self) -> bool:
+        """The set grew well past what its centre was taken from: read it again to take a new one."""
+        return len(self) > self.RECENTRE_GROWTH * self.basis + 1024
 
     def filter(self, projects: Iterable[str] | None, family: str | None, session: str | None) -> Filter:
         """`projects` None: every project (the admin)."""
@@ -159,7 +191,9 @@ class VectorSet:
     def nearest(self, query: Floats, where: Filter, k: int = CANDIDATES) -> list[int]:
         """Ids of up to `k` documents allowed by `where`, nearest to `query` by Hamming distance
         of their signs (ties in no particular order)."""
-        qbits = _pack((query > 0)[None, :])[0]
+        if self.centre is None:
+            return []
+        qbits = signs(query[None, :], self.centre)[0]
         best_ids: list[NDArray[np.int64]] = []
         best_dist: list[NDArray[np.uint16]] = []
         for chunk in self.chunks:
