@@ -86,6 +86,7 @@ def _offline(settings: Settings, out: Path, data_dir: Path | None) -> int:
 
     from hubcore.ops.backup import offline_backup
     from hubcore.ops.datadir import OpsRefused
+
     source = (data_dir or settings.hub.data_path).expanduser().absolute()
     try:
         result = offline_backup(source, out.expanduser().absolute(), moment=datetime.now(UTC))
