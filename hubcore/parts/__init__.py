@@ -70,13 +70,15 @@ class SearchDoc:
 @dataclass(frozen=True)
 class SearchBatch:
     """What a part hands the index for one source: with `replace`, the source's documents are
-    exactly `docs` (the old ones go); without, `docs` are added or replaced by key. `mark` is the
-    source's mark once the batch is in; `more` asks for the next batch from that mark."""
+    exactly `docs` (the old ones go); without, `docs` are added or replaced by key and the
+    documents `gone` names ((family, key) pairs) are removed. `mark` is the source's mark once the
+    batch is in; `more` asks for the next batch from that mark."""
 
     docs: Sequence[SearchDoc]
     mark: str
     replace: bool = True
     more: bool = False
+    gone: Sequence[tuple[str, str]] = ()
 
 
 class Part:

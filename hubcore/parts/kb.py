@@ -110,8 +110,7 @@ class KbPart(Part):
 
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
         pid = source.removeprefix("kb:")
-        found = await self.store.read(pid, lambda conn: (search.kb_mark(conn), search.kb_docs(conn, pid)), None)
-        return None if found is None else SearchBatch(found[1], found[0])
+        return await self.store.read(pid, lambda conn: search.kb_batch(conn, pid, mark), None)
 
     def background(self) -> Sequence[Task]:
         return (self.store.pool.run_sweeper, self.store.run_checkpointer)

@@ -36,6 +36,9 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch) -> No
     those no longer in it removed (a page write in a project of 1,000 pages rewrites one
     document, not 1,000, and an unchanged document keeps its row and its vector)."""
     stored = _stored(conn, source) if batch.replace else {}
+    for family, key in batch.gone:
+        _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE family = ? AND key = ?",
+                                                      (family, key))])
     if batch.replace:
         wanted = {(doc.family, doc.key) for doc in batch.docs}
         _delete_ids(conn, [row[0] for key, row in stored.items() if key not in wanted])
@@ -155,7 +158,7 @@ class SearchIndex:
             if batch is None:
                 await self.core.store.execute(lambda conn: _forget_sources(conn, [source]))
                 return
-            if not batch.docs and not batch.replace and batch.mark == (mark or ""):
+            if not batch.docs and not batch.gone and not batch.replace and batch.mark == (mark or ""):
                 return  # nothing new: write nothing (hub.db is left as it was)
             await self.core.store.execute(lambda conn, b=batch: write_batch(conn, source, b))  # type: ignore[misc]
             if not batch.more or batch.mark == mark:

@@ -18,6 +18,7 @@ import orjson
 from hubcore.parts import SearchBatch, SearchDoc
 
 SNIPPET_MAX = 200
+KB_STEP_MAX = 500  # pages a knowledge base catch-up reads by path; past it the project is read whole
 FEED_BATCH = 2000  # events per indexing command: a long catch-up never holds the writer for long
 _SPACE = re.compile(r"\s+")
 
@@ -109,9 +110,33 @@ def kb_mark(conn: sqlite3.Connection) -> str:
     return f"{last or 0}:{pages}"
 
 
-def kb_docs(conn: sqlite3.Connection, project_id: str) -> list[SearchDoc]:
-    rows = conn.execute("""SELECT p.path, b.content FROM pages p JOIN blobs b ON b.version = p.version
-                           ORDER BY p.path""").fetchall()
+def kb_batch(conn: sqlite3.Connection, project_id: str, mark: str | None) -> SearchBatch:
+    """The pages written since `mark` (the paths the write log names after its log id), or every
+    page when the mark cannot say (never indexed, the log behind it, too many paths)."""
+    now = kb_mark(conn)
+    last = _log_id(mark)
+    top = int(conn.execute("SELECT MAX(id) FROM log").fetchone()[0] or 0)
+    if last is None or last > top or (last == top and mark != now):
+        return SearchBatch(kb_docs(conn, project_id), now)
+    paths = [r[0] for r in conn.execute("SELECT DISTINCT path FROM log WHERE id > ? LIMIT ?", (last, KB_STEP_MAX + 1))]
+    if len(paths) > KB_STEP_MAX:
+        return SearchBatch(kb_docs(conn, project_id), now)
+    docs = kb_docs(conn, project_id, paths)
+    held = {doc.key for doc in docs}
+    gone = [("kb", f"{project_id}:{p}") for p in paths if f"{project_id}:{p}" not in held]
+    return SearchBatch(docs, now, replace=False, gone=gone)
+
+
+def _log_id(mark: str | None) -> int | None:
+    head = (mark or "").split(":", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def kb_docs(conn: sqlite3.Connection, project_id: str, paths: list[str] | None = None) -> list[SearchDoc]:
+    """The project's pages (only `paths`, when given) as documents."""
+    only = "" if paths is None else "WHERE p.path IN (SELECT value FROM json_each(:paths))"
+    rows = conn.execute(f"""SELECT p.path, b.content FROM pages p JOIN blobs b ON b.version = p.version {only}
+                            ORDER BY p.path""", {"paths": orjson.dumps(paths).decode()}).fetchall()
     docs = []
     for path, content in rows:
         text = bytes(content).decode("utf-8", "replace")
