@@ -5,7 +5,7 @@ every count (1.0: the issue's hub; 0.01 for a quick look).
 
 The hub at `--size 1`: hub.db with 1,000,000 events (bulk-loaded with the rows and tallies
 `insert_event` writes, `tools/bench/feed.py`), 1,000 sessions each with a brain file of about
-200 KiB, 100 projects each with a knowledge base of about 1 MiB, and 200 artifacts of 1 MiB each
+250 KiB, 100 projects each with a knowledge base of about 1 MiB, and 300 artifacts of 1 MiB each
 in the blob store: about 1 GB in all. One brain and one knowledge base are written through the
 services; the others are copies of them under each session's and project's name (the backup copies
 bytes, it does not read them), so the load takes a minute rather than an hour.
@@ -83,13 +83,13 @@ async def load(settings: HubSettings, args: argparse.Namespace) -> dict[str, Any
             made = await hub.sessions.start(owner, parse(SessionStart, {"project_id": projects[0], "name": f"s{i}"}))
             sessions.append(str(made["session_id"]))
         owner = Caller.agent(agents[0])
-        for n in range(8):  # one real brain of about 200 KiB
+        for n in range(10):  # one real brain of about 250 KiB
             await hub.brains.write_entry(owner, parse(BrainPut, {"path": f"/kv/n{n}", "content": text(25_000),
                                                                  "store": "session", "session_id": sessions[0]}))
         for n in range(100):  # one real knowledge base of about 1 MiB
             await hub.kb.write(ADMIN, parse(KbWrite, {"project_id": projects[0], "path": f"/fs/p{n}.md",
                                                       "content": f"# Page {n}\n\n" + text(10_000)}))
-        for n in range(scaled(args, 200)):
+        for n in range(scaled(args, 300)):
             await hub.artifacts.publish_artifact(ADMIN, parse(ArtifactPublish, {
                 "project_id": projects[n % len(projects)], "title": f"a{n}", "kind": "html",
                 "content": text(1_000_000)}))
