@@ -157,3 +157,12 @@ def test_the_replay_lists_the_tool_calls_as_text(app_page: Any, hub: Hub) -> Non
     expect(call).to_contain_text("brain_put")
     expect(call.locator("pre")).to_contain_text(XSS.replace('"', '\\"'))  # the arguments as JSON text
     no_script_ran(app_page)
+
+
+def test_the_detail_names_the_newest_event_with_its_age(app_page: Any, hub: Hub) -> None:
+    token = hub.new_agent("thinker")
+    project = hub.new_project("newest")
+    sid = session(hub, token, project, "busy")
+    hub.mcp(token, "signal_append", {"project_id": project, "summary": "tests green", "session_id": sid})
+    go(app_page, f"#/sessions/{sid}", "Session busy")
+    expect(app_page.locator(".facts")).to_contain_text("2 · newest: signal: tests green (just now)")

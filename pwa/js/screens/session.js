@@ -10,6 +10,12 @@ function sessionPath(id) {
   return `/sessions/${encodeURIComponent(id)}`;
 }
 
+// The hub's one line for the newest event is "<time> <kind>: <summary>"; the time reads better as "5 min ago".
+function newest(line) {
+  const m = /^(\d{4}-\d\d-\d\dT\S+Z) ([\s\S]*)$/.exec(line);
+  return m ? `${m[2]} (${ago(m[1])})` : line;
+}
+
 function facts(s) {
   const row = (label, ...value) => [h("dt", {}, label), h("dd", {}, ...value)];
   const lineage = s.lineage
@@ -24,7 +30,7 @@ function facts(s) {
     row("Started", when(s.created_at)),
     row("Last activity", ago(s.last_activity_at)),
     row("Brain", s.brain_bytes === null ? "unknown" : bytes(s.brain_bytes)),
-    row("Events", String(s.events), s.last_event ? h("span", { class: "muted small" }, ` · newest: ${s.last_event}`) : ""),
+    row("Events", String(s.events), s.last_event ? h("span", { class: "muted small" }, ` · newest: ${newest(s.last_event)}`) : ""),
     row("Lineage", ...lineage),
     row("Id", h("code", {}, s.session_id)));
 }
