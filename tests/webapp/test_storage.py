@@ -87,7 +87,8 @@ def test_prune_all_asks_first_and_undoes(app_page: Any, hub: Hub) -> None:
     before = hub.rest("GET", "/storage")["prunable"]["sessions"]
     assert before >= 1
 
-    prune_all = app_page.get_by_role("button", name=f"Prune all {before} ended session")
+    expect(app_page.locator(".panel", has_text="Prunable")).to_contain_text(f"{before} ended session")
+    prune_all = app_page.get_by_role("button", name="Prune all ended sessions")
     prune_all.click()
     dialog = app_page.locator("dialog")
     expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()

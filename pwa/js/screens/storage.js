@@ -99,7 +99,7 @@ export default {
         return;
       }
       const all = h("button", { type: "button", class: "btn danger", hidden: !report.prunable.sessions },
-        `Prune all ${count(report.prunable.sessions || 0, "ended session")}`);
+        "Prune all ended sessions");
       all.addEventListener("click", () => busy(all, async () => {
         const choice = await app.dialog({
           title: "Prune every ended session?",
