@@ -29,8 +29,8 @@ def test_the_list_shows_unseen_and_waiting_badges_and_folds_personal_spaces(app_
 
     row = app_page.locator(".row-link", has_text=project)
     expect(row.locator(".name")).to_have_text(f"Shop {XSS}")
-    expect(row.locator(".badge.unseen")).to_contain_text("3")  # two signals and the question
-    expect(row.locator(".badge.waiting")).to_contain_text("1")
+    expect(row.locator(".badge.unseen")).to_have_text("3 unseen")  # two signals and the question
+    expect(row.locator(".badge.waiting")).to_have_text("1 waiting")
     spaces = app_page.locator("details.spaces")
     expect(spaces.locator("summary")).to_contain_text("Personal spaces")
     space = spaces.locator(".row-link", has_text="space-lister")

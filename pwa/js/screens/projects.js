@@ -14,8 +14,8 @@ function projectRow(p, waiting) {
         h("span", { class: "muted small" }, p.id, p.confidential ? " · confidential" : "",
           " · created ", ago(p.created_at))),
       h("span", { class: "badges" },
-        badge(waiting.get(p.id) || 0, "waiting on you", "waiting"),
-        badge(p.unseen_events, "unseen events", "unseen"))));
+        badge(waiting.get(p.id) || 0, "waiting", "waiting"),
+        badge(p.unseen_events, "unseen", "unseen"))));
 }
 
 // Waiting items per project (from the inbox's waiting list; the hub has no per-project count).

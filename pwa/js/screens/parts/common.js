@@ -53,11 +53,10 @@ export function rowKeys(container) {
   };
 }
 
-// A small count badge with its meaning spelled out for screen readers.
+// A small count badge that says what it counts ("3 waiting").
 export function badge(n, label, kind = "") {
   if (!n) return null;
-  return h("span", { class: ["badge", kind], title: `${n} ${label}` }, String(n),
-    h("span", { class: "visually-hidden" }, ` ${label}`));
+  return h("span", { class: ["badge", kind] }, `${n} ${label}`);
 }
 
 // project id -> display name, for screens that list rows from many projects.
