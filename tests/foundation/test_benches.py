@@ -82,3 +82,19 @@ def test_the_integrity_bench_runs_quickly(tmp_path: Path) -> None:
     for heading in ("| quick_check (a sample) |", "| without sampling |", "p99 during / without: ratio",
                     "| second (search index matches) |"):
         assert heading in run.stdout, heading
+
+
+def test_the_knowledge_base_benches_run_quickly(tmp_path: Path) -> None:
+    """tools/bench/kb.py at 100 pages and tools/bench/kb_sync.py at 30: every row reports."""
+    run = subprocess.run([sys.executable, str(BENCH / "kb.py"), "--pages", "100", "--writes", "3", "--reads", "3",
+                          "--cold", "2", "--churn", "10", "--churn-pages", "5", "--dir", str(tmp_path)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for heading in ("| page write, history kept |", "| lint, cold (first walk after a write) |",
+                    "| resources/list page of 100 |", "| PUT page, history kept |", "bytes per kept version"):
+        assert heading in run.stdout, heading
+    sync = subprocess.run([sys.executable, str(BENCH / "kb_sync.py"), "--pages", "30", "--dir", str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert sync.returncode == 0, sync.stderr[-2000:]
+    for heading in ("local  export", "local  import (all new)", "REST   import again (no change)", "CPU hub-cli"):
+        assert heading in sync.stdout, heading
