@@ -124,3 +124,12 @@ def test_j_and_k_move_through_the_rows_and_enter_opens_one(app_page: Any, hub: H
     app_page.keyboard.press("Enter")
     expect(app_page.locator("h1")).to_have_text(first)
     expect(app_page.locator("h1")).to_be_focused()
+
+
+def test_an_unknown_project_says_so(app_page: Any, hub: Hub) -> None:
+    go(app_page, "#/projects/no-such-project", "no-such-project")
+    expect(app_page.locator("main .error-text")).to_contain_text("not_found")
+    expect(app_page.locator(".feed")).to_have_count(0)
+    go(app_page, "#/sessions/ses_nothing", "Session")
+    expect(app_page.locator("main .error-text")).to_contain_text("not_found")
+    expect(app_page.locator(".brain")).to_have_count(0)
