@@ -45,49 +45,53 @@ function ideaForm(app, id, onPosted) {
   return h("details", { class: "panel idea-box" }, h("summary", {}, "Post an idea"), form);
 }
 
-// Settings: rename, password policy, confidential; delete with typed confirmation (not for a
-// personal space, which cannot be deleted).
-function settingsPanel(app, initial, onChange) {
-  let project = initial; // what the hub holds now: each save is compared against the last one
+// The fields a save sends: only what differs from what the hub holds.
+function changed(project, name, policy, confidential) {
+  const changes = {};
+  if (name.value.trim() !== project.display_name) changes.display_name = name.value.trim();
+  if (policy.value !== project.artifact_password_policy) changes.artifact_password_policy = policy.value;
+  if (confidential.checked !== project.confidential) changes.confidential = confidential.checked;
+  return changes;
+}
+
+// Settings: rename, password policy, confidential. `current()` is what the hub holds now (each
+// save is compared against the last one), `onSaved(project)` takes what a save stored.
+function settingsForm(app, current, onSaved) {
+  const project = current();
   const name = h("input", { type: "text", value: project.display_name, required: true });
   const policy = h("select", {},
     ["off", "optional", "required"].map((v) => h("option", { value: v, selected: project.artifact_password_policy === v }, v)));
   const confidential = h("input", { type: "checkbox", checked: project.confidential });
   const error = h("p", { class: "error-text", role: "alert", hidden: true });
   const save = h("button", { type: "submit", class: "btn primary" }, "Save");
-  const form = h("form", {
-    class: "panel form", "aria-label": "Project settings",
-    onsubmit: (e) => {
-      e.preventDefault();
-      busy(save, async () => {
-        error.hidden = true;
-        const changes = {};
-        if (name.value.trim() !== project.display_name) changes.display_name = name.value.trim();
-        if (policy.value !== project.artifact_password_policy) changes.artifact_password_policy = policy.value;
-        if (confidential.checked !== project.confidential) changes.confidential = confidential.checked;
-        if (!Object.keys(changes).length) { app.toast("Nothing changed"); return; }
-        try {
-          project = await app.api.patch(projectPath(project.id), changes);
-          app.toast("Saved");
-          onChange(project);
-        } catch (err) {
-          error.textContent = errorText(err);
-          error.hidden = false;
-        }
-      });
-    },
-  },
-  h("h2", {}, "Settings"),
-  field("Display name", name),
-  field("Artifact password", policy, "off: never; optional: the agent chooses; required: every artifact is protected"),
-  h("label", { class: "choice" }, confidential, " Confidential (only agents with a grant see it)"),
-  error, h("div", { class: "btn-row" }, save));
+  const submit = (e) => {
+    e.preventDefault();
+    busy(save, async () => {
+      error.hidden = true;
+      const changes = changed(current(), name, policy, confidential);
+      if (!Object.keys(changes).length) { app.toast("Nothing changed"); return; }
+      try {
+        onSaved(await app.api.patch(projectPath(current().id), changes));
+        app.toast("Saved");
+      } catch (err) {
+        error.textContent = errorText(err);
+        error.hidden = false;
+      }
+    });
+  };
+  return h("form", { class: "panel form", "aria-label": "Project settings", onsubmit: submit },
+    h("h2", {}, "Settings"),
+    field("Display name", name),
+    field("Artifact password", policy, "off: never; optional: the agent chooses; required: every artifact is protected"),
+    h("label", { class: "choice" }, confidential, " Confidential (only agents with a grant see it)"),
+    error, h("div", { class: "btn-row" }, save));
+}
 
-  if (project.is_personal) {
-    return h("div", {}, form, h("p", { class: "muted" }, "A personal space cannot be deleted."));
-  }
+// Delete behind the project id typed to confirm.
+function deleteSection(app, current) {
   const del = h("button", { type: "button", class: "btn danger" }, "Delete project");
   del.addEventListener("click", () => busy(del, async () => {
+    const project = current();
     const ok = await app.confirmTyped({
       title: `Delete ${project.display_name}?`,
       text: "Its feed, sessions, brains, artifacts and knowledge base are removed for good.",
@@ -102,8 +106,18 @@ function settingsPanel(app, initial, onChange) {
       app.toast(errorText(err), { kind: "error" });
     }
   }));
-  return h("div", {}, form, h("section", { class: "panel danger-zone", "aria-label": "Delete" },
-    h("h2", {}, "Delete"), h("p", {}, "Deleting needs the project id typed to confirm."), del));
+  return h("section", { class: "panel danger-zone", "aria-label": "Delete" },
+    h("h2", {}, "Delete"), h("p", {}, "Deleting needs the project id typed to confirm."), del);
+}
+
+// The settings tab; a personal space cannot be deleted, so it is not offered.
+function settingsPanel(app, initial, onChange) {
+  let project = initial;
+  const current = () => project;
+  const form = settingsForm(app, current, (saved) => { project = saved; onChange(saved); });
+  return h("div", {}, form, project.is_personal
+    ? h("p", { class: "muted" }, "A personal space cannot be deleted.")
+    : deleteSection(app, current));
 }
 
 export default {
