@@ -12,6 +12,56 @@ import { errorBox, errorText, rowKeys } from "./common.js";
 export const KINDS = ["signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system"];
 const PAGE = 50;
 
+// What a row shows when opened: the body, options, decision, and where it came from, all as text.
+function eventDetail(ev, inProject) {
+  const p = ev.payload || {};
+  const parts = [];
+  if (typeof p.body === "string" && p.body) parts.push(h("p", { class: "body" }, p.body));
+  if (Array.isArray(p.options)) {
+    parts.push(h("p", {}, "Options: ", p.options.map((o, i) => [i ? ", " : "", h("q", {}, String(o))])));
+  }
+  if (typeof p.decision === "string") parts.push(h("p", {}, `Decision: ${p.decision}`));
+  if (typeof p.note === "string") parts.push(h("p", {}, "Note: ", p.note));
+  if (p.expired === true) parts.push(h("p", {}, "Resolved by the hub when its deadline passed"));
+  const meta = [h("span", {}, `${ev.kind} by ${ev.actor}`), " · ", h("time", { datetime: ev.created_at }, when(ev.created_at))];
+  if (ev.session_id) meta.push(" · ", h("a", { href: `#/sessions/${encodeURIComponent(ev.session_id)}` }, "session"));
+  if (!inProject) meta.push(" · ", h("a", { href: `#/projects/${encodeURIComponent(ev.project_id)}` }, "project"));
+  parts.push(h("p", { class: "muted small" }, meta));
+  return h("div", { class: "feed-detail", hidden: true }, parts);
+}
+
+// One event: a button that opens its detail; `fresh` marks it unseen, `names` adds its project.
+function eventRow(ev, { fresh, names, inProject }) {
+  const more = eventDetail(ev, inProject);
+  const btn = h("button", {
+    type: "button", class: "feed-item", "data-row": "", "aria-expanded": "false",
+    onclick: () => {
+      const open = btn.getAttribute("aria-expanded") !== "true";
+      btn.setAttribute("aria-expanded", open ? "true" : "false");
+      more.hidden = !open;
+    },
+  },
+  h("span", { class: ["kind", `kind-${ev.kind}`] }, ev.kind),
+  fresh ? h("span", { class: "new-mark" }, "New") : null,
+  h("span", { class: "summary" }, ev.summary),
+  h("span", { class: "meta" },
+    names ? h("span", { class: "project" }, names.get(ev.project_id) ?? ev.project_id) : null,
+    h("span", { class: "actor" }, ev.actor),
+    h("time", { datetime: ev.created_at, title: when(ev.created_at) }, ago(ev.created_at))));
+  return h("li", { class: ["feed-row", fresh && "unseen"], dataset: { id: ev.id } }, btn, more);
+}
+
+// Events (newest first) cut into runs of one local day each.
+function byDay(events) {
+  const groups = [];
+  for (const ev of events) {
+    const label = day(ev.created_at);
+    if (!groups.length || groups[groups.length - 1].label !== label) groups.push({ label, events: [] });
+    groups[groups.length - 1].events.push(ev);
+  }
+  return groups;
+}
+
 // opts: {path: "/projects/x/feed" | "/feed", project: id | null, names: Map | null}
 export function createFeed(app, { path, project = null, names = null }) {
   const state = {
@@ -46,55 +96,12 @@ export function createFeed(app, { path, project = null, names = null }) {
     return project !== null && state.lastSeen !== undefined && (state.lastSeen === null || ev.id > state.lastSeen);
   }
 
-  function detail(ev) {
-    const p = ev.payload || {};
-    const parts = [];
-    if (typeof p.body === "string" && p.body) parts.push(h("p", { class: "body" }, p.body));
-    if (Array.isArray(p.options)) {
-      parts.push(h("p", {}, "Options: ", p.options.map((o, i) => [i ? ", " : "", h("q", {}, String(o))])));
-    }
-    if (typeof p.decision === "string") parts.push(h("p", {}, `Decision: ${p.decision}`));
-    if (typeof p.note === "string") parts.push(h("p", {}, "Note: ", p.note));
-    if (p.expired === true) parts.push(h("p", {}, "Resolved by the hub when its deadline passed"));
-    const meta = [h("span", {}, `${ev.kind} by ${ev.actor}`), " · ", h("time", { datetime: ev.created_at }, when(ev.created_at))];
-    if (ev.session_id) meta.push(" · ", h("a", { href: `#/sessions/${encodeURIComponent(ev.session_id)}` }, "session"));
-    if (!project) meta.push(" · ", h("a", { href: `#/projects/${encodeURIComponent(ev.project_id)}` }, "project"));
-    parts.push(h("p", { class: "muted small" }, meta));
-    return h("div", { class: "feed-detail", hidden: true }, parts);
-  }
-
-  function row(ev) {
-    const more = detail(ev);
-    const fresh = isNew(ev);
-    const btn = h("button", {
-      type: "button", class: "feed-item", "data-row": "", "aria-expanded": "false",
-      onclick: () => {
-        const open = btn.getAttribute("aria-expanded") !== "true";
-        btn.setAttribute("aria-expanded", open ? "true" : "false");
-        more.hidden = !open;
-      },
-    },
-    h("span", { class: ["kind", `kind-${ev.kind}`] }, ev.kind),
-    fresh ? h("span", { class: "new-mark" }, "New") : null,
-    h("span", { class: "summary" }, ev.summary),
-    h("span", { class: "meta" },
-      names ? h("span", { class: "project" }, names.get(ev.project_id) ?? ev.project_id) : null,
-      h("span", { class: "actor" }, ev.actor),
-      h("time", { datetime: ev.created_at, title: when(ev.created_at) }, ago(ev.created_at))));
-    return h("li", { class: ["feed-row", fresh && "unseen"], dataset: { id: ev.id } }, btn, more);
-  }
-
   function draw() {
     if (!state.events.length) {
       fill(listNode, h("p", { class: "empty" }, state.kinds.size ? "No events of these kinds." : "No events yet."));
     } else {
-      const groups = [];
-      for (const ev of state.events) {
-        const label = day(ev.created_at);
-        if (!groups.length || groups[groups.length - 1].label !== label) groups.push({ label, events: [] });
-        groups[groups.length - 1].events.push(ev);
-      }
-      fill(listNode, groups.map((g) => h("section", { class: "day" },
+      const row = (ev) => eventRow(ev, { fresh: isNew(ev), names, inProject: project !== null });
+      fill(listNode, byDay(state.events).map((g) => h("section", { class: "day" },
         h("h2", { class: "day-title" }, g.label),
         h("ul", { class: "rows" }, g.events.map(row)))));
     }
