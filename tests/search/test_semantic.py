@@ -330,3 +330,22 @@ async def test_the_vector_set_is_read_again_once_many_candidates_are_gone(
     found = await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")
     assert FLAKY not in " ".join(snippets(found)) and vectors_of(client, "d.family = 'brain'") == 3
     assert index.vectors is held
+
+
+def test_a_project_new_to_the_set_after_a_filter_was_made_is_not_allowed_through_it() -> None:
+    import numpy as np
+
+    from hubcore.services.search.vectors import VectorSet, quantize
+
+    vectors = np.random.default_rng(3).standard_normal((40, 256)).astype(np.float32)
+    stored = quantize(vectors)
+    vs = VectorSet()
+    vs.add([(i, stored[i], "a", "feed", None) for i in range(20)])
+    only_a = vs.filter(["a"], None, None)
+    vs.add([(i, stored[i], "bc"[i % 2], "feed", None) for i in range(20, 40)])  # codes given out after
+    query = vectors[30] / np.linalg.norm(vectors[30])
+    assert sorted(vs.nearest(query, only_a, k=100)) == list(range(20))
+    # Chunks merged as they come: few of them however many adds.
+    for start in range(40, 2000, 10):
+        vs.add([(i, stored[i % 40], "a", "feed", None) for i in range(start, start + 10)])
+    assert len(vs) == 2000 and len(vs.chunks) <= 12

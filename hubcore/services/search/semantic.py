@@ -43,7 +43,7 @@ Fetch = Callable[[list[int]], list[sqlite3.Row]]
 # Walks the documents by id and reads a text only for those it returns (a join with the FTS table
 # would scan all of it).
 PENDING_SQL = """SELECT d.id, d.project_id, d.family, d.session_id,
-       (SELECT f.body FROM search_fts f WHERE f.rowid = d.id) FROM search_docs d
+       (SELECT substr(f.body, 1, :chars) FROM search_fts f WHERE f.rowid = d.id) FROM search_docs d
 WHERE d.id > :after AND NOT EXISTS (SELECT 1 FROM search_vectors v WHERE v.doc_id = d.id)
 ORDER BY d.id LIMIT :n"""
 # A document's text is checked again when its vector is written: a document removed and another
@@ -135,10 +135,12 @@ class SemanticIndex:
     async def _pending(self, after: int | None, n: int) -> list[tuple[Any, ...]]:
         """Up to `n` documents without a vector after id `after`; None: after the newest vector
         (new documents only, an index lookup: what a query checks)."""
+        from hubcore.services.search.vectors import EMBED_CHARS
+
         def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             start = after if after is not None else int(
                 conn.execute("SELECT COALESCE(MAX(doc_id), 0) FROM search_vectors").fetchone()[0])
-            return [tuple(r) for r in conn.execute(PENDING_SQL, {"after": start, "n": n})]
+            return [tuple(r) for r in conn.execute(PENDING_SQL, {"after": start, "n": n, "chars": EMBED_CHARS})]
 
         return await self.core.store.read(read)
 
@@ -154,7 +156,8 @@ class SemanticIndex:
         self.embedded += len(rows)
         async with self._set_lock:
             if self.vectors is not None:
-                self.vectors.add([(r[0], v, r[1], r[2], r[3]) for r, v in zip(rows, stored, strict=True)])
+                added = [(r[0], v, r[1], r[2], r[3]) for r, v in zip(rows, stored, strict=True)]
+                await anyio.to_thread.run_sync(self.vectors.add, added)
                 if self.vectors.outgrown:  # its centre came from far fewer documents: read it again
                     self.vectors = None
 

@@ -118,13 +118,12 @@ class Filter:
 class VectorSet:
     """Every stored vector's sign bits with its document's project, family and session, in chunks.
 
-    Written on the event loop (`add`), read in worker threads (`nearest`): a reader takes the list
-    of chunks as it is, and `add` replaces the list rather than changing it. It may hold documents
+    Written by one thread at a time (`add`), read by others (`nearest`): a reader takes the list of
+    chunks as it is, and `add` replaces the list rather than changing it. It may hold documents
     removed since (their ids then find no row, and the caller drops them); it is read again when
     too many candidates turn out gone.
     """
 
-    COMPACT_AT = 32
     RECENTRE_GROWTH = 4  # the centre is taken again (the set read again) once the set is 4 times its basis
 
     def __init__(self) -> None:
@@ -147,18 +146,23 @@ class VectorSet:
         rows = list(rows)
         if not rows:
             return
-        floats = unpack([r[1] for r in rows])
         if self.centre is None:
-            self.centre, self.basis = floats.mean(axis=0), len(rows)
-        chunk = Chunk(np.array([r[0] for r in rows], dtype=np.int64),
-                      np.ascontiguousarray(signs(floats, self.centre).T),
-                      np.array([self.code(r[2]) for r in rows], dtype=np.int32),
-                      np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
-                      np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32))
-        chunks = [*self.chunks, chunk]
-        if len(chunks) >= self.COMPACT_AT:
-            chunks = [_concat(chunks)]
+            self.centre, self.basis = unpack([r[1] for r in rows]).mean(axis=0), len(rows)
+        chunks = [*self.chunks, self._chunk(rows)]
+        # Merge the newest chunks while the last is at least half the one before it: chunk sizes
+        # fall geometrically, so there are few of them and each vector is copied O(log n) times.
+        while len(chunks) > 1 and 2 * len(chunks[-1].ids) >= len(chunks[-2].ids):
+            chunks[-2:] = [_concat(chunks[-2:])]
         self.chunks = chunks
+
+    def _chunk(self, rows: Sequence[tuple[int, bytes, str, str, str | None]]) -> Chunk:
+        assert self.centre is not None
+        floats = unpack([r[1] for r in rows])
+        return Chunk(np.array([r[0] for r in rows], dtype=np.int64),
+                     np.ascontiguousarray(signs(floats, self.centre).T),
+                     np.array([self.code(r[2]) for r in rows], dtype=np.int32),
+                     np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
+                     np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32))
 
     @classmethod
     def build(cls, rows: Sequence[tuple[int, bytes, str, str, str | None]], step: int = 65536) -> VectorSet:
@@ -170,8 +174,7 @@ class VectorSet:
             for start in range(0, len(rows), step):
                 total += unpack([r[1] for r in rows[start:start + step]]).sum(axis=0)
             made.centre, made.basis = (total / len(rows)).astype(np.float32), len(rows)
-            for start in range(0, len(rows), step):
-                made.add(rows[start:start + step])
+            made.chunks = [_concat([made._chunk(rows[start:start + step]) for start in range(0, len(rows), step)])]
         return made
 
     @property
@@ -181,12 +184,15 @@ class VectorSet:
 
     def filter(self, projects: Iterable[str] | None, family: str | None, session: str | None) -> Filter:
         """`projects` None: every project (the admin)."""
+        codes = self.codes.copy()  # one copy: `add` may give out codes meanwhile, on another thread
         table = None
         if projects is not None:
-            table = np.zeros(len(self.codes) + 1, dtype=np.bool_)
-            table[[self.codes[p] for p in projects if p in self.codes]] = True
+            # The last entry stays False: a code given out after this (a project new to the set)
+            # is read through it (`_allowed` clips), so it is never allowed by accident.
+            table = np.zeros(len(codes) + 1, dtype=np.bool_)
+            table[[codes[p] for p in projects if p in codes]] = True
         return Filter(table, None if family is None else FAMILIES.get(family, -2),
-                      None if session is None else self.codes.get(session, -2))
+                      None if session is None else codes.get(session, -2))
 
     def nearest(self, query: Floats, where: Filter, k: int = CANDIDATES) -> list[int]:
         """Ids of up to `k` documents allowed by `where`, nearest to `query` by Hamming distance
@@ -224,7 +230,7 @@ def _hamming(bits: NDArray[np.uint64], qbits: NDArray[np.uint64]) -> NDArray[np.
 
 
 def _allowed(chunk: Chunk, where: Filter) -> NDArray[np.bool_] | None:
-    allowed = None if where.projects is None else where.projects[chunk.project]
+    allowed = None if where.projects is None else np.take(where.projects, chunk.project, mode="clip")
     if where.family is not None:
         same = chunk.family == where.family
         allowed = same if allowed is None else allowed & same
