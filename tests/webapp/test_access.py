@@ -50,6 +50,7 @@ def test_create_an_agent_and_issue_its_token_shown_once_with_copy(app_page: Any,
     assert app_page.evaluate("navigator.clipboard.readText()") == token
     dialog.get_by_role("button", name="Done").click()
     expect(app_page.locator("dialog")).to_have_count(0)
+    expect(row.get_by_role("button", name="New token")).to_be_focused()  # back where the human was
     assert token not in app_page.content()  # shown once: gone with the dialog
     expect(row).to_contain_text("has a token")
 

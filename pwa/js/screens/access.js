@@ -57,6 +57,8 @@ async function issue(app, agent, refresh) {
   }
   await refresh();
   await showToken(app, agent, result.token);
+  // The row was drawn again behind the dialog: give focus back to it, not to the page's top.
+  document.querySelector(`[data-agent="${CSS.escape(agent.id)}"] [data-row]`)?.focus();
 }
 
 async function revoke(app, agent, refresh) {
