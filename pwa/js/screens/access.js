@@ -78,6 +78,38 @@ async function revoke(app, agent, refresh) {
   await refresh();
 }
 
+function grantRow(app, agent, grant, label, reload) {
+  const btn = h("button", { type: "button", class: "btn small", "aria-label": `Remove grant on ${label}` }, "Remove");
+  btn.addEventListener("click", () => busy(btn, async () => {
+    try {
+      await app.api.del(`${agentPath(agent.id)}/grants/${encodeURIComponent(grant.project_id)}`);
+      app.toast(`Removed ${agent.id}'s grant on ${grant.project_id}`);
+    } catch (err) {
+      app.toast(errorText(err), { kind: "error" });
+    }
+    await reload();
+  }));
+  return h("li", { class: "row" }, h("span", {}, label), h("span", { class: "muted small" }, ` ${grant.project_id} `), btn);
+}
+
+// A form granting one of the confidential projects the agent cannot see yet.
+function grantAdder(app, agent, open, reload) {
+  const select = h("select", {}, open.map((p) => h("option", { value: p.id }, `${p.display_name} (${p.id})`)));
+  const add = h("button", { type: "submit", class: "btn" }, "Grant");
+  return h("form", { class: "inline-form", onsubmit: (e) => {
+    e.preventDefault();
+    busy(add, async () => {
+      try {
+        await app.api.post(`${agentPath(agent.id)}/grants`, { project_id: select.value });
+        app.toast(`Granted ${agent.id} access to ${select.value}`);
+      } catch (err) {
+        app.toast(errorText(err), { kind: "error" });
+      }
+      await reload();
+    });
+  } }, field("Confidential project", select), add);
+}
+
 // Grants: the confidential projects this agent may see, with add and remove.
 async function grantsPanel(app, agent, panel, confidential) {
   fill(panel, loading("Loading grants"));
@@ -90,41 +122,13 @@ async function grantsPanel(app, agent, panel, confidential) {
   }
   const reload = () => grantsPanel(app, agent, panel, confidential);
   const held = new Set(grants.map((g) => g.project_id));
-  const name = (id) => confidential.find((p) => p.id === id)?.display_name ?? id;
-  const rows = grants.map((g) => {
-    const btn = h("button", { type: "button", class: "btn small", "aria-label": `Remove grant on ${name(g.project_id)}` }, "Remove");
-    btn.addEventListener("click", () => busy(btn, async () => {
-      try {
-        await app.api.del(`${agentPath(agent.id)}/grants/${encodeURIComponent(g.project_id)}`);
-        app.toast(`Removed ${agent.id}'s grant on ${g.project_id}`);
-      } catch (err) {
-        app.toast(errorText(err), { kind: "error" });
-      }
-      await reload();
-    }));
-    return h("li", { class: "row" }, h("span", {}, name(g.project_id)), h("span", { class: "muted small" }, ` ${g.project_id} `), btn);
-  });
+  const label = (id) => confidential.find((p) => p.id === id)?.display_name ?? id;
   const open = confidential.filter((p) => !held.has(p.id));
-  let adder = null;
-  if (open.length) {
-    const select = h("select", {}, open.map((p) => h("option", { value: p.id }, `${p.display_name} (${p.id})`)));
-    const add = h("button", { type: "submit", class: "btn" }, "Grant");
-    adder = h("form", { class: "inline-form", onsubmit: (e) => {
-      e.preventDefault();
-      busy(add, async () => {
-        try {
-          await app.api.post(`${agentPath(agent.id)}/grants`, { project_id: select.value });
-          app.toast(`Granted ${agent.id} access to ${select.value}`);
-        } catch (err) {
-          app.toast(errorText(err), { kind: "error" });
-        }
-        await reload();
-      });
-    } }, field("Confidential project", select), add);
-  }
   fill(panel,
-    grants.length ? h("ul", { class: "rows" }, rows) : h("p", { class: "muted" }, "No grants: it sees ordinary projects and its own space."),
-    adder ?? h("p", { class: "muted small" }, confidential.length ? "It holds a grant on every confidential project." : "No project is confidential."));
+    grants.length ? h("ul", { class: "rows" }, grants.map((g) => grantRow(app, agent, g, label(g.project_id), reload)))
+      : h("p", { class: "muted" }, "No grants: it sees ordinary projects and its own space."),
+    open.length ? grantAdder(app, agent, open, reload)
+      : h("p", { class: "muted small" }, confidential.length ? "It holds a grant on every confidential project." : "No project is confidential."));
 }
 
 // A pending agent asked to enrol: the human admits it (its own token starts working) or refuses.
