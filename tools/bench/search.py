@@ -377,7 +377,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--vocabulary", type=int, default=20_000)
     parser.add_argument("--reads", type=int, default=100, help="runs of each query")
     parser.add_argument("--rounds", type=int, default=100, help="writes of each family for the lag")
-    parser.add_argument("--appends", type=int, default=300, help="appends a throughput round")
+    parser.add_argument("--appends", type=int, default=1000, help="appends a throughput round")
     parser.add_argument("--append-rounds", type=int, default=5)
     parser.add_argument("--search-every", type=int, default=100, help="ms between the searcher's queries")
     parser.add_argument("--no-semantic", action="store_true", help="leave out the mode=semantic queries")
