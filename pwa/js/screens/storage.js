@@ -103,8 +103,9 @@ export default {
       all.addEventListener("click", () => busy(all, async () => {
         const choice = await app.dialog({
           title: "Prune every ended session?",
-          body: h("p", {}, `${count(report.prunable.sessions, "ended session")} and their brains (${bytes(report.prunable.bytes)}) `,
-            "are removed. Active sessions, feeds, artifacts and knowledge bases are kept. You can undo for a minute."),
+          body: h("p", {}, `Ended sessions: ${report.prunable.sessions}, holding ${bytes(report.prunable.bytes)}. `,
+            "They go with their brains; active sessions, feeds, artifacts and knowledge bases stay. ",
+            "The note that follows offers an undo while the hub allows it."),
           actions: [{ label: "Cancel", value: null }, { label: "Prune all", value: "go", danger: true }],
           focus: null,
         });
