@@ -125,16 +125,16 @@ def _utf8_name(rel: str) -> bool:
 
 
 def lint_findings(pages: dict[str, bytes], written: list[str]) -> list[dict[str, Any]]:
-    """The findings of the pages to be written, with the folder as the bundle their links land in."""
-    from hubcore.services.kb.facts import PageFacts, derive
+    """The findings of the pages to be written, with the folder as the bundle their links land in.
+    Only those pages are parsed: where a link lands needs the folder's paths alone."""
+    from hubcore.services.kb.facts import Derived, PageFacts, derive
     from hubcore.services.kb.views import Walk, page_findings
 
-    derived = {path: derive(path, data.decode("utf-8")) for path, data in pages.items()}
-    walk = Walk([PageFacts(p, len(pages[p]), version_of(pages[p]), d, "unverified") for p, d in derived.items()],
-                checked_at="")
+    there = Derived("absent")  # a page of the folder as a link target: it exists
+    walk = Walk([PageFacts(p, len(data), "", there, "unverified") for p, data in pages.items()], checked_at="")
     found: list[dict[str, Any]] = []
     for path in written:
-        found += page_findings(path, derived[path], walk)
+        found += page_findings(path, derive(path, pages[path].decode("utf-8")), walk)
     return found
 
 

@@ -215,6 +215,29 @@ async def test_lint_findings_that_do_not_refuse_are_printed(tmp_path: Path, sett
         "lint broken_link /fs/b.md:4: the link missing.md goes to no page (/fs/missing.md)"]
 
 
+async def test_lint_lands_links_on_every_page_of_the_folder_parsing_only_those_written(
+        tmp_path: Path, settings: HubSettings, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A link to a folder page the import leaves as it is (identical on the hub) or to a folder
+    directory is not broken; only the pages to be written are parsed (a page that is not written
+    is never linted, even one whose frontmatter would refuse)."""
+    from hubcore.services.kb import facts
+
+    await seed(settings, {"/fs/same.md": "---\nbad: [\n---\nsame\n"})
+    folder = tmp_path / "bundle"
+    write(folder, {"same.md": "---\nbad: [\n---\nsame\n", "notes/n.md": FM + "n\n",
+                   "new.md": FM + "[s](same.md) [d](notes/) [n](notes/n.md) [x](nowhere.md)\n"})
+    parsed: list[str] = []
+    real = facts.derive
+    monkeypatch.setattr(facts, "derive", lambda path, *a: parsed.append(path) or real(path, *a))
+    async with Hub.open(settings) as hub:
+        outcome = await import_folder(LocalKb(hub, ADMIN_CALLER, "demo"), folder, dry_run=True, prune=False)
+    assert outcome.code == 0 and outcome.stdout[:-1] == ["would create /fs/new.md", "would create /fs/notes/n.md"]
+    assert sorted(set(parsed)) == ["/fs/new.md", "/fs/notes/n.md"]
+    assert capsys.readouterr().err.splitlines() == [
+        "lint broken_link /fs/new.md:4: the link nowhere.md goes to no page (/fs/nowhere.md)"]
+
+
 async def test_over_the_byte_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kb_folder, "BYTES_MAX", 10)
     write(tmp_path, {"a.md": "123456", "b.md": "123456"})
