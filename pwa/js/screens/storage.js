@@ -88,7 +88,7 @@ function projectRow(app, row, refresh) {
 export default {
   title: () => "Storage",
   async render(root, params, app) {
-    const body = h("div", {}, loading("Measuring"));
+    const body = h("div", {}, loading("Loading the storage report"));
     root.append(body);
     const draw = async () => {
       let report;

@@ -1,6 +1,6 @@
-// Small pieces the projects, sessions, storage and access screens share: the screen heading,
-// loading and error states, j/k row movement, and the names of projects and agents.
-import { h, fill } from "../../dom.js";
+// Small pieces the projects, sessions, storage and access screens share: the screen's title,
+// loading and error states, j/k row movement, badges, form fields, and the projects' names.
+import { h } from "../../dom.js";
 
 // The app draws the screen's h1 from the module's title (and moves focus to it); a screen that
 // learns a better name (a project's display name) puts it there and in the document title.
@@ -23,11 +23,6 @@ export function errorText(err) {
 
 export function errorBox(err) {
   return h("p", { class: "error-text", role: "alert" }, errorText(err));
-}
-
-// Replace node's content with an error message.
-export function showError(node, err) {
-  fill(node, errorBox(err));
 }
 
 // j/k move focus through the visible rows (elements carrying data-row) of container; Enter opens
