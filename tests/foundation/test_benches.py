@@ -98,3 +98,13 @@ def test_the_knowledge_base_benches_run_quickly(tmp_path: Path) -> None:
     assert sync.returncode == 0, sync.stderr[-2000:]
     for heading in ("local  export", "local  import (all new)", "REST   import again (no change)", "CPU hub-cli"):
         assert heading in sync.stdout, heading
+
+
+def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
+    """tools/bench/webapp.py --quick (Chromium against a real hub): every section reports its figures."""
+    run = subprocess.run([sys.executable, str(BENCH / "webapp.py"), "--quick", "--dir", str(tmp_path)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for heading in ("| question to row |", "| baseline: the POST alone |", "| home |", "| inbox |",
+                    "| precache, gzipped as served (PNG as is) |", "compressed shell"):
+        assert heading in run.stdout, heading
