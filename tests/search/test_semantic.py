@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from hubcore.config import HubSettings
+from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubcore.services.search import semantic
 from hubcore.services.search.semantic import SemanticIndex
@@ -349,3 +350,18 @@ def test_a_project_new_to_the_set_after_a_filter_was_made_is_not_allowed_through
     for start in range(40, 2000, 10):
         vs.add([(i, stored[i % 40], "a", "feed", None) for i in range(start, start + 10)])
     assert len(vs) == 2000 and len(vs.chunks) <= 12
+
+
+@pytest.mark.parametrize("scope", [{"project": "vault"}, {"project": "nope"},
+                                   {"session_id": "ses_01MCC5RM005TE1P8RDK5PG903Q"}])
+async def test_a_refused_scope_writes_nothing(client: HubClient, hub: Hub, scope: dict[str, str]) -> None:
+    await post(hub, "web", BACKUP)
+    await search(hub, ALICE, BACKUP_QUERY, mode="semantic")  # indexed and embedded: the model is warm
+    await post(hub, "web", FLAKY)  # to be indexed and embedded by the next search that is allowed
+    before = dump(client)
+    for mode in ("semantic", "lexical"):
+        with pytest.raises(HubError) as refused:
+            await search(hub, ALICE, FLAKY_QUERY, mode=mode, **scope)
+        assert refused.value.code == "not_found"
+    assert dump(client) == before  # nothing indexed, nothing embedded
+    assert FLAKY in snippets(await search(hub, ALICE, FLAKY_QUERY, mode="semantic"))

@@ -61,6 +61,9 @@ class SearchService:
             raise invalid("scope=project needs project", field="project")
         if scope == "global" and req.project is not None:
             raise invalid("project is only for scope=project", field="project")
+        if req.project is not None or req.session_id is not None:
+            # A scope the caller may not see is refused before indexing or embedding writes anything.
+            await self.core.store.read(lambda conn: _check_scope(conn, caller, req))
         try:
             await self.index.catch_up()  # what was committed before this query is searchable
         except Exception:  # the index is derived: a failed catch-up still answers from what it holds
@@ -124,6 +127,12 @@ def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, vi
         return conn.execute(sql, {**params, **scoped, "ids": orjson.dumps(ids).decode()}).fetchall()
 
     return near.neighbours(conn, req.q, projects, req.type, req.session_id, fetch)
+
+
+def _check_scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest) -> None:
+    if req.project is not None:
+        readable_project(conn, caller, req.project)
+    _scope(conn, caller, req, *visibility(caller))
 
 
 def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str,
