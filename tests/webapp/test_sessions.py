@@ -51,6 +51,9 @@ def test_the_brain_is_browsed_as_a_lazy_tree_with_entries_shown_as_text(app_page
     tree.get_by_role("button", name="Keys (/kv/)").click()
     tree.locator(".tree-item", has_text="state").click()
     expect(viewer.locator(".entry-content")).to_have_text("running")
+    viewer.get_by_role("button", name="Close entry").click()
+    expect(viewer).to_be_hidden()
+    expect(tree.locator(".tree-item", has_text="state")).to_be_focused()  # back to the entry it showed
     assert stored(hub, sid)["status"] == "active"  # browsing changed nothing
 
 

@@ -18,19 +18,25 @@ export function brainTree(app, sessionId) {
   const tree = h("ul", { class: "tree", "aria-label": "Brain" });
   const node = h("div", { class: "brain" }, tree, viewer);
 
-  async function show(path) {
+  let opened = 0; // the newest entry asked for wins when answers cross
+
+  async function show(path, opener = null) {
+    const mine = ++opened;
     viewer.hidden = false;
     fill(viewer, h("p", { class: "muted", role: "status" }, `Opening ${path}…`));
     try {
       const entry = await app.api.get(`${base}/entry`, { path });
+      if (mine !== opened) return;
+      const close = () => { viewer.hidden = true; if (opener) opener.focus(); };
       const title = h("h3", { tabIndex: -1, class: "entry-path" }, entry.path);
       fill(viewer, title,
         h("p", { class: "muted small" }, `${entry.type} · ${bytes(entry.size_bytes)}`,
           entry.written_at ? ` · written ${when(entry.written_at)}` : ""),
         h("pre", { class: "entry-content", tabIndex: 0 }, entry.content),
-        h("button", { type: "button", class: "btn", onclick: () => { viewer.hidden = true; } }, "Close entry"));
+        h("button", { type: "button", class: "btn", onclick: close }, "Close entry"));
       title.focus();
     } catch (err) {
+      if (mine !== opened) return;
       const text = err.status === 422 ? "This entry holds bytes that are not UTF-8 text; it cannot be shown." : errorText(err);
       fill(viewer, h("p", { class: "error-text", role: "alert" }, `${path}: ${text}`));
     }
@@ -39,7 +45,7 @@ export function brainTree(app, sessionId) {
   function item(entry) {
     if (entry.type !== "dir") {
       return h("li", { class: "tree-leaf" },
-        h("button", { type: "button", class: "tree-item", "data-row": "", onclick: () => show(entry.path) },
+        h("button", { type: "button", class: "tree-item", "data-row": "", onclick: (e) => show(entry.path, e.currentTarget) },
           h("span", { class: "tree-name" }, leaf(entry.path)),
           h("span", { class: "muted small" }, ` ${entry.type} · ${bytes(entry.size_bytes)}`)));
     }
