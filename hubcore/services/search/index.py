@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
-from hubcore.parts import Part, SearchBatch, overrides
+from hubcore.parts import Part, SearchBatch, SearchDoc, overrides
 
 if TYPE_CHECKING:
     from hubcore.services.core import Core
@@ -34,33 +34,50 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch) -> No
     """Put `batch` into the index for `source` and record its mark (one command). A `replace`
     batch is compared with what the source holds: only documents that changed are written and
     those no longer in it removed (a page write in a project of 1,000 pages rewrites one
-    document, not 1,000, and an unchanged document keeps its row and its vector)."""
+    document, not 1,000, and an unchanged document keeps its row and its vector). Rows go in
+    with one statement per table for the whole batch (a feed batch is 2,000 events)."""
     stored = _stored(conn, source) if batch.replace else {}
-    for family, key in batch.gone:
-        _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE family = ? AND key = ?",
-                                                      (family, key))])
-    if batch.replace:
-        wanted = {(doc.family, doc.key) for doc in batch.docs}
-        _delete_ids(conn, [row[0] for key, row in stored.items() if key not in wanted])
+    wanted = {(doc.family, doc.key) for doc in batch.docs}
+    doomed = [row[0] for key, row in stored.items() if key not in wanted] + _ids_of(conn, batch.gone)
+    fresh: dict[tuple[str, str], tuple[SearchDoc, str]] = {}  # by key: a key given twice is its last
     for doc in batch.docs:
         meta = orjson.dumps(dict(doc.meta)).decode()
         held = stored.get((doc.family, doc.key))
         if held is not None and held[1:] == (source, doc.project_id, doc.session_id, doc.snippet, meta, doc.text):
             continue
         if held is not None:
-            old = held[0]
-        else:  # a document of this key elsewhere (another source) moves here
-            found = conn.execute("SELECT id FROM search_docs WHERE family = ? AND key = ?",
-                                 (doc.family, doc.key)).fetchone()
-            old = None if found is None else found[0]
-        if old is not None:
-            _delete_ids(conn, [old])
-        cur = conn.execute("""INSERT INTO search_docs (family, source, key, project_id, session_id, snippet, meta)
-                              VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                           (doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet, meta))
-        conn.execute("INSERT INTO search_fts (rowid, body) VALUES (?, ?)", (cur.lastrowid, doc.text))
+            doomed.append(held[0])
+        fresh[(doc.family, doc.key)] = (doc, meta)
+    # A document of the same key held elsewhere (another source, or a batch that adds) is replaced.
+    doomed += _ids_of(conn, [key for key in fresh if key not in stored])
+    _delete_ids(conn, doomed)
+    _insert(conn, source, list(fresh.values()))
     conn.execute("INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE "
                  "SET mark = excluded.mark", (source, batch.mark))
+
+
+def _ids_of(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> list[int]:
+    """The ids of the documents of these (family, key) pairs that exist."""
+    by_family: dict[str, list[str]] = {}
+    for family, key in keys:
+        by_family.setdefault(family, []).append(key)
+    return [r[0] for family, found in by_family.items() for r in conn.execute(
+        "SELECT id FROM search_docs WHERE family = ? AND key IN (SELECT value FROM json_each(?))",
+        (family, orjson.dumps(found).decode()))]
+
+
+def _insert(conn: sqlite3.Connection, source: str, docs: list[tuple[SearchDoc, str]]) -> None:
+    """New rows under ids after the highest (what SQLite would pick one by one; a reused id is
+    safe: a document's vector goes with it, `search_docs_vector_gone`)."""
+    if not docs:
+        return
+    first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs").fetchone()[0]) + 1
+    conn.executemany("""INSERT INTO search_docs (id, family, source, key, project_id, session_id, snippet, meta)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                     [(first + n, doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet, meta)
+                      for n, (doc, meta) in enumerate(docs)])
+    conn.executemany("INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
+                     [(first + n, doc.text) for n, (doc, _) in enumerate(docs)])
 
 
 def _stored(conn: sqlite3.Connection, source: str) -> dict[tuple[str, str], tuple[Any, ...]]:
