@@ -20,7 +20,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 import httpx
 
@@ -30,7 +33,8 @@ CHROMIUM = "/usr/bin/chromium"
 TOKEN = "screenshots-admin-token-0123456789"
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-WIDTHS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 860}}
+WIDTHS: dict[str, ViewportSize] = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 860}}
+Theme = Literal["light", "dark"]
 ROUTE = re.compile(r'pattern:\s*"([^"]+)",\s*module:\s*"\./screens/([a-z_]+)\.js"')
 
 
@@ -136,7 +140,7 @@ def address(pattern: str, ids: dict[str, str], screen: str) -> str:
     return "#" + pattern.replace(":id", value)
 
 
-def shoot(url: str, out: Path, theme: str) -> list[Path]:
+def shoot(url: str, out: Path, theme: Theme) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     ids = seed(url)

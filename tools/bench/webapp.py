@@ -128,7 +128,7 @@ def bulk_inbox(conn: Any, project: str, count: int) -> None:
 
 
 async def preload(root: Path, items: int) -> None:
-    settings = HubSettings(data_dir=root / "data", admin_token=TOKEN, min_free_bytes=0)
+    settings = HubSettings(data_dir=str(root / "data"), admin_token=TOKEN, min_free_bytes=0)
     async with Hub.open(settings) as hub:
         await hub.projects.create(Caller.admin(), parse_request(ProjectCreate, {"id": "big"}))
         await hub.core.store.execute(lambda conn: bulk_inbox(conn, "big", items))
@@ -202,7 +202,9 @@ def api_baseline(url: str, runs: int, screen: str) -> list[float]:
             if screen == "home":
                 http.get("/api/v1/home")
             else:
-                for q in ({"status": "waiting", "limit": 100}, {"status": "unread", "limit": 100}, {"limit": 100}):
+                reads: list[dict[str, str | int]] = [{"status": "waiting", "limit": 100},
+                                                     {"status": "unread", "limit": 100}, {"limit": 100}]
+                for q in reads:
                     http.get("/api/v1/inbox", params=q)
             times.append((time.perf_counter() - started) * 1000)
     return times
