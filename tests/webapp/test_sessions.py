@@ -54,6 +54,11 @@ def test_the_brain_is_browsed_as_a_lazy_tree_with_entries_shown_as_text(app_page
     viewer.get_by_role("button", name="Close entry").click()
     expect(viewer).to_be_hidden()
     expect(tree.locator(".tree-item", has_text="state")).to_be_focused()  # back to the entry it showed
+    app_page.keyboard.press("Enter")  # opened again from the keyboard, closed with Esc
+    expect(viewer.locator(".entry-path")).to_be_focused()
+    app_page.keyboard.press("Escape")
+    expect(viewer).to_be_hidden()
+    expect(tree.locator(".tree-item", has_text="state")).to_be_focused()
     assert stored(hub, sid)["status"] == "active"  # browsing changed nothing
 
 

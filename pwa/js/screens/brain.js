@@ -19,15 +19,22 @@ export function brainTree(app, sessionId) {
   const node = h("div", { class: "brain" }, tree, viewer);
 
   let opened = 0; // the newest entry asked for wins when answers cross
+  let opener = null; // the tree entry the viewer shows, where focus goes back on close
 
-  async function show(path, opener = null) {
+  function close() {
+    if (viewer.hidden) return;
+    viewer.hidden = true;
+    if (opener && document.contains(opener)) opener.focus();
+  }
+
+  async function show(path, from = null) {
     const mine = ++opened;
+    opener = from;
     viewer.hidden = false;
     fill(viewer, h("p", { class: "muted", role: "status" }, `Opening ${path}…`));
     try {
       const entry = await app.api.get(`${base}/entry`, { path });
       if (mine !== opened) return;
-      const close = () => { viewer.hidden = true; if (opener) opener.focus(); };
       const title = h("h3", { tabIndex: -1, class: "entry-path" }, entry.path);
       fill(viewer, title,
         h("p", { class: "muted small" }, `${entry.type} · ${bytes(entry.size_bytes)}`,
@@ -81,7 +88,7 @@ export function brainTree(app, sessionId) {
   }
 
   fill(tree, ROOTS.map(([path, label]) => folder(path, label)));
-  return { node, show };
+  return { node, show, close };
 }
 
 export default {

@@ -142,11 +142,12 @@ export default {
     await reload();
     if (!current) return {};
     const projectId = current.project_id;
+    const brain = brainTree(app, params.id);
     fill(extras, h("section", { class: "panel", "aria-labelledby": "brain-title" },
-      h("h2", { id: "brain-title" }, "Brain"), brainTree(app, params.id).node), replayPanel(app, params.id));
+      h("h2", { id: "brain-title" }, "Brain"), brain.node), replayPanel(app, params.id));
     let timer = null;
     return {
-      keys: rowKeys(root),
+      keys: { ...rowKeys(root), Escape: brain.close },
       onLive(change) {
         if (change.type === "refresh" || (change.type === "feed" && change.data?.project_id === projectId)) {
           clearTimeout(timer);
