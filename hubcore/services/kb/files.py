@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
+from hubcore.errors import not_found
 from hubcore.metrics import store_bytes
 from hubcore.store import kb
 from hubcore.store.actor import StoreActor
@@ -80,6 +82,9 @@ class KbFiles:
         self._due: set[str] = set()  # projects waiting for the checkpointer
         self._wake: anyio.Event | None = None  # set when a project is due (None: no checkpointer runs)
         self.checkpoints = 0  # background checkpoints run, for tests and metrics
+        self._removals: dict[str, int] = {}  # how many times each project's file was removed
+        self._in_use: dict[str, int] = {}  # reads and commands of each project in flight
+        self._released: anyio.Event | None = None  # set when a project's last read or command ends
 
     def path_of(self, project_id: str) -> Path:
         return self.directory / f"{project_id}.db"
@@ -95,20 +100,45 @@ class KbFiles:
         """How many writes the project's file has taken since the hub started."""
         return self._generations.get(project_id, 0)
 
+    def epoch(self, project_id: str) -> int:
+        """How many times the project's file was removed: a write takes it before checking the
+        project, and its command is refused if the project's file was removed since."""
+        return self._removals.get(project_id, 0)
+
     async def read(self, project_id: str, fn: Callable[[sqlite3.Connection], T], default: T) -> T:
         """`fn` on a read-only connection of the project's file, or `default` when there is none."""
         if not self.exists(project_id):
             return default
-        async with self.pool.use(project_id) as actor:
-            return await actor.read(fn)
+        with self._using(project_id):
+            async with self.pool.use(project_id) as actor:
+                return await actor.read(fn)
 
-    async def execute(self, project_id: str, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """`fn` as one command of the project's actor (compare and write inside it)."""
-        async with self.pool.use(project_id) as actor:
-            result = await actor.execute(fn)
+    async def execute(self, project_id: str, fn: Callable[[sqlite3.Connection], T], *,
+                      epoch: int | None = None) -> T:
+        """`fn` as one command of the project's actor (compare and write inside it). With `epoch`
+        (taken before the project was checked), a project deleted since is missing: its file is
+        never created again by a write that raced the delete."""
+        if epoch is not None and epoch != self.epoch(project_id):
+            raise not_found(f"project {project_id!r} not found")
+        with self._using(project_id):
+            async with self.pool.use(project_id) as actor:
+                result = await actor.execute(fn)
         self.wrote(project_id)
         self._count_toward_checkpoint(project_id)
         return result
+
+    @contextmanager
+    def _using(self, project_id: str) -> Iterator[None]:
+        self._in_use[project_id] = self._in_use.get(project_id, 0) + 1
+        try:
+            yield
+        finally:
+            self._in_use[project_id] -= 1
+            if not self._in_use[project_id]:
+                del self._in_use[project_id]
+                if self._released is not None:
+                    self._released.set()
+                    self._released = None
 
     def _count_toward_checkpoint(self, project_id: str) -> None:
         done = self._since_checkpoint.get(project_id, 0) + 1
@@ -140,9 +170,16 @@ class KbFiles:
         self.touched.add(project_id)
 
     async def remove(self, project_id: str) -> None:
-        """Close the project's actor and remove its file (project deletion)."""
+        """Close the project's actor and remove its file (project deletion). A write that took
+        its epoch before is refused from now on; reads and commands already in flight end first,
+        so none writes into the removed file or recreates it."""
+        self._removals[project_id] = self.epoch(project_id) + 1
         self._due.discard(project_id)
         self._since_checkpoint.pop(project_id, None)
+        while project_id in self._in_use:
+            if self._released is None:
+                self._released = anyio.Event()
+            await self._released.wait()
         await self.pool.close(project_id)
         await anyio.to_thread.run_sync(_unlink, self.path_of(project_id))
         self.wrote(project_id)

@@ -149,6 +149,7 @@ class HistoryService:
         page). The system event with the counts comes first; a failed removal is rolled back and
         recorded."""
         require_admin(caller, "forgetting a page's history")
+        epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id)
         pid, path = req.project_id, req.path
         plan = await self.files.read(pid, lambda conn: plan_forget(conn, path), None)
@@ -167,7 +168,7 @@ class HistoryService:
             kb.drop_unreferenced(conn, plan.versions)
 
         try:
-            await self.files.execute(pid, write)
+            await self.files.execute(pid, write, epoch=epoch)
         except Exception:
             await signals.system(self.core, caller, pid, "kb_history_forget_rolled_back",
                                  f"forgetting the history of {path} was rolled back", {"path": path})

@@ -156,13 +156,14 @@ class PagesService(BundleService):
 
     async def write(self, caller: Caller, req: KbWrite) -> dict[str, Any]:
         """Write a page (conditionally with `if_version`); the write signal is best effort."""
+        epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id)
         data = entries.encode(req.content, limit=entries.PAGE_MAX)
         facts = await derived(req.path, req.content)
         warnings = self._growth(req.project_id, len(data), req.if_version)
         put = Put(req.path, data, entries.version_of(data), facts, "kb.put", caller.actor, self.core.now(),
                   req.if_version)
-        stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put), epoch=epoch)
         page = stored.page
         await signals.signal(self.core, caller, req.project_id, "kb_written", page.path)
         return {"ok": True, "path": page.path, "version": page.version, "size_bytes": page.size_bytes,
@@ -178,6 +179,7 @@ class PagesService(BundleService):
     async def delete(self, caller: Caller, req: KbDelete) -> dict[str, Any]:
         """Delete a page; its bytes stay kept. A directory holding pages is refused (400); a
         missing page is 404 with nothing logged or signalled."""
+        epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id, room=True)
         path, condition, now, actor = req.path, req.if_version, self.core.now(), caller.actor
 
@@ -194,7 +196,7 @@ class PagesService(BundleService):
 
         if not self.files.exists(req.project_id):
             raise not_found(f"no page at {path}")
-        await self.files.execute(req.project_id, write)
+        await self.files.execute(req.project_id, write, epoch=epoch)
         await signals.signal(self.core, caller, req.project_id, "kb_deleted", path)
         return {"ok": True, "path": path}
 
@@ -202,6 +204,7 @@ class PagesService(BundleService):
         """The human vouches for the page: `{by: human, at: now}` appended to `verified`, no other
         byte changed; with `if_version`, a page changed since is 409."""
         require_admin(caller, "reviewing a page")
+        epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id, room=True)
         now, path = self.core.now(), req.path
 
@@ -219,13 +222,14 @@ class PagesService(BundleService):
 
         if not self.files.exists(req.project_id):
             raise not_found(f"no page at {path}")
-        stored = await self.files.execute(req.project_id, write)
+        stored = await self.files.execute(req.project_id, write, epoch=epoch)
         await signals.signal(self.core, caller, req.project_id, "kb_reviewed", path, {"verified_by": "human"})
         return {"ok": True, "path": path, "version": stored.page.version}
 
     async def revert(self, caller: Caller, req: KbRevert) -> dict[str, Any]:
         """Write a kept version back (logged `kb.revert`); nothing at all when it is the held one
         (`changed: false`). `if_version: absent` restores a deleted page only while still gone."""
+        epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id, room=True)
         path, version = req.path, req.version
         content = await self.files.read(req.project_id, lambda conn: _kept_bytes(conn, path, version), None)
@@ -244,7 +248,7 @@ class PagesService(BundleService):
                 raise _no_version(path, version)
             return store_page(conn, put)
 
-        stored = await self.files.execute(req.project_id, write)
+        stored = await self.files.execute(req.project_id, write, epoch=epoch)
         if stored is not None:
             await signals.signal(self.core, caller, req.project_id, "kb_reverted", path, {"version": version})
         return {"ok": True, "path": path, "store": "project", "version": version, "size_bytes": len(content),
@@ -254,6 +258,7 @@ class PagesService(BundleService):
         """Copy a session brain entry into a page: its frontmatter patched with the keys given and
         a `sources` entry citing the session (title: session name and path; resource: the entry's
         session-brain URI)."""
+        epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id, room=True)
         if self.brain_entry is None:
             raise HubError("unavailable", "this hub keeps no session brains to promote from")
@@ -267,7 +272,7 @@ class PagesService(BundleService):
         self._growth(req.project_id, len(data), req.if_version)  # its warnings are not in promote's reply
         put = Put(req.to_path, data, entries.version_of(data), facts, "kb.promote", caller.actor, self.core.now(),
                   req.if_version)
-        stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put))
+        stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put), epoch=epoch)
         await signals.signal(self.core, caller, req.project_id, "kb_promoted", stored.page.path,
                              {"from_session_id": entry["session_id"], "from_path": entry["path"]})
         return {"ok": True, "path": stored.page.path, "version": stored.page.version, "lint": stored.lint}
