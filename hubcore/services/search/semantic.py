@@ -70,6 +70,7 @@ class SemanticIndex:
         self.model: Embedder | None = None
         self.unavailable = False
         self.vectors: VectorSet | None = None
+        self._stale = False  # the set is to be read again (removed documents, or outgrown)
         self._load_lock = anyio.Lock()
         self._embed_lock = anyio.Lock()
         self._set_lock = anyio.Lock()
@@ -105,23 +106,31 @@ class SemanticIndex:
         # Skipped while the background task is at it (answer with what is there), and when hub.db
         # committed nothing since a check found nothing to embed (no new document can exist).
         commands = self.core.store.statistics().commands  # read before the check: never misses a commit
-        if not self._embed_lock.locked() and commands != self._checked_at:
-            pending = await self._pending(None, INLINE_MAX + 1)
-            if len(pending) > INLINE_MAX:
-                self._request()
-            elif pending:
-                async with self._embed_lock:
-                    await self._embed(model, await self._pending(None, INLINE_MAX))
+        if commands != self._checked_at:
+            try:
+                self._embed_lock.acquire_nowait()
+            except anyio.WouldBlock:
+                pass
             else:
-                self._checked_at = commands
+                try:
+                    pending = await self._pending(None, INLINE_MAX + 1)
+                    if len(pending) > INLINE_MAX:
+                        self._request()
+                    elif pending:
+                        await self._embed(model, pending)
+                    else:
+                        self._checked_at = commands
+                finally:
+                    self._embed_lock.release()
         vectors = await self._vector_set()
         return Searcher(self, model, vectors) if len(vectors) else None
 
     async def _vector_set(self) -> VectorSet:
         async with self._set_lock:
-            if self.vectors is None:
+            if self.vectors is None or self._stale:
                 from hubcore.services.search.vectors import VectorSet
 
+                self._stale = False
                 # Read and built on one worker thread (a million rows would hold the event loop).
                 self.vectors = await self.core.store.read_then(
                     lambda conn: [tuple(r) for r in conn.execute(
@@ -155,11 +164,12 @@ class SemanticIndex:
         await self.core.store.execute(lambda conn: _store(conn, params))
         self.embedded += len(rows)
         async with self._set_lock:
-            if self.vectors is not None:
+            held = self.vectors
+            if held is not None:
                 added = [(r[0], v, r[1], r[2], r[3]) for r, v in zip(rows, stored, strict=True)]
-                await anyio.to_thread.run_sync(self.vectors.add, added)
-                if self.vectors.outgrown:  # its centre came from far fewer documents: read it again
-                    self.vectors = None
+                await anyio.to_thread.run_sync(held.add, added)
+                if held.outgrown:  # its centre came from far fewer documents: read it again
+                    self._stale = True
 
     async def catch_up(self) -> int:
         """Embed every document without a vector, in batches; returns how many were embedded."""
@@ -178,8 +188,12 @@ class SemanticIndex:
         """The background task: at start, when the hub has vectors, read them into the set, load the
         model and embed what is missing (a restart catches up); then embed a backlog whenever a
         query finds one too big."""
-        has = await self.core.store.read(
-            lambda conn: conn.execute("SELECT EXISTS (SELECT 1 FROM search_vectors)").fetchone()[0])
+        try:
+            has = await self.core.store.read(
+                lambda conn: conn.execute("SELECT EXISTS (SELECT 1 FROM search_vectors)").fetchone()[0])
+        except Exception:  # derived data: the first query that asks will start it
+            log.exception("reading whether the hub has search vectors failed")
+            has = False
         while True:
             if has:
                 try:
@@ -207,8 +221,9 @@ class SemanticIndex:
         await self._idle.wait()
 
     def stale(self) -> None:
-        """Many candidates were documents removed since the set was read: read it again."""
-        self.vectors = None
+        """Many candidates were documents removed since the set was read: the next query reads it
+        again (called from a query's worker thread: only a flag is set)."""
+        self._stale = True
 
 
 def _store(conn: sqlite3.Connection, params: list[dict[str, Any]]) -> None:
