@@ -175,7 +175,7 @@ def test_each_screen_moves_focus_to_its_heading_and_marks_its_tab(app_page: Any)
         app_page.locator("a.tab", has_text=label).click()
         expect(app_page.locator("h1")).to_have_text(title)
         expect(app_page.locator("h1")).to_be_focused()
-        expect(app_page.locator("a.tab[aria-current=page]")).to_have_text(label)
+        expect(app_page.locator("a.tab[aria-current=page] .tab-label")).to_have_text(label)
         assert app_page.title() == f"{title} · Agent Hub"
 
 
@@ -189,9 +189,10 @@ def test_the_keyboard_map_and_no_shortcut_while_typing(app_page: Any, hub: Hub) 
     expect(dialog).to_have_count(0)
     agent = hub.new_agent("typist")
     project = hub.new_project("keys")
-    hub.question(agent, project, "Typed into?")
+    qid = hub.question(agent, project, "Typed into?")
     app_page.evaluate(f"location.hash = '#/inbox?project={project}'")
-    answer = app_page.locator("textarea.answer")
+    expect(app_page.locator("h1")).to_have_text("Inbox")
+    answer = app_page.locator(f'li.row[data-event-id="{qid}"] textarea.answer')
     answer.click()
     answer.type("jk?a")  # typed as text, not taken as shortcuts
     expect(answer).to_have_value("jk?a")
