@@ -40,6 +40,7 @@ class App {
     this.seq = 0;
     this.live = null;
     this.liveState = "idle";
+    this.missed = false; // a live change came while no screen could take it
     this.toast = toast;
     this.dialog = dialog;
     this.confirmTyped = confirmTyped;
@@ -122,6 +123,7 @@ class App {
   async mount(route, params, hash) {
     const seq = ++this.seq;
     this.leave();
+    this.missed = false;
     this.setTab(route.tab);
     let mod;
     try {
@@ -143,6 +145,8 @@ class App {
       const hooks = await mod.render(root, params, this);
       if (seq !== this.seq) { if (hooks && hooks.dispose) hooks.dispose(); return; }
       this.current.hooks = hooks || {};
+      // A change that arrived while the screen was still reading may not be in what it drew.
+      if (this.missed && this.current.hooks.onLive) this.current.hooks.onLive({ type: "refresh", data: {} });
     } catch (err) {
       if (seq !== this.seq) return;
       if (err instanceof ApiError && err.status === 401) return; // Connect takes over
@@ -218,7 +222,8 @@ class App {
 
   onLive(change) {
     const hooks = this.current && this.current.hooks;
-    if (change.type === "inbox") this.refreshBadge();
+    if (change.type === "inbox" || change.type === "refresh") this.refreshBadge();
+    if (!hooks) this.missed = true; // a screen still loading or reading: told once it has drawn
     if (hooks && hooks.onLive) {
       try { hooks.onLive(change); } catch (err) { console.error(err); }
     }
@@ -302,6 +307,7 @@ class App {
   registerWorker() {
     if (!("serviceWorker" in navigator)) return;
     navigator.serviceWorker.register("/sw.js", { scope: "/" }).then((reg) => {
+      if (!reg) return; // registration blocked (a test harness may block workers)
       reg.addEventListener("updatefound", () => {
         const next = reg.installing;
         if (!next || !navigator.serviceWorker.controller) return;

@@ -236,3 +236,27 @@ def test_gzip_sizes_are_what_the_shell_costs(hub: Hub) -> None:
     for url, f in shell.files.items():
         if f.gzipped is not None:
             assert gzip.decompress(f.gzipped) == f.data, url
+
+
+def test_a_refresh_from_the_stream_re_reads_the_screen(opener: Any, hub: Hub) -> None:
+    page = opener(hash_="#/inbox")
+    # The hub sends `event: refresh` to a stream that fell behind: the client re-reads everything.
+    # Only the first stream answers (with the refresh); later ones fail, so no reconnect (which
+    # re-reads by itself) can be what re-read the screen.
+    streams: list[str] = []
+
+    def stream(route: Any) -> None:
+        streams.append(route.request.url)
+        if len(streams) > 1:
+            route.abort()
+            return
+        route.fulfill(status=200, headers={"Content-Type": "text/event-stream"},
+                      body=": connected\n\nevent: refresh\ndata: {}\n\n")
+
+    page.route("**/api/v1/stream", stream)
+    page.reload()
+    expect(page.locator("h1")).to_have_text("Inbox")
+    # Three reads to draw the screen, three more when the refresh arrives (however soon it does).
+    page.wait_for_function("() => performance.getEntriesByType('resource')"
+                           ".filter(e => e.name.includes('/api/v1/inbox?')).length >= 6")
+    assert len(streams) >= 1
