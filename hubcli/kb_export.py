@@ -82,7 +82,8 @@ async def gather(kb: Kb, project: str) -> Export:
     total = sum(int(r["size_bytes"]) for r in rows if r["path"] in chosen)
     if total > folder_rules.BYTES_MAX:
         raise refuse(f"the pages hold {total} bytes, over the {folder_rules.BYTES_MAX} a folder may; not exported")
-    plan.pages = await read_pages(kb, wanted)
+    read = await read_pages(kb, wanted)
+    plan.pages = {path: read[path] for path in wanted}  # in path order, whichever reader finished first
     return plan
 
 
