@@ -75,3 +75,14 @@ def test_without_the_extra_semantic_mode_answers_lexically(tmp_path: Path) -> No
     """))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["fts-fallback", "1", "fts-fallback", "0"]
+
+
+def test_every_text_embeds_to_a_unit_vector() -> None:
+    import numpy as np
+    import pytest
+
+    vectors = pytest.importorskip("hubcore.services.search.vectors")
+    model = vectors.load_wordllama()
+    out = model.embed(["", " ", "ℵℵ", "🙂", "\x00", "a" * 5000, "the nightly backup"])
+    assert out.shape == (7, 256) and not np.isnan(out).any()
+    assert np.allclose(np.linalg.norm(out, axis=1), 1, atol=1e-3)

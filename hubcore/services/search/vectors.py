@@ -40,7 +40,9 @@ class WordLlamaEmbedder:
         self.model = model
 
     def embed(self, texts: list[str]) -> Floats:
-        out: Floats = np.asarray(self.model.embed([t[:EMBED_CHARS] for t in texts], norm=True), dtype=np.float32)
+        # An empty text has no tokens, and its normalised mean would be 0/0 (NaN): a space has some.
+        cut = [t[:EMBED_CHARS] or " " for t in texts]
+        out: Floats = np.asarray(self.model.embed(cut, norm=True), dtype=np.float32)
         return out
 
 
