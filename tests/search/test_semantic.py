@@ -366,3 +366,29 @@ async def test_a_refused_scope_writes_nothing(client: HubClient, hub: Hub, scope
         assert refused.value.code == "not_found"
     assert dump(client) == before  # nothing indexed, nothing embedded
     assert FLAKY in snippets(await search(hub, ALICE, FLAKY_QUERY, mode="semantic"))
+
+
+async def test_concurrent_first_queries_load_the_model_once_and_a_longest_query_works(
+        client: HubClient, hub: Hub) -> None:
+    from hubcore.services.search.vectors import load_wordllama
+
+    loads: list[int] = []
+
+    def counted() -> Any:
+        loads.append(1)
+        return load_wordllama()
+
+    hub.search.semantic.loader = counted
+    await post(hub, "web", BACKUP)
+    results: list[dict[str, Any]] = []
+
+    async def one() -> None:
+        results.append(await search(hub, ALICE, BACKUP_QUERY, mode="semantic"))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(5):
+            tg.start_soon(one)
+    assert loads == [1] and [r["backend"] for r in results] == ["hybrid"] * 5
+    assert all(snippets(r) == [BACKUP] for r in results) and vectors(client) == 1
+    longest = ("safekeeping " * 700)[:8192]  # the query's 8 KiB limit (a model reads its first 2,000 characters)
+    assert (await search(hub, ALICE, longest, mode="semantic"))["backend"] == "hybrid"

@@ -77,6 +77,7 @@ class SemanticIndex:
         self._wake = anyio.Event()
         self._idle = anyio.Event()  # set while the background task has nothing left to embed
         self._checked_at = -1  # hub.db's command count when a query last found nothing to embed
+        self._inline = False  # a query holds the embedding lock (a small backlog), not the background
         self.embedded = 0  # vectors written since start
         self.failures = 0
 
@@ -104,14 +105,18 @@ class SemanticIndex:
         if model is None:
             return None
         # Skipped while the background task is at it (answer with what is there), and when hub.db
-        # committed nothing since a check found nothing to embed (no new document can exist).
+        # committed nothing since a check found nothing to embed (no new document can exist); a
+        # query that finds another embedding a small backlog waits for it.
         commands = self.core.store.statistics().commands  # read before the check: never misses a commit
         if commands != self._checked_at:
             try:
                 self._embed_lock.acquire_nowait()
             except anyio.WouldBlock:
-                pass
+                if self._inline:  # another query embeds a small backlog: its vectors are moments away
+                    async with self._embed_lock:
+                        pass
             else:
+                self._inline = True
                 try:
                     pending = await self._pending(None, INLINE_MAX + 1)
                     if len(pending) > INLINE_MAX:
@@ -121,6 +126,7 @@ class SemanticIndex:
                     else:
                         self._checked_at = commands
                 finally:
+                    self._inline = False
                     self._embed_lock.release()
         vectors = await self._vector_set()
         return Searcher(self, model, vectors) if len(vectors) else None
