@@ -149,7 +149,9 @@ def test_a_new_question_appears_live_and_a_deadline_counts_down(app_page: Any, h
     agent = hub.new_agent("asker")
     project = hub.new_project("live")
     open_inbox(app_page, f"?project={project}")
-    qid = hub.question(agent, project, "Ship it tonight?", expires_in_seconds=3600)
+    # Asked the way an agent's shell asks: `hub-cli call` over /mcp with the agent's token.
+    qid = hub.agent_call(agent, "question_post", {"project_id": project, "summary": "Ship it tonight?",
+                                                  "expires_in_seconds": 3600})["event_id"]
     expect(row(app_page, qid)).to_be_visible()  # no reload: the stream told the screen
     expect(row(app_page, qid).locator(".countdown")).to_contain_text("min")
     expect(row(app_page, qid).locator(".countdown")).to_contain_text("left")
