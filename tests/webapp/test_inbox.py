@@ -186,3 +186,26 @@ def test_an_expired_item_is_shown_resolved_by_the_hub(app_page: Any, hub: Hub) -
     expect(resolved.locator(".tag.expired")).to_have_text("Expired")
     expect(resolved.locator(".resolution")).to_contain_text("Declined by the hub when the deadline passed")
     expect(resolved.get_by_role("button", name="Approve")).to_have_count(0)
+
+
+def test_keys_j_k_r_and_enter_reach_the_rows_controls(app_page: Any, hub: Hub) -> None:
+    agent = hub.new_agent("asker")
+    project = hub.new_project("keys")
+    aid = hub.approval(agent, project, "Older approval?")
+    qid = hub.question(agent, project, "Newer question?")  # newest first: the question is row one
+    open_inbox(app_page, f"?project={project}")
+    app_page.keyboard.press("j")
+    expect(row(app_page, qid)).to_have_attribute("aria-selected", "true")
+    app_page.keyboard.press("r")
+    expect(row(app_page, qid).locator("textarea.answer")).to_be_focused()
+    app_page.keyboard.press("Escape")  # typing: Esc is the field's, no shortcut fires
+    row(app_page, qid).focus()
+    app_page.keyboard.press("j")
+    expect(row(app_page, aid)).to_have_attribute("aria-selected", "true")
+    expect(row(app_page, aid)).to_be_focused()
+    app_page.keyboard.press("Enter")
+    expect(row(app_page, aid).get_by_role("button", name="Decline")).to_be_focused()  # the safe action
+    app_page.locator("h1").focus()
+    app_page.keyboard.press("k")
+    expect(row(app_page, qid)).to_be_focused()
+    assert hub.item(aid)["status"] == "waiting" and hub.item(qid)["status"] == "waiting"  # keys decided nothing
