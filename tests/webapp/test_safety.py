@@ -20,6 +20,7 @@ HTML_SINKS = re.compile(r"\b(innerHTML|outerHTML|insertAdjacentHTML|document\.wr
                         r"srcdoc|DOMParser|setHTMLUnsafe|parseHTMLUnsafe)\b")
 NATIVE_DIALOGS = re.compile(r"(?<![\w.])(window\.)?(alert|confirm|prompt)\s*\(")
 EVAL = re.compile(r"\beval\s*\(|\bnew\s+Function\s*\(|setTimeout\s*\(\s*[\"'`]")
+INERT_PARSE = re.compile(r'js/rich\.js:\d+: const inert = new DOMParser\(\)\.parseFromString\(String\(html \?\? ""\), "text/html"\);')
 XSS = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 
 
@@ -33,7 +34,8 @@ def test_no_html_sink_in_the_app_code() -> None:
     found = [f"{p.relative_to(PWA)}:{n}: {line.strip()}" for p in app_sources()
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if HTML_SINKS.search(line)
              and not line.lstrip().startswith("//")]
-    assert found == []
+    # The one parse of hub-rendered HTML: rich.js's inert DOMParser document, copied through an allow-list.
+    assert [f for f in found if not INERT_PARSE.fullmatch(f)] == []
 
 
 def test_no_native_dialog_and_no_eval_in_the_app_code() -> None:
