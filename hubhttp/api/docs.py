@@ -133,7 +133,7 @@ KB_ENTRY = obj("path", "type", "size_bytes", "children", path=STR, type={"enum":
                tags={"type": ["array", "null"], "items": STR}, trust=STR, verified_by=N_STR, verified_at=N_STR,
                stale=BOOL, stale_after=N_STR, last_write_by=N_STR, last_write_at=N_STR)
 KB_PAGE = obj("path", "content", "version", "size_bytes", path=STR, content=STR, version=STR, size_bytes=INT,
-              last_write=obj("actor", "at", actor=STR, at=STR), current=BOOL, at=STR, actor=STR)
+              last_write=obj("actor", "at", actor=STR, at=STR), current=BOOL, at=STR, actor=STR, rendered=STR)
 KB_ROW = obj("op", "path", "actor", "at", "version", op={"enum": list(kb.OPS)}, path=STR, actor=STR, at=STR,
              version=N_STR)
 KB_HISTORY = obj("rows", "total", "next_before", "truncated", rows=list_of(KB_ROW), total=INT, next_before=N_INT,
@@ -232,8 +232,9 @@ DOCS: Mapping[str, Doc] = {
     "kb.list_pages": Doc("A directory level of the knowledge base, or with meta=1 every page beneath with its row "
                          "fields", obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
                          problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIMIT, "meta": KB_FLAG}),
-    "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included)", KB_PAGE,
-                        path=KB_PAGE_PATH, query={"version": STR}),
+    "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included); "
+                        "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE,
+                        path=KB_PAGE_PATH, query={"version": STR, "rendered": KB_FLAG}),
     "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
                          "with ?if_version=", KB_WRITTEN, problems=(404, 409, 413), path=KB_PAGE_PATH,
                          query={"if_version": STR},

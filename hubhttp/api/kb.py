@@ -21,10 +21,11 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from hubcore.errors import HubError
-from hubcore.services.kb import models
+from hubcore.services.kb import frontmatter, models
 from hubcore.services.kb.paths import from_url
 from hubcore.services.requests import Request, parse
 from hubhttp.context import caller, hub, json_body, json_response
+from hubhttp.pages.markdown import render
 
 bp = Blueprint("kb", __name__, url_prefix="/api/v1/projects/<project_id>/kb")
 
@@ -109,8 +110,15 @@ async def list_pages(project_id: str) -> Response:
 
 @bp.get("/pages/<path:path>")
 async def read_page(project_id: str, path: str) -> Response:
-    req = typed(models.KbRead, page(project_id, path), query())
-    return json_response(await hub().kb.read(caller(), req))
+    """With `rendered=1` the answer also holds `rendered`: the markdown after the frontmatter block
+    as HTML, by the hub's one renderer (raw HTML escaped, unsafe links refused), for the web app."""
+    members = query(flags=("rendered",))
+    want = members.pop("rendered", False)
+    found = await hub().kb.read(caller(), typed(models.KbRead, page(project_id, path), members))
+    if want:
+        content = found["content"]
+        found = {**found, "rendered": render(content[frontmatter.parse(content).body_offset:]).html}
+    return json_response(found)
 
 
 @bp.put("/pages/<path:path>")

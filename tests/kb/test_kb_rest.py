@@ -68,6 +68,21 @@ async def test_a_page_written_as_json_markdown_or_plain_text_reads_back(client: 
         ("kb.put", "/fs/plain.txt", "human")]
 
 
+async def test_a_page_read_rendered_is_its_body_as_safe_html(client: HubClient, hub: Hub) -> None:
+    content = ('---\ntype: note\ntitle: "<b>T</b>"\n---\n# Head\n\n<script>x()</script> [j](javascript:x) '
+               "[ok](https://e.org)\n")
+    wrote = await write(client, "r.md", content)
+    got = (await client.get(f"{KB}/pages/r.md", params={"rendered": "1"}, headers=ADMIN)).json()
+    assert got["content"] == content and got["version"] == wrote["version"]
+    assert got["rendered"] == ('<h1>Head</h1>\n<p>&lt;script&gt;x()&lt;/script&gt; [j](javascript:x) '
+                               '<a href="https://e.org">ok</a></p>\n')  # the frontmatter is not part of it
+    old = (await client.get(f"{KB}/pages/r.md", params={"rendered": "true", "version": wrote["version"]},
+                            headers=ADMIN)).json()
+    assert old["rendered"] == got["rendered"] and old["current"] is True
+    assert "rendered" not in (await client.get(f"{KB}/pages/r.md", params={"rendered": "0"}, headers=ADMIN)).json()
+    await refused(client, hub, 400, "invalid_argument", "GET", f"{KB}/pages/r.md", params={"rendered": "yes"})
+
+
 async def test_a_conditional_write_and_its_conflict(client: HubClient, hub: Hub) -> None:
     one = await write(client, "a.md", "one")
     await refused(client, hub, 409, "conflict", "PUT", f"{KB}/pages/a.md",
