@@ -4,17 +4,18 @@ import { busy, errorBox, errorText, field, loading, retitle } from "./parts/comm
 import { createFeed } from "./parts/feedlist.js";
 import { sessionList } from "./sessions.js";
 
-const TABS = [["feed", "Feed"], ["sessions", "Sessions"], ["settings", "Settings"]];
+// [tab, label, own route under the project (a screen of its own) or none (this screen's ?tab=)]
+const TABS = [["feed", "Feed"], ["sessions", "Sessions"], ["settings", "Settings"], ["artifacts", "Artifacts", "artifacts"]];
 
 function projectPath(id) {
   return `/projects/${encodeURIComponent(id)}`;
 }
 
-function tabBar(id, current) {
+export function tabBar(id, current) {
   return h("nav", { class: "subtabs", "aria-label": "Project" },
-    TABS.map(([tab, label]) => h("a", {
+    TABS.map(([tab, label, own]) => h("a", {
       class: ["subtab", tab === current && "on"],
-      href: `#/projects/${encodeURIComponent(id)}?tab=${tab}`,
+      href: own ? `#/projects/${encodeURIComponent(id)}/${own}` : `#/projects/${encodeURIComponent(id)}?tab=${tab}`,
       "aria-current": tab === current ? "page" : null,
     }, label)));
 }
@@ -123,7 +124,7 @@ function settingsPanel(app, initial, onChange) {
 export default {
   title: (params) => params.id,
   async render(root, params, app) {
-    const tab = TABS.some(([t]) => t === params.tab) ? params.tab : "feed";
+    const tab = TABS.some(([t, , own]) => t === params.tab && !own) ? params.tab : "feed";
     const sub = h("p", { class: "muted small" });
     const body = h("div", {}, loading());
     root.append(sub, tabBar(params.id, tab), body);

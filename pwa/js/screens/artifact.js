@@ -1,0 +1,160 @@
+// One artifact: the sandboxed frame (or the password gate of a protected version, decrypted here), the
+// live band naming the agent writing while a version is live, the version sheet, comment threads, the
+// share sheet, copy raw and delete. `?version=N` picks a version. Titles and names are text nodes.
+import { h, fill } from "../dom.js";
+import { ago, bytes, when } from "../format.js";
+import { busy, errorBox, errorText, field, loading, retitle } from "./parts/common.js";
+import { artifactFrame, decrypt, frameAddress } from "./parts/artframe.js";
+import { commentThreads } from "./parts/artcomments.js";
+import { shareSheet } from "./parts/artshare.js";
+
+const enc = encodeURIComponent;
+
+function liveText(live) {
+  if (live.state === "sealed") return "";
+  const who = live.actor || "An agent";
+  return live.state === "live"
+    ? `${who} is writing version ${live.version} now`
+    : `${who}'s draft version ${live.version} is open (no change for a while)`;
+}
+
+function versionSheet(versions, shown, id) {
+  return h("details", { class: "panel art-versions" },
+    h("summary", {}, `Versions (${versions.length})`),
+    h("ol", { class: "rows" }, versions.slice().reverse().map((v) => h("li", {},
+      h("a", { href: `#/artifacts/${enc(id)}?version=${v.version}`, "aria-current": v.version === shown ? "page" : null },
+        `Version ${v.version}`), v.label ? h("span", {}, ` · ${v.label}`) : null,
+      h("span", { class: "muted small" }, ` · ${v.actor || "human"} · ${bytes(v.size_bytes)} · `,
+        h("time", { datetime: v.created_at, title: when(v.created_at) }, ago(v.created_at)),
+        v.live ? " · live draft" : "", v.protected ? " · protected" : "")))));
+}
+
+// Pick a point on the frame: a layer over it takes one click (Esc or a second tap on Cancel gives up).
+function pointPicker(stage) {
+  return () => new Promise((resolve) => {
+    const layer = h("button", { type: "button", class: "art-pick",
+      "aria-label": "Click the point to comment on (Escape cancels)" }, "Click the point to comment on");
+    const done = (value) => { layer.remove(); resolve(value); };
+    layer.addEventListener("click", (e) => {
+      const r = layer.getBoundingClientRect();
+      if (e.detail === 0 || !r.width || !r.height) { done({ x: 0.5, y: 0.5 }); return; } // keyboard: the centre
+      const clamp = (v) => Math.max(0, Math.min(1, Math.round(v * 1000) / 1000));
+      done({ x: clamp((e.clientX - r.left) / r.width), y: clamp((e.clientY - r.top) / r.height) });
+    });
+    layer.addEventListener("keydown", (e) => { if (e.key === "Escape") { e.stopPropagation(); done(null); } });
+    stage.append(layer);
+    layer.focus();
+  });
+}
+
+// The password gate of a protected version: decrypts in this page; the password goes nowhere.
+function gate(found, onOpen) {
+  const password = h("input", { type: "password", name: "artifact-password", autocomplete: "off", required: true });
+  const error = h("p", { class: "error-text", role: "alert", hidden: true });
+  const unlock = h("button", { type: "submit", class: "btn primary" }, "Unlock");
+  const submit = (e) => {
+    e.preventDefault();
+    busy(unlock, async () => {
+      error.hidden = true;
+      try {
+        const text = await decrypt(found.envelope, found.content, password.value);
+        password.value = "";
+        await onOpen(text);
+      } catch {
+        error.textContent = "Wrong password: this password does not open the artifact.";
+        error.hidden = false;
+      }
+    });
+  };
+  return h("form", { class: "panel form art-gate", "aria-label": "Password", onsubmit: submit },
+    h("p", {}, "🔒 This version is protected: the hub holds only its ciphertext. It is decrypted on this device; the password is never sent."),
+    field("Password", password), error, h("div", { class: "btn-row" }, unlock));
+}
+
+async function copyText(app, text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    app.toast("Raw text copied");
+  } catch {
+    app.toast("Could not copy: this browser refused the clipboard", { kind: "error" });
+  }
+}
+
+async function remove(app, found) {
+  const choice = await app.dialog({ title: `Delete ${found.title}?`,
+    body: h("p", {}, "Every version, its comments and its share link are removed for good."),
+    actions: [{ label: "Cancel", value: null }, { label: "Delete artifact", value: "del", danger: true }], focus: null });
+  if (choice !== "del") return;
+  try {
+    await app.api.del(`/artifacts/${enc(found.id)}`);
+    app.toast(`Deleted ${found.title}`);
+    app.navigate(`#/projects/${enc(found.project_id)}/artifacts`);
+  } catch (err) {
+    app.toast(errorText(err), { kind: "error" });
+  }
+}
+
+function actions(app, found, raw) {
+  const btn = (label, run, cls = "btn") => {
+    const b = h("button", { type: "button", class: cls }, label);
+    b.addEventListener("click", () => busy(b, run));
+    return b;
+  };
+  return h("div", { class: "btn-row art-actions" },
+    btn("Share", () => shareSheet(app, found)),
+    btn(found.protected ? "Copy raw (ciphertext until unlocked)" : "Copy raw", () => copyText(app, raw())),
+    btn("Delete", () => remove(app, found), "btn danger"));
+}
+
+export default {
+  title: () => "Artifact",
+  async render(root, params, app) {
+    const body = h("div", {}, loading());
+    root.append(body);
+    const version = /^[0-9]{1,9}$/.test(params.version || "") ? Number(params.version) : null;
+    const id = params.id;
+    let found; let versions; let live;
+    try {
+      [found, { versions }, live] = await Promise.all([
+        app.api.get(`/artifacts/${enc(id)}`, { version }), app.api.get(`/artifacts/${enc(id)}/versions`),
+        app.api.get(`/artifacts/${enc(id)}/live`)]);
+    } catch (err) {
+      fill(body, errorBox(err));
+      return {};
+    }
+    retitle(root, found.title);
+    let decrypted = null;
+    const stage = h("div", { class: "art-stage" });
+    const showFrame = async () => fill(stage, artifactFrame(await frameAddress(app, found), found, decrypted));
+    const band = h("p", { class: "art-live", role: "status", hidden: live.state === "sealed" }, liveText(live));
+    const comments = commentThreads(app, found, pointPicker(stage));
+    fill(body,
+      h("p", { class: "muted small" }, [found.kind, `version ${found.version} of ${versions.length}`,
+        found.label, found.actor || "human", bytes(found.size_bytes), `updated ${ago(found.updated_at)}`]
+        .filter(Boolean).join(" · "), " · ",
+      h("a", { href: `#/projects/${enc(found.project_id)}/artifacts` }, `${found.project_id} artifacts`)),
+      found.description ? h("p", {}, found.description) : null,
+      band, actions(app, found, () => decrypted ?? found.content), stage,
+      versionSheet(versions, found.version, id), comments.node);
+    if (found.protected) fill(stage, gate(found, async (text) => { decrypted = text; await showFrame(); }));
+    else await showFrame();
+    await comments.load();
+    const relive = async () => {
+      live = await app.api.get(`/artifacts/${enc(id)}/live`);
+      band.textContent = liveText(live);
+      band.hidden = live.state === "sealed";
+    };
+    return {
+      async onLive(change) {
+        if (change.type === "refresh") { await relive(); await comments.load(); return; }
+        if (change.type !== "artifact-live" || change.data.artifact_id !== id) return;
+        await relive();
+        // The draft on view moved: a fresh frame shows its new text (a protected one stays at its gate).
+        if (change.data.version === found.version && !found.protected) {
+          found = await app.api.get(`/artifacts/${enc(id)}`, { version: found.version });
+          await showFrame();
+        }
+      },
+    };
+  },
+};

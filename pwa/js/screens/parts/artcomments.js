@@ -1,0 +1,119 @@
+// An artifact's comment threads: each anchored to nothing, a quote from the version's text or a point
+// on it (fractions of the page's width and height), with resolve, reopen and delete; a form to post one
+// as the human. Bodies and quotes an agent wrote are text nodes.
+import { h, fill } from "../../dom.js";
+import { ago, when } from "../../format.js";
+import { busy, errorBox, errorText, field } from "./common.js";
+
+const pct = (f) => `${Math.round(f * 100)}%`;
+
+function anchorLine(c) {
+  if (!c.anchor) return null;
+  if (c.anchor.mode === "text") return h("blockquote", { class: "art-quote" }, c.anchor.quote);
+  return h("p", { class: "muted small" }, `At a point: ${pct(c.anchor.x)} across, ${pct(c.anchor.y)} down`);
+}
+
+function commentItem(app, base, c, reload) {
+  const toggle = h("button", { type: "button", class: "btn small" }, c.done ? "Reopen" : "Resolve");
+  toggle.addEventListener("click", () => busy(toggle, async () => {
+    try {
+      await app.api.patch(`${base}/${encodeURIComponent(c.id)}`, { done: !c.done });
+      app.toast(c.done ? "Reopened" : "Resolved");
+    } catch (err) {
+      app.toast(errorText(err), { kind: "error" });
+    }
+    await reload();
+  }));
+  const del = h("button", { type: "button", class: "btn small ghost danger" }, "Delete");
+  del.addEventListener("click", () => busy(del, async () => {
+    const choice = await app.dialog({ title: "Delete this comment?", body: h("p", {}, c.body),
+      actions: [{ label: "Cancel", value: null }, { label: "Delete", value: "del", danger: true }], focus: null });
+    if (choice !== "del") return;
+    try {
+      await app.api.del(`${base}/${encodeURIComponent(c.id)}`);
+      app.toast("Comment deleted");
+    } catch (err) {
+      app.toast(errorText(err), { kind: "error" });
+    }
+    await reload();
+  }));
+  return h("li", { class: ["art-comment", c.done && "done"], dataset: { comment: c.id } },
+    h("p", { class: "small" }, h("strong", {}, c.author), " · ",
+      h("time", { datetime: c.created_at, title: when(c.created_at) }, ago(c.created_at)),
+      ` · on version ${c.anchor_version}`, c.done ? " · resolved" : " · open"),
+    anchorLine(c),
+    h("p", { class: "art-comment-body" }, c.body),
+    h("div", { class: "btn-row" }, toggle, del));
+}
+
+// The form: an anchor chooser (none, a quote, a point picked on the frame through `pickPoint()`).
+function commentForm(app, artifact, base, pickPoint, onPosted) {
+  const body = h("textarea", { name: "comment", rows: 3, maxLength: 2000, required: true });
+  const mode = h("select", { name: "anchor" }, h("option", { value: "none" }, "Nothing (the whole artifact)"),
+    artifact.protected ? null : h("option", { value: "text" }, "A quote from it"),
+    h("option", { value: "point" }, "A point on it"));
+  const quote = h("textarea", { name: "quote", rows: 2, maxLength: 2000 });
+  const quoteRow = field("Quote (copy the words from the artifact)", quote);
+  let point = null;
+  const pointText = h("span", { class: "muted small", role: "status" }, "No point picked yet");
+  const pick = h("button", { type: "button", class: "btn" }, "Pick a point on the artifact");
+  pick.addEventListener("click", async () => {
+    const got = await pickPoint();
+    if (got) { point = got; pointText.textContent = `Point: ${pct(got.x)} across, ${pct(got.y)} down`; }
+  });
+  const pointRow = h("div", { class: "form-row" }, pick, " ", pointText);
+  const sync = () => { quoteRow.hidden = mode.value !== "text"; pointRow.hidden = mode.value !== "point"; };
+  mode.addEventListener("change", sync);
+  sync();
+  const error = h("p", { class: "error-text", role: "alert", hidden: true });
+  const submit = h("button", { type: "submit", class: "btn primary" }, "Comment");
+  const fail = (text) => { error.textContent = text; error.hidden = false; };
+  const anchor = () => {
+    if (mode.value === "text") return quote.value.trim() ? { mode: "text", quote: quote.value } : "Write the quote first";
+    if (mode.value === "point") return point ? { mode: "point", ...point } : "Pick the point first";
+    return null;
+  };
+  const send = (e) => {
+    e.preventDefault();
+    busy(submit, async () => {
+      error.hidden = true;
+      if (!body.value.trim()) return fail("Write the comment first");
+      const a = anchor();
+      if (typeof a === "string") return fail(a);
+      try {
+        await app.api.post(base, { body: body.value, anchor: a, anchor_version: artifact.version });
+        body.value = ""; quote.value = ""; point = null; pointText.textContent = "No point picked yet";
+        app.toast("Comment posted");
+        await onPosted();
+      } catch (err) {
+        fail(errorText(err));
+      }
+      return undefined;
+    });
+  };
+  return h("form", { class: "form art-comment-form", "aria-label": "New comment", onsubmit: send },
+    field("Comment", body, "At most 2000 characters"), field("Anchored to", mode), quoteRow, pointRow,
+    error, h("div", { class: "btn-row" }, submit));
+}
+
+export function commentThreads(app, artifact, pickPoint) {
+  const base = `/artifacts/${encodeURIComponent(artifact.id)}/comments`;
+  const list = h("div", {});
+  const heading = h("h2", {}, "Comments");
+  const load = async () => {
+    try {
+      const { comments, truncated } = await app.api.get(base, { limit: 200 });
+      const open = comments.filter((c) => !c.done).length;
+      heading.textContent = `Comments · ${open} open of ${comments.length}`;
+      fill(list, comments.length
+        ? h("ol", { class: "rows art-comments" }, comments.map((c) => commentItem(app, base, c, load)))
+        : h("p", { class: "empty" }, "No comments yet."),
+      truncated ? h("p", { class: "muted small" }, "Older comments beyond these 200 are not shown.") : null);
+    } catch (err) {
+      fill(list, errorBox(err));
+    }
+  };
+  const node = h("section", { class: "panel art-comments-panel", "aria-label": "Comments" },
+    heading, list, commentForm(app, artifact, base, pickPoint, load));
+  return { node, load };
+}
