@@ -11,6 +11,7 @@ const DEFAULT_SETTINGS = { theme: "system", density: "comfortable", shortcuts: t
 export const KEY_MAP = [
   ["j", "Next row"], ["k", "Previous row"], ["Enter", "Open the selected row"],
   ["a", "Approve the selected approval (asks first)"], ["r", "Reply to the selected question"],
+  ["/", "Search (from any screen)"],
   ["Esc", "Close a dialog or go back"], ["?", "This list of keys"],
 ];
 
@@ -268,6 +269,11 @@ class App {
       return;
     }
     if (!this.settings.shortcuts) return;
+    if (e.key === "/" && !keys["/"]) { // search from anywhere; the search screen focuses its field
+      e.preventDefault();
+      this.navigate("#/search");
+      return;
+    }
     if (e.key === "Enter") {
       const t = e.target;
       if (t instanceof Element && t.closest("a, button, summary, [role=button]")) return; // native activation

@@ -12,6 +12,7 @@ export const ROUTES = [
   { pattern: "/sessions/:id", module: "./screens/session.js", tab: "projects" },
   { pattern: "/storage", module: "./screens/storage.js", tab: "storage" },
   { pattern: "/access", module: "./screens/access.js", tab: "access" },
+  { pattern: "/search", module: "./screens/search.js", tab: "search" },
 ];
 
 // The tab bar (phone) and rail (desktop), in order. Icons are drawn by app.css.
@@ -19,6 +20,7 @@ export const TABS = [
   { id: "home", label: "Home", hash: "#/" },
   { id: "inbox", label: "Inbox", hash: "#/inbox" },
   { id: "projects", label: "Projects", hash: "#/projects" },
+  { id: "search", label: "Search", hash: "#/search" },
   { id: "storage", label: "Storage", hash: "#/storage" },
   { id: "access", label: "Access", hash: "#/access" },
   { id: "settings", label: "Settings", hash: "#/settings" },

@@ -167,7 +167,7 @@ def test_the_tab_bar_on_a_phone_and_the_rail_on_a_desk(opener: Any, hub: Hub) ->
     rail = desk.locator("nav.tabs").bounding_box()
     assert rail["x"] == 0 and rail["height"] == pytest.approx(DESKTOP["height"], abs=2) and rail["width"] < 120
     labels = desk.locator("a.tab .tab-label").all_text_contents()
-    assert labels == ["Home", "Inbox", "Projects", "Storage", "Access", "Settings"]
+    assert labels == ["Home", "Inbox", "Projects", "Search", "Storage", "Access", "Settings"]
 
 
 def test_each_screen_moves_focus_to_its_heading_and_marks_its_tab(app_page: Any) -> None:
@@ -184,7 +184,7 @@ def test_the_keyboard_map_and_no_shortcut_while_typing(app_page: Any, hub: Hub) 
     dialog = app_page.locator("dialog[open]")
     expect(dialog.locator("h2")).to_have_text("Keyboard shortcuts")
     keys = dialog.locator("kbd").all_text_contents()
-    assert keys == ["j", "k", "Enter", "a", "r", "Esc", "?"]  # no "/": search is not in the app yet
+    assert keys == ["j", "k", "Enter", "a", "r", "/", "Esc", "?"]
     app_page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     agent = hub.new_agent("typist")

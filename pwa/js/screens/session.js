@@ -145,6 +145,7 @@ export default {
     const brain = brainTree(app, params.id);
     fill(extras, h("section", { class: "panel", "aria-labelledby": "brain-title" },
       h("h2", { id: "brain-title" }, "Brain"), brain.node), replayPanel(app, params.id));
+    if (params.path) brain.show(params.path); // ?path= (a search hit) opens that entry
     let timer = null;
     return {
       keys: { ...rowKeys(root), Escape: brain.close },
