@@ -8,6 +8,8 @@ export const ROUTES = [
   { pattern: "/settings", module: "./screens/settings.js", tab: "settings" },
   { pattern: "/projects", module: "./screens/projects.js", tab: "projects" },
   { pattern: "/projects/:id", module: "./screens/project.js", tab: "projects" },
+  { pattern: "/projects/:id/artifacts", module: "./screens/artifacts.js", tab: "projects" },
+  { pattern: "/artifacts/:id", module: "./screens/artifact.js", tab: "projects" },
   { pattern: "/feed", module: "./screens/feed.js", tab: "projects" },
   { pattern: "/sessions/:id", module: "./screens/session.js", tab: "projects" },
   { pattern: "/storage", module: "./screens/storage.js", tab: "storage" },

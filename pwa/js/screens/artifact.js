@@ -126,7 +126,13 @@ export default {
     let decrypted = null;
     const stage = h("div", { class: "art-stage" });
     const showFrame = async () => fill(stage, artifactFrame(await frameAddress(app, found), found, decrypted));
-    const band = h("p", { class: "art-live", role: "status", hidden: live.state === "sealed" }, liveText(live));
+    const band = h("p", { class: "art-live", role: "status" });
+    const drawBand = () => {
+      band.hidden = live.state === "sealed";
+      fill(band, liveText(live), live.state === "sealed" || live.version === found.version ? null
+        : [" · ", h("a", { href: `#/artifacts/${enc(id)}?version=${live.version}` }, "Follow the draft")]);
+    };
+    drawBand();
     const comments = commentThreads(app, found, pointPicker(stage));
     fill(body,
       h("p", { class: "muted small" }, [found.kind, `version ${found.version} of ${versions.length}`,
@@ -141,8 +147,7 @@ export default {
     await comments.load();
     const relive = async () => {
       live = await app.api.get(`/artifacts/${enc(id)}/live`);
-      band.textContent = liveText(live);
-      band.hidden = live.state === "sealed";
+      drawBand();
     };
     return {
       async onLive(change) {
