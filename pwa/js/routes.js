@@ -9,6 +9,7 @@ export const ROUTES = [
   { pattern: "/projects", module: "./screens/projects.js", tab: "projects" },
   { pattern: "/projects/:id", module: "./screens/project.js", tab: "projects" },
   { pattern: "/projects/:id/artifacts", module: "./screens/artifacts.js", tab: "projects" },
+  { pattern: "/projects/:id/wiki", module: "./screens/wiki.js", tab: "projects" },
   { pattern: "/artifacts/:id", module: "./screens/artifact.js", tab: "projects" },
   { pattern: "/feed", module: "./screens/feed.js", tab: "projects" },
   { pattern: "/sessions/:id", module: "./screens/session.js", tab: "projects" },

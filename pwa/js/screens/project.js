@@ -5,7 +5,7 @@ import { createFeed } from "./parts/feedlist.js";
 import { sessionList } from "./sessions.js";
 
 // [tab, label, own route under the project (a screen of its own) or none (this screen's ?tab=)]
-const TABS = [["feed", "Feed"], ["sessions", "Sessions"], ["settings", "Settings"], ["artifacts", "Artifacts", "artifacts"]];
+const TABS = [["feed", "Feed"], ["sessions", "Sessions"], ["settings", "Settings"], ["artifacts", "Artifacts", "artifacts"], ["wiki", "Wiki", "wiki"]];
 
 function projectPath(id) {
   return `/projects/${encodeURIComponent(id)}`;
