@@ -26,7 +26,13 @@ def seeds(hub: Hub) -> Seeds:
     hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "An idea to read"})
     hub.mcp(agent, "signal_append", {"project_id": project, "summary": "Progress made"})
     session = hub.mcp(agent, "session_start", {"project_id": project, "name": "audit"})["session_id"]
-    return {"project": project, "session": str(session)}
+    art = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": "Audit page", "kind": "html",
+                                              "content": "<main><h1>Audit</h1><p>Some words</p></main>"})["artifact_id"]
+    hub.mcp(agent, "comment_post", {"artifact_id": art, "body": "Check this", "anchor": {"mode": "text", "quote": "Some words"}})
+    hub.mcp(agent, "artifact_draft", {"artifact_id": art, "content": "<main><h1>Audit</h1><p>More words</p></main>"})
+    locked = hub.agent_call(agent, "artifact_publish", {"project_id": project, "title": "Locked", "kind": "html",
+                                                        "content": "<p>secret</p>", "password": "audit password"})
+    return {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"])}
 
 
 # (screen, its address from the seeds). WEB-B's screens are listed here too.
@@ -42,6 +48,9 @@ SCREENS: list[tuple[str, Callable[[Seeds], str]]] = [
     ("session", lambda s: f"#/sessions/{s['session']}"),
     ("storage", lambda s: "#/storage"),
     ("access", lambda s: "#/access"),
+    ("artifacts", lambda s: f"#/projects/{s['project']}/artifacts"),
+    ("artifact", lambda s: f"#/artifacts/{s['artifact']}"),
+    ("artifact-protected", lambda s: f"#/artifacts/{s['locked']}"),
 ]
 
 

@@ -24,7 +24,7 @@ function commentItem(app, base, c, reload) {
     }
     await reload();
   }));
-  const del = h("button", { type: "button", class: "btn small ghost danger" }, "Delete");
+  const del = h("button", { type: "button", class: "btn small danger" }, "Delete");
   del.addEventListener("click", () => busy(del, async () => {
     const choice = await app.dialog({ title: "Delete this comment?", body: h("p", {}, c.body),
       actions: [{ label: "Cancel", value: null }, { label: "Delete", value: "del", danger: true }], focus: null });
