@@ -222,3 +222,27 @@ def test_copy_raw_and_delete(hub: Hub, artist: str, app_page_desktop: Any) -> No
     expect(page.locator("h1")).to_have_text("Artifacts")
     expect(page.locator("main .art-gallery")).to_contain_text("No artifacts yet")
     hub.rest("GET", f"/artifacts/{aid}", expect=404)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist: str, opener: Any,
+                                                                 theme: str) -> None:
+    from tests.webapp.test_a11y import audit
+
+    project = hub.new_project("axe")
+    aid = publish(hub, artist, project, "Audited", "<p>words</p>")
+    page = opener(color_scheme=theme, hash_=f"#/artifacts/{aid}")
+    main = page.locator("main")
+    expect(page.frame_locator("main iframe.art-frame").locator("p")).to_have_text("words")
+    main.get_by_role("button", name="Share").click()
+    page.locator("dialog.dialog").get_by_role("button", name="Create a link").click()
+    expect(page.locator("dialog.dialog .art-share-url")).to_be_visible()
+    assert audit(page) == []
+    page.locator("dialog.dialog").get_by_role("button", name="Close").click()
+    form = main.locator("form.art-comment-form")
+    form.get_by_label("Anchored to").select_option("point")
+    form.get_by_role("button", name="Pick a point on the artifact").click()
+    expect(main.locator(".art-pick")).to_be_focused()
+    assert audit(page) == []
+    page.keyboard.press("Escape")
+    expect(main.locator(".art-pick")).to_have_count(0)
