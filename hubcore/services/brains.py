@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import orjson
@@ -176,6 +176,23 @@ def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreAct
     return make
 
 
+T = TypeVar("T")
+
+
+def unborn_reads_none(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T | None]:
+    """`fn`, answering None on a brain file whose schema is not committed yet. The first write's
+    actor creates the file before its migration commits, so a read landing between the two finds
+    a file with no tables: that brain was never written, exactly as when the file is missing."""
+    def run(conn: sqlite3.Connection) -> T | None:
+        try:
+            return fn(conn)
+        except sqlite3.OperationalError:
+            if conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
+                return None
+            raise
+    return run
+
+
 def not_utf8(path: str) -> HubError:
     return HubError("invalid_argument", f"brain entry {path} holds bytes that are not UTF-8 text", status=422)
 
@@ -298,7 +315,7 @@ class BrainsService:
         path = self.path_of(session_id)
         if not path.exists():
             return None
-        return await self.readers.read(session_id, path, fn)
+        return await self.readers.read(session_id, path, unborn_reads_none(fn))
 
     async def _session_and_read(self, caller: Caller, ref: SessionRef, fn: Callable[[sqlite3.Connection], Any] | None,
                                 seen: Seen | None) -> Any:
@@ -308,7 +325,9 @@ class BrainsService:
         def then(row: sqlite3.Row) -> tuple[sqlite3.Row, Any]:
             path = self.path_of(row["id"])
             try:
-                return row, self.readers.run(row["id"], path, fn) if fn is not None and path.exists() else None
+                if fn is None or not path.exists():
+                    return row, None
+                return row, self.readers.run(row["id"], path, unborn_reads_none(fn))
             except HubError as err:
                 return row, err
 

@@ -256,3 +256,19 @@ def test_the_session_reference_parses_exactly_what_its_schema_publishes(value: A
         with pytest.raises(HubError) as caught:
             parse(BrainGet, {"path": "/fs/a", "session": value})
         assert caught.value.code == "invalid_argument" and caught.value.details == {"field": "session"}
+
+
+async def test_a_file_whose_schema_is_not_committed_yet_reads_as_never_written(hub: Hub) -> None:
+    """The first write's actor creates the file before its migration commits: a read landing in
+    between finds no tables and answers as for a brain never written, never a store error."""
+    active = await started(hub)
+    sid = active[0]
+    brain_file(hub, sid).parent.mkdir(parents=True, exist_ok=True)
+    sqlite3.connect(brain_file(hub, sid)).close()  # the file exists, empty: no schema yet
+    await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/x"), active=active))
+    listing = await hub.brains.list_entries(ALICE, a_brain_list(), active=active)
+    assert listing["entries"] == [] and listing["truncated"] is False
+    assert await hub.brains.read_file(sid, lambda conn: conn.execute("SELECT * FROM entries").fetchall()) is None
+    wrote = await put(hub, ALICE, active, path="/kv/x", content="1", store="session")
+    got = await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/x"), active=active)
+    assert got["content"] == "1" and got["version"] == wrote["version"]
