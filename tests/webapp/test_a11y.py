@@ -32,6 +32,9 @@ def seeds(hub: Hub) -> Seeds:
     hub.mcp(agent, "artifact_draft", {"artifact_id": art, "content": "<main><h1>Audit</h1><p>More words</p></main>"})
     locked = hub.agent_call(agent, "artifact_publish", {"project_id": project, "title": "Locked", "kind": "html",
                                                         "content": "<p>secret</p>", "password": "audit password"})
+    guide = "---\ntype: Guide\ntitle: Guide\nstatus: draft\n---\n# Guide\n\n| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n"
+    hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide})
+    hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide + "\nMore.\n"})
     return {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"])}
 
 
@@ -48,9 +51,14 @@ SCREENS: list[tuple[str, Callable[[Seeds], str]]] = [
     ("session", lambda s: f"#/sessions/{s['session']}"),
     ("storage", lambda s: "#/storage"),
     ("access", lambda s: "#/access"),
+    ("search", lambda s: "#/search?q=Progress"),
     ("artifacts", lambda s: f"#/projects/{s['project']}/artifacts"),
     ("artifact", lambda s: f"#/artifacts/{s['artifact']}"),
     ("artifact-protected", lambda s: f"#/artifacts/{s['locked']}"),
+    ("wiki", lambda s: f"#/projects/{s['project']}/wiki?path=/fs/guide.md"),
+    ("wiki-history", lambda s: f"#/projects/{s['project']}/wiki?path=/fs/guide.md&view=history"),
+    ("wiki-review", lambda s: f"#/projects/{s['project']}/wiki?view=review"),
+    ("wiki-lint", lambda s: f"#/projects/{s['project']}/wiki?view=lint"),
 ]
 
 
