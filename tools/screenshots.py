@@ -137,6 +137,8 @@ def seed(url: str) -> dict[str, str]:
 
 def address(pattern: str, ids: dict[str, str], screen: str) -> str:
     value = ids["session"] if screen == "session" else ids["id"]
+    if screen == "search":  # hits of several families: the feed's events and the brain's plan
+        return "#/search?q=cart"
     return "#" + pattern.replace(":id", value)
 
 
