@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.webapp.conftest import Hub
+from tests.webapp.test_a11y import audit
 
 pytestmark = pytest.mark.browser
 
@@ -92,6 +93,7 @@ def test_an_edit_racing_an_agent_write_is_a_conflict_showing_both_versions(app_p
     expect(conflict.locator("textarea[name=mine]")).to_have_value(page_text("Plan", "The human's plan.\n"))
     expect(conflict).to_contain_text("wiki-writer")
     assert "The agent's plan." in read(hub, project, "plan.md")["content"]  # nothing overwritten
+    assert audit(page) == []
 
     conflict.get_by_role("button", name="Save mine over theirs").click()
     expect(article.locator(".rich")).to_contain_text("The human's plan.")
@@ -110,6 +112,7 @@ def test_revert_to_an_older_version_and_forget_history(app_page_desktop: Any, hu
     old = rows.nth(1)
     old.get_by_role("button", name="View").click()
     expect(history.locator(".wiki-version-view .rich")).to_contain_text("Version one.")
+    assert audit(page) == []
     old.get_by_role("button", name="Revert to this").click()
     page.locator("dialog").get_by_role("button", name="Revert").click()
     expect(rows).to_have_count(3)
