@@ -132,18 +132,61 @@ def seed(url: str) -> dict[str, str]:
     s.mcp(builder, "signal_append", {"project_id": "webshop", "kind": "approval",
                                      "summary": "Deploy the checkout to staging?", "body": "All tests pass.",
                                      "expires_in_seconds": 3600})
-    return {"id": "webshop", "session": str(session)}
+    seed_wiki(s, builder)
+    return {"id": "webshop", "session": str(session), "artifact": seed_artifacts(s, builder, str(session))}
+
+
+def seed_artifacts(s: Seeder, builder: str, session: str) -> str:
+    """Artifacts in the web shop (one with a quote comment and a live draft, one protected); the first's id."""
+    from hubmcp.protect import protect_arguments
+
+    page = "<main style='font:16px system-ui;padding:1rem'><h1>Checkout</h1><p>Pay in three steps.</p></main>"
+    art = str(s.mcp(builder, "artifact_publish", {"project_id": "webshop", "title": "Checkout mock-up", "kind": "html",
+                                                  "content": page, "session_id": session})["artifact_id"])
+    s.rest("POST", f"/artifacts/{art}/comments", {"body": "Say how long each step takes",
+                                                   "anchor": {"mode": "text", "quote": "Pay in three steps."}})
+    s.mcp(builder, "artifact_draft", {"artifact_id": art, "content": page.replace("three", "two"),
+                                      "session_id": session})
+    s.mcp(builder, "artifact_publish", {"project_id": "webshop", "title": "Launch notes", "kind": "markdown",
+                                        "content": "# Launch\n\n- staging first\n- then production\n"})
+    s.mcp(builder, "artifact_publish", protect_arguments("artifact_publish", {
+        "project_id": "webshop", "title": "Provider contract terms", "kind": "markdown",
+        "content": "Fees: 1.4 %", "password": "screenshots only"}))
+    return art
+
+
+def seed_wiki(s: Seeder, builder: str) -> None:
+    """The web shop's knowledge base: a guide the human reviewed and the agent changed since, pages
+    linking to it, one page lint flags."""
+    pages = {
+        "guides/checkout.md": ("Guide", "Checkout", "# Checkout\n\nThree steps: **cart**, payment, receipt.\n\n"
+                               "| Step | Owner |\n|---|---|\n| Cart | builder |\n| Payment | builder |\n\n"
+                               "See [the provider decision](../decisions/provider.md).\n"),
+        "decisions/provider.md": ("Decision", "Payment provider",
+                                  "Both sandboxes work; see [checkout](../guides/checkout.md).\n"),
+        "runbooks/deploy.md": ("Runbook", "Deploying", "1. Staging\n2. Production\n"),
+    }
+    for path, (kind, title, body) in pages.items():
+        s.rest("PUT", f"/projects/webshop/kb/pages/fs/{path}",
+               {"content": f"---\ntype: {kind}\ntitle: {title}\nstatus: active\n---\n{body}"})
+    s.rest("POST", "/projects/webshop/kb/pages/fs/guides/checkout.md/review", {})
+    s.mcp(builder, "brain_put", {"project_id": "webshop", "store": "project", "path": "/fs/runbooks/deploy.md",
+                                 "content": "---\ntype: Runbook\ntitle: Deploying\nstatus: active\n---\n"
+                                            "1. Staging\n2. Smoke tests\n3. Production\n"})
+    s.rest("PUT", "/projects/webshop/kb/pages/fs/scratch.md", {"content": "# Scratch\n\n[gone](missing.md)\n"})
 
 
 def address(pattern: str, ids: dict[str, str], screen: str) -> str:
-    value = ids["session"] if screen == "session" else ids["id"]
+    if screen == "wiki":
+        return f"#/projects/{ids['id']}/wiki?path=/fs/guides/checkout.md"
+    value = ids[screen] if screen in ("session", "artifact") else ids["id"]
     if screen == "search":  # hits of several families: the feed's events and the brain's plan
         return "#/search?q=cart"
     return "#" + pattern.replace(":id", value)
 
 
 def shoot(url: str, out: Path, theme: Theme) -> list[Path]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     ids = seed(url)
     written = []
@@ -161,8 +204,8 @@ def shoot(url: str, out: Path, theme: Theme) -> list[Path]:
                                   " : localStorage.removeItem('agent-hub.token')", None if connect else TOKEN)
                     page.goto("/" + address(pattern, ids, screen))
                     page.wait_for_selector("h1.screen-title")
-                    page.wait_for_function("!document.querySelector('main [role=status]')"
-                                           " || !/Loading/.test(document.querySelector('main').textContent)")
+                    # A locator, not wait_for_function: its polling evaluates a string, which the app's CSP refuses.
+                    expect(page.locator("main [role=status]", has_text="Loading")).to_have_count(0)
                     page.wait_for_timeout(250)  # the last rows and the stream's first refresh
                     path = out / f"{screen}-{width}.png"
                     page.screenshot(path=str(path), full_page=False)

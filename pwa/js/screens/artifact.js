@@ -67,7 +67,7 @@ function gate(found, onOpen) {
     });
   };
   return h("form", { class: "panel form art-gate", "aria-label": "Password", onsubmit: submit },
-    h("p", {}, "🔒 This version is protected: the hub holds only its ciphertext. It is decrypted on this device; the password is never sent."),
+    h("p", {}, "This version is protected: the hub holds only its ciphertext. It is decrypted on this device; the password is never sent."),
     field("Password", password), error, h("div", { class: "btn-row" }, unlock));
 }
 

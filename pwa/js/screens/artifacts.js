@@ -25,17 +25,17 @@ export function grouped(artifacts, by) {
 }
 
 function tile(a) {
-  const meta = [a.kind, `v${a.version}`, a.actor || "human"].join(" · ");
+  const meta = [`v${a.version}`, a.actor || "human"].join(" · ");
   return h("li", { class: ["art-tile", a.protected && "locked"] },
     h("a", { class: "art-link", href: `#/artifacts/${encodeURIComponent(a.id)}`, "data-row": "" },
-      h("span", { class: "art-kind", "aria-hidden": "true" }, a.protected ? "🔒" : a.kind === "html" ? "</>" : "¶"),
+      h("span", { class: "art-kind" }, a.protected ? [h("span", { class: "icon icon-access", "aria-hidden": "true" }), " Locked"] : a.kind === "html" ? "HTML" : "Markdown"),
       h("span", { class: "art-title" }, a.title),
       a.protected ? h("span", { class: "small" }, "Protected: opens with its password") : null,
       h("span", { class: "muted small" }, meta),
       h("span", { class: "muted small" }, h("time", { datetime: a.updated_at, title: when(a.updated_at) }, ago(a.updated_at))),
       h("span", { class: "art-badges" },
-        a.live_version !== null ? badge(1, "live draft", "live") : null,
-        badge(a.comments_open, "open comments"))));
+        a.live_version !== null ? h("span", { class: "badge live" }, `live draft v${a.live_version}`) : null,
+        badge(a.comments_open, a.comments_open === 1 ? "open comment" : "open comments"))));
 }
 
 function groupChips(id, by) {
