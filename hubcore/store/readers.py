@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import anyio
 
-from hubcore.store.connection import connect
+from hubcore.store.connection import READ_MMAP_BYTES, connect
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ class ReaderPool:
     def _checkout(self) -> sqlite3.Connection:
         with self._lock:
             conn = self._idle.pop() if self._idle else None
-        return conn if conn is not None else connect(self._path, readonly=True)
+        return conn if conn is not None else connect(self._path, readonly=True, mmap_bytes=READ_MMAP_BYTES)
 
     def _checkin(self, conn: sqlite3.Connection) -> None:
         with self._lock:

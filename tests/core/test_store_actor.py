@@ -18,6 +18,7 @@ from anyio.abc import TaskGroup
 
 from hubcore.errors import HubError, StoreBroken, StoreClosed
 from hubcore.store.actor import StoreActor
+from hubcore.store.connection import connect
 from tests.core.support import (
     Gate,
     insert,
@@ -383,3 +384,30 @@ async def test_a_failing_read_raises_its_error_and_reads_go_on(tmp_path: Path) -
         with pytest.raises(sqlite3.OperationalError):  # read-only: no writes through a read
             await actor.read(lambda conn: conn.execute("INSERT INTO item (tag) VALUES ('x')"))
         assert await actor.read(lambda conn: conn.execute("SELECT count(*) FROM item").fetchone()[0]) == 1
+
+
+async def test_pooled_readers_map_the_file_and_see_it_grow(tmp_path: Path) -> None:
+    """Reads go through a memory map (issue 15: search speed); a write that grows the file after a
+    reader mapped it is still seen whole by that reader's next read, and a plain connection (the
+    integrity check's) maps nothing."""
+    mapped = lambda conn: conn.execute("PRAGMA mmap_size").fetchone()[0]  # noqa: E731
+    async with running(new_actor(tmp_path, readers=1)) as actor:
+        await actor.execute(insert("a"))
+        assert await actor.read(mapped) > 0
+        assert await actor.execute(mapped) == 0  # the writer reads through its own cache
+        size = (tmp_path / "store.db").stat().st_size
+        await actor.execute(lambda conn: conn.executemany(
+            "INSERT INTO item (tag) VALUES (?)", [(f"t{n}-" + "x" * 500,) for n in range(2000)]))
+        own = sqlite3.connect(tmp_path / "store.db")  # the pages move from the log into the mapped file
+        try:
+            own.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            own.close()
+        assert (tmp_path / "store.db").stat().st_size > size
+        assert await actor.read(lambda conn: conn.execute(
+            "SELECT count(*), max(length(tag)) FROM item").fetchone()[:]) == (2001, 506)
+    conn = connect(tmp_path / "store.db", readonly=True)
+    try:
+        assert mapped(conn) == 0
+    finally:
+        conn.close()
