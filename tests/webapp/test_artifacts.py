@@ -246,3 +246,19 @@ def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist
     assert audit(page) == []
     page.keyboard.press("Escape")
     expect(main.locator(".art-pick")).to_have_count(0)
+
+
+def test_protected_markdown_is_shown_as_text(hub: Hub, artist: str, app_page: Any) -> None:
+    project = hub.new_project("lockmd")
+    text = "# Terms\n\n<script>parent.postMessage('pwned', '*')</script> & <b>not bold</b>"
+    done = hub.agent_call(artist, "artifact_publish", {"project_id": project, "title": "Terms", "kind": "markdown",
+                                                       "content": text, "password": PASSWORD})
+    main = viewer(app_page, done["artifact_id"])
+    gate = main.locator("form.art-gate")
+    expect(gate.get_by_label("Anchored to")).to_have_count(0)  # the gate, not yet the frame
+    assert main.locator("form.art-comment-form option[value=text]").count() == 0  # no quote on ciphertext
+    gate.get_by_label("Password").fill(PASSWORD)
+    gate.get_by_role("button", name="Unlock").click()
+    inner = app_page.frame_locator("main iframe.art-frame")
+    expect(inner.locator("pre")).to_have_text(text)
+    assert inner.locator("script, b").count() == 0
