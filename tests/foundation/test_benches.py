@@ -106,5 +106,6 @@ def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     for heading in ("| question to row |", "| baseline: the POST alone |", "| home |", "| inbox |",
-                    "| precache, gzipped as served (PNG as is) |", "compressed shell"):
+                    "| precache, gzipped as served (PNG as is) |", "compressed shell",
+                    "| keystroke to results painted (debounce", "| baseline: GET /api/v1/search alone |"):
         assert heading in run.stdout, heading

@@ -17,6 +17,9 @@ short run).
 3. The shell's transfer size: every file the service worker precaches, gzipped as the hub serves
    it (PNG as is), and what a cold first load actually transferred (bodies as sent). Vendored
    diagram code is excluded (the app vendors none). Target: under 150 KB compressed.
+5. Search as you type over the search bench's corpus (`--search-scale` of its million events; its
+   own hub): keystroke to results painted, p50 and p99, against the same queries' GET /api/v1/search
+   alone; tools/bench/webapp_search.py says how. Target: p99 under 150 ms. `--search-only` runs it alone.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from hubcore.services import ids
 from hubcore.services.projects import ProjectCreate
 from hubcore.services.requests import parse as parse_request
 from hubhttp.webapp import load_shell
+from tools.bench import webapp_search
 
 CHROMIUM = "/usr/bin/chromium"
 TOKEN = "bench-webapp-admin-token-0123456789"
@@ -235,11 +239,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--paints", type=int, default=7, help="connects timed per screen")
     parser.add_argument("--quick", action="store_true", help="a short run: 5 rounds, 500 items, 2 paints")
     parser.add_argument("--dir", type=Path, default=None, help="where the hub's data directory goes")
+    webapp_search.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.items, args.paints = 5, 500, 2
     from playwright.sync_api import sync_playwright
 
+    if args.quick:
+        webapp_search.quick(args)
+    if args.search_only:
+        print("\n".join(webapp_search.run(args, served, connected, TOKEN)))
+        return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
         anyio.run(preload, root, args.items)
@@ -275,6 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| precache, uncompressed | {raw:,} |")
     print(f"| a cold first load of Connect, transferred | {cold:,} |")
     print(f"\ncompressed shell {gz / 1024:.1f} KB (target under 150 KB: {'met' if gz < 150 * 1024 else 'NOT met'})")
+    print("\n".join(webapp_search.run(args, served, connected, TOKEN)))
 
 
 if __name__ == "__main__":
