@@ -28,7 +28,8 @@ def seeds(hub: Hub) -> Seeds:
     session = hub.mcp(agent, "session_start", {"project_id": project, "name": "audit"})["session_id"]
     art = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": "Audit page", "kind": "html",
                                               "content": "<main><h1>Audit</h1><p>Some words</p></main>"})["artifact_id"]
-    hub.mcp(agent, "comment_post", {"artifact_id": art, "body": "Check this", "anchor": {"mode": "text", "quote": "Some words"}})
+    hub.mcp(agent, "comment_post", {"artifact_id": art, "body": "Check this",
+                                    "anchor": {"mode": "text", "quote": "Some words"}})
     hub.mcp(agent, "artifact_draft", {"artifact_id": art, "content": "<main><h1>Audit</h1><p>More words</p></main>"})
     locked = hub.agent_call(agent, "artifact_publish", {"project_id": project, "title": "Locked", "kind": "html",
                                                         "content": "<p>secret</p>", "password": "audit password"})
