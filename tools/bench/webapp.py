@@ -17,6 +17,12 @@ short run).
 3. The shell's transfer size: every file the service worker precaches, gzipped as the hub serves
    it (PNG as is), and what a cold first load actually transferred (bodies as sent). Vendored
    diagram code is excluded (the app vendors none). Target: under 150 KB compressed.
+4. The wiki for a `--pages` knowledge base (tools/bench/kb.py's generator, written through the
+   service in-process before the hub starts): from setting the address of a page in an open app to
+   the next animation frame after the page's title, its rendered body and its row in the unfolded
+   tree are in the page, over `--paints` runs. Baseline: the same reads alone over HTTP (stats, the
+   two tree levels with their rows, the page rendered, its directory's rows, its backlinks).
+   Target: under 500 ms.
 5. Search as you type over the search bench's corpus (`--search-scale` of its million events; its
    own hub): keystroke to results painted, p50 and p99, against the same queries' GET /api/v1/search
    alone; tools/bench/webapp_search.py says how. Target: p99 under 150 ms. `--search-only` runs it alone.
@@ -69,6 +75,20 @@ WATCH = """sel => new Promise(resolve => {
   const obs = new MutationObserver(() => { if (document.querySelector(sel)) { obs.disconnect(); done(); } });
   obs.observe(document.body, {childList: true, subtree: true});
 })"""
+
+
+# The same, once every selector matches.
+WATCH_ALL = """sels => new Promise(resolve => {
+  const all = () => sels.every(s => document.querySelector(s));
+  const done = () => { const at = performance.timeOrigin + performance.now();
+    requestAnimationFrame(() => resolve({at, painted: performance.timeOrigin + performance.now()})); };
+  if (all()) return done();
+  const obs = new MutationObserver(() => { if (all()) { obs.disconnect(); done(); } });
+  obs.observe(document.body, {childList: true, subtree: true});
+})"""
+WIKI_PROJECT = "kb"
+# Pages the generator always makes (sections 00 and 01, the first pages of each), opened in turn.
+WIKI_PAGES = ("/fs/sec00/page00001.md", "/fs/sec01/page00002.md", "/fs/sec00/page00003.md")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -131,11 +151,55 @@ def bulk_inbox(conn: Any, project: str, count: int) -> None:
     conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)", (ids.MARK_KEY, str(base_ms + count)))
 
 
-async def preload(root: Path, items: int) -> None:
+async def preload(root: Path, items: int, pages: int = 0) -> None:
     settings = HubSettings(data_dir=str(root / "data"), admin_token=TOKEN, min_free_bytes=0)
     async with Hub.open(settings) as hub:
         await hub.projects.create(Caller.admin(), parse_request(ProjectCreate, {"id": "big"}))
         await hub.core.store.execute(lambda conn: bulk_inbox(conn, "big", items))
+        if pages:
+            await preload_kb(hub, pages)
+
+
+async def preload_kb(hub: Hub, pages: int) -> None:
+    """`pages` knowledge base pages in project `kb`, through the service (as tools/bench/kb.py loads)."""
+    from tools.bench.kb import Bundle, load
+
+    await load(hub, WIKI_PROJECT, Bundle(pages))
+
+
+def wiki_paint(browser: Any, url: str, runs: int) -> list[float]:
+    """From the page's address set in an open app to the frame after title, body and tree row."""
+    times = []
+    for n in range(runs):
+        page = connected(browser, url, "#/")
+        target = WIKI_PAGES[n % len(WIKI_PAGES)]
+        sels = ["article.wiki-page h2.wiki-title", "article.wiki-page .rich p",
+                f'.wiki-tree a.wiki-leaf[aria-current=page][href$="{target.replace("/", "%2F")}"]']
+        page.evaluate(f"sels => {{ window.__painted = ({WATCH_ALL})(sels); }}", sels)
+        started = page.evaluate("h => { const t = performance.timeOrigin + performance.now(); location.hash = h;"
+                                " return t; }", f"#/projects/{WIKI_PROJECT}/wiki?path={target}")
+        times.append(page.evaluate("() => window.__painted")["painted"] - started)
+        page.context.close()
+    return times
+
+
+def wiki_baseline(url: str, runs: int) -> list[float]:
+    times = []
+    kb = f"/api/v1/projects/{WIKI_PROJECT}/kb"
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http:
+        for n in range(runs):
+            target = WIKI_PAGES[n % len(WIKI_PAGES)]
+            folder = target.rsplit("/", 1)[0] + "/"
+            started = time.perf_counter()
+            http.get(f"{kb}/stats").raise_for_status()
+            for prefix in ("/fs/", folder):
+                http.get(f"{kb}/pages", params={"prefix": prefix}).raise_for_status()
+                http.get(f"{kb}/pages", params={"prefix": prefix, "meta": 1}).raise_for_status()
+            http.get(f"{kb}/pages{target}", params={"rendered": 1}).raise_for_status()
+            http.get(f"{kb}/pages", params={"prefix": folder, "meta": 1}).raise_for_status()
+            http.get(f"{kb}/backlinks", params={"path": target}).raise_for_status()
+            times.append((time.perf_counter() - started) * 1000)
+    return times
 
 
 def connected(browser: Any, url: str, hash_: str) -> Any:
@@ -237,12 +301,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=50, help="questions posted for the live delay")
     parser.add_argument("--items", type=int, default=10_000, help="inbox items for the first paint")
     parser.add_argument("--paints", type=int, default=7, help="connects timed per screen")
+    parser.add_argument("--pages", type=int, default=10_000, help="knowledge base pages for the wiki's paint")
     parser.add_argument("--quick", action="store_true", help="a short run: 5 rounds, 500 items, 2 paints")
     parser.add_argument("--dir", type=Path, default=None, help="where the hub's data directory goes")
     webapp_search.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
-        args.rounds, args.items, args.paints = 5, 500, 2
+        args.rounds, args.items, args.paints, args.pages = 5, 500, 2, 200
     from playwright.sync_api import sync_playwright
 
     if args.quick:
@@ -252,7 +317,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
-        anyio.run(preload, root, args.items)
+        loading = time.perf_counter()
+        anyio.run(preload, root, args.items, args.pages)
+        loaded_s = time.perf_counter() - loading
         with served(root) as url, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             try:
@@ -261,6 +328,8 @@ def main(argv: list[str] | None = None) -> None:
                     ("home", "#/", ".stat-row"), ("inbox", "#/inbox", "#sec-waiting ~ ul li.row"))}
                 bases = {s: api_baseline(url, args.paints, s) for s in paints}
                 gz, raw, cold = transfer(browser, url)
+                wiki = wiki_paint(browser, url, args.paints + 1)[1:]  # the first warms the hub's walk
+                wiki_base = wiki_baseline(url, args.paints)
             finally:
                 browser.close()
     load = os.getloadavg()
@@ -286,6 +355,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| a cold first load of Connect, transferred | {cold:,} |")
     print(f"\ncompressed shell {gz / 1024:.1f} KB (target under 150 KB: {'met' if gz < 150 * 1024 else 'NOT met'})")
     print("\n".join(webapp_search.run(args, served, connected, TOKEN)))
+    print(f"\n## The wiki: tree and a page painted, {args.pages:,} pages"
+          f" ({args.paints} runs; loaded in {loaded_s:.0f} s)\n")
+    print("| | median ms | max ms |\n|---|---|---|")
+    print(f"| page address to title, body and tree row painted | {statistics.median(wiki):.0f} | {max(wiki):.0f} |")
+    print(f"| baseline: the same reads alone over HTTP | {statistics.median(wiki_base):.0f} | {max(wiki_base):.0f} |")
+    print(f"\nratio {statistics.median(wiki) / statistics.median(wiki_base):.1f}"
+          f" (target under 500 ms: {'met' if max(wiki) < 500 else 'NOT met'})")
 
 
 if __name__ == "__main__":
