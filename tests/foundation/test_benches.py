@@ -107,5 +107,7 @@ def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     for heading in ("| question to row |", "| baseline: the POST alone |", "| home |", "| inbox |",
                     "| precache, gzipped as served (PNG as is) |", "compressed shell",
-                    "| keystroke to results painted (debounce", "| baseline: GET /api/v1/search alone |"):
+                    "| keystroke to results painted (debounce", "| baseline: GET /api/v1/search alone |",
+                    "| page address to title, body and tree row painted |",
+                    "| baseline: the same reads alone over HTTP |"):
         assert heading in run.stdout, heading
