@@ -63,6 +63,27 @@ def test_the_search_bench_runs_quickly(tmp_path: Path) -> None:
         assert heading in run.stdout, heading
 
 
+def test_the_search_bench_keeps_its_corpus_for_the_next_run(tmp_path: Path) -> None:
+    """`--data DIR` keeps the loaded corpus; the next run with the same options reuses it (no load),
+    `--queries-only` times the queries alone, and a corpus of other options is refused."""
+    def bench(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(BENCH / "search.py"), "--vocabulary", "500", "--reads", "2",
+                               "--no-semantic", "--queries-only", "--data", str(tmp_path / "kept"), *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+    first = bench("--scale", "0.001")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "hub.db bytes per indexed event" in first.stdout and "Reused" not in first.stdout
+    assert "**all writes**" not in first.stdout and "**all lexical queries**" in first.stdout
+    second = bench("--scale", "0.001")
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "Reused the corpus" in second.stdout and "hub.db bytes per indexed event" not in second.stdout
+    common = next(line for line in second.stdout.splitlines() if line.startswith("| admin: common word"))
+    assert "(0 hits" not in common  # the kept index answers
+    other = bench("--scale", "0.002")
+    assert other.returncode != 0 and "holds a corpus of" in other.stderr
+
+
 def test_the_backup_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/backup.py at a five-hundredth of its hub: the backup and both latency rows."""
     run = subprocess.run([sys.executable, str(BENCH / "backup.py"), "--size", "0.002", "--secs", "0.5",

@@ -1,7 +1,8 @@
 """Search at a million events (issue 15): lexical query latency, index lag, append throughput, size.
 
 Run from the checkout: `.venv/bin/python -m tools.bench.search` or `.venv/bin/python tools/bench/search.py`
-(options: --help; `--scale 0.01` for a quick run).
+(options: --help; `--scale 0.01` for a quick run; `--data DIR` keeps the loaded corpus for the next
+run, and `--queries-only` then times the queries alone).
 
 1. Corpus (`--scale` 1.0): 1,000,000 feed events over 10 projects (bulk-loaded straight into
    hub.db with the rows `insert_event` writes; text drawn from a Zipf-distributed vocabulary of
@@ -353,21 +354,51 @@ async def first_search_after_start(settings: HubSettings, out: list[str]) -> Non
 
 async def main(args: argparse.Namespace) -> None:
     words = Words(args.vocabulary)
+    if args.data is not None:  # kept: a later run with the same corpus options reuses it
+        await run(Path(args.data), words, args)
+        return
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
-        out: list[str] = [f"Search bench, scale {args.scale} (load {os.getloadavg()[0]:.1f} at the start).\n"]
-        app = HubASGI(settings)
-        async with lifespan(app):
-            hub = app.hub
+        await run(Path(tmp), words, args)
+
+
+def corpus_loaded(where: Path, args: argparse.Namespace) -> bool:
+    """Whether `where` holds a finished corpus of these options (its `corpus.json` says so; it is
+    written only once the load is whole); an unfinished or different one is refused."""
+    mark = where / "corpus.json"
+    if not mark.exists():
+        if where.exists() and any(where.iterdir()):
+            raise SystemExit(f"{where} holds no finished corpus (an interrupted load?): give a new directory")
+        return False
+    held = orjson.loads(mark.read_bytes())
+    wanted = {"scale": args.scale, "vocabulary": args.vocabulary}
+    if held != wanted:
+        raise SystemExit(f"{where} holds a corpus of {held}, not {wanted}")
+    return True
+
+
+async def run(where: Path, words: Words, args: argparse.Namespace) -> None:
+    settings = HubSettings(data_dir=str(where / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
+    out: list[str] = [f"Search bench, scale {args.scale} (load {os.getloadavg()[0]:.1f} at the start).\n"]
+    reuse = corpus_loaded(where, args)
+    app = HubASGI(settings)
+    async with lifespan(app):
+        hub = app.hub
+        if reuse:  # what earlier runs' lag and throughput rounds wrote stays in it
+            await hub.search.search(ADMIN, parse(SearchRequest, {"q": "warmup"}))
+            out.append(f"Reused the corpus kept in {where} (loaded by an earlier run).\n")
+        else:
             await load(hub, words, args, out)
-            await bench_queries(hub, words, args, out)
+            if args.data is not None:
+                (where / "corpus.json").write_bytes(orjson.dumps({"scale": args.scale, "vocabulary": args.vocabulary}))
+        await bench_queries(hub, words, args, out)
+        if not args.queries_only:
             await bench_lag(hub, words, args, out)
             await bench_appends(hub, words, args, out)
-            if not args.no_semantic:
-                await semantic_queries(hub, words, args, out)
-        await first_search_after_start(settings, out)
-        out.append(f"\nLoad at the end: {os.getloadavg()[0]:.1f}.")
-        print("\n".join(out))
+        if not args.no_semantic:
+            await semantic_queries(hub, words, args, out)
+    await first_search_after_start(settings, out)
+    out.append(f"\nLoad at the end: {os.getloadavg()[0]:.1f}.")
+    print("\n".join(out))
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -382,6 +413,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--search-every", type=int, default=100, help="ms between the searcher's queries")
     parser.add_argument("--no-semantic", action="store_true", help="leave out the mode=semantic queries")
     parser.add_argument("--dir", default=None, help="where the temporary data directory goes")
+    parser.add_argument("--data", default=None,
+                        help="keep the corpus in this directory; a later run with the same --data, --scale and "
+                             "--vocabulary reuses it instead of loading again")
+    parser.add_argument("--queries-only", action="store_true",
+                        help="leave out the index lag and append throughput (they add events to a kept corpus)")
     return parser.parse_args(argv)
 
 
