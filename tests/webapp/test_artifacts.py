@@ -161,6 +161,7 @@ def test_protected_artifact_opens_with_its_password_never_sent(hub: Hub, artist:
         "project_id": project, "title": "Secret plan", "kind": "html",
         "content": "<p id=plan>Ship on Friday</p>", "password": PASSWORD})
     aid = done["artifact_id"]
+    hub.rest("POST", f"/artifacts/{aid}/share", {}, expect=201)  # the frame then opens only with a viewer pass
     sent: list[str] = []
     app_page.on("request", lambda r: sent.append(f"{r.url} {r.post_data or ''} {json.dumps(r.headers)}"))
     main = viewer(app_page, aid)

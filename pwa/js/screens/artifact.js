@@ -113,11 +113,11 @@ export default {
     root.append(body);
     const version = /^[0-9]{1,9}$/.test(params.version || "") ? Number(params.version) : null;
     const id = params.id;
-    let found; let versions; let live;
-    try {
-      [found, { versions }, live] = await Promise.all([
+    let found; let versions; let live; let pass;
+    try { // the viewer pass read alongside: the frame's address needs it next
+      [found, { versions }, live, { pass }] = await Promise.all([
         app.api.get(`/artifacts/${enc(id)}`, { version }), app.api.get(`/artifacts/${enc(id)}/versions`),
-        app.api.get(`/artifacts/${enc(id)}/live`)]);
+        app.api.get(`/artifacts/${enc(id)}/live`), app.api.get(`/artifacts/${enc(id)}/viewer-pass`)]);
     } catch (err) {
       fill(body, errorBox(err));
       return {};
@@ -125,7 +125,10 @@ export default {
     retitle(root, found.title);
     let decrypted = null;
     const stage = h("div", { class: "art-stage" });
-    const showFrame = async () => fill(stage, artifactFrame(await frameAddress(app, found), found, decrypted));
+    const showFrame = async () => {
+      fill(stage, artifactFrame(await frameAddress(app, found, pass), found, decrypted));
+      pass = null; // used once: a later frame (a moved draft, an unlock much later) reads a fresh one
+    };
     const band = h("p", { class: "art-live", role: "status" });
     const drawBand = () => {
       band.hidden = live.state === "sealed";
@@ -142,7 +145,10 @@ export default {
       found.description ? h("p", {}, found.description) : null,
       band, actions(app, found, () => decrypted ?? found.content), stage,
       versionSheet(versions, found.version, id), comments.node);
-    if (found.protected) fill(stage, gate(found, async (text) => { decrypted = text; await showFrame(); }));
+    if (found.protected) {
+      pass = null; // an unlock may come minutes later, after the pass's window
+      fill(stage, gate(found, async (text) => { decrypted = text; await showFrame(); }));
+    }
     else await showFrame();
     await comments.load();
     const relive = async () => {

@@ -40,10 +40,11 @@ function theme() {
   return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
 }
 
-// The frame's address for a version, with the viewer pass (a live share link hides the page without it).
-export async function frameAddress(app, artifact) {
+// The frame's address for a version, with the viewer pass (a live share link hides the page without
+// it): `fresh`, one just read, or a new one read now.
+export async function frameAddress(app, artifact, fresh = null) {
   const id = encodeURIComponent(artifact.id);
-  const { pass } = await app.api.get(`/artifacts/${id}/viewer-pass`);
+  const pass = fresh || (await app.api.get(`/artifacts/${id}/viewer-pass`)).pass;
   const q = new URLSearchParams({ version: String(artifact.version), pass });
   return `/artifacts/${id}/frame?${q}`;
 }
