@@ -51,7 +51,7 @@ def seed(url: str, token: str) -> tuple[str, str]:
         http.post("/api/v1/agents", json={"id": "painter", "display_name": "Painter"}).raise_for_status()
         agent = http.post("/api/v1/agents/painter/token").json()["token"]
         body = "<main>" + "".join(f"<p>Paragraph {n}: the plan, step by step.</p>" for n in range(500)) + "</main>"
-        ids = []
+        ids: list[str] = []
         for args in ({"title": "Plan", "kind": "html", "content": body},
                      protect_arguments("artifact_publish", {"title": "Locked plan", "kind": "html",
                                                             "content": body, "password": PASSWORD})):
@@ -66,7 +66,7 @@ def seed(url: str, token: str) -> tuple[str, str]:
 
 
 def open_times(page: Any, artifact_id: str, runs: int) -> list[float]:
-    times = []
+    times: list[float] = []
     for _ in range(runs):
         page.evaluate("() => { location.hash = '#/'; }")
         page.wait_for_selector("h1.screen-title:has-text('Home')")
@@ -78,7 +78,7 @@ def open_times(page: Any, artifact_id: str, runs: int) -> list[float]:
 
 
 def open_alone(url: str, token: str, artifact_id: str, runs: int) -> list[float]:
-    times = []
+    times: list[float] = []
     base = f"/api/v1/artifacts/{artifact_id}"
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
         for _ in range(runs):
@@ -94,7 +94,8 @@ def open_alone(url: str, token: str, artifact_id: str, runs: int) -> list[float]
 def unlock_times(page: Any, url: str, token: str, locked_id: str, runs: int) -> tuple[list[float], list[float]]:
     found = httpx.get(f"{url}/api/v1/artifacts/{locked_id}", headers={"Authorization": f"Bearer {token}"}).json()
     envelope = found["envelope"]
-    browser, python = [], []
+    browser: list[float] = []
+    python: list[float] = []
     for _ in range(runs):
         took, length = page.evaluate(DECRYPT, [envelope, found["content"], PASSWORD])
         assert length > 0
