@@ -33,7 +33,8 @@ def seeds(hub: Hub) -> Seeds:
     hub.mcp(agent, "artifact_draft", {"artifact_id": art, "content": "<main><h1>Audit</h1><p>More words</p></main>"})
     locked = hub.agent_call(agent, "artifact_publish", {"project_id": project, "title": "Locked", "kind": "html",
                                                         "content": "<p>secret</p>", "password": "audit password"})
-    guide = "---\ntype: Guide\ntitle: Guide\nstatus: draft\n---\n# Guide\n\n| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n"
+    guide = ("---\ntype: Guide\ntitle: Guide\nstatus: draft\n---\n# Guide\n\n"
+             "| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n")
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide})
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide + "\nMore.\n"})
     return {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"])}

@@ -20,7 +20,8 @@ HTML_SINKS = re.compile(r"\b(innerHTML|outerHTML|insertAdjacentHTML|document\.wr
                         r"srcdoc|DOMParser|setHTMLUnsafe|parseHTMLUnsafe)\b")
 NATIVE_DIALOGS = re.compile(r"(?<![\w.])(window\.)?(alert|confirm|prompt)\s*\(")
 EVAL = re.compile(r"\beval\s*\(|\bnew\s+Function\s*\(|setTimeout\s*\(\s*[\"'`]")
-INERT_PARSE = re.compile(r'js/rich\.js:\d+: const inert = new DOMParser\(\)\.parseFromString\(String\(html \?\? ""\), "text/html"\);')
+INERT_PARSE = re.compile(r'js/rich\.js:\d+: const inert = new DOMParser\(\)'
+                         r'\.parseFromString\(String\(html \?\? ""\), "text/html"\);')
 XSS = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 
 
