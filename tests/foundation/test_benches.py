@@ -130,5 +130,6 @@ def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
                     "| precache, gzipped as served (PNG as is) |", "compressed shell",
                     "| keystroke to results painted (debounce", "| baseline: GET /api/v1/search alone |",
                     "| page address to title, body and tree row painted |",
-                    "| baseline: the same reads alone over HTTP |"):
+                    "| baseline: the same reads alone over HTTP |",
+                    "| artifact opened to its frame painted |", "| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto |"):
         assert heading in run.stdout, heading

@@ -26,6 +26,9 @@ short run).
 5. Search as you type over the search bench's corpus (`--search-scale` of its million events; its
    own hub): keystroke to results painted, p50 and p99, against the same queries' GET /api/v1/search
    alone; tools/bench/webapp_search.py says how. Target: p99 under 150 ms. `--search-only` runs it alone.
+6. The artifact viewer (`--paints` runs): an artifact opened to its sandboxed frame painted, against
+   its requests alone; a protected version's WebCrypto unlock against hashlib's PBKDF2 in this run
+   (tools/bench/webapp_artifacts.py says how). No target: the figures say what the gate costs.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from hubcore.services import ids
 from hubcore.services.projects import ProjectCreate
 from hubcore.services.requests import parse as parse_request
 from hubhttp.webapp import load_shell
-from tools.bench import webapp_search
+from tools.bench import webapp_artifacts, webapp_search
 
 CHROMIUM = "/usr/bin/chromium"
 TOKEN = "bench-webapp-admin-token-0123456789"
@@ -330,6 +333,7 @@ def main(argv: list[str] | None = None) -> None:
                 gz, raw, cold = transfer(browser, url)
                 wiki = wiki_paint(browser, url, args.paints + 1)[1:]  # the first warms the hub's walk
                 wiki_base = wiki_baseline(url, args.paints)
+                artifacts = webapp_artifacts.run(browser, url, TOKEN, connected, args.paints)
             finally:
                 browser.close()
     load = os.getloadavg()
@@ -362,6 +366,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| baseline: the same reads alone over HTTP | {statistics.median(wiki_base):.0f} | {max(wiki_base):.0f} |")
     print(f"\nratio {statistics.median(wiki) / statistics.median(wiki_base):.1f}"
           f" (target under 500 ms: {'met' if max(wiki) < 500 else 'NOT met'})")
+    print("\n".join(artifacts))
 
 
 if __name__ == "__main__":
