@@ -8,15 +8,28 @@
    (PBKDF2-HMAC-SHA256 at the envelope's 600,000 iterations, then AES-256-GCM), the app's own module
    timed in Chromium. Baseline: the same derivation in Python's hashlib (OpenSSL) in this run.
    Both are the cost the password gate adds; the hub does no work for it.
+
+Alone, on a hub of its own: `.venv/bin/python tools/bench/webapp_artifacts.py [--runs N]`.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import hashlib
+import importlib.util
+import os
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import httpx
 
@@ -123,3 +136,26 @@ def run(browser: Any, url: str, token: str, connected: Any, runs: int) -> list[s
             f" {med(alone):.0f} (its requests over HTTP alone) | {med(opened) / med(alone):.1f} |",
             f"| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto | {med(unlocked):.0f} | {max(unlocked):.0f} |"
             f" {med(hashed):.0f} (the PBKDF2 in Python's hashlib) | {med(unlocked) / med(hashed):.2f} |"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from tools.bench import webapp
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=15, help="opens and unlocks timed")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp, webapp.served(Path(tmp)) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=webapp.CHROMIUM, args=["--no-sandbox"])
+        try:
+            lines = run(browser, url, webapp.TOKEN, webapp.connected, args.runs)
+        finally:
+            browser.close()
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} cores")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
