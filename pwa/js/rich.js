@@ -21,13 +21,17 @@ const DROP = new Set(["script", "style", "template", "iframe", "frame", "framese
   "title", "audio", "video", "source", "track", "canvas", "dialog", "portal"]);
 const ATTRS = { a: ["href", "title"], img: ["alt", "title"], ol: ["start"], th: ["align"], td: ["align"], "*": ["class"] };
 // Class names the renderer gives (code languages, callouts, task lists, footnotes); others go.
-const CLASS = /^(language-[\w+#.-]{1,40}|markdown-alert(-(title|note|tip|important|warning|caution))?|contains-task-list|task-list-item(-checkbox)?|footnotes?(-(sep|list|item|ref|backref))?|mermaid)$/;
+const CLASSES = new Set(["markdown-alert", "markdown-alert-title", "markdown-alert-note", "markdown-alert-tip",
+  "markdown-alert-important", "markdown-alert-warning", "markdown-alert-caution", "contains-task-list",
+  "task-list-item", "task-list-item-checkbox", "footnotes", "footnotes-sep", "footnotes-list", "footnote-item",
+  "footnote-ref", "footnote-backref", "mermaid"]);
+const LANGUAGE = /^language-[\w+#.-]{1,40}$/;
 const ALIGN = /text-align:\s*(left|right|center)/;
 const MAX_DEPTH = 120;
 const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
 
 function classes(src) {
-  const kept = (src.getAttribute("class") || "").split(/\s+/).filter((c) => CLASS.test(c));
+  const kept = (src.getAttribute("class") || "").split(/\s+/).filter((c) => CLASSES.has(c) || LANGUAGE.test(c));
   const align = ALIGN.exec(src.getAttribute("style") || "");
   if (align) kept.push(`align-${align[1]}`); // the app's CSP refuses style attributes: a class instead
   return kept.join(" ");
