@@ -122,7 +122,7 @@ async function lintView(app, projectId) {
 async function reviewView(app, projectId, stats) {
   const got = await app.api.get(`${kbBase(projectId)}/pages`, { prefix: "/fs/", meta: 1 });
   const queue = got.entries.filter((r) => NEEDS_REVIEW.includes(r.trust));
-  const counts = NEEDS_REVIEW.map((t) => `${stats.needs_review[t]} ${TRUST_WORDS[t]}`).join(" · ");
+  const counts = NEEDS_REVIEW.map((t) => `${stats.needs_review[t] ?? 0} ${TRUST_WORDS[t]}`).join(" · ");
   return { node: h("section", { class: "wiki-review", "aria-label": "Needs review" },
     h("p", { class: "muted small" }, counts, got.truncated ? " (the first 500 pages are listed)" : ""),
     queue.length ? h("ul", { class: "plain wiki-queue" }, queue.map((r) => h("li", {},
