@@ -148,8 +148,9 @@ export default {
     if (found.protected) {
       pass = null; // an unlock may come minutes later, after the pass's window
       fill(stage, gate(found, async (text) => { decrypted = text; await showFrame(); }));
+    } else {
+      await showFrame();
     }
-    else await showFrame();
     await comments.load();
     const relive = async () => {
       live = await app.api.get(`/artifacts/${enc(id)}/live`);
