@@ -24,11 +24,16 @@ export function grouped(artifacts, by) {
   return groups;
 }
 
+function kindMark(a) {
+  const kind = a.kind === "html" ? "HTML" : "Markdown";
+  return a.protected ? [h("span", { class: "icon icon-access", "aria-hidden": "true" }), ` Locked ${kind}`] : kind;
+}
+
 function tile(a) {
   const meta = [`v${a.version}`, a.actor || "human"].join(" · ");
   return h("li", { class: ["art-tile", a.protected && "locked"] },
     h("a", { class: "art-link", href: `#/artifacts/${encodeURIComponent(a.id)}`, "data-row": "" },
-      h("span", { class: "art-kind" }, a.protected ? [h("span", { class: "icon icon-access", "aria-hidden": "true" }), " Locked"] : a.kind === "html" ? "HTML" : "Markdown"),
+      h("span", { class: "art-kind" }, kindMark(a)),
       h("span", { class: "art-title" }, a.title),
       a.protected ? h("span", { class: "small" }, "Protected: opens with its password") : null,
       h("span", { class: "muted small" }, meta),
