@@ -23,6 +23,7 @@ from hubcore.services.core import Core
 from hubcore.services.search.index import SearchIndex
 from hubcore.services.search.models import ROWS_MAX, SearchRequest
 from hubcore.services.search.query import Parsed, parse
+from hubcore.services.search.rank import ONE_PHRASE_SQL, average_length, one_phrase, scored
 from hubcore.services.search.semantic import LEXICAL_MAX, Searcher, SemanticIndex, fuse
 
 log = logging.getLogger("hubcore.search")
@@ -88,14 +89,18 @@ class SearchService:
             readable_project(conn, caller, req.project)
         visible, params = visibility(caller)
         scope, scoped = _scope(conn, caller, req, visible, params)
-        sql = HIT_SQL.format(visible=visible, scope=scope)
+        # One phrase is ranked without bm25's whole-index count, in bm25's order (rank.py).
+        avgdl = average_length(conn) if one_phrase(parsed) else None
+        sql = (HIT_SQL.format(visible=visible, scope=scope) if avgdl is None
+               else ONE_PHRASE_SQL.format(joins=HIT_JOINS, visible=visible, scope=scope, live=HIT_LIVE))
         keep = req.limit + 1 if near is None else max(req.limit + 1, LEXICAL_MAX)  # the rows read in full
         ranked: list[int] = []
         budget = ROWS_MAX
         for match in dict.fromkeys((parsed.whole, parsed.prefix)):  # whole words first
             if len(ranked) >= keep:
                 break  # the page is whole-word hits only (and more matched: truncated)
-            rows = conn.execute(sql, {**params, **scoped, "match": match, "rows": budget}).fetchall()
+            found = conn.execute(sql, {**params, **scoped, "match": match, "rows": budget}).fetchall()
+            rows = found if avgdl is None else scored(found, avgdl)
             budget -= len(rows)
             seen = set(ranked)
             ranked.extend(r[0] for r in sorted(rows, key=lambda r: r[1]) if r[0] not in seen)

@@ -1,0 +1,107 @@
+"""A one-phrase query is ranked without bm25's whole-index count (`search/rank.py`), in exactly
+bm25's order: the same hits in the same order as bm25 over the same rows, and a document cannot
+fake its count of the phrase."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+from hubcore.hub import Hub
+from hubcore.services.search.query import parse as parse_query
+from hubcore.services.search.rank import average_length, one_phrase, varint
+from hubcore.services.search.service import HIT_SQL
+from tests.requests import a_signal
+from tests.search.conftest import ADMIN_CALLER, ALICE, hits, search
+
+pytestmark = pytest.mark.anyio
+WORDS = ["otter", "heron", "marten", "vole", "stoat", "lynx"]
+
+
+@pytest.mark.parametrize(("text", "fast"), [
+    ('"otter heron"', True), ('"otter"', True), ('"otter heron" vole', False), ("otter heron", False),
+    ('"otter heron" "vole"', False), ('"otter otter"', False), ('"Otter otter"', False),
+    ('"café heron"', False), ('"otter2 heron"', True)])
+def test_only_one_phrase_of_distinct_ascii_words_takes_the_fast_path(text: str, fast: bool) -> None:
+    assert one_phrase(parse_query(text)) is fast
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16_383, 16_384, 2**31, 2**56 - 1, 2**63 - 1])
+def test_varint_reads_sqlites_encoding(value: int) -> None:
+    encoded = _encode(value)
+    assert varint(encoded + b"\xff") == (value, len(encoded))
+
+
+def test_sizes_are_read_as_fts5_wrote_them() -> None:
+    """A document's size entry and the index's averages record, as FTS5 itself wrote them."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE search_fts USING fts5(body)")
+        conn.executemany("INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
+                         [(1, "otter " * 3), (2, "heron " * 200), (3, "vole " * 20_000)])
+        conn.commit()  # FTS5 writes its averages record when the transaction ends
+        sizes = [varint(r[0])[0] for r in conn.execute("SELECT sz FROM search_fts_docsize ORDER BY id")]
+        assert sizes == [3, 200, 20_000]
+        assert average_length(conn) == (3 + 200 + 20_000) / 3
+        conn.execute("DELETE FROM search_fts")
+        conn.commit()
+        assert average_length(conn) is None  # an empty index: the caller ranks with bm25
+    finally:
+        conn.close()
+
+
+def _encode(value: int) -> bytes:
+    """SQLite's varint (sqlite3PutVarint), written out independently of `rank.varint`."""
+    if value >= 1 << 56:
+        out = [value & 0xFF]
+        value >>= 8
+        for _ in range(8):
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        return bytes(reversed(out))
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(reversed(out))
+
+
+def _bm25_order(conn: sqlite3.Connection, match: str) -> list[str]:
+    rows = conn.execute(HIT_SQL.format(visible="1", scope="1"), {"match": match, "rows": 1000}).fetchall()
+    ids = [r[0] for r in sorted(rows, key=lambda r: r[1])]
+    keys = dict(conn.execute("SELECT id, key FROM search_docs WHERE family = 'feed'").fetchall())
+    return [keys[i] for i in ids if i in keys]
+
+
+async def test_phrase_hits_come_in_bm25s_order(hub: Hub) -> None:
+    rng = random.Random(5)
+    for n in range(120):  # lengths from 2 to 60 words, the phrase 0 to 4 times, ties among them
+        text = [rng.choice(WORDS) for _ in range(rng.randint(0, 56))]
+        for _ in range(rng.randint(0, 4)):
+            at = rng.randint(0, len(text))
+            text[at:at] = ["otter", "heron"]
+        await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"s{n}", body=" ".join(text)))
+    for query in ('"otter heron"', '"heron otter"', '"vole"', '"lynx stoat marten"'):
+        found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, query, limit=100))]
+        match = parse_query(query).whole
+
+        def bm25_order(conn: sqlite3.Connection, m: str = match) -> list[str]:
+            return _bm25_order(conn, m)
+
+        expected = await hub.core.store.read(bm25_order)
+        assert found == expected[:100], query
+        assert len(found) > 5, query
+
+
+async def test_a_document_cannot_fake_its_count_of_the_phrase(hub: Hub) -> None:
+    """The count is how much `highlight()` grew the text, so marker characters in a document add
+    nothing: the document holding the phrase three times ranks first."""
+    plain = (await hub.posts.signal_append(ALICE, a_signal(
+        project_id="web", summary="plain", body="otter heron otter heron otter heron vole")))["event_id"]
+    faking = (await hub.posts.signal_append(ALICE, a_signal(
+        project_id="web", summary="faking", body="\x01\x01\x01 otter heron \x01\x01 vole vole vole")))["event_id"]
+    found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, '"otter heron"'))]
+    assert found == [plain, faking]
