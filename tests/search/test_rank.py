@@ -76,7 +76,8 @@ def _bm25_order(conn: sqlite3.Connection, match: str) -> list[str]:
     return [keys[i] for i in ids if i in keys]
 
 
-async def test_phrase_hits_come_in_bm25s_order(hub: Hub) -> None:
+@pytest.mark.parametrize("long_document", [False, True])
+async def test_phrase_hits_come_in_bm25s_order(hub: Hub, long_document: bool) -> None:
     rng = random.Random(5)
     for n in range(120):  # lengths from 2 to 60 words, the phrase 0 to 4 times, ties among them
         text = [rng.choice(WORDS) for _ in range(rng.randint(0, 56))]
@@ -84,6 +85,9 @@ async def test_phrase_hits_come_in_bm25s_order(hub: Hub) -> None:
             at = rng.randint(0, len(text))
             text[at:at] = ["otter", "heron"]
         await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"s{n}", body=" ".join(text)))
+    if long_document:  # 1,500 tokens: the pass that holds it is ranked by bm25 itself
+        await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="long", body=" ".join(
+            rng.choice(WORDS) for _ in range(1_500)) + " otter heron"))
     for query in ('"otter heron"', '"heron otter"', '"vole"', '"lynx stoat marten"'):
         found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, query, limit=100))]
         match = parse_query(query).whole

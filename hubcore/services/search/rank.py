@@ -26,7 +26,12 @@ from hubcore.services.search.query import Parsed
 K1, B = 1.2, 0.75  # bm25()'s constants (FTS5's fts5_aux.c)
 # The row's id, its count of the phrase and its size entry; {visible}, {scope}, {live} and {joins}
 # are the lexical query's own (service.HIT_SQL), so the same rows are ranked.
-ONE_PHRASE_SQL = """SELECT d.id, length(highlight(search_fts, 0, char(1), '')) - length(f.body) AS tf, z.sz
+# A row of 1,024 tokens or more (its size entry longer than 2 bytes, or 2 bytes from x'88') gets no
+# count (NULL): `highlight()` re-reads the text, so the caller ranks that query with bm25 instead
+# (an artifact indexes up to a million characters; 1,000 of them would be a gigabyte to re-read).
+ONE_PHRASE_SQL = """SELECT d.id,
+  CASE WHEN length(z.sz) = 1 OR (length(z.sz) = 2 AND z.sz < x'88')
+       THEN length(highlight(search_fts, 0, char(1), '')) - length(f.body) END AS tf, z.sz
 FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid JOIN search_docs d ON d.id = f.rowid {joins}
 WHERE search_fts MATCH :match AND {visible} AND {scope} AND {live}
 ORDER BY f.rowid DESC LIMIT :rows"""
@@ -64,10 +69,13 @@ def average_length(conn: sqlite3.Connection) -> float | None:
     return tokens / rows if rows and tokens else None
 
 
-def scored(rows: list[tuple[int, int, bytes]], avgdl: float) -> list[tuple[int, float]]:
-    """(id, score) in bm25's sense without its IDF factor: lower is better, as bm25()."""
+def scored(rows: list[tuple[int, int | None, bytes]], avgdl: float) -> list[tuple[int, float]] | None:
+    """(id, score) in bm25's sense without its IDF factor: lower is better, as bm25(). None when a
+    row got no count (a long document: see ONE_PHRASE_SQL)."""
     out = []
     for doc_id, tf, size in rows:
+        if tf is None:
+            return None
         length = float(varint(size)[0])
         out.append((doc_id, -1.0 * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / avgdl)))))
     return out
