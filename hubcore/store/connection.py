@@ -11,9 +11,10 @@ log = logging.getLogger("hubcore.store")
 FILES_PER_CONNECTION = 3  # the database, its write-ahead log and its shared-memory index
 # A store's pooled readers map the file (SQLite caps this at 2 GiB unless built otherwise): a read
 # then takes pages straight from the OS page cache instead of copying each one into the
-# connection's own 2 MiB cache. At a million events this cut a search query's CPU time by 5 to
-# 25% (docs/benchmarks.md, "Search"). The map is address space backed by the file, shared with the page
-# cache and every other connection, not memory of its own (docs/decisions.md, issue 15).
+# connection's own 2 MiB cache. At a million events this cut a search ranking statement's CPU
+# time by 8 to 30% (docs/benchmarks.md, "Search"). The map is address space backed by the file,
+# shared with the page cache and every other connection, not memory of its own (docs/decisions.md,
+# "Search speed").
 READ_MMAP_BYTES = 2**31
 
 
