@@ -39,6 +39,7 @@ from hubcore.services.access import require_admin
 from hubcore.services.changes import Effects, owner_key
 from hubcore.services.core import Core
 from hubcore.services.fields import AgentId, DisplayName, Trimmed
+from hubcore.services.periodic import repeat
 from hubcore.services.posts import start_waiting
 from hubcore.services.requests import Request
 from hubcore.services.resolutions import Decision, DecisionPost, Note
@@ -340,14 +341,8 @@ class EnrolmentService:
         return removed
 
     async def run_sweeper(self, interval: float = SWEEP_INTERVAL_SECS) -> None:
-        while True:
-            try:
-                await self.sweep()
-            except anyio.get_cancelled_exc_class():
-                raise
-            except Exception:
-                log.exception("enrolment sweep failed; retrying in %.0f s", interval)
-            await anyio.sleep(interval)
+        """Background task: remove abandoned requests every `interval` seconds until cancelled."""
+        await repeat(self.sweep, interval, "enrolment sweep", log)
 
 
 def _limited(message: str) -> HubError:

@@ -14,7 +14,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-import anyio
 from pydantic import Field
 
 from hubcore.caller import Caller
@@ -26,6 +25,7 @@ from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.fields import AnswerBody, EventId, IdempotencyKey, Trimmed
 from hubcore.services.inbox import item_row
+from hubcore.services.periodic import repeat
 from hubcore.services.requests import Request
 
 log = logging.getLogger("hubcore.questions")
@@ -201,13 +201,5 @@ class ResolutionsService:
 
     async def run_sweeper(self, interval: float | None = None) -> None:
         """Background task: sweep every `interval` seconds (default `SWEEP_INTERVAL_SECS`) until cancelled."""
-        interval = interval if interval is not None else SWEEP_INTERVAL_SECS
-        while True:
-            try:
-                await self.sweep()
-            except anyio.get_cancelled_exc_class():
-                raise
-            except Exception:
-                log.exception("deadline sweep failed; retrying in %.0f s", interval)
-            await anyio.sleep(interval)
+        await repeat(self.sweep, interval if interval is not None else SWEEP_INTERVAL_SECS, "deadline sweep", log)
 
