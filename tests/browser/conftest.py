@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.chromium import launched_chromium
 from tests.foundation.test_serve_e2e import base_env, serve, wait_ready
 from tests.mcp.test_stdio import HUB_CLI
 
-CHROMIUM = "/usr/bin/chromium"
 ADMIN_TOKEN = "browser-admin-token-0123456789abcdef"
 PASSWORD = "open sesame 42"
 
@@ -107,16 +107,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
 
 @pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: tools/setup installs Debian's chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
