@@ -209,3 +209,23 @@ def test_keys_j_k_r_and_enter_reach_the_rows_controls(app_page: Any, hub: Hub) -
     app_page.keyboard.press("k")
     expect(row(app_page, qid)).to_be_focused()
     assert hub.item(aid)["status"] == "waiting" and hub.item(qid)["status"] == "waiting"  # keys decided nothing
+
+
+def test_a_live_change_keeps_the_answer_being_typed_and_its_focus(app_page: Any, hub: Hub) -> None:
+    """Every inbox change redraws the rows: the half-typed answer, its focus and a note's text are
+    carried over, never lost."""
+    agent = hub.new_agent("asker")
+    project = hub.new_project("drafts")
+    qid = hub.question(agent, project, "What should the release be called?")
+    open_inbox(app_page, f"?project={project}")
+    answer = row(app_page, qid).locator("textarea.answer")
+    answer.click()
+    answer.type("Half typed")
+    later = hub.question(agent, project, "Another question arrives")  # a live change: the list redraws
+    expect(row(app_page, later)).to_have_count(1)
+    answer = row(app_page, qid).locator("textarea.answer")
+    expect(answer).to_have_value("Half typed")
+    expect(answer).to_be_focused()
+    app_page.keyboard.type(" and finished")
+    expect(answer).to_have_value("Half typed and finished")
+    assert hub.item(qid)["status"] == "waiting"  # nothing was sent by the redraw

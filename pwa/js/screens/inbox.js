@@ -11,6 +11,30 @@ const MAX = 500; // the hub's page limit
 const STATUSES = [["", "Any status"], ["waiting", "Waiting on you"], ["unread", "Unread"], ["read", "Read"],
   ["resolved", "Resolved"]];
 
+// A refresh redraws every row: what the human was typing (an answer, a note) and where the caret
+// stood are carried over to the new row's field of the same id, so a live change never loses them.
+function keepDrafts(body) {
+  const values = new Map();
+  for (const field of body.querySelectorAll("li.row textarea[id]")) if (field.value) values.set(field.id, field.value);
+  const active = document.activeElement;
+  const focused = active && body.contains(active) && active.id && active.closest("li.row") ? active : null;
+  const caret = focused && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
+  return {
+    focused,
+    restore(root) {
+      for (const [id, value] of values) {
+        const field = root.querySelector(`#${CSS.escape(id)}`);
+        if (field && !field.value) { field.value = value; field.dispatchEvent(new Event("input")); }
+      }
+      if (!focused) return;
+      const again = root.querySelector(`#${CSS.escape(focused.id)}`);
+      if (!again) return;
+      again.focus();
+      if (caret && "setSelectionRange" in again) again.setSelectionRange(caret[0], caret[1]);
+    },
+  };
+}
+
 async function load(app, filters, limit) {
   const base = { project: filters.project || undefined, limit };
   if (filters.unread || filters.status) {
@@ -103,6 +127,7 @@ export default {
       if (mine !== seq) return;
       const keep = selected >= 0 && rows[selected] ? rows[selected].item.event_id : null;
       const hadFocus = body.contains(document.activeElement) && document.activeElement.closest("li.row");
+      const drafts = keepDrafts(body);
       rows = [];
       const parts = [];
       if (data.only) {
@@ -117,7 +142,8 @@ export default {
       }
       fill(body, parts);
       selected = keep ? rows.findIndex((r) => r.item.event_id === keep) : -1;
-      if (selected >= 0) mark(selected, !!hadFocus);
+      if (selected >= 0) mark(selected, !!hadFocus && !drafts.focused);
+      drafts.restore(body);
       stopTick();
       stopTick = tickCountdowns(body, refresh);
     }
