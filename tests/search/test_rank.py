@@ -4,6 +4,7 @@ fake its count of the phrase."""
 
 from __future__ import annotations
 
+import math
 import random
 import sqlite3
 
@@ -11,8 +12,8 @@ import pytest
 
 from hubcore.hub import Hub
 from hubcore.services.search.query import parse as parse_query
-from hubcore.services.search.rank import average_length, one_phrase, varint
-from hubcore.services.search.service import HIT_SQL
+from hubcore.services.search.rank import Frequencies, Ranking, average_length, idf, one_phrase, plain_words, varint
+from hubcore.services.search.service import HIT_JOINS, HIT_LIVE, HIT_SQL
 from tests.requests import a_signal
 from tests.search.conftest import ADMIN_CALLER, ALICE, hits, search
 
@@ -109,3 +110,108 @@ async def test_a_document_cannot_fake_its_count_of_the_phrase(hub: Hub) -> None:
         project_id="web", summary="faking", body="\x01\x01\x01 otter heron \x01\x01 vole vole vole")))["event_id"]
     found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, '"otter heron"'))]
     assert found == [plain, faking]
+
+
+# -- plain words: bm25's IDF from kept counts, each row's counts from the tokens it marks ----------
+
+
+@pytest.mark.parametrize(("text", "fast"), [
+    ("otter", True), ("otter heron", True), ("Otter otter", True), ("ot2 heron", True),
+    ('"otter" heron', False), ('"otter heron"', False), ("café", False), ("a b c d e f g h", True),
+    ("a b c d e f g h i", False)])
+def test_only_plain_ascii_words_take_the_words_path(text: str, fast: bool) -> None:
+    assert plain_words(parse_query(text)) is fast
+
+
+def _pass(conn: sqlite3.Connection, ranking: Ranking, text: str, *, prefix: bool,
+          bm25_sql: str) -> list[tuple[int, float]]:
+    parsed = parse_query(text)
+    fill = {"joins": HIT_JOINS, "visible": "1", "scope": "1", "live": HIT_LIVE}
+    args = {"match": parsed.prefix if prefix else parsed.whole, "rows": 1000}
+    return [tuple(r) for r in ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill, args=args)]
+
+
+async def _load_words(hub: Hub, rng: random.Random, n: int = 150) -> None:
+    spelled = {"otter": ["otter", "Otter", "OTTER", "Ötter", "otters"], "heron": ["heron", "herons", "Héron"]}
+    for i in range(n):  # 0 to 60 words, some spelled with capitals, diacritics or as longer words
+        text = [rng.choice(spelled.get(w, [w])) for w in (rng.choice(WORDS) for _ in range(rng.randint(0, 60)))]
+        await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"w{i}", body=" ".join(text)))
+    await hub.search.index.catch_up()  # indexing is lazy: these tests read the index directly
+
+
+PARTS = ("ott", "ot otter", "her he")  # words that are only the start of the corpus's words
+
+
+@pytest.mark.parametrize("text", ["otter", "otter heron", "heron vole stoat", *PARTS, "Otter OTTER", "lynx"])
+@pytest.mark.parametrize("prefix", [False, True])
+async def test_words_are_scored_as_bm25_scores_them(hub: Hub, text: str, prefix: bool) -> None:
+    """Every word's count from the index, every row's from its marked tokens: the scores are
+    bm25's own (the words path taken: the bm25 statement given here cannot run)."""
+    await _load_words(hub, random.Random(11))
+    fast = Ranking(worth_from=0)
+    bm25_sql = HIT_SQL.format(visible="1", scope="1")
+
+    def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        return (_pass(conn, fast, text, prefix=prefix, bm25_sql="SELECT no_such_column FROM search_docs"),
+                _pass(conn, Ranking(worth_from=10**9), text, prefix=prefix, bm25_sql=bm25_sql))
+
+    mine, theirs = await hub.core.store.read(both)
+    assert len(mine) > 5 if prefix or text not in PARTS else mine == theirs == []
+    assert [r[0] for r in mine] == [r[0] for r in theirs]
+    for (_, got), (_, want) in zip(mine, theirs, strict=True):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("body", ["\x01otter\x02 heron otter", "otter heron \x02", "otter " * 1_100])
+async def test_a_row_the_words_path_cannot_read_goes_to_bm25(hub: Hub, body: str) -> None:
+    """Marker characters in a text, a document of 1,024 tokens or more: the pass is bm25's own."""
+    await _load_words(hub, random.Random(3), n=40)
+    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="odd", body=body))
+    await hub.search.index.catch_up()
+    bm25_sql = HIT_SQL.format(visible="1", scope="1")
+
+    def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        return (_pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=bm25_sql),
+                _pass(conn, Ranking(worth_from=10**9), "otter", prefix=False, bm25_sql=bm25_sql))
+
+    mine, theirs = await hub.core.store.read(both)
+    assert mine == theirs  # the same statement answered both
+
+
+async def test_a_document_cannot_fake_its_counts_of_words(hub: Hub) -> None:
+    hub.search.ranking.worth_from = 0
+    plain = (await hub.posts.signal_append(ALICE, a_signal(
+        project_id="web", summary="plain", body="otter heron otter heron otter heron vole")))["event_id"]
+    faking = (await hub.posts.signal_append(ALICE, a_signal(
+        project_id="web", summary="faking", body="\x01otter\x02\x01otter\x02 otter heron vole")))["event_id"]
+    found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, "otter heron"))]
+    assert found == [plain, faking]
+
+
+def test_counts_are_kept_while_the_index_stays_near_its_size() -> None:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE search_fts USING fts5(body)")
+        conn.executemany("INSERT INTO search_fts (body) VALUES (?)", [("otter",)] * 640)
+        now = [0.0]
+        kept = Frequencies(size=2, ttl=60.0, clock=lambda: now[0])
+        assert kept.hits(conn, '"otter"', 640) == 640
+        conn.executemany("INSERT INTO search_fts (body) VALUES (?)", [("otter",)] * 10)
+        assert kept.hits(conn, '"otter"', 650) == 640  # 10 rows more: within 1/64, kept
+        assert kept.hits(conn, '"otter"', 651) == 650  # 11 more: counted again
+        conn.executemany("INSERT INTO search_fts (body) VALUES (?)", [("otter",)] * 5)
+        now[0] = 59.0
+        assert kept.hits(conn, '"otter"', 651) == 650
+        now[0] = 61.0
+        assert kept.hits(conn, '"otter"', 651) == 655  # a minute old: counted again
+        kept.hits(conn, '"heron"', 655)
+        kept.hits(conn, '"vole"', 655)  # a third expression: the oldest count goes
+        conn.execute("INSERT INTO search_fts (body) VALUES ('otter')")
+        assert kept.hits(conn, '"otter"', 655) == 656
+    finally:
+        conn.close()
+
+
+def test_idf_is_bm25s_with_its_floor() -> None:
+    assert idf(1000, 10) == pytest.approx(math.log(990.5 / 10.5))
+    assert idf(1000, 600) == 1e-6  # more than half the rows: bm25's floor

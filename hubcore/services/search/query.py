@@ -26,19 +26,21 @@ class Parsed:
     words: tuple[str, ...]
     phrases: tuple[tuple[str, ...], ...]
 
-    def _parts(self, prefix: bool) -> list[str]:
+    def terms(self, prefix: bool) -> list[str]:
+        """Each term as its own match expression (phrases first, then words), on the prefix pass
+        with every word as a prefix: one of bm25's phrases each."""
         quoted = [" + ".join(f'"{w}"' for w in phrase) for phrase in self.phrases]  # FTS5's phrase
         return quoted + [f'"{w}"*' if prefix else f'"{w}"' for w in self.words]
 
     @property
     def whole(self) -> str:
         """Every term as a whole word (phrases as phrases): the hits ranked first."""
-        return " AND ".join(self._parts(False))
+        return " AND ".join(self.terms(False))
 
     @property
     def prefix(self) -> str:
         """Every word as a prefix: the rest of the hits."""
-        return " AND ".join(self._parts(True))
+        return " AND ".join(self.terms(True))
 
 
 def _words(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from hubcore.services.core import Core
 from hubcore.services.search.index import SearchIndex
 from hubcore.services.search.models import ROWS_MAX, SearchRequest
 from hubcore.services.search.query import Parsed, parse
-from hubcore.services.search.rank import ONE_PHRASE_SQL, average_length, one_phrase, scored
+from hubcore.services.search.rank import Ranking
 from hubcore.services.search.semantic import LEXICAL_MAX, Searcher, SemanticIndex, fuse
 
 log = logging.getLogger("hubcore.search")
@@ -53,6 +53,7 @@ class SearchService:
         self.core = core
         self.index = index
         self.semantic = semantic
+        self.ranking = Ranking()
 
     async def search(self, caller: Caller, req: SearchRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -89,18 +90,19 @@ class SearchService:
             readable_project(conn, caller, req.project)
         visible, params = visibility(caller)
         scope, scoped = _scope(conn, caller, req, visible, params)
-        # One phrase is ranked without bm25's whole-index count, in bm25's order (rank.py).
-        avgdl = average_length(conn) if one_phrase(parsed) else None
         bm25_sql = HIT_SQL.format(visible=visible, scope=scope)
-        sql = bm25_sql if avgdl is None else ONE_PHRASE_SQL.format(joins=HIT_JOINS, visible=visible,
-                                                                    scope=scope, live=HIT_LIVE)
+        fill = {"joins": HIT_JOINS, "visible": visible, "scope": scope, "live": HIT_LIVE}
         keep = req.limit + 1 if near is None else max(req.limit + 1, LEXICAL_MAX)  # the rows read in full
         ranked: list[int] = []
         budget = ROWS_MAX
-        for match in dict.fromkeys((parsed.whole, parsed.prefix)):  # whole words first
+        passes = {parsed.whole: False}  # whole words first; one pass when the two are alike
+        passes.setdefault(parsed.prefix, True)
+        for match, prefix in passes.items():
             if len(ranked) >= keep:
                 break  # the page is whole-word hits only (and more matched: truncated)
-            rows = _ranking(conn, sql, bm25_sql, {**params, **scoped, "match": match, "rows": budget}, avgdl)
+            # Ranked in bm25's order, without its whole-index count where that costs (rank.py).
+            rows = self.ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill,
+                                     args={**params, **scoped, "match": match, "rows": budget})
             budget -= len(rows)
             seen = set(ranked)
             ranked.extend(r[0] for r in sorted(rows, key=lambda r: r[1]) if r[0] not in seen)
@@ -111,16 +113,6 @@ class SearchService:
             found = fuse(found, _neighbours(conn, near, req, visible, params, scope, scoped))
         truncated = budget <= 0 or len(ranked) > req.limit or len(found) > req.limit
         return [_hit(r) for r in found[: req.limit]], truncated
-
-
-def _ranking(conn: sqlite3.Connection, sql: str, bm25_sql: str, args: dict[str, Any],
-             avgdl: float | None) -> list[Any]:
-    """One ranking pass: (id, score) of each row, the lower score the better."""
-    rows = conn.execute(sql, args).fetchall()
-    if avgdl is None:
-        return rows
-    fast = scored(rows, avgdl)
-    return fast if fast is not None else conn.execute(bm25_sql, args).fetchall()  # a long document: bm25
 
 
 def _rows(conn: sqlite3.Connection, sql: str, ids: list[int]) -> list[sqlite3.Row]:
