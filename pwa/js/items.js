@@ -25,6 +25,37 @@ function statusTag(item) {
   return h("span", { class: "tag" }, "Read");
 }
 
+// A refresh redraws every row (Inbox, Home): what the human was typing (an answer, a note) and where
+// the caret stood are carried over to the new row's field of the same id, so a live change never
+// loses them; a field holding a draft inside a folded reply (narrow screens) is unfolded again.
+export function keepDrafts(body) {
+  const values = new Map();
+  for (const field of body.querySelectorAll("li.row textarea[id]")) if (field.value) values.set(field.id, field.value);
+  const active = document.activeElement;
+  const focused = active && body.contains(active) && active.id && active.closest("li.row") ? active : null;
+  const caret = focused && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
+  return {
+    focused,
+    restore(root) {
+      for (const [id, value] of values) {
+        const field = root.querySelector(`#${CSS.escape(id)}`);
+        if (!field || field.value) continue;
+        field.value = value;
+        field.dispatchEvent(new Event("input"));
+        const fold = field.closest("details");
+        if (fold) fold.open = true;
+      }
+      if (!focused) return;
+      const again = root.querySelector(`#${CSS.escape(focused.id)}`);
+      if (!again) return;
+      const fold = again.closest("details");
+      if (fold) fold.open = true;
+      again.focus();
+      if (caret && "setSelectionRange" in again) again.setSelectionRange(caret[0], caret[1]);
+    },
+  };
+}
+
 // The note field with its counter, shown from 1,800 characters; over 2,000 it blocks the decision.
 export function noteField(idBase) {
   const counter = h("p", { class: "counter", id: `${idBase}-count`, "aria-live": "polite", hidden: true });

@@ -80,3 +80,25 @@ def test_home_refreshes_when_a_question_arrives(app_page: Any, hub: Hub) -> None
     expect(app_page.locator("html[data-live=live]")).to_have_count(1)
     qid = hub.question(agent, project, "Arrived live?")
     expect(app_page.locator(f'li.row[data-event-id="{qid}"]')).to_be_visible()
+
+
+def test_a_live_change_keeps_a_half_typed_reply_on_a_phone(app_page: Any, hub: Hub) -> None:
+    """Home redraws on every inbox change: the reply being typed stays, unfolded and focused, and
+    nothing is sent by the redraw."""
+    agent = hub.new_agent("homebody")
+    project = hub.new_project("home")
+    qid = hub.question(agent, project, "Which branch?")
+    app_page.reload()
+    item = app_page.locator(f'li.row[data-event-id="{qid}"]')
+    item.locator("summary", has_text="Reply").click()
+    item.locator("textarea.answer").click()
+    item.locator("textarea.answer").type("The release")
+    later = hub.question(agent, project, "Arriving while a reply is typed")
+    expect(app_page.locator(f'li.row[data-event-id="{later}"]')).to_be_visible()
+    answer = app_page.locator(f'li.row[data-event-id="{qid}"] textarea.answer')
+    expect(answer).to_be_visible()
+    expect(answer).to_have_value("The release")
+    expect(answer).to_be_focused()
+    app_page.keyboard.type(" branch")
+    expect(answer).to_have_value("The release branch")
+    assert hub.item(qid)["status"] == "waiting"

@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "10k brain entries")
     parser.add_argument("--search-queries", type=int, default=16, help="queries typed key by key")
     parser.add_argument("--search-only", action="store_true", help="only the search as you type row")
+    parser.add_argument("--search-data", default=None,
+                        help="a corpus `tools/bench/search.py --data DIR` kept: served as it is instead of "
+                             "loading one (its --scale stands for --search-scale)")
 
 
 def quick(args: argparse.Namespace) -> None:
@@ -142,9 +145,13 @@ def run(args: argparse.Namespace, served: Callable[[Path], AbstractContextManage
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         root = Path(tmp)
-        started = time.perf_counter()
-        loaded = anyio.run(preload, root, args.search_scale, token)
-        loaded += f" (load and index {time.perf_counter() - started:.0f} s, scale {args.search_scale:g})"
+        if args.search_data is not None:  # the search bench's kept corpus, served as it stands
+            root = Path(args.search_data)
+            loaded = f"The corpus kept in {root} by `tools/bench/search.py --data` ({(root / 'corpus.json').read_text()})."
+        else:
+            started = time.perf_counter()
+            loaded = anyio.run(preload, root, args.search_scale, token)
+            loaded += f" (load and index {time.perf_counter() - started:.0f} s, scale {args.search_scale:g})"
         texts = queries(Words(20_000), args.search_queries)
         with served(root) as url, sync_playwright() as pw:
             alone = api_alone(url, token, texts)  # also the hub's first search after its start

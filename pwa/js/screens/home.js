@@ -2,7 +2,7 @@
 // unread, agents active, recent events, unseen per project, storage against capacity, the node line.
 import { h, fill } from "../dom.js";
 import { ago, when, bytes, count } from "../format.js";
-import { itemRow, isWaiting, isDecidable, tickCountdowns } from "../items.js";
+import { itemRow, isWaiting, isDecidable, tickCountdowns, keepDrafts } from "../items.js";
 import { link } from "../routes.js";
 
 const WIDE = "(min-width: 1000px)";
@@ -76,6 +76,7 @@ export default {
         more > 0 ? h("p", {}, h("a", { href: "#/inbox" }, `${more} more in the Inbox`)) : null);
       const node = home.node || {};
       const build = app.build;
+      const drafts = keepDrafts(root); // a live redraw keeps a half-typed answer (items.js)
       fill(root,
         h("div", { class: "stat-row" },
           stat(home.waiting, "waiting on you", "#/inbox"),
@@ -86,6 +87,7 @@ export default {
         h("div", { class: "grid two" }, h("div", {}, waiting, unseen(home)), h("div", {}, recent(home), storage(home))),
         h("p", { class: "node-line" }, `Node ${node.host || "unknown"}, ${MODE[node.mode] || node.mode || ""}`,
           build ? ` · Agent Hub ${build.version} (${build.commit})` : ""));
+      drafts.restore(root);
       selected = -1;
       stopTick();
       stopTick = tickCountdowns(root, () => draw().catch(() => {}));

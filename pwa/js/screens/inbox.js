@@ -2,7 +2,7 @@
 // decisions, read and unread, mark all read (within the chosen project when one is chosen).
 import { h, fill } from "../dom.js";
 import { count } from "../format.js";
-import { itemRow, isWaiting, isDecidable, tickCountdowns } from "../items.js";
+import { itemRow, isWaiting, isDecidable, tickCountdowns, keepDrafts } from "../items.js";
 import { ApiError } from "../api.js";
 import { link } from "../routes.js";
 
@@ -10,30 +10,6 @@ const PAGE = 100;
 const MAX = 500; // the hub's page limit
 const STATUSES = [["", "Any status"], ["waiting", "Waiting on you"], ["unread", "Unread"], ["read", "Read"],
   ["resolved", "Resolved"]];
-
-// A refresh redraws every row: what the human was typing (an answer, a note) and where the caret
-// stood are carried over to the new row's field of the same id, so a live change never loses them.
-function keepDrafts(body) {
-  const values = new Map();
-  for (const field of body.querySelectorAll("li.row textarea[id]")) if (field.value) values.set(field.id, field.value);
-  const active = document.activeElement;
-  const focused = active && body.contains(active) && active.id && active.closest("li.row") ? active : null;
-  const caret = focused && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
-  return {
-    focused,
-    restore(root) {
-      for (const [id, value] of values) {
-        const field = root.querySelector(`#${CSS.escape(id)}`);
-        if (field && !field.value) { field.value = value; field.dispatchEvent(new Event("input")); }
-      }
-      if (!focused) return;
-      const again = root.querySelector(`#${CSS.escape(focused.id)}`);
-      if (!again) return;
-      again.focus();
-      if (caret && "setSelectionRange" in again) again.setSelectionRange(caret[0], caret[1]);
-    },
-  };
-}
 
 async function load(app, filters, limit) {
   const base = { project: filters.project || undefined, limit };
