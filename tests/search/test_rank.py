@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 import sqlite3
+from typing import Any
 
 import pytest
 
@@ -215,3 +216,47 @@ def test_counts_are_kept_while_the_index_stays_near_its_size() -> None:
 def test_idf_is_bm25s_with_its_floor() -> None:
     assert idf(1000, 10) == pytest.approx(math.log(990.5 / 10.5))
     assert idf(1000, 600) == 1e-6  # more than half the rows: bm25's floor
+
+
+async def _load_long(hub: Hub, count: int) -> None:
+    rng = random.Random(7)
+    for i in range(count):  # every one holds `otter`: 10 to 40 words
+        text = ["otter"] + [rng.choice(WORDS) for _ in range(rng.randint(9, 39))]
+        rng.shuffle(text)
+        await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"l{i}", body=" ".join(text)))
+    await hub.search.index.catch_up()
+
+
+@pytest.mark.parametrize("text", ["otter", "otter heron", '"otter heron"'])
+async def test_the_text_paths_rank_the_newest_rows_their_budget_holds(hub: Hub, text: str) -> None:
+    """Past `text_budget` tokens of text the newest rows that fit are ranked (at least 101), each
+    scored as bm25 scores it; fewer than 101 fitting sends the pass to bm25 over every row."""
+    await _load_long(hub, 300)
+    bm25_sql = HIT_SQL.format(visible="1", scope="1")
+
+    def sizes(conn: sqlite3.Connection) -> list[int]:
+        match = parse_query(text).whole
+        return [varint(r[0])[0] for r in conn.execute(
+            """SELECT z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid
+               WHERE search_fts MATCH ? ORDER BY f.rowid DESC""", (match,))]
+
+    held = await hub.core.store.read(sizes)
+    assert len(held) > 150
+    budget = sum(held[:150])  # the newest 150 rows fit, the 151st does not
+
+    def ranked(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+        args = {"match": parse_query(text).whole, "rows": 150}
+        return (_pass(conn, Ranking(worth_from=0, text_budget=budget), text, prefix=False, bm25_sql="SELECT nope"),
+                [tuple(r) for r in conn.execute(bm25_sql, args).fetchall()],
+                _pass(conn, Ranking(worth_from=0, text_budget=sum(held[:100])), text, prefix=False,
+                      bm25_sql=bm25_sql),
+                [tuple(r) for r in conn.execute(bm25_sql, {**args, "rows": 1000}).fetchall()])
+
+    mine, newest, short, every = await hub.core.store.read(ranked)
+    assert [r[0] for r in mine] == [r[0] for r in newest]  # the newest 150, no more
+    if not text.startswith('"'):  # a phrase's scores leave out its IDF (one factor: the same order)
+        for (_, got), (_, want) in zip(mine, newest, strict=True):
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert [r[0] for r in sorted(mine, key=lambda r: (r[1], -r[0]))] == \
+        [r[0] for r in sorted(newest, key=lambda r: (r[1], -r[0]))]
+    assert short == every  # 100 rows fit: bm25 ranked the pass, every row of it

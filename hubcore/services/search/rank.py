@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hubcore.services.search.models import HITS_MAX
 from hubcore.services.search.query import Parsed
 
 K1, B = 1.2, 0.75  # bm25()'s constants (FTS5's fts5_aux.c)
@@ -57,7 +58,11 @@ ONE_PHRASE_SQL = _PASS_SQL.format(short=SHORT, counted="length(highlight(search_
 # Plain words: the marked text itself, unless the row's own text holds a marker character.
 WORDS_SQL = _PASS_SQL.format(short=f"{SHORT} AND instr(f.body, char(1)) = 0 AND instr(f.body, char(2)) = 0",
                              counted="highlight(search_fts, 0, char(1), char(2))")
+# The same rows' ids and size entries alone (no text read): how deep the text paths may go.
+SIZES_SQL = _PASS_SQL.format(short="1", counted="NULL")
 COUNT_SQL = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?"
+TEXT_BUDGET = 60_000  # tokens of text `highlight()` may re-read for one pass (about 4 ms)
+DEPTH_MIN = HITS_MAX + 1  # the text paths rank at least this many rows (when so many match), or none
 WORDS_MAX = 8  # a longer query of plain words is ranked by bm25 (each word would need its count)
 _MARKED = re.compile("\x01([^\x02]*)\x02")
 
@@ -114,6 +119,15 @@ def average_length(conn: sqlite3.Connection) -> float | None:
     return None if found is None else found.avgdl
 
 
+def size_of(entry: bytes) -> int:
+    """A row's length in tokens from its size entry (one varint: a row's single column)."""
+    if len(entry) == 1:
+        return entry[0]
+    if len(entry) == 2 and entry[0] & 0x80 and not entry[1] & 0x80:
+        return ((entry[0] & 0x7F) << 7) | entry[1]
+    return varint(entry)[0]
+
+
 def _saturated(tf: float, length: float, avgdl: float) -> float:
     return (tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * length / avgdl))
 
@@ -131,7 +145,7 @@ def scored(rows: list[tuple[int, int | None, bytes]], avgdl: float) -> list[tupl
     for doc_id, tf, size in rows:
         if tf is None:
             return None
-        out.append((doc_id, -_saturated(tf, float(varint(size)[0]), avgdl)))
+        out.append((doc_id, -_saturated(tf, float(size_of(size)), avgdl)))
     return out
 
 
@@ -145,26 +159,37 @@ def fold(token: str) -> str:
 
 def scored_words(rows: list[tuple[int, str | None, bytes]], words: tuple[str, ...], weights: list[float],
                  *, prefix: bool, avgdl: float) -> list[tuple[int, float]] | None:
-    """(id, bm25 score) from each row's marked text: each marked token counts for every word it
-    matches (whole, or as a prefix on the prefix pass). None when a row cannot be read that way (a
-    long document, a marker in its text, or a marked token no word matches: the tokenizer folded it
-    in a way `fold` does not), and the caller asks bm25."""
+    """(id, bm25 score) from each row's marked text (no marker character of its own: WORDS_SQL):
+    each marked token counts for every word it matches (whole, or as a prefix on the prefix pass);
+    with one word every marked token is its instance. None when a row cannot be read that way (a
+    long document, a marker in its text, or a marked token no word matches: the tokenizer folded
+    it in a way `fold` does not), and the caller asks bm25."""
     wanted = [w.lower() for w in words]
+    matches: dict[str, list[int]] = {}  # a marked token's text -> the words it matches
+
+    def matched(token: str) -> list[int]:
+        found = matches.get(token)
+        if found is None:
+            seen = fold(token)
+            found = matches[token] = [n for n, w in enumerate(wanted)
+                                      if seen == w or (prefix and seen.startswith(w))]
+        return found
+
     out = []
     for doc_id, marked, size in rows:
         if marked is None:
             return None
+        length = float(size_of(size))
+        if len(wanted) == 1:
+            out.append((doc_id, -weights[0] * _saturated(marked.count("\x01"), length, avgdl)))
+            continue
         counts = [0] * len(wanted)
         for token in _MARKED.findall(marked):
-            seen = fold(token)
-            matched = False
-            for n, word in enumerate(wanted):
-                if seen == word or (prefix and seen.startswith(word)):
-                    counts[n] += 1
-                    matched = True
-            if not matched:
+            hit = matched(token)
+            if not hit:
                 return None
-        length = float(varint(size)[0])
+            for n in hit:
+                counts[n] += 1
         out.append((doc_id, -sum(w * _saturated(tf, length, avgdl) for w, tf in zip(weights, counts, strict=True))))
     return out
 
@@ -206,8 +231,10 @@ class Ranking:
     """How each pass of a lexical query is ranked (the module's note): `rank` answers (id, score)
     rows, lower first, in bm25's order."""
 
-    def __init__(self, *, worth_from: int = 50_000, frequencies: Frequencies | None = None) -> None:
+    def __init__(self, *, worth_from: int = 50_000, text_budget: int = TEXT_BUDGET,
+                 frequencies: Frequencies | None = None) -> None:
         self.worth_from = worth_from  # the words' counts, added, from which the words path is taken
+        self.text_budget = text_budget
         self.frequencies = frequencies or Frequencies()
 
     def rank(self, conn: sqlite3.Connection, parsed: Parsed, *, prefix: bool, bm25_sql: str,
@@ -217,20 +244,35 @@ class Ranking:
 
     def _fast(self, conn: sqlite3.Connection, parsed: Parsed, *, prefix: bool, fill: dict[str, str],
               args: dict[str, Any]) -> list[tuple[int, float]] | None:
-        if one_phrase(parsed):
-            index = totals(conn)
-            if index is None:
-                return None
-            return scored(conn.execute(ONE_PHRASE_SQL.format(**fill), args).fetchall(), index.avgdl)
-        if not plain_words(parsed):
+        phrase = one_phrase(parsed)
+        if not phrase and not plain_words(parsed):
             return None
         index = totals(conn)
         if index is None:
             return None
-        exprs = parsed.terms(prefix)
-        counts = [self.frequencies.hits(conn, expr, index.rows) for expr in exprs]
-        if sum(counts) < self.worth_from:
+        weights: list[float] = []
+        if not phrase:
+            counts = [self.frequencies.hits(conn, expr, index.rows) for expr in parsed.terms(prefix)]
+            if sum(counts) < self.worth_from:
+                return None
+            weights = [idf(index.rows, n) for n in counts]
+        depth = self.depth(conn, fill, args)
+        if depth is None:
             return None
-        rows = conn.execute(WORDS_SQL.format(**fill), args).fetchall()
-        weights = [idf(index.rows, n) for n in counts]
+        limited = {**args, "rows": depth}
+        if phrase:
+            return scored(conn.execute(ONE_PHRASE_SQL.format(**fill), limited).fetchall(), index.avgdl)
+        rows = conn.execute(WORDS_SQL.format(**fill), limited).fetchall()
         return scored_words(rows, parsed.words, weights, prefix=prefix, avgdl=index.avgdl)
+
+    def depth(self, conn: sqlite3.Connection, fill: dict[str, str], args: dict[str, Any]) -> int | None:
+        """How many of the newest matching rows the text paths rank: as many as hold `text_budget`
+        tokens (all of them when they are short, as feed events are); None when that is fewer than
+        `DEPTH_MIN` of them (long documents: bm25 ranks the pass, its cost not growing with them)."""
+        sizes = conn.execute(SIZES_SQL.format(**fill), args).fetchall()
+        spent = 0
+        for n, (_, _, size) in enumerate(sizes):
+            spent += size_of(size)
+            if spent > self.text_budget:
+                return n if n >= DEPTH_MIN else None
+        return len(sizes)
