@@ -12,6 +12,7 @@ from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.kb import models
+from hubcore.store.migrations import MIGRATIONS, migrate
 from tests.harness import ADMIN, HubClient, hub_client
 from tests.kb.support import put as kb_put
 from tests.kb.support import req
@@ -113,3 +114,15 @@ async def test_a_crash_between_commit_and_index_is_healed_on_start(settings: Hub
         found = await search(hub, ALICE, "tapir")
         assert {h["type"] for h in hits(found)} == {"feed", "brain", "kb"}
         assert not any("capybara" in h["snippet"] for h in hits(await search(hub, ALICE, "capybara")))
+
+
+def test_the_index_merges_its_segments_sixteen_at_a_time(tmp_path: Path) -> None:
+    """Migration v11: FTS5's `automerge` at 16 (its default 4 made merging most of indexing's
+    cost at a million documents), kept in the index's own config table; a store at v10 gets it."""
+    db = tmp_path / "hub.db"
+    migrate(db, now=1_800_000_000.0, migrations=MIGRATIONS[:10])
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT v FROM search_fts_config WHERE k = 'automerge'").fetchone() is None
+    migrate(db, now=1_800_000_000.0)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT v FROM search_fts_config WHERE k = 'automerge'").fetchone() == (16,)
