@@ -118,11 +118,34 @@ async def test_a_crash_between_commit_and_index_is_healed_on_start(settings: Hub
 
 def test_the_index_merges_its_segments_sixteen_at_a_time(tmp_path: Path) -> None:
     """Migration v11: FTS5's `automerge` at 16 (its default 4 made merging most of indexing's
-    cost at a million documents), kept in the index's own config table; a store at v10 gets it."""
+    cost at a million documents), kept in the index's own config table; v12 keeps it."""
     db = tmp_path / "hub.db"
     migrate(db, now=1_800_000_000.0, migrations=MIGRATIONS[:10])
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT v FROM search_fts_config WHERE k = 'automerge'").fetchone() is None
+    migrate(db, now=1_800_000_000.0, migrations=MIGRATIONS[:11])
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT v FROM search_fts_config WHERE k = 'automerge'").fetchone() == (16,)
     migrate(db, now=1_800_000_000.0)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT v FROM search_fts_config WHERE k = 'automerge'").fetchone() == (16,)
+
+
+def test_the_index_is_rebuilt_with_four_character_prefixes_and_its_terms(tmp_path: Path) -> None:
+    """Migration v12: the index's rows copied under their ids into a table with a prefix index
+    of 4 characters, `search_terms` filled from its vocabulary (tokens as the index made them:
+    folded, lower case), and the removal triggers still at work."""
+    db = tmp_path / "hub.db"
+    migrate(db, now=1_800_000_000.0, migrations=MIGRATIONS[:11])
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO search_fts (rowid, body) VALUES (7, 'Héron otters'), (9, 'heronry 2026')")
+    migrate(db, now=1_800_000_000.0)
+    with sqlite3.connect(db) as conn:
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'search_fts'").fetchone()[0]
+        assert "prefix = '1 2 3 4'" in sql
+        terms = [r[0] for r in conn.execute("SELECT term FROM search_terms ORDER BY term")]
+        assert terms == ["2026", "heron", "heronry", "otters"]
+        assert conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH 'hero*' ORDER BY rowid").fetchall() \
+            == [(7,), (9,)]
+        triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        assert {"search_event_gone", "search_artifact_gone"} <= triggers

@@ -1,19 +1,32 @@
-"""A one-phrase query is ranked without bm25's whole-index count (`search/rank.py`), in exactly
-bm25's order: the same hits in the same order as bm25 over the same rows, and a document cannot
-fake its count of the phrase."""
+"""Ranking without bm25's whole-index count (`search/rank.py`): one phrase and one word in bm25's
+order, several whole words with bm25's own scores (kept counts), the prefix tier by every word's
+count alike; a prefix rewritten as the terms it starts matches FTS5's own rows; a document cannot
+fake its counts; long documents and thin budgets go to bm25."""
 
 from __future__ import annotations
 
 import math
 import random
+import re
 import sqlite3
+import unicodedata
 from typing import Any
 
 import pytest
 
 from hubcore.hub import Hub
+from hubcore.services.search import rank
 from hubcore.services.search.query import parse as parse_query
-from hubcore.services.search.rank import Frequencies, Ranking, average_length, idf, one_phrase, plain_words, varint
+from hubcore.services.search.rank import (
+    Frequencies,
+    Ranking,
+    average_length,
+    expanded,
+    idf,
+    one_phrase,
+    plain_words,
+    varint,
+)
 from hubcore.services.search.service import HIT_JOINS, HIT_LIVE, HIT_SQL
 from tests.requests import a_signal
 from tests.search.conftest import ADMIN_CALLER, ALICE, hits, search
@@ -140,27 +153,101 @@ async def _load_words(hub: Hub, rng: random.Random, n: int = 150) -> None:
     await hub.search.index.catch_up()  # indexing is lazy: these tests read the index directly
 
 
-PARTS = ("ott", "ot otter", "her he")  # words that are only the start of the corpus's words
+def _bm25(conn: sqlite3.Connection, text: str, *, prefix: bool) -> list[tuple[int, float]]:
+    parsed = parse_query(text)
+    args = {"match": parsed.prefix if prefix else parsed.whole, "rows": 1000}
+    return [tuple(r) for r in conn.execute(HIT_SQL.format(visible="1", scope="1"), args).fetchall()]
 
 
-@pytest.mark.parametrize("text", ["otter", "otter heron", "heron vole stoat", *PARTS, "Otter OTTER", "lynx"])
-@pytest.mark.parametrize("prefix", [False, True])
-async def test_words_are_scored_as_bm25_scores_them(hub: Hub, text: str, prefix: bool) -> None:
-    """Every word's count from the index, every row's from its marked tokens: the scores are
-    bm25's own (the words path taken: the bm25 statement given here cannot run)."""
+NO_BM25 = "SELECT no_such_column FROM search_docs"  # the text path must answer: bm25 cannot run
+
+
+@pytest.mark.parametrize("text", ["otter heron", "heron vole stoat", "Otter OTTER", "otter lynx"])
+async def test_several_whole_words_are_scored_as_bm25_scores_them(hub: Hub, text: str) -> None:
+    """Every word's count from the index, every row's from its marked tokens: bm25's own scores."""
     await _load_words(hub, random.Random(11))
-    fast = Ranking(worth_from=0)
-    bm25_sql = HIT_SQL.format(visible="1", scope="1")
 
     def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        return (_pass(conn, fast, text, prefix=prefix, bm25_sql="SELECT no_such_column FROM search_docs"),
-                _pass(conn, Ranking(worth_from=10**9), text, prefix=prefix, bm25_sql=bm25_sql))
+        return _pass(conn, Ranking(worth_from=0), text, prefix=False, bm25_sql=NO_BM25), _bm25(conn, text, prefix=False)
 
     mine, theirs = await hub.core.store.read(both)
-    assert len(mine) > 5 if prefix or text not in PARTS else mine == theirs == []
+    assert len(mine) > 5
     assert [r[0] for r in mine] == [r[0] for r in theirs]
     for (_, got), (_, want) in zip(mine, theirs, strict=True):
         assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("text", ["otter", "Otter", "lynx", "heron", "ott"])
+async def test_one_whole_word_is_ranked_in_bm25s_order_without_its_count(hub: Hub, text: str) -> None:
+    """One word's IDF is one factor on every score: left out, every score is bm25's over it."""
+    await _load_words(hub, random.Random(11))
+
+    def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        return (_pass(conn, Ranking(worth_from=0), text, prefix=False, bm25_sql=NO_BM25),
+                _bm25(conn, text, prefix=False))
+
+    mine, theirs = await hub.core.store.read(both)
+    assert [r[0] for r in mine] == [r[0] for r in theirs]
+    if text == "ott":
+        assert mine == []
+        return
+    factor = theirs[0][1] / mine[0][1]
+    assert factor > 0
+    for (_, got), (_, want) in zip(mine, theirs, strict=True):
+        assert got * factor == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def _fold(token: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c)).lower()
+
+
+@pytest.mark.parametrize("text", ["otter", "ott", "ot otter", "her he", "otter heron", "heron vole stoat",
+                                  "Otter OTTER", "otte", "herons", "marte vole", "heron lynx"])
+async def test_the_prefix_tier_counts_every_word_alike(hub: Hub, text: str) -> None:
+    """On the prefix pass the rows are FTS5's own for the words as prefixes (a prefix of four
+    characters or more rewritten as its terms), each scored by every word's count in it (a token
+    two words start counting for both), the words weighed alike."""
+    await _load_words(hub, random.Random(11))
+
+    def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, Any]]:
+        mine = _pass(conn, Ranking(), text, prefix=True, bm25_sql=NO_BM25)
+        rows = {r[0]: (r[1], varint(r[2])[0]) for r in conn.execute(
+            "SELECT f.rowid, f.body, z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid")}
+        return mine, _bm25(conn, text, prefix=True), rows | {0: average_length(conn)}
+
+    mine, theirs, rows = await hub.core.store.read(both)
+    assert len(mine) > 5
+    assert [r[0] for r in mine] == [r[0] for r in theirs]
+    avgdl, words = rows.pop(0), [w.lower() for w in parse_query(text).words]
+    for doc_id, got in mine:
+        body, length = rows[doc_id]
+        tokens = [_fold(t) for t in re.findall(r"[^\W_]+", body)]
+        want = -sum((tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * length / avgdl))
+                    for tf in (sum(t.startswith(w) for t in tokens) for w in words))
+        assert got == pytest.approx(want, rel=1e-9), (doc_id, body)
+
+
+async def test_a_prefix_is_rewritten_as_the_terms_it_starts(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    await _load_words(hub, random.Random(11))
+    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="x", body='heronry "quoted" Hérons'))
+    await hub.search.index.catch_up()
+
+    def read(conn: sqlite3.Connection) -> list[str | None]:
+        return [expanded(conn, w) for w in (("otter",), ("heron",), ("ot", "heron"), ("otte",), ("zzzzz",),
+                                            ("otter", "zzzzz"))]
+
+    assert await hub.core.store.read(read) == [
+        '("otter" OR "otters")', '("heron" OR "heronry" OR "herons")', '"ot"* AND ("heron" OR "heronry" OR "herons")',
+        '"otte"*', None, None]  # four characters: FTS5's own prefix index
+    monkeypatch.setattr(rank, "EXPAND_MAX", 2)
+    assert (await hub.core.store.read(read))[1] == '"heron"*'  # three terms, over the cap: FTS5's own prefix
+
+
+async def test_a_prefix_no_term_starts_matches_nothing(hub: Hub) -> None:
+    await _load_words(hub, random.Random(11), n=20)
+    assert hits(await search(hub, ADMIN_CALLER, "zzzzq")) == []
+    assert hits(await search(hub, ADMIN_CALLER, "otter zzzzq")) == []
+    assert hits(await search(hub, ADMIN_CALLER, "herons"))  # its terms: herons (and Hérons)
 
 
 @pytest.mark.parametrize("body", ["\x01otter\x02 heron otter", "otter heron \x02", "otter " * 1_100])
@@ -254,7 +341,7 @@ async def test_the_text_paths_rank_the_newest_rows_their_budget_holds(hub: Hub, 
 
     mine, newest, short, every = await hub.core.store.read(ranked)
     assert [r[0] for r in mine] == [r[0] for r in newest]  # the newest 150, no more
-    if not text.startswith('"'):  # a phrase's scores leave out its IDF (one factor: the same order)
+    if text == "otter heron":  # one word's or one phrase's scores leave out its IDF (one factor)
         for (_, got), (_, want) in zip(mine, newest, strict=True):
             assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert [r[0] for r in sorted(mine, key=lambda r: (r[1], -r[0]))] == \

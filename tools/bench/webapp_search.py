@@ -147,7 +147,8 @@ def run(args: argparse.Namespace, served: Callable[[Path], AbstractContextManage
         root = Path(tmp)
         if args.search_data is not None:  # the search bench's kept corpus, served as it stands
             root = Path(args.search_data)
-            loaded = f"The corpus kept in {root} by `tools/bench/search.py --data` ({(root / 'corpus.json').read_text()})."
+            kept = (root / "corpus.json").read_text()
+            loaded = f"The corpus kept in {root} by `tools/bench/search.py --data` ({kept})."
         else:
             started = time.perf_counter()
             loaded = anyio.run(preload, root, args.search_scale, token)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hubcore.search")
 
 
-def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch) -> None:
-    """Put `batch` into the index for `source` and record its mark (one command). A `replace`
+def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch, terms: Sequence[str] = ()) -> None:
+    """Put `batch` into the index for `source` and record its mark (one command); `terms` (the
+    batch's, `terms_of`) join `search_terms`. A `replace`
     batch is compared with what the source holds: only documents that changed are written and
     those no longer in it removed (a page write in a project of 1,000 pages rewrites one
     document, not 1,000, and an unchanged document keeps its row and its vector). Rows go in
@@ -52,6 +53,9 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch) -> No
     doomed += _ids_of(conn, [key for key in fresh if key not in stored])
     _delete_ids(conn, doomed)
     _insert(conn, source, list(fresh.values()))
+    if terms:
+        conn.execute("INSERT OR IGNORE INTO search_terms (term) SELECT value FROM json_each(?)",
+                     (orjson.dumps(list(terms)).decode(),))
     conn.execute("INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE "
                  "SET mark = excluded.mark", (source, batch.mark))
 
@@ -78,6 +82,28 @@ def _insert(conn: sqlite3.Connection, source: str, docs: list[tuple[SearchDoc, s
                       for n, (doc, meta) in enumerate(docs)])
     conn.executemany("INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
                      [(first + n, doc.text) for n, (doc, _) in enumerate(docs)])
+
+
+# The same tokenizer as search_fts (migrations v8, v12), without positions: only its terms are read.
+TOKENS_SQL = ("CREATE VIRTUAL TABLE tokens USING fts5(body, content = '', detail = none, "
+              "tokenize = 'unicode61 remove_diacritics 2')")
+
+
+def terms_of(texts: list[str]) -> list[str]:
+    """The terms the index's tokenizer makes of `texts`, on a private in-memory database: the
+    tokenizing is done off the hub.db writer, which only adds the terms it lacks. (Terms of removed
+    documents stay in `search_terms`: a prefix rewritten with a term nothing holds any more matches
+    the same rows.)"""
+    if not texts:
+        return []
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(TOKENS_SQL)
+        conn.execute("CREATE VIRTUAL TABLE tokens_vocab USING fts5vocab(tokens, row)")
+        conn.executemany("INSERT INTO tokens (body) VALUES (?)", [(t,) for t in texts])
+        return [r[0] for r in conn.execute("SELECT term FROM tokens_vocab")]
+    finally:
+        conn.close()
 
 
 def _stored(conn: sqlite3.Connection, source: str) -> dict[tuple[str, str], tuple[Any, ...]]:
@@ -117,6 +143,7 @@ def clear(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM search_fts")
     conn.execute("DELETE FROM search_docs")
     conn.execute("DELETE FROM search_marks")
+    conn.execute("DELETE FROM search_terms")
 
 
 class SearchIndex:
@@ -177,7 +204,9 @@ class SearchIndex:
                 return
             if not batch.docs and not batch.gone and not batch.replace and batch.mark == (mark or ""):
                 return  # nothing new: write nothing (hub.db is left as it was)
-            await self.core.store.execute(lambda conn, b=batch: write_batch(conn, source, b))  # type: ignore[misc]
+            terms = await anyio.to_thread.run_sync(terms_of, [doc.text for doc in batch.docs])
+            await self.core.store.execute(
+                lambda conn, b=batch, t=terms: write_batch(conn, source, b, t))  # type: ignore[misc]
             if not batch.more or batch.mark == mark:
                 return
             mark = batch.mark

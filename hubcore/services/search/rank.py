@@ -3,29 +3,34 @@
 
 FTS5's `bm25()` starts every statement by counting, for each phrase of the query, the rows of the
 whole index it matches (its IDF): a full evaluation of the phrase. At a million events that count
-is most of a query's time (10 ms for a common word, 46 ms for a phrase of the two commonest words,
-against 1 to 2 ms to find the 1,000 newest rows; docs/benchmarks.md, "Search"). Two paths avoid it,
-each giving bm25's order over the same rows:
+is most of a query's time (18 ms for a common word, 75 ms for a phrase of the two commonest
+words, 75 to 200 ms for a prefix of a common word longer than the prefix indexes, against 2 to 4
+ms to find the 1,000 newest rows; docs/benchmarks.md, "Search"). The text paths avoid it:
 
-- One quoted phrase (`one_phrase`): the IDF is one positive factor on every row's score, so it
-  cannot change the order. Rows are ranked by the rest of bm25's formula, from each row's count of
-  the phrase (the markers `highlight()` inserts, measured as its growth, so a document cannot fake
-  them) and its length in tokens (the `docsize` entry bm25 reads too), against the index's average.
-  Only a phrase of distinct words in ASCII letters and digits (each one token of the unicode61
-  tokenizer; instances of such a phrase never overlap, and `highlight()` merges overlapping
-  instances, which bm25 counts apart).
-- Plain words, whole or as prefixes (`plain_words`): bm25's IDF weighs the words against each
-  other, so it is needed, but it changes slowly: each word's count of matching rows is kept
-  (`Frequencies`) and reused while the index has not grown or shrunk by more than 1/64 and for at
-  most a minute. Each row's count of each word comes from the tokens `highlight()` marks (one
-  token per instance; a token two words match counts for both, as bm25 counts it); a row whose
-  text holds a marker character is not read this way (the pass goes to bm25), so a document
-  cannot fake its counts either. Taken only when the words' counts add up to `Ranking.worth_from`
-  rows: below that bm25's count is a short walk, cheaper than `highlight()` re-reading the rows
-  (at a million events, a mid word: 2.6 ms with bm25, 5.9 here; the commonest word: 11.9 and 5.0).
+- One quoted phrase (`one_phrase`), or one common word: the IDF is one positive factor on every
+  row's score, so it cannot change the order. Rows are ranked by the rest of bm25's formula, from each
+  row's count of the term and its length in tokens (the `docsize` entry bm25 reads too), against
+  the index's average. A phrase's count is the growth of the text `highlight()` marks (so a
+  document cannot fake it); only a phrase of distinct words in ASCII letters and digits (each one
+  token of the unicode61 tokenizer; instances of such a phrase never overlap, and `highlight()`
+  merges overlapping instances, which bm25 counts apart).
+- Whole words (`plain_words`): with several, bm25's IDF weighs them against each other, and it
+  changes slowly: each word's count of matching rows is kept (`Frequencies`) and reused while the
+  index has not grown or shrunk by more than 1/64 and for at most a minute. Taken only when the
+  counts add up to `Ranking.worth_from` rows (for one word too): below that bm25's count is a
+  short walk, cheaper than re-reading the rows.
+- The prefix pass (the tier below every whole-word hit) weighs its words alike: their counts
+  would cost what this path saves (a prefix's count merges every term it starts). A word of five
+  characters or more is rewritten as the terms it starts (`expanded`, from `search_terms`): FTS5
+  answers a longer prefix than its prefix indexes hold by merging those terms' whole lists, where
+  the same terms joined with OR are read lazily, only as far as the 1,000 newest rows.
 
-A row of 1,024 tokens or more sends its pass back to bm25: `highlight()` re-reads the text (an
-artifact indexes up to a million characters; 1,000 of them would be a gigabyte to re-read).
+Each row's count of each word comes from the tokens `highlight()` marks (one token per instance;
+a token two words match counts for both, as bm25 counts it); a row whose text holds a marker
+character is not read this way (the pass goes to bm25). The text paths re-read the rows' text, so
+they rank the newest matching rows that hold `TEXT_BUDGET` tokens (all 1,000 when they are short,
+as feed events are); when fewer than `DEPTH_MIN` fit, or a row holds 1,024 tokens or more, bm25
+ranks the pass (an artifact indexes up to a million characters).
 """
 
 from __future__ import annotations
@@ -51,17 +56,19 @@ SHORT = "(length(z.sz) = 1 OR (length(z.sz) = 2 AND z.sz < x'88'))"
 # {joins} are the lexical query's own (service.HIT_SQL), so the same rows are ranked.
 _PASS_SQL = """SELECT d.id, CASE WHEN {short} THEN {counted} END AS tf, z.sz
 FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid JOIN search_docs d ON d.id = f.rowid {{joins}}
-WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {{live}}
+WHERE search_fts MATCH :match AND f.rowid < :before AND {{visible}} AND {{scope}} AND {{live}}
 ORDER BY f.rowid DESC LIMIT :rows"""
 # One phrase: its count in the row, as the growth of the text `highlight()` marks.
 ONE_PHRASE_SQL = _PASS_SQL.format(short=SHORT, counted="length(highlight(search_fts, 0, char(1), '')) - length(f.body)")
 # Plain words: the marked text itself, unless the row's own text holds a marker character.
 WORDS_SQL = _PASS_SQL.format(short=f"{SHORT} AND instr(f.body, char(1)) = 0 AND instr(f.body, char(2)) = 0",
                              counted="highlight(search_fts, 0, char(1), char(2))")
-# The same rows' ids and size entries alone (no text read): how deep the text paths may go.
-SIZES_SQL = _PASS_SQL.format(short="1", counted="NULL")
 COUNT_SQL = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?"
-TEXT_BUDGET = 60_000  # tokens of text `highlight()` may re-read for one pass (about 4 ms)
+TEXT_BUDGET = 40_000  # tokens of text `highlight()` may re-read for one pass (about 3 ms)
+EXPAND_FROM = 5  # search_fts indexes prefixes of 1 to 4 characters (migration v12): those read them
+EXPAND_MAX = 128  # a prefix standing for more terms than this is left to FTS5
+CHUNK_FIRST = 200  # rows read in the first chunk of a text path (then as many as the budget holds)
+ROWID_MAX = 2**63 - 1
 DEPTH_MIN = HITS_MAX + 1  # the text paths rank at least this many rows (when so many match), or none
 WORDS_MAX = 8  # a longer query of plain words is ranked by bm25 (each word would need its count)
 _MARKED = re.compile("\x01([^\x02]*)\x02")
@@ -227,6 +234,30 @@ class Frequencies:
         return hits
 
 
+def expanded(conn: sqlite3.Connection, words: tuple[str, ...]) -> str | None:
+    """The prefix pass's match expression for `words` (ASCII letters and digits): each word of
+    `EXPAND_FROM` characters or more as the terms of the index it starts (`search_terms`) joined
+    with OR, when at most `EXPAND_MAX`; else, and for shorter words (FTS5's prefix indexes answer
+    them), `"word"*` as FTS5 reads it. None when a word starts no term: nothing matches."""
+    parts = []
+    for word in words:
+        stem = word.lower()
+        if len(stem) < EXPAND_FROM:
+            parts.append(f'"{stem}"*')
+            continue
+        terms = [r[0] for r in conn.execute(
+            "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT ?",
+            (stem, stem[:-1] + chr(ord(stem[-1]) + 1), EXPAND_MAX + 1))]
+        if not terms:
+            return None
+        if len(terms) > EXPAND_MAX:
+            parts.append(f'"{stem}"*')
+            continue
+        quoted = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        parts.append(f"({quoted})" if len(terms) > 1 else quoted)
+    return " AND ".join(parts)
+
+
 class Ranking:
     """How each pass of a lexical query is ranked (the module's note): `rank` answers (id, score)
     rows, lower first, in bm25's order."""
@@ -251,28 +282,46 @@ class Ranking:
         if index is None:
             return None
         weights: list[float] = []
-        if not phrase:
+        if prefix and not phrase:
+            match = expanded(conn, parsed.words)
+            if match is None:
+                return []  # a word no term of the index starts with: no row matches
+            args = {**args, "match": match}
+            weights = [1.0] * len(parsed.words)  # the prefix tier: no word's count (see the note)
+        elif not phrase:
             counts = [self.frequencies.hits(conn, expr, index.rows) for expr in parsed.terms(prefix)]
             if sum(counts) < self.worth_from:
-                return None
-            weights = [idf(index.rows, n) for n in counts]
-        depth = self.depth(conn, fill, args)
-        if depth is None:
+                return None  # bm25's count is a short walk: cheaper than re-reading the rows
+            # One word's IDF is one factor on every score: left out.
+            weights = [1.0] if len(counts) == 1 else [idf(index.rows, n) for n in counts]
+        sql = (ONE_PHRASE_SQL if phrase else WORDS_SQL).format(**fill)
+        rows = self.newest(conn, sql, args)
+        if rows is None:
             return None
-        limited = {**args, "rows": depth}
         if phrase:
-            return scored(conn.execute(ONE_PHRASE_SQL.format(**fill), limited).fetchall(), index.avgdl)
-        rows = conn.execute(WORDS_SQL.format(**fill), limited).fetchall()
+            return scored(rows, index.avgdl)
         return scored_words(rows, parsed.words, weights, prefix=prefix, avgdl=index.avgdl)
 
-    def depth(self, conn: sqlite3.Connection, fill: dict[str, str], args: dict[str, Any]) -> int | None:
-        """How many of the newest matching rows the text paths rank: as many as hold `text_budget`
-        tokens (all of them when they are short, as feed events are); None when that is fewer than
-        `DEPTH_MIN` of them (long documents: bm25 ranks the pass, its cost not growing with them)."""
-        sizes = conn.execute(SIZES_SQL.format(**fill), args).fetchall()
-        spent = 0
-        for n, (_, _, size) in enumerate(sizes):
-            spent += size_of(size)
-            if spent > self.text_budget:
-                return n if n >= DEPTH_MIN else None
-        return len(sizes)
+    def newest(self, conn: sqlite3.Connection, sql: str, args: dict[str, Any]) -> list[Any] | None:
+        """The newest matching rows (up to `args["rows"]`) that hold `text_budget` tokens, read in
+        chunks down the index (`rowid < before`), each sized to what the budget has left, so the
+        match is evaluated once and little text is read past the budget. All of them when they are
+        short, as feed events are; None when fewer than `DEPTH_MIN` fit (long documents: bm25 ranks
+        the pass, its cost not growing with them)."""
+        rows: list[Any] = []
+        wanted, spent, before, chunk = int(args["rows"]), 0, ROWID_MAX, CHUNK_FIRST
+        while len(rows) < wanted:
+            got = conn.execute(sql, {**args, "rows": min(chunk, wanted - len(rows)), "before": before}).fetchall()
+            for row in got:
+                spent += size_of(row[2])
+                if spent > self.text_budget:
+                    return rows if len(rows) >= DEPTH_MIN else None
+                rows.append(row)
+            if len(got) < chunk:
+                break
+            before = got[-1][0]
+            # What the budget has left at the rows' length so far, at most twice the last chunk (the
+            # rows further down may be longer: a chunk's text past the budget is read for nothing).
+            room = int((self.text_budget - spent) * len(rows) / max(spent, 1)) + 1
+            chunk = max(CHUNK_FIRST // 4, min(2 * chunk, room))
+        return rows
