@@ -30,9 +30,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("hubcore.search")
 
 
-def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch, terms: Sequence[str] = ()) -> None:
-    """Put `batch` into the index for `source` and record its mark (one command); `terms` (the
-    batch's, `terms_of`) join `search_terms`. A `replace`
+def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch,
+                terms: Sequence[str] | None = None) -> None:
+    """Put `batch` into the index for `source` and record its mark (one command); the terms of its
+    new documents join `search_terms` (`terms`, the batch's own, when the caller tokenized it off
+    the writer; else those of the documents written, found here). A `replace`
     batch is compared with what the source holds: only documents that changed are written and
     those no longer in it removed (a page write in a project of 1,000 pages rewrites one
     document, not 1,000, and an unchanged document keeps its row and its vector). Rows go in
@@ -53,6 +55,8 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch, terms
     doomed += _ids_of(conn, [key for key in fresh if key not in stored])
     _delete_ids(conn, doomed)
     _insert(conn, source, list(fresh.values()))
+    if terms is None:  # a source indexed whole: only the few documents that changed
+        terms = terms_of([doc.text for doc, _ in fresh.values()])
     if terms:
         conn.execute("INSERT OR IGNORE INTO search_terms (term) SELECT value FROM json_each(?)",
                      (orjson.dumps(list(terms)).decode(),))
@@ -204,7 +208,9 @@ class SearchIndex:
                 return
             if not batch.docs and not batch.gone and not batch.replace and batch.mark == (mark or ""):
                 return  # nothing new: write nothing (hub.db is left as it was)
-            terms = await anyio.to_thread.run_sync(terms_of, [doc.text for doc in batch.docs])
+            # New documents only (the feed's events): tokenized here, off the writer.
+            terms = None if batch.replace else await anyio.to_thread.run_sync(
+                terms_of, [doc.text for doc in batch.docs])
             await self.core.store.execute(
                 lambda conn, b=batch, t=terms: write_batch(conn, source, b, t))  # type: ignore[misc]
             if not batch.more or batch.mark == mark:
