@@ -177,10 +177,14 @@ export function createFeed(app, { path, project = null, names = null }) {
         await reload(); // a burst past one page: start again from the newest
         return;
       }
-      if (gen === state.gen && page.events.length) {
-        state.events = page.events.slice().reverse().concat(state.events);
+      // Only what is newer than the newest shown now: a reload (a live "refresh") may have drawn
+      // these events while this read was in flight, and they must not be drawn twice.
+      const top = state.events.length ? state.events[0].id : null;
+      const fresh = page.events.filter((ev) => top === null || ev.id > top);
+      if (gen === state.gen && fresh.length) {
+        state.events = fresh.slice().reverse().concat(state.events);
         draw();
-        status.textContent = `${page.events.length} new events`;
+        status.textContent = `${fresh.length} new events`;
       }
       if (gen === state.gen) await markSeen();
     } catch (err) {
