@@ -100,7 +100,7 @@ async def test_phrase_hits_come_in_bm25s_order(hub: Hub, long_document: bool) ->
             at = rng.randint(0, len(text))
             text[at:at] = ["otter", "heron"]
         await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"s{n}", body=" ".join(text)))
-    if long_document:  # 1,500 tokens: the pass that holds it is ranked by bm25 itself
+    if long_document:  # 1,500 tokens: re-read like the rest (under 16,384), in the same order
         await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="long", body=" ".join(
             rng.choice(WORDS) for _ in range(1_500)) + " otter heron"))
     for query in ('"otter heron"', '"heron otter"', '"vole"', '"lynx stoat marten"'):
@@ -138,11 +138,12 @@ def test_only_plain_ascii_words_take_the_words_path(text: str, fast: bool) -> No
 
 
 def _pass(conn: sqlite3.Connection, ranking: Ranking, text: str, *, prefix: bool,
-          bm25_sql: str) -> list[tuple[int, float]]:
+          bm25_sql: str, need: int = 101) -> list[tuple[int, float]]:
     parsed = parse_query(text)
     fill = {"joins": HIT_JOINS, "visible": "1", "scope": "1", "live": HIT_LIVE}
     args = {"match": parsed.prefix if prefix else parsed.whole, "rows": 1000}
-    return [tuple(r) for r in ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill, args=args)]
+    return [tuple(r) for r in ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill, args=args,
+                                           need=need)]
 
 
 async def _load_words(hub: Hub, rng: random.Random, n: int = 150) -> None:
@@ -250,9 +251,10 @@ async def test_a_prefix_no_term_starts_matches_nothing(hub: Hub) -> None:
     assert hits(await search(hub, ADMIN_CALLER, "herons"))  # its terms: herons (and Hérons)
 
 
-@pytest.mark.parametrize("body", ["\x01otter\x02 heron otter", "otter heron \x02", "otter " * 1_100])
+@pytest.mark.parametrize("body", ["\x01otter\x02 heron otter", "otter heron \x02", "otter " * 16_400])
 async def test_a_row_the_words_path_cannot_read_goes_to_bm25(hub: Hub, body: str) -> None:
-    """Marker characters in a text, a document of 1,024 tokens or more: the pass is bm25's own."""
+    """Marker characters in a text; the newest row of 16,384 tokens or more (never re-read), so
+    fewer rows than the page needs before it: the pass is bm25's own."""
     await _load_words(hub, random.Random(3), n=40)
     await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="odd", body=body))
     await hub.search.index.catch_up()
@@ -347,3 +349,22 @@ async def test_the_text_paths_rank_the_newest_rows_their_budget_holds(hub: Hub, 
     assert [r[0] for r in sorted(mine, key=lambda r: (r[1], -r[0]))] == \
         [r[0] for r in sorted(newest, key=lambda r: (r[1], -r[0]))]
     assert short == every  # 100 rows fit: bm25 ranked the pass, every row of it
+
+
+async def test_a_row_too_long_to_reread_ends_the_rows_ranked(hub: Hub) -> None:
+    """A row of 16,384 tokens or more is never re-read: the text path ranks the newer rows before
+    it when the page's need is met, else bm25 ranks the pass (every row)."""
+    await _load_long(hub, 120)
+    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="long", body="otter " * 16_400))
+    await _load_long(hub, 130)
+    bm25_sql = HIT_SQL.format(visible="1", scope="1")
+
+    def ranked(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any]]:
+        args = {"match": '"otter"', "rows": 1000}
+        every = [tuple(r) for r in conn.execute(bm25_sql, args).fetchall()]
+        return (_pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=NO_BM25, need=101),
+                _pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=bm25_sql, need=131), every)
+
+    mine, fallback, every = await hub.core.store.read(ranked)
+    assert [r[0] for r in mine] == [r[0] for r in every[:130]]  # the 130 newer rows, none from the long one on
+    assert fallback == every and len(every) == 251

@@ -29,8 +29,8 @@ Each row's count of each word comes from the tokens `highlight()` marks (one tok
 a token two words match counts for both, as bm25 counts it); a row whose text holds a marker
 character is not read this way (the pass goes to bm25). The text paths re-read the rows' text, so
 they rank the newest matching rows that hold `TEXT_BUDGET` tokens (all 1,000 when they are short,
-as feed events are); when fewer than `DEPTH_MIN` fit, or a row holds 1,024 tokens or more, bm25
-ranks the pass (an artifact indexes up to a million characters).
+as feed events are; never a row of `LONG_TOKENS` or more: an artifact indexes up to a million
+characters); when fewer than the page needs fit, bm25 ranks the pass.
 """
 
 from __future__ import annotations
@@ -45,13 +45,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hubcore.services.search.models import HITS_MAX
 from hubcore.services.search.query import Parsed
 
 K1, B = 1.2, 0.75  # bm25()'s constants (FTS5's fts5_aux.c)
-# A row of 1,024 tokens or more (its size entry longer than 2 bytes, or 2 bytes from x'88') gets no
-# count (NULL), so the caller ranks that pass with bm25 instead (the module's note).
-SHORT = "(length(z.sz) = 1 OR (length(z.sz) = 2 AND z.sz < x'88'))"
+# A row of LONG_TOKENS or more gets no count (NULL): the text paths stop before it.
+LONG_TOKENS = 16_384  # a row this long or longer (a size entry of 3 bytes or more) is never re-read
+SHORT = "length(z.sz) <= 2"
 # The row's id, what its counts are read from, and its size entry; {visible}, {scope}, {live} and
 # {joins} are the lexical query's own (service.HIT_SQL), so the same rows are ranked.
 _PASS_SQL = """SELECT d.id, CASE WHEN {short} THEN {counted} END AS tf, z.sz
@@ -69,7 +68,6 @@ EXPAND_FROM = 5  # search_fts indexes prefixes of 1 to 4 characters (migration v
 EXPAND_MAX = 128  # a prefix standing for more terms than this is left to FTS5
 CHUNK_FIRST = 200  # rows read in the first chunk of a text path (then as many as the budget holds)
 ROWID_MAX = 2**63 - 1
-DEPTH_MIN = HITS_MAX + 1  # the text paths rank at least this many rows (when so many match), or none
 WORDS_MAX = 8  # a longer query of plain words is ranked by bm25 (each word would need its count)
 _MARKED = re.compile("\x01([^\x02]*)\x02")
 
@@ -269,12 +267,13 @@ class Ranking:
         self.frequencies = frequencies or Frequencies()
 
     def rank(self, conn: sqlite3.Connection, parsed: Parsed, *, prefix: bool, bm25_sql: str,
-             fill: dict[str, str], args: dict[str, Any]) -> list[Any]:
-        found = self._fast(conn, parsed, prefix=prefix, fill=fill, args=args)
+             fill: dict[str, str], args: dict[str, Any], need: int) -> list[Any]:
+        """`need`: the rows the page still wants (a text path ranks at least so many, or none)."""
+        found = self._fast(conn, parsed, prefix=prefix, fill=fill, args=args, need=need)
         return found if found is not None else conn.execute(bm25_sql, args).fetchall()
 
     def _fast(self, conn: sqlite3.Connection, parsed: Parsed, *, prefix: bool, fill: dict[str, str],
-              args: dict[str, Any]) -> list[tuple[int, float]] | None:
+              args: dict[str, Any], need: int) -> list[tuple[int, float]] | None:
         phrase = one_phrase(parsed)
         if not phrase and not plain_words(parsed):
             return None
@@ -295,27 +294,31 @@ class Ranking:
             # One word's IDF is one factor on every score: left out.
             weights = [1.0] if len(counts) == 1 else [idf(index.rows, n) for n in counts]
         sql = (ONE_PHRASE_SQL if phrase else WORDS_SQL).format(**fill)
-        rows = self.newest(conn, sql, args)
+        rows = self.newest(conn, sql, args, need)
         if rows is None:
             return None
         if phrase:
             return scored(rows, index.avgdl)
         return scored_words(rows, parsed.words, weights, prefix=prefix, avgdl=index.avgdl)
 
-    def newest(self, conn: sqlite3.Connection, sql: str, args: dict[str, Any]) -> list[Any] | None:
+    def newest(self, conn: sqlite3.Connection, sql: str, args: dict[str, Any], need: int) -> list[Any] | None:
         """The newest matching rows (up to `args["rows"]`) that hold `text_budget` tokens, read in
         chunks down the index (`rowid < before`), each sized to what the budget has left, so the
         match is evaluated once and little text is read past the budget. All of them when they are
-        short, as feed events are; None when fewer than `DEPTH_MIN` fit (long documents: bm25 ranks
-        the pass, its cost not growing with them)."""
+        short, as feed events are); a row of `LONG_TOKENS` or more ends them there. None when fewer
+        than `need` fit (long documents: bm25 ranks the pass, its cost not growing with them) or a
+        row's own text holds a marker character (its counts cannot be read)."""
         rows: list[Any] = []
         wanted, spent, before, chunk = int(args["rows"]), 0, ROWID_MAX, CHUNK_FIRST
         while len(rows) < wanted:
             got = conn.execute(sql, {**args, "rows": min(chunk, wanted - len(rows)), "before": before}).fetchall()
             for row in got:
-                spent += size_of(row[2])
-                if spent > self.text_budget:
-                    return rows if len(rows) >= DEPTH_MIN else None
+                size = size_of(row[2])
+                if row[1] is None and size < LONG_TOKENS:
+                    return None  # a marker in the row's text (WORDS_SQL)
+                if row[1] is None or spent + size > self.text_budget:
+                    return rows if len(rows) >= need else None
+                spent += size
                 rows.append(row)
             if len(got) < chunk:
                 break

@@ -102,7 +102,8 @@ class SearchService:
                 break  # the page is whole-word hits only (and more matched: truncated)
             # Ranked in bm25's order, without its whole-index count where that costs (rank.py).
             rows = self.ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill,
-                                     args={**params, **scoped, "match": match, "rows": budget})
+                                     args={**params, **scoped, "match": match, "rows": budget},
+                                     need=keep - len(ranked))
             budget -= len(rows)
             seen = set(ranked)
             ranked.extend(r[0] for r in sorted(rows, key=lambda r: r[1]) if r[0] not in seen)
