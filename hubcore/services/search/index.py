@@ -94,8 +94,9 @@ TOKENS_SQL = ("CREATE VIRTUAL TABLE tokens USING fts5(body, content = '', detail
 
 
 def terms_of(texts: list[str]) -> list[str]:
-    """The terms the index's tokenizer makes of `texts`, on a private in-memory database: the
-    tokenizing is done off the hub.db writer, which only adds the terms it lacks. (Terms of removed
+    """The terms the index's tokenizer makes of `texts`, on a private in-memory database (never
+    hub.db): the feed's new events are tokenized before their command, off the writer; a source
+    indexed whole tokenizes its few changed documents inside its command. (Terms of removed
     documents stay in `search_terms`: a prefix rewritten with a term nothing holds any more matches
     the same rows.)"""
     if not texts:

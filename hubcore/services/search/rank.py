@@ -8,8 +8,8 @@ words, 75 to 200 ms for a prefix of a common word longer than the prefix indexes
 ms to find the 1,000 newest rows; docs/benchmarks.md, "Search"). The text paths avoid it:
 
 - One quoted phrase (`one_phrase`), or one common word: the IDF is one positive factor on every
-  row's score, so it cannot change the order. Rows are ranked by the rest of bm25's formula, from each
-  row's count of the term and its length in tokens (the `docsize` entry bm25 reads too), against
+  row's score, so it cannot change the order. Rows are ranked by the rest of bm25's formula, from
+  each row's count of the term and its length in tokens (the `docsize` entry bm25 reads too), against
   the index's average. A phrase's count is the growth of the text `highlight()` marks (so a
   document cannot fake it); only a phrase of distinct words in ASCII letters and digits (each one
   token of the unicode61 tokenizer; instances of such a phrase never overlap, and `highlight()`
@@ -304,8 +304,8 @@ class Ranking:
     def newest(self, conn: sqlite3.Connection, sql: str, args: dict[str, Any], need: int) -> list[Any] | None:
         """The newest matching rows (up to `args["rows"]`) that hold `text_budget` tokens, read in
         chunks down the index (`rowid < before`), each sized to what the budget has left, so the
-        match is evaluated once and little text is read past the budget. All of them when they are
-        short, as feed events are); a row of `LONG_TOKENS` or more ends them there. None when fewer
+        match is evaluated once and little text is read past the budget: all of them when they are
+        short, as feed events are; a row of `LONG_TOKENS` or more ends them there. None when fewer
         than `need` fit (long documents: bm25 ranks the pass, its cost not growing with them) or a
         row's own text holds a marker character (its counts cannot be read)."""
         rows: list[Any] = []
