@@ -20,11 +20,12 @@ from hubcore.services.search.query import parse as parse_query
 from hubcore.services.search.rank import (
     Frequencies,
     Ranking,
-    average_length,
+    Totals,
     expanded,
     idf,
     one_phrase,
     plain_words,
+    totals,
     varint,
 )
 from hubcore.services.search.service import HIT_JOINS, HIT_LIVE, HIT_SQL
@@ -59,10 +60,10 @@ def test_sizes_are_read_as_fts5_wrote_them() -> None:
         conn.commit()  # FTS5 writes its averages record when the transaction ends
         sizes = [varint(r[0])[0] for r in conn.execute("SELECT sz FROM search_fts_docsize ORDER BY id")]
         assert sizes == [3, 200, 20_000]
-        assert average_length(conn) == (3 + 200 + 20_000) / 3
+        assert totals(conn) == Totals(3, (3 + 200 + 20_000) / 3)
         conn.execute("DELETE FROM search_fts")
         conn.commit()
-        assert average_length(conn) is None  # an empty index: the caller ranks with bm25
+        assert totals(conn) is None  # an empty index: the caller ranks with bm25
     finally:
         conn.close()
 
@@ -115,15 +116,19 @@ async def test_phrase_hits_come_in_bm25s_order(hub: Hub, long_document: bool) ->
         assert len(found) > 5, query
 
 
-async def test_a_document_cannot_fake_its_count_of_the_phrase(hub: Hub) -> None:
-    """The count is how much `highlight()` grew the text, so marker characters in a document add
-    nothing: the document holding the phrase three times ranks first."""
+@pytest.mark.parametrize(("query", "faking"), [
+    ('"otter heron"', "\x01\x01\x01 otter heron \x01\x01 vole vole vole"),
+    ("otter heron", "\x01otter\x02\x01otter\x02 otter heron vole")])
+async def test_a_document_cannot_fake_its_counts(hub: Hub, query: str, faking: str) -> None:
+    """A phrase's count is how much `highlight()` grew the text; a row holding a marker character
+    is ranked by bm25: marker characters in a document add nothing, and the document holding the
+    words three times ranks first."""
+    hub.search.ranking.worth_from = 0  # the words path, however few rows
     plain = (await hub.posts.signal_append(ALICE, a_signal(
         project_id="web", summary="plain", body="otter heron otter heron otter heron vole")))["event_id"]
-    faking = (await hub.posts.signal_append(ALICE, a_signal(
-        project_id="web", summary="faking", body="\x01\x01\x01 otter heron \x01\x01 vole vole vole")))["event_id"]
-    found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, '"otter heron"'))]
-    assert found == [plain, faking]
+    fake = (await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="faking", body=faking)))["event_id"]
+    found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, query))]
+    assert found == [plain, fake]
 
 
 # -- plain words: bm25's IDF from kept counts, each row's counts from the tokens it marks ----------
@@ -214,7 +219,7 @@ async def test_the_prefix_tier_counts_every_word_alike(hub: Hub, text: str) -> N
         mine = _pass(conn, Ranking(), text, prefix=True, bm25_sql=NO_BM25)
         rows = {r[0]: (r[1], varint(r[2])[0]) for r in conn.execute(
             "SELECT f.rowid, f.body, z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid")}
-        return mine, _bm25(conn, text, prefix=True), rows | {0: average_length(conn)}
+        return mine, _bm25(conn, text, prefix=True), rows | {0: totals(conn).avgdl}
 
     mine, theirs, rows = await hub.core.store.read(both)
     assert len(mine) > 5
@@ -246,6 +251,12 @@ async def test_a_prefix_is_rewritten_as_the_terms_it_starts(hub: Hub, monkeypatc
 
 async def test_a_prefix_no_term_starts_matches_nothing(hub: Hub) -> None:
     await _load_words(hub, random.Random(11), n=20)
+    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="edges", body="Quartz 202999 zzzzzz"))
+    # Prefixes rewritten as their terms: the range ends after the last character ('z' + 1, '9' + 1),
+    # the word folded to lower case.
+    assert [h["snippet"] for h in hits(await search(hub, ADMIN_CALLER, "QUART"))] == ["Quartz 202999 zzzzzz"]
+    assert [h["snippet"] for h in hits(await search(hub, ADMIN_CALLER, "20299"))] == ["Quartz 202999 zzzzzz"]
+    assert [h["snippet"] for h in hits(await search(hub, ADMIN_CALLER, "zzzz zzzzz"))] == ["Quartz 202999 zzzzzz"]
     assert hits(await search(hub, ADMIN_CALLER, "zzzzq")) == []
     assert hits(await search(hub, ADMIN_CALLER, "otter zzzzq")) == []
     assert hits(await search(hub, ADMIN_CALLER, "herons"))  # its terms: herons (and Hérons)
@@ -266,16 +277,6 @@ async def test_a_row_the_words_path_cannot_read_goes_to_bm25(hub: Hub, body: str
 
     mine, theirs = await hub.core.store.read(both)
     assert mine == theirs  # the same statement answered both
-
-
-async def test_a_document_cannot_fake_its_counts_of_words(hub: Hub) -> None:
-    hub.search.ranking.worth_from = 0
-    plain = (await hub.posts.signal_append(ALICE, a_signal(
-        project_id="web", summary="plain", body="otter heron otter heron otter heron vole")))["event_id"]
-    faking = (await hub.posts.signal_append(ALICE, a_signal(
-        project_id="web", summary="faking", body="\x01otter\x02\x01otter\x02 otter heron vole")))["event_id"]
-    found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, "otter heron"))]
-    assert found == [plain, faking]
 
 
 def test_counts_are_kept_while_the_index_stays_near_its_size() -> None:

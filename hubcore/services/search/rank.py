@@ -118,12 +118,6 @@ def totals(conn: sqlite3.Connection) -> Totals | None:
     return Totals(rows, tokens / rows) if rows and tokens else None
 
 
-def average_length(conn: sqlite3.Connection) -> float | None:
-    """The index's average document length in tokens, as bm25 takes it."""
-    found = totals(conn)
-    return None if found is None else found.avgdl
-
-
 def size_of(entry: bytes) -> int:
     """A row's length in tokens from its size entry (one varint: a row's single column)."""
     if len(entry) == 1:
@@ -143,15 +137,10 @@ def idf(rows: int, hits: int) -> float:
     return found if found > 0.0 else 1e-6
 
 
-def scored(rows: list[tuple[int, int | None, bytes]], avgdl: float) -> list[tuple[int, float]] | None:
-    """(id, score) in bm25's sense without its IDF factor: lower is better, as bm25(). None when a
-    row got no count (a long document: see ONE_PHRASE_SQL)."""
-    out = []
-    for doc_id, tf, size in rows:
-        if tf is None:
-            return None
-        out.append((doc_id, -_saturated(tf, float(size_of(size)), avgdl)))
-    return out
+def scored(rows: list[tuple[int, int, bytes]], avgdl: float) -> list[tuple[int, float]]:
+    """(id, score) in bm25's sense without its IDF factor: lower is better, as bm25(). Every row
+    has its count (`Ranking.newest` stops before one without)."""
+    return [(doc_id, -_saturated(tf, float(size_of(size)), avgdl)) for doc_id, tf, size in rows]
 
 
 def fold(token: str) -> str:
@@ -162,13 +151,12 @@ def fold(token: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c)).lower()
 
 
-def scored_words(rows: list[tuple[int, str | None, bytes]], words: tuple[str, ...], weights: list[float],
+def scored_words(rows: list[tuple[int, str, bytes]], words: tuple[str, ...], weights: list[float],
                  *, prefix: bool, avgdl: float) -> list[tuple[int, float]] | None:
     """(id, bm25 score) from each row's marked text (no marker character of its own: WORDS_SQL):
     each marked token counts for every word it matches (whole, or as a prefix on the prefix pass);
-    with one word every marked token is its instance. None when a row cannot be read that way (a
-    long document, a marker in its text, or a marked token no word matches: the tokenizer folded
-    it in a way `fold` does not), and the caller asks bm25."""
+    with one word every marked token is its instance. None when a marked token matches no word (the
+    tokenizer folded it in a way `fold` does not), and the caller asks bm25."""
     wanted = [w.lower() for w in words]
     matches: dict[str, list[int]] = {}  # a marked token's text -> the words it matches
 
@@ -182,8 +170,6 @@ def scored_words(rows: list[tuple[int, str | None, bytes]], words: tuple[str, ..
 
     out = []
     for doc_id, marked, size in rows:
-        if marked is None:
-            return None
         length = float(size_of(size))
         if len(wanted) == 1:
             out.append((doc_id, -weights[0] * _saturated(marked.count("\x01"), length, avgdl)))
