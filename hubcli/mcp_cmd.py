@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -88,7 +89,8 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
     structured = result.get("structuredContent")
     if result.get("isError"):
         _err("call", _error_line(result))
-        sys.stdout.write(dump_json(structured if structured is not None else result) + "\n")
+        error = error_object(result)  # the error object an error result's text ends with
+        sys.stdout.write(dump_json({"error": error} if error is not None else result) + "\n")
         return exits.REFUSED
     if structured is not None:
         sys.stdout.write(dump_json(structured) + "\n")
@@ -97,6 +99,20 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
             if block.get("type") == "text":
                 sys.stdout.write(block["text"] + "\n")
     return exits.OK
+
+
+def error_object(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The `{code, message, retryable, details}` a hub tool error's text ends with (its last line
+    is `{"error": ...}` as JSON; an error result carries no structured content), or None."""
+    for block in result.get("content", []):
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            try:
+                body = json.loads(block["text"].rsplit("\n", 1)[-1])
+            except ValueError:
+                return None
+            error = body.get("error") if isinstance(body, dict) else None
+            return error if isinstance(error, dict) else None
+    return None
 
 
 def _error_line(result: dict[str, Any]) -> str:

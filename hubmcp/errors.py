@@ -1,10 +1,14 @@
 """Hub errors on the MCP wire (DESIGN section 6).
 
 Tool errors follow MCP's convention: every tool execution error, argument validation included, is
-an ordinary tool result with `isError: true`, `structuredContent.error = {code, message, retryable,
-details}` and a text content that starts `<code>: <message>`, so the model reads what went wrong and
-can correct itself (clients drop a JSON-RPC error's `data`). An unknown tool answers the same way
-with `not_found`. Only a malformed JSON-RPC request is a protocol error (the SDK answers those).
+an ordinary tool result with `isError: true` and one text content that starts `<code>: <message>`,
+so the model reads what went wrong and can correct itself (clients drop a JSON-RPC error's `data`);
+its last line is the error object `{"error": {code, message, retryable, details}}` as JSON, for
+programs. An error result carries no `structuredContent`: MCP says structured content must match
+the tool's output schema, which describes the tool's result, and clients that check it (the
+Inspector, the TypeScript SDK) would show a schema complaint instead of the refusal (issue 27). An
+unknown tool answers the same way with `not_found`. Only a malformed JSON-RPC request is a protocol
+error (the SDK answers those).
 
 A resource that is missing answers -32602 with `data.uri` (SEP-2164) and the hub code in
 `data.error`; other resource and custom-method refusals are JSON-RPC errors too.
@@ -50,18 +54,31 @@ def agent_view(err: HubError, caller: Caller | None) -> HubError:
     return err
 
 
+def error_text(error: dict[str, Any]) -> str:
+    """An error result's text: the code and message first, the error object last (one line)."""
+    text = f"{error['code']}: {error['message']}"
+    if error.get("retryable"):
+        text += "\n(retryable: the same call may succeed later)"
+    return text + "\n" + orjson.dumps({"error": error}).decode()
+
+
 def error_result(err: HubError) -> CallToolResult:
     """A failing tool call as MCP's tool execution error: a result the model reads."""
-    body = {"error": tool_error(err)}
-    text = f"{err.code}: {err.message}"
-    if err.retryable:
-        text += "\n(retryable: the same call may succeed later)"
-    text += "\n" + orjson.dumps(body).decode()
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=body,
-        is_error=True,
-    )
+    return CallToolResult(content=[TextContent(type="text", text=error_text(tool_error(err)))], is_error=True)
+
+
+def error_object(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The `error` object of an error result as it came over the wire (its text's last line),
+    or None when the text carries none (another server's error)."""
+    for block in result.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            try:
+                body = orjson.loads(block["text"].rsplit("\n", 1)[-1])
+            except orjson.JSONDecodeError:
+                return None
+            error = body.get("error") if isinstance(body, dict) else None
+            return error if isinstance(error, dict) else None
+    return None
 
 
 def to_mcp_error(err: HubError, **extra: Any) -> MCPError:

@@ -44,6 +44,9 @@ INSTRUCTIONS = (
 )
 # Served only when the app is built with conformance fixtures (tools/mcp-conformance).
 FIXTURE_CAPABILITY_TOOL = "test_missing_capability"
+# A read-only tool says so; nothing else is annotated (tools carry no title either: the name says
+# it), each hint costing every agent's context at every session.
+READ_ONLY = types.ToolAnnotations(read_only_hint=True)
 LIST_CACHE = CacheHint(ttl_ms=60_000, scope="public")
 PRIVATE_NOW = CacheHint(ttl_ms=0, scope="private")
 
@@ -132,9 +135,9 @@ class HubMcp:
                           params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         tools = [
             types.Tool(
-                name=t.name, title=t.title, description=t.description,
+                name=t.name, description=t.description,
                 input_schema=t.input_schema, output_schema=t.output_schema,
-                annotations=types.ToolAnnotations(read_only_hint=t.read_only, open_world_hint=False),
+                annotations=READ_ONLY if t.read_only else None,
             )
             for t in self.tools.values()
         ]

@@ -32,6 +32,7 @@ from hubcore.caller import Caller
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
+from hubmcp import errors
 from hubmcp.active import CONNECTION_HEADER, ActiveSessions, ConnectionKey
 from hubmcp.context import FixedBinding
 from hubmcp.protect import ProtectError, advertise, protect_arguments
@@ -130,8 +131,7 @@ def refusal(request_id: Any, message: str) -> JSONRPCResponse:
     """The tool error a refused `password` gets, answered locally: nothing was sent to the hub."""
     error = {"code": "invalid_argument", "message": message, "retryable": False, "details": {"field": "password"}}
     return JSONRPCResponse(jsonrpc="2.0", id=request_id, result={
-        "content": [{"type": "text", "text": f"invalid_argument: {message}"}],
-        "structuredContent": {"error": error}, "isError": True})
+        "content": [{"type": "text", "text": errors.error_text(error)}], "isError": True})
 
 
 async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0,

@@ -85,36 +85,30 @@ PROTECTION = (
 TOOLS = (
     Tool(
         name="artifact_publish",
-        title="Publish an artifact",
         description=(
-            "Publish HTML or markdown (`kind`) for the human to look at, as version 1 of a new artifact in "
-            "`project_id`. A blank `title` of a markdown artifact is its first heading. `description` at most "
-            "2000 characters, version `label` at most 60 bytes. " + PROTECTION +
-            " Returns artifact_id and version; the feed gets `published <title>`."),
+            "Publish HTML or markdown for the human as a new artifact. To protect it send base64 "
+            "ciphertext and `envelope`, or a `password` through hub-cli or stdio (guide: Artifacts)."
+        ),
         input_model=ArtifactPublish,
         output_schema=WROTE,
         handler=artifact_publish,
     ),
     Tool(
         name="artifact_update",
-        title="Publish a new version of an artifact",
         description=(
-            "Add a version to an artifact (a version held live by artifact_draft is sealed first). Pass the "
-            "`base_version` you started from: if the newest version is another, the call is a conflict naming "
-            "it, unless `force`. A protected artifact needs the new version's envelope (or password); "
-            "`envelope: null` makes the new version public. The feed gets `updated <title>`."),
+            "Add a version. Give `base_version`: a newer one is a conflict unless `force`. A protected "
+            "artifact needs the new `envelope`; `envelope: null` makes it public."
+        ),
         input_model=ArtifactUpdate,
         output_schema=WROTE,
         handler=artifact_update,
     ),
     Tool(
         name="artifact_draft",
-        title="Hold a live version of an artifact",
         description=(
-            "Work in the open: the first draft makes the next version and holds it live; later drafts change "
-            "it in place (`live_rev` rises) and the human's open page follows. artifact_update seals it. A "
-            "version another session holds live is a conflict unless `force`. Returns `viewer_url` (the "
-            "page at the live version; it carries no credential)."),
+            "Edit the next version live (the human's open page follows); artifact_update seals it. "
+            "Returns `viewer_url`."
+        ),
         input_model=ArtifactDraft,
         output_schema=outputs({"artifact_id": STR, "live_version": INT, "live_rev": INT, "viewer_url": STR},
                               ("artifact_id", "live_version", "live_rev", "viewer_url")),
@@ -122,22 +116,17 @@ TOOLS = (
     ),
     Tool(
         name="artifact_get",
-        title="Read an artifact",
         description=(
-            "An artifact with one version's content: the current (last sealed) version, or `version`, or with "
-            "`live: true` the version held live. A protected version's content is its base64 ciphertext with "
-            "its `envelope`."),
-        input_model=ArtifactGet,
-        output_schema=outputs({**SUMMARY_MEMBERS, "envelope": ENVELOPE, "content": STR, "live": BOOL,
-                               "live_rev": INT}, (*SUMMARY_MEMBERS, "envelope", "content")),
-        handler=artifact_get,
-        read_only=True,
-    ),
+            "An artifact with one version's content: the current one, `version`, or the `live` one."),
+            input_model=ArtifactGet,
+            output_schema=outputs({**SUMMARY_MEMBERS, "envelope": ENVELOPE, "content": STR, "live": BOOL,
+            "live_rev": INT}, (*SUMMARY_MEMBERS, "envelope", "content")),
+            handler=artifact_get,
+            read_only=True,
+        ),
     Tool(
         name="artifact_versions",
-        title="An artifact's versions",
-        description="Every version of an artifact, oldest first: number, label, size, protection, who made it, "
-                    "and which one is held live.",
+        description='Every version of an artifact, oldest first.',
         input_model=ArtifactRef,
         output_schema=outputs({"artifact_id": STR, "versions": {"type": "array", "items": VERSION}},
                               ("artifact_id", "versions")),
@@ -146,9 +135,7 @@ TOOLS = (
     ),
     Tool(
         name="artifact_list",
-        title="List artifacts",
-        description="Artifacts you can see, newest updated first: of one `project_id`, of one `session_id`, or "
-                    "of every project (at most `limit`, default 100).",
+        description='Artifacts you can see, newest updated first: of one project, one session, or all.',
         input_model=ArtifactList,
         output_schema=outputs({"artifacts": {"type": "array", "items": SUMMARY}}, ("artifacts",)),
         handler=artifact_list,
@@ -156,9 +143,7 @@ TOOLS = (
     ),
     Tool(
         name="artifact_delete",
-        title="Delete an artifact",
-        description="Delete an artifact with all its versions and comments (withdrawing a protected artifact is "
-                    "deleting it). The feed records `deleted <title>`.",
+        description='Delete an artifact with all its versions and comments.',
         input_model=ArtifactRef,
         output_schema=outputs({"ok": BOOL}, ("ok",)),
         handler=artifact_delete,

@@ -12,36 +12,11 @@ from jsonschema.exceptions import ValidationError
 from hubcore.errors import HubError
 from hubcore.services.requests import InvalidRequest, Request, input_schema, parse
 from hubmcp.context import CallContext
+from hubmcp.tools.lean import lean_input, lean_output
 
 # A handler takes the parsed request: the tool's `input_model`, or the checked dict for a tool not
 # converted to a typed request yet.
 Handler = Callable[[CallContext, Any], Awaitable[dict[str, Any]]]
-
-# The trailer of a successful result (spec: Tool result trailer), allowed on every output schema.
-NOTIFICATION_ITEM: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "source": {"enum": ["attention", "subscription"]},
-        "kind": {"type": "string"},
-        "id": {"type": "string", "description": "event id"},
-        "project_id": {"type": "string"},
-        "title": {"type": "string"},
-        "at": {"type": "string", "format": "date-time"},
-        "subscription_id": {"type": "string"},
-        "thread_id": {"type": "string"},
-        "expired": {"type": "boolean"},
-    },
-    "required": ["source", "kind", "id", "project_id", "title", "at"],
-}
-TRAILER: dict[str, Any] = {
-    "type": "object",
-    "description": "Things that happened for you since your last call; each is delivered once.",
-    "properties": {
-        "pending": {"type": "array", "items": NOTIFICATION_ITEM},
-        "more": {"type": "boolean", "description": "true when more items wait for the next call"},
-    },
-    "required": ["pending"],
-}
 
 PROJECT_ID: dict[str, Any] = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$",
                               "description": "project id (slug)"}
@@ -69,11 +44,10 @@ def inputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dic
 
 
 def outputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {**properties, "notifications": TRAILER},
-        "additionalProperties": True,
-    }
+    """An output schema: the tool's own result. Unlisted members are allowed (no
+    `additionalProperties: false`), so the `notifications` trailer a successful result may carry
+    (described once, in the agent guide) always validates."""
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
     if required:
         schema["required"] = list(required)
     return schema
@@ -82,7 +56,6 @@ def outputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> di
 @dataclass(frozen=True)
 class Tool:
     name: str
-    title: str
     description: str
     output_schema: dict[str, Any]
     handler: Handler
@@ -101,7 +74,11 @@ class Tool:
 
     def __post_init__(self) -> None:
         if self.input_model is not None:
-            object.__setattr__(self, "input_schema", input_schema(self.input_model))
+            object.__setattr__(self, "input_schema",
+                               lean_input(input_schema(self.input_model), self.input_model.NULL_MEANS))
+        else:
+            object.__setattr__(self, "input_schema", lean_input(self.input_schema))
+        object.__setattr__(self, "output_schema", lean_output(self.output_schema))
         Draft202012Validator.check_schema(self.input_schema)
         Draft202012Validator.check_schema(self.output_schema)
         object.__setattr__(self, "_validator", Draft202012Validator(self.input_schema))

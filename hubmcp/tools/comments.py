@@ -42,50 +42,40 @@ async def comment_delete(call: CallContext, req: CommentDelete) -> dict[str, Any
 TOOLS = (
     Tool(
         name="comment_post",
-        title="Comment on an artifact",
         description=(
-            "Post a comment on an artifact: `body` (1 to 2000 characters), anchored to nothing, to a point "
-            "(`{mode: 'point', x, y}`, fractions 0 to 1 of the page's width and height) or to a quote "
-            "(`{mode: 'text', quote}`; refused on a password-protected version), on `anchor_version` "
-            "(default the current version). Returns the comment and a `delete_token`, shown only this once: "
-            "it lets you resolve or delete the comment even without access to the project. A retry with the "
-            "same `idempotency_key` returns the comment without the token."),
+            "Comment on an artifact, optionally anchored to a point or a quote. The `delete_token`, "
+            "returned once, lets you resolve or delete it later."
+        ),
         input_model=CommentPost,
         output_schema=outputs({**COMMENT, "delete_token": STR}, COMMENT_REQUIRED),
         handler=comment_post,
     ),
     Tool(
         name="comment_list",
-        title="An artifact's comments",
         description=(
-            "The comments on an artifact, oldest first, across every version (`anchor_version` says which "
-            "one each is about; `done` when resolved). At most `limit` (default 100, at most 500); page on "
-            "with `after` set to the `next_after` of the previous page."),
-        input_model=CommentList,
-        output_schema=outputs({"artifact_id": STR, "comments": {"type": "array", "items": {
+            "Comments on an artifact, oldest first; page on with `after` = `next_after`."),
+            input_model=CommentList,
+            output_schema=outputs({"artifact_id": STR, "comments": {"type": "array", "items": {
             "type": "object", "properties": COMMENT, "required": list(COMMENT_REQUIRED)}},
             "truncated": BOOL, "next_after": {"type": ["string", "null"]}},
             ("artifact_id", "comments", "truncated", "next_after")),
-        handler=comment_list,
-        read_only=True,
-    ),
+            handler=comment_list,
+            read_only=True,
+        ),
     Tool(
         name="comment_resolve",
-        title="Resolve or reopen a comment",
         description=(
-            "Mark a comment done (`done: true`, the default) or reopen it (`done: false`). Needs access to "
-            "the artifact's project or the comment's `delete_token`. Returns the comment."),
-        input_model=CommentResolve,
-        output_schema=outputs(COMMENT, COMMENT_REQUIRED),
-        handler=comment_resolve,
-    ),
+            "Mark a comment done, or reopen it with `done: false`."),
+            input_model=CommentResolve,
+            output_schema=outputs(COMMENT, COMMENT_REQUIRED),
+            handler=comment_resolve,
+        ),
     Tool(
         name="comment_delete",
-        title="Delete a comment",
         description=(
-            "Delete a comment. Needs access to the artifact's project or the comment's `delete_token`."),
-        input_model=CommentDelete,
-        output_schema=outputs({"ok": {"const": True}}, ("ok",)),
-        handler=comment_delete,
-    ),
+            "Delete a comment (needs the project or the comment's `delete_token`)."),
+            input_model=CommentDelete,
+            output_schema=outputs({"ok": {"const": True}}, ("ok",)),
+            handler=comment_delete,
+        ),
 )

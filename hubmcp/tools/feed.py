@@ -40,13 +40,9 @@ def in_session(call: CallContext, req: P) -> P:
 TOOLS = (
     Tool(
         name="feed_read",
-        title="Read a project's feed",
         description=(
-            "Read a project's feed of events (signals, questions, answers, artifacts, sessions...). "
-            "With no `since` it continues from your own durable cursor for that project and moves it "
-            "forward, so calling it again returns only what is new. `since` reads forward from an "
-            "event id (oldest first) and also moves your cursor; `before` pages backwards (newest "
-            "first) and moves nothing. Page size `limit` 1-500, default 50."
+            "Read a project's feed. Without `since` it continues from your durable cursor and moves it; "
+            "`since` reads forward from an event id; `before` pages back and moves nothing."
         ),
         input_model=FeedRead,
         output_schema=outputs({
@@ -59,13 +55,9 @@ TOOLS = (
     ),
     Tool(
         name="signal_append",
-        title="Append an event to a project's feed",
         description=(
-            "Tell the human (and other agents) what is happening: append an event to a project's feed. "
-            "kind `signal` (progress, default), `finished` (work done), `idea` (lands unread in the "
-            "human's inbox) or `approval` (asks the human to approve or decline; may carry "
-            "`expires_in_seconds` and `on_expiry`). `summary` is one line (at most 1024 characters); "
-            "`body` is the longer text. Questions go through question_post."
+            "Append an event to a project's feed: `signal` (progress), `finished`, `idea` (to the "
+            "human's inbox) or `approval` (the human decides). Questions go through question_post."
         ),
         input_model=SignalAppend,
         output_schema=outputs({

@@ -33,11 +33,9 @@ _NULLABLE_STR = {"type": ["string", "null"]}
 TOOLS = (
     Tool(
         name="whoami",
-        title="Who am I",
         description=(
-            "Your identity on this hub: agent id, display name, your personal space (a project only "
-            "you and the human see), and where the agent guide lives. Call it first in a new "
-            "conversation; read the guide (resource skill://hub/SKILL.md) if you have not."
+            "Your identity: agent id, display name, your personal project, and where the agent guide "
+            "is. Call it first."
         ),
         input_model=NoArguments,
         output_schema=outputs({
@@ -59,8 +57,7 @@ TOOLS = (
     ),
     Tool(
         name="version",
-        title="Hub version",
-        description="The hub's server version and the short commit it was built from.",
+        description="The hub's version and commit.",
         input_model=NoArguments,
         output_schema=outputs({
             "name": {"type": "string"},

@@ -54,13 +54,9 @@ async def inbox_wait(call: CallContext, req: InboxWait) -> dict[str, Any]:
 TOOLS = (
     Tool(
         name="question_post",
-        title="Ask the human a question",
         description=(
-            "Ask the human something. The question waits in their inbox until answered; you get the "
-            "answer in the `notifications` of a later tool result, or block for it with inbox_wait. "
-            "Offer `options` (2-6 short choices) when the answer is a pick; set `expires_in_seconds` "
-            "when the question stops mattering after a while (the hub then closes it unanswered). "
-            "Returns event_id = question_id = thread_id."
+            "Ask the human a question (2-6 `options` for a pick). The answer arrives in a later "
+            "result's notifications, or wait for it with inbox_wait."
         ),
         input_model=QuestionPost,
         output_schema=outputs({
@@ -71,10 +67,8 @@ TOOLS = (
     ),
     Tool(
         name="answer_post",
-        title="Answer a question",
         description=(
-            "Answer an open question by its question_id; the answer closes the thread (a second answer "
-            "is a conflict)."
+            "Answer an open question; the answer closes it."
         ),
         input_model=AnswerPost,
         output_schema=outputs({"event_id": {"type": "string"}, "question_id": {"type": "string"}},
@@ -83,11 +77,9 @@ TOOLS = (
     ),
     Tool(
         name="inbox_read",
-        title="Read the human's inbox",
         description=(
-            "Read the human's inbox in projects you can see: questions, approvals and ideas with their "
-            "status (unread, read, waiting on the human, resolved). Filter by status, project, actor; "
-            "`since` returns items newer than an event id (oldest first) and `next_since` continues."
+            "The human's inbox in your projects: questions, approvals and ideas with their status; "
+            "continue with `since` = `next_since`."
         ),
         input_model=InboxRead,
         output_schema=outputs({
@@ -99,15 +91,9 @@ TOOLS = (
     ),
     Tool(
         name="inbox_wait",
-        title="Wait for an answer",
         description=(
-            "Block until one of your own questions or approvals is resolved (answered, decided or "
-            "expired), up to `wait_seconds` (default 30, at most 60; 0 checks once). The hub answers "
-            "within 55 seconds whatever is asked (clients give up at 60): a longer wait is cut to 55 "
-            "and the result says `capped: true`; with a progress token it sends progress every 15 "
-            "seconds. Returns the resolved items and moves your wait cursor past them; `timed_out` "
-            "is true when nothing came. Call it again to keep waiting. If the hub shuts down "
-            "meanwhile it answers at once, empty, with `shutdown: true`: call again once it is back."
+            "Wait up to `wait_seconds` for your questions and approvals to resolve (answered within 55 "
+            "s, `capped` if cut); `timed_out` when none did, `shutdown`: call again later."
         ),
         input_model=InboxWait,
         output_schema=outputs({

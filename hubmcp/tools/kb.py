@@ -116,25 +116,21 @@ VERSION_ROW = {"type": "object", "required": ["id", "op", "actor", "at", "versio
 TOOLS = (
     Tool(
         name="brain_promote",
-        title="Promote a brain entry to a knowledge page",
         description=(
-            "Copy an entry of your active session's brain (or the session `session_id` names) into a page "
-            "of the project's knowledge base (`project_id`, default your active session's project). The "
-            "page's frontmatter gets the `type`, `title`, `description` and `tags` you give and a `sources` "
-            "entry citing the session; nothing else of the text changes. `if_version` makes it conditional "
-            "('absent' creates only). Returns the page's version and its lint findings."),
+            "Copy a brain entry into a knowledge page of the project, with frontmatter (`type`, "
+            "`title`, `description`, `tags`, a source citing the session). Returns its version and lint "
+            "findings."
+        ),
         input_model=BrainPromote,
         output_schema=outputs({"ok": BOOL, "path": STR, "version": STR, "lint": LINT}, ("ok", "path", "version")),
         handler=brain_promote,
     ),
     Tool(
         name="brain_history",
-        title="A knowledge page's versions",
         description=(
-            "The versions of a knowledge base page, newest first, deleted pages included: who wrote each "
-            "(op kb.put, kb.delete, kb.review, kb.promote, kb.revert), when, its version and size, whether "
-            "its bytes are still `kept` (a kept version can be restored with brain_revert) and which is "
-            "`current`. Page back with `before` (the `next_before` of the previous page); at most 200 a page."),
+            "Versions of a knowledge page, newest first, deleted ones included (op, author, size, "
+            "`kept`, `current`); page back with `before`."
+        ),
         input_model=BrainHistory,
         output_schema=outputs({"path": STR, "current_version": NULL_STR,
                                "versions": {"type": "array", "items": VERSION_ROW}, "total": INT,
@@ -145,11 +141,10 @@ TOOLS = (
     ),
     Tool(
         name="brain_revert",
-        title="Restore a knowledge page's version",
         description=(
-            "Write a kept version of a knowledge base page back as a new write (a deleted page comes back). "
-            "Reverting to the version the page already holds writes nothing (`changed: false`). "
-            "`if_version` makes it conditional; 'absent' restores a deleted page only while it is still gone."),
+            "Write a kept version of a knowledge page back as a new write (restores a deleted page); "
+            "`changed: false` when it is already current."
+        ),
         input_model=BrainRevert,
         output_schema=outputs({"ok": BOOL, "path": STR, "store": {"const": "project"}, "version": STR,
                                "size_bytes": INT, "lint": LINT, "warnings": {"type": "array", "items": STR},

@@ -7,9 +7,25 @@ from typing import Any
 from hubcore.services.attention import NotifyWait, Subscribe, Unsubscribe
 from hubcore.services.requests import NoArguments
 from hubmcp.context import CallContext
-from hubmcp.tools.base import CAPPED_OUT, TRAILER, Tool, outputs
+from hubmcp.tools.base import CAPPED_OUT, Tool, outputs
 from hubmcp.waits import capped_wait
 
+# notify_wait's own result: the trailer the other tools' results may carry (the guide describes
+# its items once; this schema gives their shape).
+PENDING_ITEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "source": {"enum": ["attention", "subscription"]}, "kind": {"type": "string"}, "id": {"type": "string"},
+        "project_id": {"type": "string"}, "title": {"type": "string"}, "at": {"type": "string"},
+        "subscription_id": {"type": "string"}, "thread_id": {"type": "string"}, "expired": {"type": "boolean"},
+    },
+    "required": ["source", "kind", "id", "project_id", "title", "at"],
+}
+TRAILER: dict[str, Any] = {
+    "type": "object",
+    "properties": {"pending": {"type": "array", "items": PENDING_ITEM}, "more": {"type": "boolean"}},
+    "required": ["pending"],
+}
 SUBSCRIPTION: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -47,12 +63,9 @@ async def wait(call: CallContext, req: NotifyWait) -> dict[str, Any]:
 TOOLS = (
     Tool(
         name="notify_subscribe",
-        title="Subscribe to events",
         description=(
-            "Register a standing interest: from now on, new events of the given kinds (optionally in "
-            "one project, optionally only by one actor, optionally dropping your own) arrive in the "
-            "`notifications` of your tool results and through notify_wait, each once. The cursor "
-            "starts at the newest matching event, so nothing old is replayed."
+            "Subscribe to new events of some kinds (optionally of one project or actor); each arrives "
+            "once in notifications and notify_wait."
         ),
         input_model=Subscribe,
         output_schema=outputs({
@@ -64,8 +77,7 @@ TOOLS = (
     ),
     Tool(
         name="notify_unsubscribe",
-        title="Remove a subscription",
-        description="Remove one of your subscriptions by subscription_id (another agent's is not_found).",
+        description='Remove one of your subscriptions.',
         input_model=Unsubscribe,
         output_schema=outputs({"subscription_id": {"type": "string"}, "removed": {"type": "boolean"}},
                               ("subscription_id", "removed")),
@@ -73,8 +85,7 @@ TOOLS = (
     ),
     Tool(
         name="notify_list",
-        title="List your subscriptions",
-        description="Your subscriptions with their ids, kinds, scope and delivery cursor.",
+        description='Your subscriptions.',
         input_model=NoArguments,
         output_schema=outputs({"subscriptions": {"type": "array", "items": SUBSCRIPTION}}, ("subscriptions",)),
         handler=list_subscriptions,
@@ -82,15 +93,9 @@ TOOLS = (
     ),
     Tool(
         name="notify_wait",
-        title="Wait for notifications",
         description=(
-            "Block until something is pending for you (an answer or decision on your own questions "
-            "and approvals, or an event matching a subscription), up to `wait_seconds` (default 30, "
-            "at most 60; 0 checks once; the hub answers within 55 seconds whatever is asked and says "
-            "`capped: true` when it cut the wait; with a progress token it sends progress every 15 "
-            "seconds). Returns the items in `notifications.pending`, each delivered "
-            "once; `timed_out` is true when nothing came. If the hub shuts down meanwhile it answers "
-            "at once, empty, with `shutdown: true`: call again once the hub is back."
+            "Wait up to `wait_seconds` for notifications (answered within 55 s, `capped` if cut); they "
+            "come in `notifications.pending`, `timed_out` when none came."
         ),
         input_model=NotifyWait,
         output_schema=outputs({

@@ -29,19 +29,10 @@ async def search(call: CallContext, req: SearchCall) -> dict[str, Any]:
 TOOLS = (
     Tool(
         name="search",
-        title="Search the hub",
         description=(
-            "Search feed events, artifacts (a protected one by its title only), session brains and "
-            "knowledge pages in the projects you can see: in one project (`project_id`), one session "
-            "(`session_id`), or everywhere (neither). "
-            "Words match as prefixes with whole-word matches first; put a \"quoted phrase\" in double "
-            "quotes; punctuation and AND/OR/NOT/NEAR are ignored (every word must match). Hits come in "
-            "`groups` by type (feed, artifact, brain, kb), the group with the best hit first; `count` is "
-            "the hits on this page, `truncated` says more matched than the page (or the 1,000 rows read) "
-            "holds: narrow the query. `mode: semantic` also finds by meaning: the documents nearest the "
-            "query's meaning are blended with the word matches (`backend: hybrid`), filling the page even "
-            "when none is close; without the hub's embedding model it answers lexically "
-            "(`backend: fts-fallback`)."
+            "Search events, artifacts, brains and knowledge pages you can see (one project, one "
+            'session, or all). Words match as prefixes; "a phrase" in quotes; `mode: semantic` adds '
+            "matches by meaning."
         ),
         input_model=SearchCall,
         output_schema=outputs({

@@ -201,16 +201,10 @@ WRITE_OUT = {"ok": {"type": "boolean"}, "path": {"type": "string"}, "version": {
 TOOLS = (
     Tool(
         name="session_start",
-        title="Start or resume a session",
         description=(
-            "Register or resume your session in a project by name (idempotent on the name). With `from` "
-            "(a session id, or {agent, name}) you adopt an ended session (same id, brain and handoff; "
-            "ownership moves to you) or fork a running one (a new session with a copy of its brain); "
-            "`started` says which. The session becomes this connection's active session (brain writes "
-            "go to it and your tool calls are recorded in it) when the request names its connection: "
-            "an MCP session, the stdio process, or on 2026-07-28 the Hub-Connection header; "
-            "`active_session` says whether it did. Otherwise pass `session_id` to session_end and the "
-            "brain tools. Call session_brief first."
+            "Start or resume your session in a project by `name` (idempotent); `from` adopts an ended "
+            "session or forks a running one. With `active_session: false` pass its `session_id` to "
+            "session-bound tools (guide: Sessions)."
         ),
         input_model=SessionStart,
         output_schema=outputs({**SESSION_OUT, "active_session": {
@@ -220,11 +214,7 @@ TOOLS = (
     ),
     Tool(
         name="session_end",
-        title="End a session",
-        description=("End your active session (or the one `session_id` names; needed without a "
-                     "connection), leaving a handoff note of at most 4096 "
-                     "characters for whoever continues. Owner or admin only. Its brain stays readable "
-                     "until the human prunes it."),
+        description="End your active session (or `session_id`), leaving a `handoff` note for whoever continues.",
         input_model=SessionEnd,
         output_schema=outputs({"session_id": {"type": "string"}, "status": {"type": "string"},
                                "handoff": NULLABLE}, ("session_id", "status")),
@@ -232,10 +222,7 @@ TOOLS = (
     ),
     Tool(
         name="session_list",
-        title="List sessions",
-        description=("Sessions in the projects you can read (optionally one project), most recently "
-                     "active first, at most 200: owner, status, handoff (cut to 200 characters), lineage, "
-                     "brain size."),
+        description="Sessions in the projects you can read, most recently active first.",
         input_model=SessionList,
         output_schema=outputs({"sessions": {"type": "array", "items": {"type": "object", "required": ["session_id"]}},
                                "truncated": {"type": "boolean"}}, ("sessions", "truncated")),
@@ -244,11 +231,10 @@ TOOLS = (
     ),
     Tool(
         name="session_brief",
-        title="Brief before starting",
-        description=("What to know before you start work in a project: answers to your questions and "
-                     "approvals, your previous session and its handoff, the events since you last read "
-                     "the feed (open items first, others' work before your own), and stale knowledge "
-                     "pages. Pointers only; moves no cursor."),
+        description=(
+            "Before work in a project: answers for you, your previous session and handoff, new events, "
+            "stale knowledge pages. Moves no cursor."
+        ),
         input_model=SessionBrief,
         output_schema=outputs({"project_id": {"type": "string"}, "since": {"type": "object"},
                                "answers": {"type": "object"}, "previous_session": {"type": ["object", "null"]},
@@ -259,11 +245,10 @@ TOOLS = (
     ),
     Tool(
         name="brain_get",
-        title="Read a brain entry",
-        description=("Read one entry of a session brain: yours by default, or any session you can read "
-                     "(`session`). Returns its content and `version` (sha256:...) for conditional writes. "
-                     "With `store: \"project\"`, a knowledge base page (/fs/...) of `project_id` (default "
-                     "your active session's project)."),
+        description=(
+            "Read a brain entry (yours, or any `session` you can read); its `version` serves "
+            "conditional writes. `store: project` reads a knowledge page."
+        ),
         input_model=BrainGet,
         output_schema=outputs(ENTRY_OUT, ("path", "content", "version")),
         handler=brain_get,
@@ -271,9 +256,10 @@ TOOLS = (
     ),
     Tool(
         name="brain_list",
-        title="List a brain directory",
-        description=("One directory level of a session brain (at most 500 entries; `truncated` says if more). "
-                     "With `store: \"project\"`, a level of the knowledge base of `project_id`."),
+        description=(
+            "One directory level of a brain (at most 500 entries), or with `store: project` of the "
+            "knowledge base."
+        ),
         input_model=BrainList,
         output_schema=outputs({"path": {"type": "string"}, "entries": {"type": "array"},
                                "truncated": {"type": "boolean"}}, ("path", "entries", "truncated")),
@@ -282,23 +268,21 @@ TOOLS = (
     ),
     Tool(
         name="brain_put",
-        title="Write a brain entry",
-        description=("Write text (at most 4 MiB) at a path of your running session's brain: /fs/ for "
-                     "files, /kv/ for keys. `if_version` makes it conditional ('absent' creates only); "
-                     "a mismatch is a conflict ending current_version=...; without it the last writer wins. "
-                     "With no active session on this connection, name the session by `session_id`. "
-                     "With `store: \"project\"`, a knowledge base page (/fs/..., at most 1 MiB) of "
-                     "`project_id` (default your active session's project); the result adds lint findings."),
+        description=(
+            "Write text (at most 4 MiB) at /fs/... or /kv/... of your session's brain; `if_version` "
+            "('absent': create only) makes it conditional. `store: project` writes a knowledge page and "
+            "returns lint findings."
+        ),
         input_model=BrainPut,
         output_schema=outputs(WRITE_OUT, ("ok", "path", "version")),
         handler=brain_put,
     ),
     Tool(
         name="brain_delete",
-        title="Delete a brain entry",
-        description=("Delete an entry of your running session's brain (or the one `session_id` names); "
-                     "a missing entry is not_found. With `store: \"project\"`, a knowledge base page of "
-                     "`project_id` (its versions stay in brain_history)."),
+        description=(
+            "Delete a brain entry, or with `store: project` a knowledge page (its versions stay in "
+            "brain_history)."
+        ),
         input_model=BrainDelete,
         output_schema=outputs({"ok": {"type": "boolean"}, "path": {"type": "string"}}, ("ok", "path")),
         handler=brain_delete,

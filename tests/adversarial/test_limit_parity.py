@@ -48,7 +48,7 @@ from hubmcp.context import FixedBinding
 from hubmcp.server import HubMcp
 from tests.adversarial.rest_support import snapshot
 from tests.harness import ADMIN
-from tests.mcp.live import LEGACY, LiveHub, live_hub
+from tests.mcp.live import LEGACY, LiveHub, error_in_text, live_hub
 from tests.requests import a_question, a_session_start
 
 pytestmark = pytest.mark.anyio
@@ -220,7 +220,7 @@ def code_of_rest(r: httpx.Response) -> str:
 
 
 def code_of_mcp(result: Any) -> str:
-    return str(result.structured_content["error"]["code"]) if result.is_error else OK
+    return str(error_in_text(result)["code"]) if result.is_error else OK
 
 
 async def targets(live: LiveHub, op: Op) -> dict[str, str]:

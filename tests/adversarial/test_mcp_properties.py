@@ -343,14 +343,18 @@ def check_call(world: World, data: st.DataObject, spoil: Spoiler) -> None:
 def well_formed(result: CallToolResult, case: Case) -> dict[str, Any] | None:
     """The error of a refused call (checked against MCP's convention), or None for a success."""
     body = result.structured_content
-    assert isinstance(body, dict), (case, result)
     assert result.content and isinstance(result.content[0], TextContent), (case, result)
     text = result.content[0].text
     if not result.is_error:
+        assert isinstance(body, dict), (case, result)
         assert json.loads(text) == body, case
         return None
-    assert set(body) == {"error"}, (case, body)
-    error = body["error"]
+    # An error has no structured content (it would contradict the output schema); its text's
+    # last line is the error object.
+    assert body is None and len(result.content) == 1, (case, result)
+    last = json.loads(text.rsplit("\n", 1)[-1])
+    assert set(last) == {"error"}, (case, last)
+    error = last["error"]
     assert set(error) == {"code", "message", "retryable", "details"}, (case, error)
     assert isinstance(error["code"], str) and isinstance(error["message"], str), (case, error)
     assert isinstance(error["retryable"], bool) and isinstance(error["details"], dict), (case, error)

@@ -17,7 +17,7 @@ from hubcore.services.artifacts import ArtifactPublish
 from hubcore.services.artifacts.comments import CommentPost
 from hubcore.services.projects import ProjectUpdate
 from tests.artifacts.support import CIPHERTEXT, ENVELOPE, query, state
-from tests.mcp.live import ERAS, MODERN, LiveHub, live_hub, structured, tool_error
+from tests.mcp.live import ERAS, MODERN, LiveHub, error_in_text, live_hub, structured, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -87,8 +87,7 @@ async def test_post_list_resolve_delete(live: LiveHub, mode: str) -> None:
 
 def error_of(result: Any) -> dict[str, Any]:
     assert result.is_error, result
-    found: dict[str, Any] = result.structured_content["error"]
-    return found
+    return error_in_text(result)
 
 
 @pytest.mark.parametrize("mode", ERAS)

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import orjson
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 from mcp.client import Client
@@ -94,18 +95,39 @@ def structured(result: CallToolResult) -> dict[str, Any]:
     return result.structured_content
 
 
+def error_in_text(result: CallToolResult | dict[str, Any]) -> dict[str, Any]:
+    """An error result's `error` object as a program reads it: the JSON on its text's last line
+    (an error result has no structured content). Takes the SDK's typed result or the wire dict."""
+    if isinstance(result, dict):
+        assert result.get("isError") is True and "structuredContent" not in result, result
+        text = result["content"][0]["text"]
+    else:
+        assert result.is_error and result.structured_content is None, result
+        block = result.content[0]
+        assert isinstance(block, TextContent), result
+        text = block.text
+    error = orjson.loads(text.rsplit("\n", 1)[-1])["error"]
+    assert isinstance(error, dict) and text.startswith(f"{error['code']}: {error['message']}"), text[:300]
+    return dict(error)
+
+
 def tool_error(result: CallToolResult, code: str) -> dict[str, Any]:
     """A tool execution error's `error` object, after checking MCP's convention in full: an
-    `isError` result whose structured content is only the error, whose text starts with the code
-    and message, and which carries no trailer."""
+    `isError` result with no structured content (it would contradict the tool's output schema),
+    one text whose first line is the code and message and whose last line is `{"error": ...}`,
+    and no trailer."""
     assert result.is_error, result
-    body = result.structured_content
-    assert isinstance(body, dict) and set(body) == {"error"}, body
+    assert result.structured_content is None, result
+    assert len(result.content) == 1, result
+    block = result.content[0]
+    assert isinstance(block, TextContent), result
+    body = orjson.loads(block.text.rsplit("\n", 1)[-1])
+    assert set(body) == {"error"}, body
     error = body["error"]
     assert set(error) == {"code", "message", "retryable", "details"}, error
     assert error["code"] == code, error
     assert isinstance(error["message"], str) and isinstance(error["retryable"], bool)
     assert isinstance(error["details"], dict)
-    block = result.content[0]
-    assert isinstance(block, TextContent) and block.text.startswith(f"{code}: {error['message']}")
+    assert block.text.startswith(f"{code}: {error['message']}")
+    assert "notifications" not in block.text.split("\n", 1)[0]
     return dict(error)

@@ -12,6 +12,7 @@ from mcp_types import JSONRPCRequest, JSONRPCResponse
 
 from hubmcp.protect import ITERATIONS, ProtectError, decrypt, encrypt, protect_arguments
 from hubmcp.stdio import Pump, refusal
+from tests.mcp.live import error_in_text
 
 PASSWORD = "correct horse battery staple"
 TEXT = "<h1>Quarterly numbers</h1><p>growth: 12%</p>"
@@ -81,4 +82,4 @@ def test_the_bridge_refuses_a_bad_password_locally() -> None:
         pump.outbound(call)
     answer = refusal(5, str(refused.value))
     assert answer.result["isError"] is True
-    assert answer.result["structuredContent"]["error"]["code"] == "invalid_argument"
+    assert error_in_text(answer.result)["code"] == "invalid_argument"

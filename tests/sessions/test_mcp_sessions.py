@@ -5,18 +5,16 @@ from __future__ import annotations
 import pytest
 
 from tests.harness import ADMIN
-from tests.mcp.live import ERAS, LiveHub, structured
+from tests.mcp.live import ERAS, LiveHub, error_in_text, structured
 
 pytestmark = pytest.mark.anyio
 
 
 async def tool_error(client: object, name: str, args: dict[str, object]) -> dict[str, object]:
     result = await client.call_tool(name, args)  # type: ignore[attr-defined]
-    assert result.is_error and isinstance(result.structured_content, dict)
-    error = result.structured_content["error"]
+    error = error_in_text(result)
     assert set(error) == {"code", "message", "retryable", "details"}
-    assert result.content[0].text.startswith(f"{error['code']}: {error['message']}")
-    return dict(error)
+    return error
 
 
 @pytest.mark.parametrize("mode", ERAS)
