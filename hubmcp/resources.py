@@ -124,8 +124,11 @@ class Resources:
 
     async def read(self, call: CallContext, uri: str) -> types.ReadResourceResult:
         if uri == BOOTSTRAP_URI:
-            origin = call.origin or call.hub.settings.public_url or f"http://{call.hub.settings.bind}"
-            return _text(uri, self.skill.bootstrap(origin), "text/markdown")
+            # Standalone stdio has no origin: it names the configured public address if there is
+            # one, else none at all (the bind address is where nothing listens).
+            origin = call.origin or call.hub.settings.public_url
+            text = self.skill.bootstrap(origin) if origin else self.skill.bootstrap_standalone()
+            return _text(uri, text, "text/markdown")
         if uri.startswith(skills.SKILL_ROOT + "/") or uri == skills.SKILL_ROOT:
             f = self.skill.file_for(uri)
             if f is None:

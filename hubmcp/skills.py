@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ SKILL_ROOT = f"skill://{SKILL_NAME}"
 SKILL_MD_URI = f"{SKILL_ROOT}/SKILL.md"
 DIRECTORY_MIME = "inode/directory"
 ORIGIN_MARK = "{{ORIGIN}}"
+STANDALONE_NOTE = ("You reach it through this stdio MCP server (`hub-cli mcp` serving the hub's data directory\n"
+                   "itself), as the human's admin connection: you are connected already, and no network\n"
+                   "address serves this hub here.")
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,18 @@ class Skill:
 
     def bootstrap(self, origin: str) -> str:
         return self.bootstrap_template.replace(ORIGIN_MARK, origin.rstrip("/"))
+
+    def bootstrap_standalone(self) -> str:
+        """The bootstrap guide for a server with no address (`hub-cli mcp` standalone over stdio,
+        no public URL configured): it names no address, since nothing listens at any (issue 27);
+        the client is connected already, so the "Connect" section is left out."""
+        head, rest = self.bootstrap_template.split("## Connect", 1)
+        then = rest.split("## Then", 1)[1]
+        head = re.sub(r"\s*It answers at\s+" + re.escape(ORIGIN_MARK) + r"\.", "\n" + STANDALONE_NOTE, head)
+        text = head + "## Then" + then
+        if ORIGIN_MARK in text:
+            raise RuntimeError("hubmcp/bootstrap.md names its origin outside the Connect section")
+        return text
 
 
 @functools.cache

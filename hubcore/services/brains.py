@@ -42,7 +42,14 @@ from hubcore.services.core import Core
 from hubcore.services.events import SESSION_ID_MAX
 from hubcore.services.fields import PROJECT_ID_PATTERN, EntryContent, EntryPath, IfVersion, ProjectId, SessionId
 from hubcore.services.requests import Request
-from hubcore.services.sessions import SessionRef, SessionsService, brain_seal, find, session_missing
+from hubcore.services.sessions import (
+    NO_ACTIVE_SESSION,
+    SessionRef,
+    SessionsService,
+    brain_seal,
+    find,
+    session_missing,
+)
 from hubcore.store import brain
 from hubcore.store.actor import StoreActor
 from hubcore.store.connection import connect
@@ -245,7 +252,7 @@ class BrainsService:
         if session is not None:
             return SessionRef.parse(session, default_project=default_project)
         if active is None:
-            raise conflict("no active session: call session_start first, or name a session to read")
+            raise conflict(NO_ACTIVE_SESSION)
         return SessionRef(session_id=active[0])
 
     async def read_entry(self, caller: Caller, req: BrainGet, active: tuple[str, str] | None = None,

@@ -41,6 +41,12 @@ SESSION_COLUMNS = """s.id, s.project_id, s.name, s.owner, s.status, s.handoff, s
     s.lineage, s.created_at, s.ended_at, s.last_activity_at, s.pruned_at"""
 
 
+
+# What a session-bound call with no session says: how to name one first, since an agent told only
+# "call session_start first" loops when its client opens a new MCP session per call (issue 27).
+NO_ACTIVE_SESSION = ("no active session: pass session_id (the id session_start returned) on this call; a client "
+                     "that opens a new MCP session per call keeps no active session between calls")
+
 def new_session_id(now: float) -> str:
     return "ses_" + ids.encode(int(now * 1000), secrets.randbits(80))
 
@@ -497,7 +503,7 @@ class SessionsService:
     async def writable(self, caller: Caller, ref: SessionRef | None, active: str | None) -> sqlite3.Row:
         """The running session the caller owns that a brain write goes to."""
         if ref is None and active is None:
-            raise conflict("no active session: call session_start first, or name a session you own")
+            raise conflict(NO_ACTIVE_SESSION)
 
         def read(conn: sqlite3.Connection) -> sqlite3.Row:
             row = find(conn, caller, ref or SessionRef(session_id=active))

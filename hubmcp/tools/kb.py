@@ -22,8 +22,8 @@ from hubmcp.tools.base import Tool, outputs
 
 NO_PROJECT = ("project_id: name the project (this connection has no active session whose project "
               "it could default to)")
-NO_SESSION = ("no active session to promote from: call session_start first, or name the session "
-              "by session_id")
+NO_SESSION = ("no active session to promote from: pass session_id (the id session_start returned); a client "
+              "that opens a new MCP session per call keeps no active session between calls")
 
 
 async def active(call: CallContext) -> tuple[str, str] | None:

@@ -48,6 +48,7 @@ RESTATED = frozenset({
     "how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
     "write only if the stored version is this sha256:..., or 'absent' to create only",
     "only this family: feed, artifact, brain or kb", "the answer",
+    "session brain (default) or the project knowledge base", "required: session brain or project knowledge base",
     "the version your change is based on; another newest version is a conflict unless force",
 })
 SHORTER = {
@@ -56,8 +57,6 @@ SHORTER = {
     "free-form JSON object (at most 262144 bytes serialized)": "free-form JSON object, at most 256 KiB",
     "at most 262133 bytes once JSON-encoded": "the longer text, at most 256 KiB",
     "the entry's text, at most 4194304 bytes as UTF-8": "at most 4 MiB",
-    "session brain (default) or the project knowledge base": "session brain (default) or project knowledge base",
-    "required: session brain or project knowledge base": "session brain or project knowledge base",
     "semantic blends in the documents nearest in meaning (backend hybrid); without the embedding model "
     "it is lexical (fts-fallback)": "semantic adds the documents nearest in meaning",
     "approvals only: deadline in seconds from now (60 to 2592000); when it passes the hub resolves the item":
@@ -79,8 +78,6 @@ def lean_input(schema: Mapping[str, Any], keep_null: frozenset[str] = frozenset(
     """A tool's input schema for the catalogue (see the module's rules)."""
     out = _walk_input(dict(schema), keep_null)
     out.pop("description", None)  # the tool's own description says it
-    # Unknown arguments are refused all the same (the guide says so once).
-    out.pop("additionalProperties", None)
     members = out.get("properties", {})
     for name, member in members.items():
         if isinstance(member, dict) and _is_envelope(member):

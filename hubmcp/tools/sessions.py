@@ -126,7 +126,7 @@ async def session_end(call: CallContext, req: SessionEnd) -> dict[str, Any]:
     if sid is None:
         if call.connection is None:
             raise HubError("conflict", NO_CONNECTION)
-        raise HubError("conflict", "no active session to end: name session_id or call session_start first")
+        raise HubError("conflict", "no active session to end: pass session_id (the id session_start returned)")
     # Worked out before the end (an ended session runs no more) and recorded here, since the
     # session stops being active below.
     working = await working_id(call, req.model_dump(exclude_none=True))

@@ -60,6 +60,12 @@ async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path,
         structured(await client.call_tool("brain_put", {"path": "/kv/k", "content": "v", "store": "session"}))
         skill = await client.read_resource("skill://hub/SKILL.md")
         assert "name: hub" in skill.contents[0].text  # type: ignore[union-attr]
+        # Nothing listens at any address here (no public URL set): the bootstrap names none,
+        # neither the configured bind address nor a /mcp URL, and says the client is connected.
+        boot = (await client.read_resource("hub://skill")).contents[0].text  # type: ignore[union-attr]
+        assert "http" not in boot and "/mcp" not in boot and "{{ORIGIN}}" not in boot, boot
+        assert "127.0.0.1" not in boot and "connected already" in boot and "skill://hub/SKILL.md" in boot
+        assert me["mcp_url"] is None and me["guide_url"] is None
 
 
 class Sweeps:
