@@ -1,0 +1,138 @@
+"""Profile of the served path: where the hub's CPU goes for a no-op POST, `signal_append`,
+`brain_get` and `brain_put` (issue 27, part 5).
+
+Starts the hub like `tools/bench/brains.py` does (its own process, Hypercorn, the no-op route
+beside it), prepares an agent with `--sessions` sessions, then for each kind drives `--clients`
+keep-alive connections for `--seconds` while py-spy samples the hub process (every thread, idle
+frames dropped). For each kind it prints the calls made, the server CPU per call, and the share of
+samples by where the time is spent: the groups below (first match, innermost frame outward), then
+the top functions by inclusive share.
+
+    .venv/bin/python -m tools.bench.profile_calls [--sessions 20] [--clients 8] [--seconds 6]
+
+py-spy comes from PyPI (`py-spy`, a dev dependency); it needs to be allowed to read the hub
+process (same user, ptrace permitted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tools.bench.brains import cpu_seconds, free_port, hub_process, prepare, worker
+
+KINDS = ("noop_post", "signal_append", "brain_get", "brain_put")
+# Where a sample's time goes, by the innermost frame that matches (file path fragments).
+GROUPS = (
+    ("sqlite (store actors)", ("sqlite3", "hubcore/store", "hubcore/actor")),
+    ("brains service", ("hubcore/services/brains", "hubcore/services/storage", "hubcore/services/calllog")),
+    ("sessions service", ("hubcore/services/sessions",)),
+    ("posts/feed services", ("hubcore/services/posts", "hubcore/services/events", "hubcore/services/feed")),
+    ("attention (trailer)", ("hubcore/services/attention", "hubmcp/trailer")),
+    ("request parsing (pydantic)", ("pydantic", "hubcore/services/requests", "hubcore/services/fields")),
+    ("hubmcp tools", ("hubmcp/tools",)),
+    ("hubmcp server/framing", ("hubmcp/",)),
+    ("mcp SDK", ("/mcp/", "mcp_types", "/anyio/", "jsonschema")),
+    ("hub HTTP gate/routing", ("hubhttp/",)),
+    ("quart/werkzeug", ("/quart/", "/werkzeug/", "/flask/")),
+    ("hypercorn/h11", ("/hypercorn/", "/h11/", "/h2/", "/wsproto/")),
+    ("json (orjson/json)", ("orjson", "/json/")),
+    ("asyncio/event loop", ("asyncio/", "selectors.py", "/contextvars")),
+)
+
+
+def frame_file(frame: str) -> str:
+    return frame.rsplit("(", 1)[-1] if "(" in frame else frame
+
+
+def group_of(stack: list[str]) -> str:
+    for frame in reversed(stack):
+        where = frame_file(frame)
+        for name, marks in GROUPS:
+            if any(m in where for m in marks):
+                return name
+    return "other"
+
+
+def summarise(raw: Path) -> tuple[int, collections.Counter[str], collections.Counter[str]]:
+    groups: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack_text, _, count_text = line.rpartition(" ")
+        if not stack_text:
+            continue
+        count = int(count_text)
+        stack = [f for f in stack_text.split(";") if not f.startswith(("process ", "thread "))]
+        total += count
+        groups[group_of(stack)] += count
+        for frame in set(stack):
+            inclusive[frame] += count
+    return total, groups, inclusive
+
+
+async def drive(port: int, token: str, ids: list[str], kind: str, clients: int, seconds: float) -> int:
+    shares = [ids[i::clients] or [ids[i % len(ids)]] for i in range(clients)]
+    counts = [0]
+    stop = time.perf_counter() + seconds
+    await asyncio.gather(*(worker(port, token, kind, share, stop, counts) for share in shares))
+    return counts[0]
+
+
+async def profile(args: argparse.Namespace) -> None:
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    port = free_port()
+    with hub_process(port, 0) as server, tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or scratch
+        token, ids = await prepare(port, args.sessions)
+        print(f"{args.clients} clients, {args.sessions} sessions, {args.seconds:.0f} s per kind, "
+              f"py-spy at {args.rate}/s (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+        for kind in args.kinds.split(","):
+            raw = Path(tmp) / f"{kind}.txt"
+            sampler = subprocess.Popen([spy, "record", "--pid", str(server.pid), "--format", "raw", "--rate",
+                                        str(args.rate), "--duration", str(int(args.seconds)), "--threads", "--gil",
+                                        "--output", str(raw), "--nonblocking"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            await asyncio.sleep(0.5)  # let py-spy attach before the load starts
+            cpu = cpu_seconds(server.pid)
+            calls = await drive(port, token, ids, kind, args.clients, args.seconds - 1)
+            used = cpu_seconds(server.pid) - cpu
+            sampler.wait(60)
+            total, groups, inclusive = summarise(raw)
+            print(f"\n{kind}: {calls} calls, server CPU {used / max(calls, 1) * 1e6:.0f} us per call, "
+                  f"{total} samples")
+            for name, n in groups.most_common():
+                print(f"  {n / total:6.1%}  {name}")
+            print("  top functions (inclusive):")
+            shown = 0
+            for frame, n in inclusive.most_common():
+                if any(m in frame for m in ("asyncio/", "selectors.py", "<module>", "run (", "_run (", "run_forever")):
+                    continue
+                print(f"    {n / total:6.1%}  {frame}")
+                shown += 1
+                if shown == args.top:
+                    break
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
+    parser.add_argument("--top", type=int, default=18)
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds to profile")
+    parser.add_argument("--keep", help="a directory to keep py-spy's raw stacks in (one file per kind)")
+    asyncio.run(profile(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
