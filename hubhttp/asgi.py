@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import AsyncExitStack
+from typing import Any
 
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
@@ -40,6 +41,8 @@ class HubASGI:
         # The gate judges the route `_route` will run: /mcp here, everything else by Quart's URL map.
         self.gate = Gate(self._route, self._current_hub, RouteAccess(self.quart, {MCP_PATH: Access.TOKEN}))
         self.on_started: list[Callable[[Hub], None]] = []
+        # The request counter's child per (method, status class), for the hub being served.
+        self._counters: dict[tuple[str, int], Any] = {}
 
     def begin_shutdown(self) -> None:
         """Called when the server stops accepting, before it waits for in-flight requests: waits
@@ -67,13 +70,17 @@ class HubASGI:
         if self._hub is None:
             await send_problem(send, self._unready(), None)
             return
-        metrics = self._hub.metrics
+        counters = self._counters
         method = scope["method"]
 
         async def counted_send(message: Message) -> None:
             if message["type"] == "http.response.start":
-                status_class = f"{message['status'] // 100}xx"
-                metrics.http_requests.labels(method=method, status_class=status_class).inc()
+                key = (method, message["status"] // 100)
+                counter = counters.get(key)
+                if counter is None:  # prometheus' labels() locks and builds a key: once per pair
+                    counter = counters[key] = self.hub.metrics.http_requests.labels(
+                        method=method, status_class=f"{key[1]}xx")
+                counter.inc()
             await send(message)
 
         await self.gate(scope, receive, counted_send)
@@ -94,6 +101,7 @@ class HubASGI:
             try:
                 hub = await stack.enter_async_context(Hub.open(self.settings, clock=self.clock))
                 self._hub = hub
+                self._counters = {}
                 self.quart.extensions[HUB_KEY] = hub
                 mcp = create_endpoint(hub)
                 await stack.enter_async_context(mcp.run())

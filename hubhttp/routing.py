@@ -73,6 +73,9 @@ def dispatch_path(scope: Mapping[str, Any]) -> str:
     return path
 
 
+KNOWN_MAX = 4096
+
+
 class RouteAccess:
     """The access a request needs, from the endpoint the app's URL map will dispatch it to."""
 
@@ -81,12 +84,27 @@ class RouteAccess:
         self._map: Map = app.url_map
         self._outside = dict(outside)  # exact paths routed before Quart sees the request
         self._table = table
+        # Answers by (method, root, path): matching the URL map costs every request (Quart matches
+        # it again to dispatch). Bounded: paths carry ids; the oldest answer goes first. Valid
+        # while the URL map is the one it was worked out on (the map's rules are counted).
+        self._known: dict[tuple[str, str, str], Access] = {}
+        self._rules = -1
 
     def __call__(self, scope: Mapping[str, Any]) -> Access:
         outside = self._outside.get(str(scope["path"]))
         if outside is not None:
             return outside
-        return self.for_path(dispatch_path(scope), str(scope["method"]), str(scope.get("root_path", "")))
+        key = (str(scope["method"]), str(scope.get("root_path", "")), dispatch_path(scope))
+        rules = len(self._map._rules)
+        if rules != self._rules:
+            self._known.clear()
+            self._rules = rules
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = self.for_path(key[2], key[0], key[1])
+            if len(self._known) > KNOWN_MAX:
+                del self._known[next(iter(self._known))]
+        return known
 
     def for_path(self, path: str, method: str, root: str = "") -> Access:
         adapter = self._map.bind("hub.invalid", script_name=root or None, path_info=path,
