@@ -53,7 +53,8 @@ async def test_pydantic_ai_hands_the_model_the_refusal(live: LiveHub) -> None:
         with pytest.raises(pydantic_ai_exceptions.ModelRetry) as retry:
             await toolset.direct_call_tool("feed_read", {"project_id": "nope"})
         assert str(retry.value.message).startswith(REFUSAL), retry.value.message
-        sent: Any = await toolset.direct_call_tool("signal_append", {"project_id": "web", "summary": "from pydantic-ai"})
+        sent: Any = await toolset.direct_call_tool("signal_append",
+                                                   {"project_id": "web", "summary": "from pydantic-ai"})
         assert isinstance(sent, dict) and sent["event_id"], sent
 
 
