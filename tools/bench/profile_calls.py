@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -26,6 +27,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tools.bench.brains import cpu_seconds, free_port, hub_process, prepare, worker
 
