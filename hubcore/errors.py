@@ -6,6 +6,8 @@ it: REST as an RFC 9457 problem, MCP as a structured tool error. Nothing else is
 
 from __future__ import annotations
 
+import errno
+import sqlite3
 from typing import Any, Final
 
 # The hub codes and their HTTP statuses (DESIGN section 4).
@@ -92,6 +94,40 @@ def too_large(message: str, **details: Any) -> HubError:
 
 def unavailable(message: str, **details: Any) -> HubError:
     return HubError("unavailable", message, details=details or None, retryable=True)
+
+
+# A full volume: the OS says ENOSPC (or EDQUOT past a quota); SQLite says SQLITE_FULL.
+FULL_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+SQLITE_FULL: Final = 13
+
+
+def is_volume_full(exc: BaseException | None) -> bool:
+    """Whether `exc` (or what it was raised from) is the data volume running out of space."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:
+            return True
+        if isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == SQLITE_FULL:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def volume_full(cause: BaseException | None = None) -> HubError:
+    """The spec's retryable `unavailable` for a write the full volume refused: nothing of it was
+    kept, and the same call succeeds once space returns."""
+    err = unavailable("the hub's data volume is full; nothing was written; free space and retry",
+                      reason="volume_full")
+    err.__cause__ = cause
+    return err
+
+
+def refusal_of(exc: BaseException) -> BaseException:
+    """`exc` as a caller should see it: a full volume becomes `volume_full`, anything else stays."""
+    if isinstance(exc, HubError) or not is_volume_full(exc):
+        return exc
+    return volume_full(exc)
 
 
 class StoreClosed(Exception):

@@ -8,7 +8,7 @@ from quart import Quart, Response
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from hubcore import __version__
-from hubcore.errors import HubError
+from hubcore.errors import HubError, is_volume_full, volume_full
 from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
 from hubhttp.api import agents, artifacts, enrol, feed, inbox, kb, projects, search, sessions, storage, stream
@@ -75,6 +75,8 @@ def create_app() -> Quart:
 
     @app.errorhandler(Exception)
     async def unexpected(err: Exception) -> Response:
+        if is_volume_full(err):  # a file write the services did not name: still the retryable 503
+            return await hub_error(volume_full(err))
         log.exception("unhandled error", exc_info=err)
         count_failure(_metrics(app), "internal")
         return Response(problem_body(500, "internal", "the hub failed to answer this request"),

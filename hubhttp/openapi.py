@@ -139,7 +139,7 @@ def problem_statuses(method: str, doc: Doc) -> list[int]:
     if not doc.public:
         statuses.add(401)
     if method in BODY_METHODS:
-        statuses |= set(BODY_STATUSES)
+        statuses |= set(BODY_STATUSES) | {503}  # a write the full volume refused is retryable
     return sorted(statuses)
 
 
@@ -154,4 +154,5 @@ PHRASES: Mapping[int, str] = {
     413: "payload_too_large: the body over 4 MiB, or a content member over its limit",
     415: "the body was not sent as application/json",
     429: "rate_limited",
+    503: "unavailable: retryable (the data volume is full, or a store is busy); nothing was written",
 }

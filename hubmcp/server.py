@@ -21,7 +21,7 @@ from mcp_types import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import BaseModel, ConfigDict
 
 from hubcore import build
-from hubcore.errors import HubError
+from hubcore.errors import HubError, is_volume_full, volume_full
 from hubcore.hub import Hub
 from hubcore.metrics import UNKNOWN_TOOL
 from hubmcp import errors
@@ -175,7 +175,9 @@ class HubMcp:
         except MCPError:
             metrics.tool_calls.labels(tool=tool.name, outcome="error").inc()
             raise
-        except Exception:
+        except Exception as exc:
+            if is_volume_full(exc):  # a file write the services did not name: still retryable
+                return await self._failed(call, tool.name, params.arguments, volume_full(exc))
             log.exception("tool %s failed", tool.name)
             return await self._failed(call, tool.name, params.arguments,
                                       HubError("internal", "the hub failed to answer this call"))

@@ -31,7 +31,9 @@ import anyio
 
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
+from hubcore.errors import HubError, is_volume_full
 from hubcore.hub import DataDirLocked, Hub
+from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import OpsRefused, held_by_hub
 from hubcore.ops.findings import Finding, not_a_directory
 from hubcore.ops.integrity import check_file
@@ -44,6 +46,7 @@ from hubcore.store.migrations import read_version, supported_version
 
 KB_ACTIONS = tuple(kb_signals.VERBS)  # the actions of the signals every knowledge base write appends
 MAX_LINES_PER_FILE = 5
+COMPARE_ROOM = 16 * 1024 * 1024  # room step 5 needs beyond hub.db's size (a rebuilt index, the logs)
 
 
 class QuietHub(Hub):
@@ -85,7 +88,7 @@ def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
         findings.append(Finding("search index", "not compared: the directory was restored and no hub has started "
                                                 "on it yet (its first start tidies it); start the hub once and check "
                                                 "again", problem=False))
-    elif (skip := _schema_mismatch(root)) is not None:
+    elif (skip := _schema_mismatch(root)) is not None or (skip := _too_full(root)) is not None:
         findings.append(skip)
     else:
         return findings, True
@@ -204,8 +207,52 @@ def _schema_mismatch(root: Path) -> Finding | None:
                                    "the hub once (it migrates the store) and check again", problem=False)
 
 
+def _too_full(root: Path) -> Finding | None:
+    """Step 5 opens the directory as a hub (it may migrate nothing, but it writes: a lock, the
+    logs' index files, the rebuilt index), so on a volume without room for that it is skipped and
+    the verdict rests on steps 1 to 4, which only read."""
+    free = free_bytes(root)
+    try:
+        needed = (root / HUB_DB).stat().st_size + COMPARE_ROOM
+    except OSError:
+        needed = COMPARE_ROOM
+    if free is None or free >= needed:
+        return None
+    return Finding("search index", f"not compared: the volume has {free} bytes free and comparing may rebuild "
+                                   f"the index (it needs about {needed}); free space and check again", problem=False)
+
+
 async def search_index(root: Path, settings: HubSettings, clock: Clock | None) -> list[Finding]:
-    """Step 5: compare the index with its sources through the parts; rebuild it on any difference."""
+    """Step 5, guarded: a volume that fills up while it runs ends the step with a reading, not a
+    traceback (the stores were found sound by then, and the index is derived data)."""
+    try:
+        return await _compare_index(root, settings, clock)
+    except OpsRefused:
+        raise
+    except (HubError, OSError, sqlite3.Error, ExceptionGroup) as exc:
+        if not _full_or_io(exc):
+            raise
+        return [Finding("search index", f"not compared: the volume could not take the comparison's writes "
+                                        f"({_first_cause(exc)}); free space and check again", problem=False)]
+
+
+def _full_or_io(exc: BaseException) -> bool:
+    """Whether `exc` (or every exception in its group) is the volume refusing a write."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_full_or_io(e) for e in exc.exceptions)
+    if is_volume_full(exc):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "disk I/O error" in str(exc)
+
+
+def _first_cause(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return str(exc)[:200]
+
+
+async def _compare_index(root: Path, settings: HubSettings, clock: Clock | None) -> list[Finding]:
+    """Compare the index with its sources through the parts; rebuild it on any difference."""
     quiet = dataclasses.replace(settings, data_dir=str(root), notify_url=None, integrity_sample_secs=0)
     try:
         async with QuietHub.open(quiet, clock=clock) as hub:

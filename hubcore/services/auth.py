@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 
 from hubcore.caller import Caller
+from hubcore.errors import HubError
 from hubcore.services.core import Core
 from hubcore.tokens import same_secret, token_hash
 
@@ -111,4 +112,11 @@ class AuthService:
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE agents SET last_seen_at = ? WHERE id = ?", (now, agent_id))
 
-        await self.core.store.execute(write)
+        try:
+            await self.core.store.execute(write)
+        except HubError as err:
+            if err.code != "unavailable":
+                raise
+            # A full volume (or a busy store) must not turn an agent's reads away: the stamp is a
+            # reading, so it is skipped now and written by the next call that can.
+            self._seen_written.pop(agent_id, None)

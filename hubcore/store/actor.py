@@ -32,12 +32,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import anyio
 from anyio.abc import TaskStatus
 
-from hubcore.errors import StoreBroken, StoreClosed
+from hubcore.errors import StoreBroken, StoreClosed, refusal_of
 from hubcore.store.connection import connect
 from hubcore.store.readers import ReaderPool
 from hubcore.store.writer import Command, Writer, WriterThread, running_asyncio_loop
@@ -201,14 +201,24 @@ class StoreActor:
             await self._shutdown()
 
     def _open(self) -> Writer:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = connect(self.path, synchronous=self._synchronous)
+        """The write connection; a file this open created and could not set up is removed again
+        (a full volume leaves no empty store behind), and a full volume is `unavailable`."""
+        created = not self.path.exists()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(self.path, synchronous=self._synchronous)
+        except BaseException as exc:
+            if created:
+                _remove_store_file(self.path)
+            _raise_refusal(exc)
         try:
             if self._setup is not None:
                 self._setup(conn)
-        except BaseException:
+        except BaseException as exc:
             conn.close()
-            raise
+            if created:
+                _remove_store_file(self.path)
+            _raise_refusal(exc)
         return Writer(conn)
 
     async def _serve(self) -> None:
@@ -462,3 +472,17 @@ class StoreActor:
             max_batch=self._largest_batch,
             last_batch=self._last_batch,
         )
+
+
+def _remove_store_file(path: Path) -> None:
+    """Remove a store file and its WAL companions, whichever exist."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def _raise_refusal(exc: BaseException) -> NoReturn:
+    """Raise `exc` as a caller sees it (a full volume as `unavailable`, from `exc`)."""
+    err = refusal_of(exc)
+    if err is exc:
+        raise exc
+    raise err from exc

@@ -19,6 +19,7 @@ time (its lock), with the disk work on a worker thread so the event loop never b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import anyio
 
-from hubcore.errors import too_large
+from hubcore.errors import is_volume_full, too_large, volume_full
 
 log = logging.getLogger("hubcore.blobs")
 
@@ -134,14 +135,25 @@ class BlobStore:
                 del self._staged[digest]
 
     def _write(self, digest: str, data: bytes) -> None:
+        """Write one body whole or not at all; a full volume is the retryable `unavailable`
+        (the temporary file is gone, so the next try finds the space it freed)."""
+        try:
+            self._write_file(digest, data)
+        except OSError as exc:
+            if is_volume_full(exc):
+                raise volume_full(exc) from exc
+            raise
+
+    def _write_file(self, digest: str, data: bytes) -> None:
         target = self.path_of(digest)
         if target.is_file():
             return
         shard = target.parent
-        shard.mkdir(parents=True, exist_ok=True)
+        new_shard = not shard.is_dir()
         temp = shard / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
+            shard.mkdir(parents=True, exist_ok=True)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
                 out.flush()
@@ -149,6 +161,8 @@ class BlobStore:
             os.replace(temp, target)
         except BaseException:
             temp.unlink(missing_ok=True)
+            if new_shard:
+                _remove_if_empty(shard)
             raise
         _fsync_dir(shard)
         self.writes += 1
@@ -203,3 +217,9 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _remove_if_empty(shard: Path) -> None:
+    """A shard a failed write created goes with it (nothing of the write is left behind)."""
+    with contextlib.suppress(OSError):  # not empty (a racing write filled it) or already gone
+        shard.rmdir()

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar, cast
 import anyio
 from anyio.lowlevel import checkpoint_if_cancelled
 
-from hubcore.errors import HubError
+from hubcore.errors import HubError, is_volume_full, refusal_of, volume_full
 
 log = logging.getLogger("hubcore.store")
 
@@ -52,6 +52,9 @@ def _fail_pending(commands: Sequence[Command[Any]], message: str, cause: BaseExc
     """Give every command not already failed its own retryable `unavailable` error."""
     for cmd in commands:
         if cmd.error is None:
+            if is_volume_full(cause):
+                cmd.error, cmd.result = volume_full(cause), None
+                continue
             cmd.error, cmd.result = HubError("unavailable", message, retryable=True), None
             cmd.error.__cause__ = cause
 
@@ -96,7 +99,7 @@ class Writer:
         try:
             cmd.result = cmd.fn(self.conn)
         except BaseException as exc:
-            cmd.error = exc
+            cmd.error = refusal_of(exc)  # a full volume is the spec's retryable `unavailable`
             if self.conn.in_transaction:
                 self._sql("ROLLBACK")
             return False
@@ -111,7 +114,7 @@ class Writer:
         try:
             cmd.result = cmd.fn(self.conn)
         except BaseException as exc:
-            cmd.error = exc
+            cmd.error = refusal_of(exc)
             if not self.conn.in_transaction:
                 return False
             sql("ROLLBACK TO hub_command")
