@@ -140,7 +140,7 @@ class Hub:
         self.brains, self.sessions, self.storage = sessions.brains, sessions.sessions, sessions.storage
         self.kb = kb.kb
         self.artifacts, self.blobs = artifacts.artifacts, artifacts.blobs
-        self.comments, self.shares = artifacts.comments, artifacts.shares
+        self.comments, self.shares, self.scripts = artifacts.comments, artifacts.shares, artifacts.scripts
         self.search, self.search_index = search.search, search.index
         self.backups = BackupService(
             data_dir=self.settings.data_path, backup_dir=self.settings.backup_dir, clock=core.clock,

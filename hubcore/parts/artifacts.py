@@ -18,6 +18,7 @@ import anyio
 from hubcore.parts import Part, SearchBatch, SearchDoc, Task
 from hubcore.services.artifacts import rows
 from hubcore.services.artifacts.comments import CommentService
+from hubcore.services.artifacts.scripts import ScriptsService
 from hubcore.services.artifacts.service import READ_ATTEMPTS, ArtifactService
 from hubcore.services.artifacts.shares import ShareService
 from hubcore.services.core import Core
@@ -36,6 +37,7 @@ class ArtifactsPart(Part):
         self.artifacts = ArtifactService(core, self.blobs)
         self.comments = CommentService(core)
         self.shares = ShareService(core)
+        self.scripts = ScriptsService(core)
         # Bodies a project's deletion dropped, from its command to the removal after its commit
         # (per hub, keyed by project: a delete refused after `purge_rows` leaves a stale entry that
         # the next delete of that project replaces).

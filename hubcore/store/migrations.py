@@ -350,6 +350,17 @@ V12_SEARCH_PREFIXES = statements(
     *V10_TRIGGERS,
 )
 
+# HTML artifacts run no script unless the human turns scripts on for the artifact (issue 28): the
+# frame cannot keep WebRTC from reaching the network while its scripts run (docs/decisions.md,
+# "Artifact sandbox"). A row is the human's yes; it goes with its artifact.
+V13_ARTIFACT_SCRIPTS = statements(
+    """CREATE TABLE artifact_scripts (
+        artifact_id TEXT PRIMARY KEY REFERENCES artifacts(id) ON DELETE CASCADE,
+        actor TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
@@ -363,6 +374,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "search rows removed with their events and artifacts", V10_SEARCH_REMOVALS),
     Migration(11, "search index merges less eagerly", V11_SEARCH_MERGING),
     Migration(12, "search index with 4-character prefixes and its terms", V12_SEARCH_PREFIXES),
+    Migration(13, "scripts the human allowed in HTML artifacts", V13_ARTIFACT_SCRIPTS),
 )
 
 

@@ -93,6 +93,11 @@ class ShareOut(ShareCreated):
     created_at: str
 
 
+class ScriptsOut(Out):
+    artifact_id: str
+    scripts: bool
+
+
 class ViewerPass(Out):
     pass_: str = Field(alias="pass")  # `pass` on the wire
 

@@ -19,6 +19,7 @@ from quart import Blueprint, Response, request
 from hubcore.errors import HubError
 from hubcore.services.artifacts import ArtifactGet, ArtifactList, ArtifactRef
 from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
+from hubcore.services.artifacts.scripts import ScriptsRef, ScriptsSet
 from hubcore.services.artifacts.shares import ShareRef
 from hubcore.services.requests import parse
 from hubhttp.context import caller, hub, json_body, json_response, no_content
@@ -151,6 +152,22 @@ async def viewer_pass(artifact_id: str) -> Response:
     no_query()
     found = await hub().shares.viewer_pass(caller(), parse(ShareRef, {"artifact_id": artifact_id}))
     return json_response(found, headers={"Cache-Control": "no-store"})
+
+
+# -- scripts in an HTML artifact (off until the human turns them on) -------------------------------
+
+
+@bp.get("/artifacts/<artifact_id>/scripts")
+async def get_scripts(artifact_id: str) -> Response:
+    no_query()
+    return json_response(await hub().scripts.report(caller(), parse(ScriptsRef, {"artifact_id": artifact_id})))
+
+
+@bp.put("/artifacts/<artifact_id>/scripts")
+async def set_scripts(artifact_id: str) -> Response:
+    no_query()
+    req = parse(ScriptsSet, merged({"artifact_id": artifact_id}, await json_body()))
+    return json_response(await hub().scripts.set(caller(), req))
 
 
 # -- comments ------------------------------------------------------------------------------------

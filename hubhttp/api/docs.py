@@ -18,6 +18,7 @@ from hubcore.ops.backup import BackupCreate
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.artifacts import ArtifactGet
 from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
+from hubcore.services.artifacts.scripts import ScriptsSet
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.enrolment import STATUS_WAIT_MAX, EnrolDecision, EnrolRequest
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
@@ -282,6 +283,10 @@ DOCS: Mapping[str, Doc] = {
     "artifacts.revoke_share": Doc("Revoke the share link (then /s/:token is 404)", None, 204),
     "artifacts.viewer_pass": Doc("A sixty-second pass to the artifact's page while a share link is live (?pass=)",
                                  R(ar.ViewerPass)),
+    "artifacts.get_scripts": Doc("Whether the HTML artifact's scripts run in its frame (off until the human turns "
+                                 "them on)", R(ar.ScriptsOut)),
+    "artifacts.set_scripts": Doc("Turn the HTML artifact's scripts on or off (on: they can reach the network over "
+                                 "WebRTC)", R(ar.ScriptsOut), model=ScriptsSet),
     "artifacts.list_comments": Doc("The artifact's comments, oldest first", R(ar.CommentsOut),
                                    query_model=CommentList, query_members=("after", "limit")),
     "artifacts.post_comment": Doc("Comment on the artifact (anchored to nothing, a point or a quote)",

@@ -32,6 +32,10 @@ from hubhttp.pages.markdown import render
 bp = Blueprint("pages", __name__)
 
 PAGE_HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+# The shell is a top-level page: no other site's window keeps a handle on it (COOP), and no other
+# site loads it or its frame as a resource (CORP). The card stays loadable anywhere: previews.
+SHELL_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Resource-Policy": "same-origin"}
+FRAME_HEADERS = {"Cross-Origin-Resource-Policy": "same-origin"}
 
 
 def version_arg() -> int | None:
@@ -76,7 +80,7 @@ def public_origin() -> str:
 
 def html_response(body: str, csp: str) -> Response:
     return Response(body, status=200, content_type="text/html; charset=utf-8",
-                    headers={**PAGE_HEADERS, "Content-Security-Policy": csp})
+                    headers={**PAGE_HEADERS, **SHELL_HEADERS, "Content-Security-Policy": csp})
 
 
 def shell_response(found: dict[str, Any], *, key: str, versions: list[int], frame: str, card: str) -> Response:
@@ -91,21 +95,29 @@ def shell_response(found: dict[str, Any], *, key: str, versions: list[int], fram
     return html_response(templates.shell_page(shell), templates.SHELL_CSP)
 
 
-def frame_response(found: dict[str, Any]) -> Response:
+async def frame_response(found: dict[str, Any]) -> Response:
+    """The frame's document. An HTML artifact's own scripts run only where the human turned them
+    on (`hub.scripts`); a markdown frame holds the hub's scripts alone (the agent's HTML is escaped)."""
     origin = caller_origin()
+    scripts = found["kind"] != "html" or await hub().scripts.allowed(found["id"])
     if found["protected"]:
-        body = templates.loader_frame()
+        # The loader is the hub's script: it runs, and puts a no-script document in a frame
+        # sandboxed without scripts.
+        body, csp = templates.loader_frame(scripts=scripts), templates.frame_csp(origin)
     elif found["kind"] == "markdown":
         body = templates.markdown_frame(render(found["content"]), found["title"], origin)
+        csp = templates.frame_csp(origin)
     else:
-        body = found["content"]
-    return html_response(body, templates.frame_csp(origin))
+        body, csp = found["content"], templates.frame_csp(origin, scripts=scripts)
+    return Response(body, status=200, content_type="text/html; charset=utf-8",
+                    headers={**PAGE_HEADERS, **FRAME_HEADERS, "Content-Security-Policy": csp})
 
 
 def card_response(found: dict[str, Any]) -> Response:
     svg = templates.og_card(found["title"], found["kind"], found["version"], bool(found["protected"]))
     return Response(svg, status=200, content_type="image/svg+xml; charset=utf-8",
-                    headers={**PAGE_HEADERS, "Content-Security-Policy": templates.CARD_CSP})
+                    headers={**PAGE_HEADERS, "Content-Security-Policy": templates.CARD_CSP,
+                             "Cross-Origin-Resource-Policy": "cross-origin"})
 
 
 def address(path: str, version: int | None, pass_: str | None = None) -> str:
@@ -126,7 +138,7 @@ async def artifact_page(artifact_id: str) -> Response:
 
 @bp.get("/artifacts/<artifact_id>/frame")
 async def artifact_frame(artifact_id: str) -> Response:
-    return frame_response((await opened(artifact_id))[0])
+    return await frame_response((await opened(artifact_id))[0])
 
 
 @bp.get("/artifacts/<artifact_id>/og.svg")
@@ -144,7 +156,7 @@ async def share_page(token: str) -> Response:
 
 @bp.get("/s/<token>/frame")
 async def share_frame(token: str) -> Response:
-    return frame_response(await shared(token))
+    return await frame_response(await shared(token))
 
 
 @bp.get("/s/<token>/og.svg")

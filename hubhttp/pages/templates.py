@@ -11,6 +11,7 @@ wrote is escaped here.
 from __future__ import annotations
 
 import hashlib
+import re
 import textwrap
 from dataclasses import dataclass
 from html import escape
@@ -25,11 +26,31 @@ SHELL_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src '
 CARD_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
 
-def frame_csp(origin: str) -> str:
+# The bidirectional embeddings, overrides and isolates: one U+202E turns "gnp.exe" round to look like
+# "exe.png". In what an agent wrote they are shown as visible marks, never applied (the app's
+# `visible` in pwa/js/dom.js does the same).
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with each bidi control shown as a mark (`⟨U+202E⟩`) instead of applied."""
+    return BIDI_CONTROLS.sub(lambda m: f"\u27e8U+{ord(m.group()):04X}\u27e9", text)
+
+
+# Only the hub's own pages may hold a frame (the app's viewer, the public and share pages).
+FRAME_ANCESTORS = "frame-ancestors 'self'"
+
+
+def frame_csp(origin: str, *, scripts: bool = True) -> str:
+    """The frame's CSP. `scripts` False: no script runs in it at all (`script-src 'none'` and the
+    CSP sandbox without `allow-scripts`), which is what keeps WebRTC off the network
+    (`hubcore.services.artifacts.scripts`)."""
     mermaid = f"{origin}/assets/{assets().mermaid}"
+    script_src, sandbox = (f"'unsafe-inline' {mermaid}", "sandbox allow-scripts") if scripts else ("'none'", "sandbox")
     return ("default-src 'none'; "
-            f"script-src 'unsafe-inline' {mermaid}; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
-            "media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; sandbox allow-scripts")
+            f"script-src {script_src}; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
+            f"media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; {FRAME_ANCESTORS}; "
+            f"{sandbox}")
 
 
 @dataclass(frozen=True)
@@ -62,7 +83,7 @@ def _json_script(value: object) -> str:
 
 
 def _version_line(s: Shell) -> str:
-    label = f" · {escape(s.label)}" if s.label else ""
+    label = f" · {escape(visible(s.label))}" if s.label else ""
     newest = f" of {max(s.versions)}" if s.versions else ""
     protected = " · protected" if s.protected else ""
     live = " · live draft" if s.live else ""
@@ -94,8 +115,8 @@ def _gate(s: Shell) -> str:
 
 def shell_page(s: Shell) -> str:
     a = assets()
-    title, description = escape(s.title), escape(s.description[:300])
-    data = {"key": s.artifact_id, "title": s.title, "kind": s.kind, "version": s.version,
+    title, description = escape(visible(s.title)), escape(visible(s.description[:300]))
+    data = {"key": s.artifact_id, "title": visible(s.title), "kind": s.kind, "version": s.version,
             "frame": s.frame, "protected": s.protected}
     if s.protected:
         data |= {"ciphertext": s.content, "envelope": s.envelope}
@@ -167,12 +188,21 @@ MERMAID_SCRIPT = """mermaid.initialize({startOnLoad: false, securityLevel: "stri
 mermaid.run({querySelector: "pre.mermaid"});"""
 
 # The frame of a protected version: the shell decrypts, then hands the document over once.
+# With the human's yes the decrypted document replaces the loader; without it, it goes into a
+# frame sandboxed without scripts (its own scripts never run: the browser enforces the attribute).
 LOADER_SCRIPT = """(function () {
-  var done = false;
+  var done = false, scripts = SCRIPTS;
   addEventListener("message", function (e) {
     if (done || e.source !== parent || !e.data || typeof e.data.hubDocument !== "string") return;
     done = true;
-    document.open(); document.write(e.data.hubDocument); document.close();
+    if (scripts) { document.open(); document.write(e.data.hubDocument); document.close(); return; }
+    var inner = document.createElement("iframe");
+    inner.setAttribute("sandbox", "");
+    inner.setAttribute("title", document.title);
+    inner.style.cssText = "border:0;width:100%;height:100vh;display:block";
+    inner.srcdoc = e.data.hubDocument;
+    document.body.style.margin = "0";
+    document.body.appendChild(inner);
   });
   parent.postMessage({hubReady: true}, "*");
 })();"""
@@ -186,7 +216,7 @@ def markdown_frame(rendered: Rendered, title: str, origin: str) -> str:
     return f"""<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(title)}</title><style>{MARKDOWN_STYLE}</style></head>
+<title>{escape(visible(title))}</title><style>{MARKDOWN_STYLE}</style></head>
 <body><article class="markdown">
 {rendered.html}</article>
 <script>{THEME_SCRIPT}</script>
@@ -196,14 +226,16 @@ def markdown_frame(rendered: Rendered, title: str, origin: str) -> str:
 """
 
 
-def loader_frame() -> str:
+def loader_frame(*, scripts: bool) -> str:
+    script = LOADER_SCRIPT.replace("SCRIPTS", "true" if scripts else "false")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Protected artifact</title></head>
-<body><script>{LOADER_SCRIPT}</script></body></html>
+<body><script>{script}</script></body></html>
 """
 
 
 def og_card(title: str, kind: str, version: int, protected: bool) -> str:
+    title = visible(title)
     lines = textwrap.wrap(title, 30)[:3] or ["Untitled"]
     if len(textwrap.wrap(title, 30)) > 3:
         lines[-1] = lines[-1][:28] + "…"

@@ -1,6 +1,6 @@
 // Boot, router, tab bar and rail, keyboard map, sync line, offline banner, service worker.
 import { createApi, storedToken, storeToken, forgetToken, ApiError } from "./api.js";
-import { h, clear, fill, typing } from "./dom.js";
+import { h, clear, fill, typing, visible } from "./dom.js";
 import { TABS, match } from "./routes.js";
 import { dialog, confirmTyped, toast } from "./ui.js";
 import { startLive } from "./live.js";
@@ -135,7 +135,7 @@ class App {
     }
     if (seq !== this.seq) return;
     const title = mod.title(params);
-    document.title = title ? `${title} · Agent Hub` : "Agent Hub";
+    document.title = title ? `${visible(title)} · Agent Hub` : "Agent Hub";
     const h1 = h("h1", { tabIndex: -1, class: "screen-title" }, title);
     const root = h("section", { class: "screen-body", "aria-labelledby": "screen-title" });
     h1.id = "screen-title";

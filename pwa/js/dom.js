@@ -1,6 +1,17 @@
 // DOM building without HTML parsing: every string becomes a text node, so nothing an agent wrote
 // can ever be read as markup. Never use innerHTML, insertAdjacentHTML or outerHTML in this app.
 
+// The bidirectional embeddings, overrides and isolates: one U+202E turns "gnp.exe" round to look like
+// "exe.png". In text and attributes they are shown as visible marks, never applied (the hub's pages do
+// the same: hubhttp/pages/templates.py `visible`). Form values are left as they are: what is edited is
+// what is saved.
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
+export function visible(text) {
+  return String(text).replace(BIDI_CONTROLS,
+    (c) => `\u27e8U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27e9`);
+}
+
 const PROPS = new Set(["value", "checked", "disabled", "hidden", "selected", "type", "id", "tabIndex",
   "readOnly", "required", "open", "htmlFor", "autocomplete", "placeholder", "maxLength", "name"]);
 
@@ -11,7 +22,7 @@ function append(node, child) {
   } else if (child instanceof Node) {
     node.appendChild(child);
   } else {
-    node.appendChild(document.createTextNode(String(child)));
+    node.appendChild(document.createTextNode(visible(child)));
   }
 }
 
@@ -30,11 +41,11 @@ export function h(tag, attrs, ...children) {
     } else if (key === "dataset") {
       Object.assign(node.dataset, value);
     } else if (key === "text") {
-      node.textContent = String(value);
+      node.textContent = visible(value);
     } else if (PROPS.has(key)) {
       node[key] = value;
     } else {
-      node.setAttribute(key, value === true ? "" : String(value));
+      node.setAttribute(key, value === true ? "" : visible(value));
     }
   }
   append(node, children);

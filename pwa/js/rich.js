@@ -9,7 +9,7 @@
 //   resolve(href) -> "#/..." | null: a link the caller maps into the app (a wiki page's link to
 //     another page); an unresolved relative link keeps its text and loses its target.
 //   shift: heading levels moved down (default 1: the page's "# Title" is an h2 under the screen's h1).
-import { h } from "./dom.js";
+import { h, visible } from "./dom.js";
 
 // Elements copied as themselves (with the attributes ATTRS lists for them).
 const KEEP = new Set(["p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "pre", "code",
@@ -75,11 +75,11 @@ function link(src, ctx) {
 function image(src) {
   const alt = src.getAttribute("alt") || "";
   let url;
-  try { url = new URL(src.getAttribute("src") || "", location.href); } catch { return document.createTextNode(alt); }
+  try { url = new URL(src.getAttribute("src") || "", location.href); } catch { return document.createTextNode(visible(alt)); }
   if (url.origin === location.origin && (url.protocol === "http:" || url.protocol === "https:")) {
     return h("img", { src: url.href, alt, title: src.getAttribute("title"), loading: "lazy", referrerpolicy: "no-referrer" });
   }
-  if (!SAFE_PROTOCOLS.has(url.protocol)) return document.createTextNode(alt);
+  if (!SAFE_PROTOCOLS.has(url.protocol)) return document.createTextNode(visible(alt));
   return h("a", { href: url.href, target: "_blank", rel: "noopener noreferrer nofollow", class: "rich-image-link" },
     `Image: ${alt || url.href}`);
 }
@@ -121,7 +121,7 @@ function element(src, ctx) {
 function copy(src, into, ctx, depth) {
   for (const child of src.childNodes) {
     if (child.nodeType === Node.TEXT_NODE) {
-      into.appendChild(document.createTextNode(child.data));
+      into.appendChild(document.createTextNode(visible(child.data)));
       continue;
     }
     if (child.nodeType !== Node.ELEMENT_NODE) continue; // comments, processing instructions

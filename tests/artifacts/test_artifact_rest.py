@@ -11,6 +11,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubcore.services.artifacts import ArtifactDraft, ArtifactPublish, ArtifactUpdate
+from hubcore.services.artifacts.scripts import ScriptsSet
 from tests.artifacts.support import CIPHERTEXT, ENVELOPE, query, state
 from tests.harness import ADMIN, HubClient
 
@@ -379,3 +380,50 @@ async def test_a_body_over_the_limit_is_413_before_anything(client: HubClient, h
     r = await client.patch(f"{API}/artifacts/{aid}/comments/x", headers=ADMIN, json={"done": True, "pad": "y" * 100})
     assert r.status_code == 400
     assert everything(hub) == before
+
+
+# -- scripts in an HTML artifact (issue 28) ---------------------------------------------------------------
+
+
+def scripts_rows(hub: Hub) -> list[tuple[Any, ...]]:
+    return query(hub, "SELECT * FROM artifact_scripts ORDER BY artifact_id")
+
+
+async def test_scripts_are_off_until_the_human_turns_them_on(client: HubClient, hub: Hub) -> None:
+    aid = await publish(client, kind="html", content="<script>1</script>")
+    path = f"{API}/artifacts/{aid}/scripts"
+    assert (await client.get(path, headers=ADMIN)).json() == {"artifact_id": aid, "scripts": False}
+    assert not await hub.scripts.allowed(aid)
+    for _ in range(2):  # setting what is set changes nothing
+        r = await client.put(path, json={"scripts": True}, headers=ADMIN)
+        assert r.status_code == 200 and r.json() == {"artifact_id": aid, "scripts": True}
+        assert [row[:2] for row in scripts_rows(hub)] == [(aid, "human")]
+    assert await hub.scripts.allowed(aid)
+    r = await client.put(path, json={"scripts": False}, headers=ADMIN)
+    assert r.json() == {"artifact_id": aid, "scripts": False} and scripts_rows(hub) == []
+    await client.put(path, json={"scripts": True}, headers=ADMIN)
+    assert (await client.delete(f"{API}/artifacts/{aid}", headers=ADMIN)).status_code == 200
+    assert scripts_rows(hub) == []  # the setting goes with its artifact
+
+
+async def test_scripts_setting_refusals_write_nothing(client: HubClient, hub: Hub, alice_token: str) -> None:
+    aid = await publish(client, kind="html", content="<p>x</p>")
+    path = f"{API}/artifacts/{aid}/scripts"
+    before = scripts_rows(hub)
+    for body in ({}, {"scripts": "yes"}, {"scripts": 1}, {"scripts": None}, {"scripts": True, "extra": 1},
+                 {"scripts": True, "artifact_id": "01" + "a" * 24}):
+        r = await client.put(path, json=body, headers=ADMIN)
+        assert r.status_code == 400 and r.json()["code"] == "invalid_argument", (body, r.text)
+    r = await client.put(path, content=b"{not json", headers={**ADMIN, "Content-Type": "application/json"})
+    assert r.status_code == 400
+    r = await client.put(f"{API}/artifacts/{'0' * 26}/scripts", json={"scripts": True}, headers=ADMIN)
+    assert r.status_code == 404
+    for method in ("get", "put"):  # an agent never reads nor turns on its own scripts
+        r = await client.request(method.upper(), path, json={"scripts": True} if method == "put" else None,
+                                 headers=client.agent(alice_token))
+        assert r.status_code == 401
+    with pytest.raises(HubError) as refused:
+        await hub.scripts.set(Caller.agent("alice"), ScriptsSet(artifact_id=aid, scripts=True))
+    assert refused.value.code == "forbidden"
+    assert (await client.post(path, json={"scripts": True}, headers=ADMIN)).status_code == 405
+    assert scripts_rows(hub) == before

@@ -89,8 +89,18 @@ async def test_shell_frame_and_card_of_an_html_artifact(client: HubClient) -> No
     frame = await client.get(f"/artifacts/{aid}/frame?version=1")
     assert frame.text == "<h1>Hi</h1><script>document.title='x'</script>"
     fcsp = frame.headers["content-security-policy"]
-    for part in ("default-src 'none'", "connect-src 'none'", "img-src data: blob:", "sandbox allow-scripts",
-                 f"/assets/mermaid-{MERMAID_VERSION}.min.js"):
+    # No script runs until the human turns scripts on: the CSP's sandbox lacks allow-scripts.
+    for part in ("default-src 'none'", "script-src 'none'", "connect-src 'none'", "img-src data: blob:",
+                 "frame-ancestors 'self'"):
+        assert part in fcsp
+    assert fcsp.endswith("; sandbox") and "allow-same-origin" not in fcsp and "unsafe-inline' /" not in fcsp
+    assert frame.headers["cross-origin-resource-policy"] == "same-origin"
+    assert page.headers["cross-origin-opener-policy"] == "same-origin"
+    assert (await client.put(f"/api/v1/artifacts/{aid}/scripts", json={"scripts": True},
+                             headers=ADMIN)).json() == {"artifact_id": aid, "scripts": True}
+    before = state(hub)
+    fcsp = (await client.get(f"/artifacts/{aid}/frame?version=1")).headers["content-security-policy"]
+    for part in ("sandbox allow-scripts", f"/assets/mermaid-{MERMAID_VERSION}.min.js", "frame-ancestors 'self'"):
         assert part in fcsp
     assert "allow-same-origin" not in fcsp
 
@@ -143,7 +153,11 @@ async def test_protected_artifact_shows_the_gate_and_only_ciphertext(client: Hub
     assert "secret words" not in page and content in data_of(page)
     frame = await client.get(f"/artifacts/{aid}/frame")
     assert content not in frame.text and "hubDocument" in frame.text
-    assert "sandbox allow-scripts" in frame.headers["content-security-policy"]
+    assert "sandbox allow-scripts" in frame.headers["content-security-policy"]  # the hub's loader runs
+    # ... and puts the decrypted document in a frame sandboxed without scripts, unless the human said so.
+    assert "scripts = false" in frame.text and 'setAttribute("sandbox", "")' in frame.text
+    await client.put(f"/api/v1/artifacts/{aid}/scripts", json={"scripts": True}, headers=ADMIN)
+    assert "scripts = true" in (await client.get(f"/artifacts/{aid}/frame")).text
 
 
 async def test_assets_are_served_with_a_long_cache(client: HubClient) -> None:

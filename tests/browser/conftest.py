@@ -87,6 +87,13 @@ class Hub:
         result: dict[str, Any] = json.loads(done.stdout)
         return result
 
+    def admin(self, method: str, path: str, body: Any = None) -> Any:
+        """A REST call as the human."""
+        with httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as http:
+            r = http.request(method, path, json=body)
+        assert r.is_success, r.text
+        return r.json() if r.content else None
+
 
 @pytest.fixture(scope="package")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:

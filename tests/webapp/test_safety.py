@@ -74,3 +74,36 @@ def test_an_agent_written_summary_is_shown_as_text_with_no_script_run(app_page: 
     expect(app_page.locator(".panel", has_text="Recent events").locator(".row-title").first).to_have_text(XSS)
     assert app_page.evaluate("window.__pwned") is None
     assert app_page.page_errors == []  # no native dialog opened either (the fixture fails on one)
+
+
+DISGUISED = "invoice\u202egnp.exe"  # U+202E would show it as "invoiceexe.png"
+SHOWN = "invoice\u27e8U+202E\u27e9gnp.exe"
+
+
+def test_bidi_controls_an_agent_wrote_are_shown_not_applied(app_page: Any, hub: Hub) -> None:
+    """On the inbox, Home, the feed, the artifact gallery and viewer, a wiki page and the public
+    artifact page, a title with U+202E shows a visible mark where the override would be, and the
+    document holds no bidi control at all."""
+    agent = hub.new_agent("mallory")
+    project = hub.new_project("bidi")
+    qid = hub.question(agent, project, DISGUISED, body=f"body {DISGUISED}")
+    done = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": DISGUISED, "kind": "html",
+                                               "content": "<p>x</p>", "label": "v\u2067x"})
+    hub.rest("PUT", f"/projects/{project}/kb/pages/fs/page.md", {"content": f"# Page\n\nsee {DISGUISED}\n"})
+    checks = {
+        f"#/inbox?project={project}": f'li.row[data-event-id="{qid}"] .row-title',
+        "#/": f'li.row[data-event-id="{qid}"] .row-title',
+        f"#/projects/{project}/artifacts": ".art-title",
+        f"#/artifacts/{done['artifact_id']}": "h1",
+        f"#/projects/{project}/wiki?path=/fs/page.md": "main .rich p",
+    }
+    for hash_, selector in checks.items():
+        app_page.evaluate("h => { location.hash = h; }", hash_)
+        expect(app_page.locator(selector).first).to_contain_text(SHOWN)
+        assert app_page.evaluate(r"/[\u202a-\u202e\u2066-\u2069]/.test(document.body.innerText + document.title)") \
+            is False, hash_
+    public = app_page.context.new_page()
+    public.goto(f"{hub.url}/artifacts/{done['artifact_id']}")
+    expect(public.locator("#title")).to_have_text(SHOWN)
+    assert SHOWN in public.title() and "\u202e" not in public.content()
+    expect(public.locator("#version-line")).to_contain_text("v\u27e8U+2067\u27e9x")

@@ -7,6 +7,7 @@ import { busy, errorBox, errorText, field, loading, retitle } from "./parts/comm
 import { artifactFrame, decrypt, frameAddress } from "./parts/artframe.js";
 import { commentThreads } from "./parts/artcomments.js";
 import { shareSheet } from "./parts/artshare.js";
+import { scriptsToggle } from "./parts/artscripts.js";
 
 const enc = encodeURIComponent;
 
@@ -94,7 +95,7 @@ async function remove(app, found) {
   }
 }
 
-function actions(app, found, raw) {
+function actions(app, found, raw, reframe) {
   const btn = (label, run, cls = "btn") => {
     const b = h("button", { type: "button", class: cls }, label);
     b.addEventListener("click", () => busy(b, run));
@@ -102,6 +103,7 @@ function actions(app, found, raw) {
   };
   return h("div", { class: "btn-row art-actions" },
     btn("Share", () => shareSheet(app, found)),
+    found.kind === "html" ? scriptsToggle(app, found, reframe) : null,
     btn(found.protected ? "Copy raw (ciphertext until unlocked)" : "Copy raw", () => copyText(app, raw())),
     btn("Delete", () => remove(app, found), "btn danger"));
 }
@@ -143,7 +145,8 @@ export default {
         .filter(Boolean).join(" · "), " · ",
       h("a", { href: `#/projects/${enc(found.project_id)}/artifacts` }, `${found.project_id} artifacts`)),
       found.description ? h("p", {}, found.description) : null,
-      band, actions(app, found, () => decrypted ?? found.content), stage,
+      band, actions(app, found, () => decrypted ?? found.content,
+        () => (found.protected && decrypted === null ? null : showFrame())), stage,
       versionSheet(versions, found.version, id), comments.node);
     if (found.protected) {
       pass = null; // an unlock may come minutes later, after the pass's window

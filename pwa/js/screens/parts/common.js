@@ -1,13 +1,13 @@
 // Small pieces the projects, sessions, storage and access screens share: the screen's title,
 // loading and error states, j/k row movement, badges, form fields, and the projects' names.
-import { h } from "../../dom.js";
+import { h, visible } from "../../dom.js";
 
 // The app draws the screen's h1 from the module's title (and moves focus to it); a screen that
 // learns a better name (a project's display name) puts it there and in the document title.
 export function retitle(root, text) {
   const h1 = root.parentElement && root.parentElement.querySelector("h1");
-  if (h1) h1.textContent = text;
-  document.title = `${text} · Agent Hub`;
+  if (h1) h1.textContent = visible(text);
+  document.title = `${visible(text)} · Agent Hub`;
 }
 
 export function loading(what = "Loading") {
