@@ -26,6 +26,7 @@ from hubcli.kb_export import list_pages
 from hubcli.kb_folder import refuse
 from hubcore.errors import HubError
 from hubcore.services.entries import PAGE_MAX, version_of
+from hubcore.services.kb.paths import require_writable
 
 WORKERS = 8  # hub reads in flight at once
 REFUSING_LINT = ("unparsed_frontmatter", "okf_version_misplaced", "link_escapes_bundle")
@@ -44,8 +45,9 @@ def _file_page(rel: str) -> str | None:
     refuse its path."""
     page = rules.ROOT + rel
     try:
+        require_writable(page)  # a page named like a REST action: refused before anything is written
         return page if page_arg(page) == page else None
-    except CliFailure:
+    except (CliFailure, HubError):
         return None
 
 

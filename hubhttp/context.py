@@ -55,6 +55,16 @@ async def json_body(*, default: Mapping[str, Any] | None = None) -> Mapping[str,
     return parsed
 
 
+async def no_members() -> None:
+    """For an action that takes no body: none, or `{}`. A body that does not parse, is not an
+    object, or holds a member is refused (400) before anything is done."""
+    body = await json_body(default={})
+    if body:
+        name = next(iter(body))
+        raise HubError("invalid_argument", f"{str(name)[:64]}: unknown member (this route takes no body members)",
+                       details={"field": str(name)[:64]})
+
+
 # orjson reads an integer literal beyond 64 bits as a float, silently losing it; a body holding a
 # digit run that long is read again keeping integers exact, so the services refuse such a number
 # (naming the member) exactly as they do when it arrives over MCP.

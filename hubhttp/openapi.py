@@ -148,6 +148,7 @@ PHRASES: Mapping[int, str] = {
     401: "unauthenticated: no token, an unknown one, or one this route does not take",
     403: "forbidden",
     404: "not_found",
+    405: "the address is an action's: only the method in Allow serves it",
     408: "the body arrived slower than the floor pace",
     409: "conflict: the state does not allow it (exists, wrong status, already decided)",
     422: "unprocessable: stored data the hub cannot serve as asked",

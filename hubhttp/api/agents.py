@@ -6,7 +6,7 @@ from quart import Blueprint, Response
 
 from hubcore.services.agents import AgentCreate, GrantAdd
 from hubcore.services.requests import parse
-from hubhttp.context import caller, hub, json_body, json_response, no_content
+from hubhttp.context import caller, hub, json_body, json_response, no_content, no_members
 
 bp = Blueprint("agents", __name__, url_prefix="/api/v1/agents")
 
@@ -23,11 +23,13 @@ async def create_agent() -> Response:
 
 @bp.post("/<agent_id>/token")
 async def issue_token(agent_id: str) -> Response:
+    await no_members()
     return json_response(await hub().agents.issue_token(caller(), agent_id), 201)
 
 
 @bp.delete("/<agent_id>/token")
 async def revoke_token(agent_id: str) -> Response:
+    await no_members()
     await hub().agents.revoke_token(caller(), agent_id)
     return no_content()
 

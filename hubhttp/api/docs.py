@@ -40,6 +40,10 @@ from hubhttp.api.responses import response_schema as R
 Schema = dict[str, Any]
 
 
+# The body of an action that takes none: absent, or an empty JSON object (a member is refused).
+NO_MEMBERS: Schema = {"type": "object", "properties": {}, "additionalProperties": False, "maxProperties": 0}
+
+
 def obj(*required: str, **props: Schema) -> Schema:
     """An object schema: `required` members, `props` typed (members named only in `required` are
     any JSON value)."""
@@ -174,8 +178,8 @@ DOCS: Mapping[str, Doc] = {
     "agents.list_agents": Doc("Agents", R(r.AgentList), problems=()),
     "agents.create_agent": Doc("Create an agent", AGENT, 201, problems=(409,), model=AgentCreate),
     "agents.issue_token": Doc("Issue the agent's token (replacing any)", R(r.Token),
-                              201, problems=(404, 409)),
-    "agents.revoke_token": Doc("Revoke the agent's token", None, 204),
+                              201, problems=(404, 409), body=NO_MEMBERS, body_required=False),
+    "agents.revoke_token": Doc("Revoke the agent's token", None, 204, body=NO_MEMBERS, body_required=False),
     "agents.list_grants": Doc("The agent's project grants", R(r.GrantList)),
     "agents.add_grant": Doc("Grant the agent a project (200 when it held it already)", GRANT, 201, also=(200,),
                             problems=(404, 409), model=GrantAdd),
@@ -234,14 +238,14 @@ DOCS: Mapping[str, Doc] = {
                          "fields", obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
                          problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIMIT, "meta": KB_FLAG}),
     "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included); "
-                        "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE,
+                        "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE, problems=(404, 405),
                         path=KB_PAGE_PATH, query={"version": STR, "rendered": KB_FLAG}),
     "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
-                         "with ?if_version=", KB_WRITTEN, problems=(404, 409, 413), path=KB_PAGE_PATH,
+                         "with ?if_version=", KB_WRITTEN, problems=(404, 405, 409, 413), path=KB_PAGE_PATH,
                          query={"if_version": STR},
                          body=obj("content", content=STR, if_version=STR)),
     "kb.delete_page": Doc("Delete a page (a directory only when empty); its versions stay kept",
-                          obj("ok", "path", ok=BOOL, path=STR), problems=(404, 409), path=KB_PAGE_PATH,
+                          obj("ok", "path", ok=BOOL, path=STR), problems=(404, 405, 409), path=KB_PAGE_PATH,
                           query={"if_version": STR}, body_required=False),
     "kb.review_page": Doc("The human vouches for the page: {by: human, at} appended to verified", KB_REVIEW,
                           problems=KB_PAGE_PROBLEMS, path=KB_PAGE_PATH, body_required=False,
@@ -278,7 +282,7 @@ DOCS: Mapping[str, Doc] = {
                                   alternatives={"application/json": R(ar.RawProtected)}),
     "artifacts.delete_artifact": Doc("Remove the artifact, its history, comments and share link", R(ar.Ok)),
     "artifacts.create_share": Doc("Share the current version by a link token (a second create rotates it)",
-                                  R(ar.ShareCreated), 201, body_required=False, body=obj()),
+                                  R(ar.ShareCreated), 201, body_required=False, body=NO_MEMBERS),
     "artifacts.get_share": Doc("The artifact's live share link", R(ar.ShareOut)),
     "artifacts.revoke_share": Doc("Revoke the share link (then /s/:token is 404)", None, 204),
     "artifacts.viewer_pass": Doc("A sixty-second pass to the artifact's page while a share link is live (?pass=)",

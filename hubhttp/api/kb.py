@@ -19,10 +19,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from quart import Blueprint, Response, request
+from werkzeug.exceptions import MethodNotAllowed
 
 from hubcore.errors import HubError
 from hubcore.services.kb import frontmatter, models
-from hubcore.services.kb.paths import from_url
+from hubcore.services.kb.paths import RESERVED_FINAL, from_url
 from hubcore.services.requests import Request, parse
 from hubhttp.context import caller, hub, json_body, json_response
 from hubhttp.pages.markdown import render
@@ -80,6 +81,14 @@ def page(project_id: str, path: str) -> dict[str, str]:
     return {"project_id": project_id, "path": from_url(path)}
 
 
+def not_an_action(path: str) -> None:
+    """An address ending in an action's segment (`.../review`, `.../revert`) is the action's, which
+    only POST serves: any other method is 405, never a read or write of a page of that name (no
+    page may take one: `paths.require_writable`)."""
+    if path.rstrip("/").rsplit("/", 1)[-1] in RESERVED_FINAL:
+        raise MethodNotAllowed(valid_methods=["POST"])
+
+
 def _media() -> str:
     return (request.content_type or "").split(";", 1)[0].strip().lower()
 
@@ -112,6 +121,7 @@ async def list_pages(project_id: str) -> Response:
 async def read_page(project_id: str, path: str) -> Response:
     """With `rendered=1` the answer also holds `rendered`: the markdown after the frontmatter block
     as HTML, by the hub's one renderer (raw HTML escaped, unsafe links refused), for the web app."""
+    not_an_action(path)
     members = query(flags=("rendered",))
     want = members.pop("rendered", False)
     found = await hub().kb.read(caller(), typed(models.KbRead, page(project_id, path), members))
@@ -123,12 +133,14 @@ async def read_page(project_id: str, path: str) -> Response:
 
 @bp.put("/pages/<path:path>")
 async def write_page(project_id: str, path: str) -> Response:
+    not_an_action(path)
     req = typed(models.KbWrite, page(project_id, path), query(), await write_members())
     return json_response(await hub().kb.write(caller(), req))
 
 
 @bp.delete("/pages/<path:path>")
 async def delete_page(project_id: str, path: str) -> Response:
+    not_an_action(path)
     req = typed(models.KbDelete, page(project_id, path), query(), await json_body(default={}))
     return json_response(await hub().kb.delete(caller(), req))
 

@@ -158,3 +158,25 @@ def test_token_cache_remembers_only_lookups_from_the_current_generation() -> Non
     assert (cache.get("d1"), cache.get("d2"), cache.get("d3")) == (None, "coder", "writer")
     cache.forget()
     assert cache.get("d2") is None and cache.get("d3") is None
+
+
+async def test_token_routes_refuse_a_malformed_body_and_act_on_nothing(client: HubClient) -> None:
+    await client.post("/api/v1/agents", json={"id": "bot", "display_name": "Bot"}, headers=ADMIN)
+    first = (await client.post("/api/v1/agents/bot/token", headers=ADMIN)).json()["token"]
+
+    def stored() -> list[tuple[object, ...]]:
+        with client.db() as conn:
+            return [tuple(r) for r in conn.execute("SELECT token_hash FROM agents WHERE id = 'bot'")]
+
+    before = stored()
+    assert before == [(token_hash(first),)]
+    json_type = {**ADMIN, "Content-Type": "application/json"}
+    for method in ("POST", "DELETE"):
+        for body in (b"{not json", b"[]", b'"x"', b'{"force": true}', b"{", b"null"):
+            r = await client.request(method, "/api/v1/agents/bot/token", content=body, headers=json_type)
+            assert r.status_code == 400 and r.json()["code"] == "invalid_argument", (method, body, r.text)
+            assert stored() == before
+    assert (await client.post("/api/v1/agents/bot/token", content=b"{}", headers=json_type)).status_code == 201
+    assert stored() != before
+    r = await client.request("DELETE", "/api/v1/agents/bot/token", content=b" {} ", headers=json_type)
+    assert r.status_code == 204

@@ -12,7 +12,10 @@ import orjson
 import pytest
 
 from hubcore.caller import Caller
+from hubcore.errors import HubError
 from hubcore.hub import Hub
+from hubcore.services.kb.models import KbPromote, KbRevert, KbWrite
+from hubcore.services.requests import parse
 from tests.harness import ADMIN, HubClient
 from tests.kb.support import kb_events, kb_rows, page, state
 from tests.requests import a_brain_put, a_session_start
@@ -371,3 +374,42 @@ async def test_backlinks_lint_and_stats(client: HubClient, hub: Hub) -> None:
     assert (stats["pages"], stats["unverified"], stats["stale"], stats["last_change_by"]) == (4, 4, 0, "human")
     assert stats["needs_review"] == {"unverified": 4, "machine_confirmed": 0, "edited_since_review": 0, "total": 4}
     await refused(client, hub, 400, "invalid_argument", "GET", f"{KB}/stats", params={"fresh": "1"})
+
+
+# -- action addresses (issue 28): no page takes an action's name, and only POST serves one -------------------
+
+
+@pytest.mark.parametrize("action", ["review", "revert"])
+async def test_an_action_address_is_405_for_every_other_method(client: HubClient, hub: Hub, action: str) -> None:
+    await write(client, "notes/a.md", page("A"))
+    for method in ("GET", "PUT", "DELETE"):
+        for path in (f"notes/a.md/{action}", f"fs/notes/{action}", f"{action}"):
+            kwargs: dict[str, Any] = {"json": {"content": page("X")}} if method == "PUT" else {}
+            before = state(hub)
+            r = await client.request(method, f"{KB}/pages/{path}", headers=ADMIN, **kwargs)
+            assert r.status_code == 405, (method, path, r.text)
+            assert r.headers["allow"] == "POST" and r.json()["code"] == "method_not_allowed"
+            assert state(hub) == before
+
+
+@pytest.mark.parametrize("action", ["review", "revert"])
+async def test_a_page_named_like_an_action_is_refused_at_every_write(client: HubClient, hub: Hub,
+                                                                     action: str) -> None:
+    before = state(hub)
+    for make, call in (
+        (lambda: parse(KbWrite, {"project_id": "web", "path": f"/fs/notes/{action}", "content": "x"}),
+         hub.kb.write),
+        (lambda: parse(KbRevert, {"project_id": "web", "path": f"/fs/{action}", "version": "sha256:" + "0" * 64}),
+         hub.kb.revert),
+        (lambda: parse(KbPromote, {"project_id": "web", "to_path": f"/fs/a/{action}", "from_session_id": "s",
+                                   "from_path": "/fs/x.md"}), hub.kb.promote),
+    ):
+        with pytest.raises(HubError) as refused_:
+            await call(Caller.admin(), make())
+        assert refused_.value.code == "invalid_argument"
+        assert "cannot be 'revert' or 'review'" in refused_.value.message
+    assert state(hub) == before
+    assert not (hub.data_dir / "kb" / "web.db").exists()  # nothing created either
+    # MCP's brain_put to the project store and the CLI's import are thin adapters over this write.
+    wrote = await write(client, f"notes/{action}.md", page("fine"))  # an extension makes it an ordinary name
+    assert wrote["path"] == f"/fs/notes/{action}.md"

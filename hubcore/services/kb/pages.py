@@ -29,7 +29,7 @@ from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.services import entries
 from hubcore.services.access import require_admin
 from hubcore.services.core import Core
-from hubcore.services.kb import frontmatter, signals
+from hubcore.services.kb import frontmatter, paths, signals
 from hubcore.services.kb.bundle import BundleService, page_findings
 from hubcore.services.kb.derive import Written, decoded, derive
 from hubcore.services.kb.facts import PageFacts
@@ -156,6 +156,7 @@ class PagesService(BundleService):
 
     async def write(self, caller: Caller, req: KbWrite) -> dict[str, Any]:
         """Write a page (conditionally with `if_version`); the write signal is best effort."""
+        paths.require_writable(req.path)
         epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id)
         data = entries.encode(req.content, limit=entries.PAGE_MAX)
@@ -229,6 +230,7 @@ class PagesService(BundleService):
     async def revert(self, caller: Caller, req: KbRevert) -> dict[str, Any]:
         """Write a kept version back (logged `kb.revert`); nothing at all when it is the held one
         (`changed: false`). `if_version: absent` restores a deleted page only while still gone."""
+        paths.require_writable(req.path)
         epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id, room=True)
         path, version = req.path, req.version
@@ -258,6 +260,7 @@ class PagesService(BundleService):
         """Copy a session brain entry into a page: its frontmatter patched with the keys given and
         a `sources` entry citing the session (title: session name and path; resource: the entry's
         session-brain URI)."""
+        paths.require_writable(req.to_path, field="to_path")
         epoch = self.files.epoch(req.project_id)
         await signals.require_project(self.core, caller, req.project_id, room=True)
         if self.brain_entry is None:

@@ -19,11 +19,23 @@ from hubcore.errors import invalid
 from hubcore.services import entries
 
 ROOT = "/fs/"
+# The REST routes act on a page by a final segment after its path (`POST .../pages/<path>/review`),
+# so no page may end in one: its address would name the action on its parent (docs/decisions.md).
+RESERVED_FINAL = frozenset({"review", "revert"})
 
 
 def page_path(value: Any, *, field: str = "path") -> str:
     """A page's canonical path (never the bare `/fs/` root), or `invalid_argument` naming `field`."""
     return entries.page_path(value, field=field)
+
+
+def require_writable(path: str, *, field: str = "path") -> None:
+    """Refuse a page write whose final segment is one of the REST actions' (`RESERVED_FINAL`)."""
+    final = path.rstrip("/").rsplit("/", 1)[-1]
+    if final in RESERVED_FINAL:
+        names = " or ".join(f"'{n}'" for n in sorted(RESERVED_FINAL))
+        raise invalid(f"{field}: a page name cannot be {names} (the REST routes use them as actions); "
+                      f"name it {final}.md or similar", field=field)
 
 
 def directory(value: Any, *, field: str = "prefix") -> str:
