@@ -93,8 +93,7 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
         "operationId": str(rule.endpoint).replace(".", "_"),
         "summary": doc.summary,
         "tags": [str(rule.endpoint).split(".")[0]],
-        "parameters": [*path_params(rule, doc),
-                       *(query_param(n, s) for n, s in doc.query_schemas(frozenset(rule.arguments)).items())],
+        "parameters": [*path_params(rule, doc), *query_params(rule, doc)],
         "responses": responses(method, doc),
     }
     if doc.public:
@@ -108,14 +107,27 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
     return op
 
 
+# What the gate lets through as one path segment (hubhttp.gate.check_target): no control character
+# (C0, DEL), no slash (an encoded one is refused; a literal one ends the segment) and not `.` or
+# `..` (dot segments are refused). Written without lookarounds, which generators cannot read.
+SEGMENT = "[^\\x00-\\x1f\\x7f/]"
+SEGMENT_NO_DOT = "[^\\x00-\\x1f\\x7f/.]"
+SEGMENT_PATTERN = (f"^(?:{SEGMENT_NO_DOT}{SEGMENT}*|\\.{SEGMENT_NO_DOT}{SEGMENT}*|\\.\\.{SEGMENT}+)$")
+
+
 def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
     for name in sorted(rule.arguments, key=rule.rule.index):
         schema = doc.path_schema(name)
+        if "pattern" not in schema and schema.get("type") == "string":
+            schema = {**schema, "pattern": SEGMENT_PATTERN}
         yield {"name": name, "in": "path", "required": True, "schema": schema}
 
 
-def query_param(name: str, schema: Schema) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": False, "schema": schema}
+def query_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
+    names = frozenset(rule.arguments)
+    required = doc.required_query(names)
+    for name, schema in doc.query_schemas(names).items():
+        yield {"name": name, "in": "query", "required": name in required, "schema": schema}
 
 
 def responses(method: str, doc: Doc) -> dict[str, Any]:

@@ -36,6 +36,7 @@ ENDPOINT_ACCESS: Mapping[str, Access] = {
     "bootstrap.bootstrap_skill": Access.PUBLIC,
     "openapi.openapi_document": Access.PUBLIC,
     "projects.list_projects": Access.TOKEN,
+    "limits.get_limits": Access.TOKEN,
     "projects.create_project": Access.TOKEN,
     "stream.stream": Access.TOKEN,
     # The public artifact pages (the artifact id or a share token is the capability) and their files.

@@ -10,6 +10,7 @@ so compare and write stay under the writer lock.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 from hubcore.errors import HubError, conflict, invalid
@@ -25,6 +26,7 @@ FILE_MAX = 1024 * 1024 * 1024  # ... and one reaching this is refused
 LISTING_MAX = 500  # entries in one directory level
 ABSENT = "absent"  # the `if_version` that creates only
 VERSION_PREFIX = "sha256:"
+IF_VERSION_RE = re.compile(f"^({ABSENT}|{VERSION_PREFIX}[0-9a-f]{{64}})$")
 
 
 def canonical(path: Any, namespaces: tuple[str, ...] = BRAIN_NAMESPACES, *, allow_root: bool = False,
@@ -88,11 +90,12 @@ def version_of(data: bytes) -> str:
 
 
 def parse_if_version(value: Any) -> str | None:
-    """An `if_version` argument: None (no condition), `absent`, or a `sha256:...` version."""
+    """An `if_version` argument: None (no condition), `absent`, or a version `sha256:<64 hex>`
+    (the one rule: `fields.IfVersion` states it as this pattern)."""
     if value is None:
         return None
-    if not isinstance(value, str) or not (value == ABSENT or value.startswith(VERSION_PREFIX)):
-        raise invalid("if_version must be 'absent' or a version 'sha256:...'", field="if_version")
+    if not isinstance(value, str) or not IF_VERSION_RE.fullmatch(value):
+        raise invalid("if_version must be 'absent' or a version 'sha256:<64 hex digits>'", field="if_version")
     return value
 
 

@@ -32,6 +32,22 @@ ACTOR_MAX = 64  # an actor named in a filter: an agent id or one of the hub's ow
 PROJECT_ID_PATTERN = "^" + validate.PROJECT_ID_RE.pattern + "$"
 
 
+# `Label`'s rule as a pattern: whitespace around (trimmed away), then no control character
+# (validate.NOT_LABEL_RE) and at least one character that is not whitespace.
+_NOT_LABEL = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
+LABEL_PATTERN = f"^\\s*[^{_NOT_LABEL}]*[^\\s{_NOT_LABEL}][^{_NOT_LABEL}]*\\s*$"
+
+
+# `Trimmed`'s one-line rule as a pattern: whitespace around (trimmed away) and no line break or NUL
+# between (validate.NOT_ONE_LINE_RE).
+ONE_LINE_PATTERN = "^\\s*[^\\x00\\n\\r\\x0b\\x0c\\x1c-\\x1e\\x85\\u2028\\u2029]*\\s*$"
+
+
+# One line (as above, nothing trimmed) holding a character that is not whitespace.
+_LINE_BREAKS = "\\x00\\n\\r\\x0b\\x0c\\x1c-\\x1e\\x85\\u2028\\u2029"
+NOT_BLANK_LINE_PATTERN = f"^[^{_LINE_BREAKS}]*[^\\s{_LINE_BREAKS}][^{_LINE_BREAKS}]*$"
+
+
 def _one_line(value: str) -> str:
     if not validate.one_line(value):
         raise PydanticCustomError("one_line", "must be one line")
@@ -67,8 +83,11 @@ class Trimmed:
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         shape = "text" if self.lines else "one line"
-        return {"type": "string", "x-max-chars-trimmed": self.max_chars,
-                "description": f"{shape}, at most {self.max_chars} characters once trimmed"}
+        out: JsonSchemaValue = {"type": "string", "x-max-chars-trimmed": self.max_chars,
+                                "description": f"{shape}, at most {self.max_chars} characters once trimmed"}
+        if not self.lines:
+            out["pattern"] = ONE_LINE_PATTERN
+        return out
 
 
 class Label:
@@ -90,7 +109,7 @@ class Label:
 
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "minLength": 1, "x-max-chars-trimmed": self.max_chars,
+        return {"type": "string", "minLength": 1, "x-max-chars-trimmed": self.max_chars, "pattern": LABEL_PATTERN,
                 "description": f"one line without control characters, 1 to {self.max_chars} characters "
                                "once trimmed"}
 
@@ -160,8 +179,12 @@ class KindFilter:
 
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        known = "|".join(ev.KINDS)
+        # Empty (every kind), or known kinds separated by commas (blanks around and between dropped).
+        listed = f"^$|^[\\s,]*(?:{known})(?:[\\s,]+(?:{known}))*[\\s,]*$"
         return {"description": "only these kinds: one kind, a comma-separated list, or a list",
-                "anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}]}
+                "anyOf": [{"type": "string", "pattern": listed},
+                          {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}]}
 
 
 class SubscribedKinds:
@@ -211,8 +234,8 @@ class EntryContent:
     cannot state a byte limit (an accented letter is two bytes), so the schema says
     `x-max-bytes-utf8`. Over it is `string_too_long`: 413 for the content member."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, max_bytes: int, *, what: str = "the entry's text") -> None:
+        self.max_bytes, self.what = max_bytes, what
 
     def __call__(self, value: str) -> str:
         if len(value) * 4 <= self.max_bytes:  # UTF-8 takes at most 4 bytes a character: no need to encode
@@ -220,7 +243,7 @@ class EntryContent:
         try:
             entries.encode(value, limit=self.max_bytes)
         except HubError:
-            raise PydanticCustomError("string_too_long", "longer than {max_length} bytes as UTF-8",
+            raise PydanticCustomError("bytes_too_long", "longer than {max_length} bytes as UTF-8",
                                       {"max_length": self.max_bytes}) from None
         return value
 
@@ -230,15 +253,9 @@ class EntryContent:
     def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         return {"type": "string", "x-max-bytes-utf8": self.max_bytes,
-                "description": f"the entry's text, at most {self.max_bytes} bytes as UTF-8"}
+                "description": f"{self.what}, at most {self.max_bytes} bytes as UTF-8"}
 
 
-def _if_version(value: str) -> str:
-    try:
-        return str(entries.parse_if_version(value))
-    except HubError:
-        raise PydanticCustomError("if_version", f"must be '{entries.ABSENT}' or a version "
-                                  f"'{entries.VERSION_PREFIX}...'") from None
 
 
 def _payload(value: dict[str, Any]) -> dict[str, Any]:
@@ -271,14 +288,14 @@ SessionId = Annotated[str, StringConstraints(min_length=1, max_length=ev.SESSION
 IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=idem.IDEMPOTENCY_KEY_MAX), AfterValidator(_not_blank),
     AfterValidator(_one_line),
-    Field(description="retrying with the same key returns the original result and writes nothing new"),
+    Field(description="retrying with the same key returns the original result and writes nothing new",
+          json_schema_extra={"pattern": NOT_BLANK_LINE_PATTERN}),
 ]
-# `entries.parse_if_version` is the rule; the pattern states it for clients (`absent` exactly, or
-# any text after the version prefix).
-IF_VERSION_PATTERN = f"^({entries.ABSENT}$|{entries.VERSION_PREFIX})"
-IfVersion = Annotated[str, AfterValidator(_if_version), Field(
-    json_schema_extra={"pattern": IF_VERSION_PATTERN},
-    description=f"write only if the stored version is this {entries.VERSION_PREFIX}..., or "
+# The one `if_version` of every surface (session brains and knowledge bases alike): `absent`, or
+# a version as the hub writes it (`entries.parse_if_version` holds the same rule).
+IF_VERSION_PATTERN = entries.IF_VERSION_RE.pattern
+IfVersion = Annotated[str, StringConstraints(pattern=IF_VERSION_PATTERN), Field(
+    description=f"write only if the stored version is this {entries.VERSION_PREFIX}<64 hex digits>, or "
                 f"'{entries.ABSENT}' to create only")]
 Limit = Annotated[int, Field(ge=1, le=PAGE_MAX, description=f"page size, 1 to {PAGE_MAX}")]
 WaitSeconds = Annotated[float, Field(

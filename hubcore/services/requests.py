@@ -79,7 +79,7 @@ def refusal(exc: ValidationError) -> InvalidRequest:
     loc = [_name(p) for p in error["loc"]]
     where = ".".join(loc) or "(arguments)"
     kind = error["type"]
-    too_large = kind == "string_too_long" and bool(loc) and loc[0] in CONTENT_MEMBERS
+    too_large = kind in TOO_LONG and bool(loc) and loc[0] in CONTENT_MEMBERS
     return InvalidRequest("payload_too_large" if too_large else "invalid_argument", where,
                           _rule(kind, error.get("ctx") or {}, error["msg"]), kind)
 
@@ -89,10 +89,12 @@ def _name(part: object) -> str:
     return text if len(text) <= NAME_MAX else text[:NAME_MAX] + "..."
 
 
+TOO_LONG = frozenset({"string_too_long", "bytes_too_long"})
 RULES = {
     "missing": "missing (required)",
     "extra_forbidden": "unknown member",
     "string_too_long": "longer than {max_length} characters",
+    "bytes_too_long": "longer than {max_length} bytes as UTF-8",
     "string_too_short": "must be at least {min_length} characters long",
     "too_short": "must have at least {min_length} items",
     "too_long": "must have at most {max_length} items",

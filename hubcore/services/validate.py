@@ -13,9 +13,11 @@ from typing import Any
 
 from hubcore.errors import invalid
 
-PROJECT_ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+PROJECT_ID_MAX = 63
+PROJECT_ID_RE = re.compile(rf"[a-z0-9][a-z0-9-]{{0,{PROJECT_ID_MAX - 1}}}")
 # An agent's personal space is `space-<agent id>`, which must itself be a project id.
-AGENT_ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,56}")
+AGENT_ID_MAX = PROJECT_ID_MAX - len("space-")
+AGENT_ID_RE = re.compile(rf"[a-z0-9][a-z0-9-]{{0,{AGENT_ID_MAX - 1}}}")
 DISPLAY_NAME_MAX = 200
 PERSONAL_PREFIX = "space-"
 RESERVED_AGENT_IDS = frozenset({"hub", "human", "public"})

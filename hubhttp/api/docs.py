@@ -22,6 +22,7 @@ from hubcore.services.artifacts.scripts import ScriptsSet
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.enrolment import STATUS_WAIT_MAX, EnrolDecision, EnrolRequest
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
+from hubcore.services.fields import AGENT_ID_PATTERN, IF_VERSION_PATTERN, PROJECT_ID_PATTERN
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.kb import models as kb
 from hubcore.services.posts import IdeaPost
@@ -82,6 +83,7 @@ class Doc:
     # The query model's members a query string carries, when only some are (a brain read's session
     # reference is an object, named over REST by the path): None, every member.
     query_members: tuple[str, ...] | None = None
+    query_required: tuple[str, ...] = ()  # hand-written query parameters the route refuses to go without
     body_required: bool = True
     public: bool = False
     media: str = "application/json"
@@ -101,7 +103,14 @@ class Doc:
                 member = dict(input_schema(model)["properties"][name])
                 member.pop("default", None)
                 return member
-        return self.path.get(name, {"type": "string", "minLength": 1})
+        return self.path.get(name, NAMED_PATH.get(name, {"type": "string", "minLength": 1}))
+
+    def required_query(self, path_names: frozenset[str]) -> frozenset[str]:
+        """The query parameters a request must carry: the query model's required members, else
+        `query_required`."""
+        if self.query_model is None:
+            return frozenset(self.query_required)
+        return frozenset(input_schema(self.query_model, leave_out=tuple(sorted(path_names))).get("required", ()))
 
     def query_schemas(self, path_names: frozenset[str]) -> dict[str, Schema]:
         """The query parameters: the query model's members (less the path's), else `query`."""
@@ -110,6 +119,13 @@ class Doc:
         props = input_schema(self.query_model, leave_out=tuple(sorted(path_names)))["properties"]
         return {name: _query_schema(schema) for name, schema in props.items()
                 if self.query_members is None or name in self.query_members}
+
+
+# Path members named alike everywhere, for the routes whose doc record has no model naming them.
+NAMED_PATH: Mapping[str, Schema] = {
+    "project_id": {"type": "string", "pattern": PROJECT_ID_PATTERN},
+    "agent_id": {"type": "string", "pattern": AGENT_ID_PATTERN},
+}
 
 
 def _query_schema(schema: Schema) -> Schema:
@@ -124,11 +140,18 @@ def _query_schema(schema: Schema) -> Schema:
 # The knowledge base (spec "Knowledge base routes"): a page path in the URL or the `path`/`prefix`
 # query drops its leading slash and may omit `fs`, so those parameters are any string the service
 # canonicalises (the models' own path schemas say /fs/...).
-KB_PATH: Schema = {"type": "string", "minLength": 1,
+# entries.canonical refuses a control character (C0, DEL) and a backslash anywhere in a path.
+_PATH_CHARS = "[^\\x00-\\x1f\\x7f\\\\]"
+KB_PATH: Schema = {"type": "string", "minLength": 1, "pattern": f"^{_PATH_CHARS}+$",
                    "description": "page path without its leading slash; the fs/ namespace may be omitted"}
-KB_PREFIX: Schema = {"type": "string", "description": "directory, as a page path is written in a URL"}
+KB_PREFIX: Schema = {"type": "string", "pattern": f"^{_PATH_CHARS}*$",
+                     "description": "directory, as a page path is written in a URL"}
 KB_FLAG: Schema = {"enum": ["1", "0", "true", "false"]}
-KB_LIMIT = {"type": "integer"}
+KB_LIST_LIMIT: Schema = {"type": "integer", "minimum": 1, "maximum": 500}
+KB_HISTORY_LIMIT: Schema = {"type": "integer", "minimum": 0, "maximum": 200}
+KB_ROWS_LIMIT: Schema = {"type": "integer", "minimum": 1, "maximum": 200}
+KB_BEFORE: Schema = {"type": "integer", "minimum": 1}
+KB_IF_VERSION: Schema = {"type": "string", "pattern": IF_VERSION_PATTERN}
 FINDING = obj("code", "path", "message", code=STR, path=STR, message=STR, line=INT, meta=ANY_OBJ)
 LINT = list_of(FINDING)
 KB_WRITTEN = obj("ok", "path", "version", "size_bytes", "lint", "warnings", ok=BOOL, path=STR, version=STR,
@@ -169,6 +192,8 @@ MARKED, RESOLVED = R(r.Marked), R(r.Resolved)
 
 DOCS: Mapping[str, Doc] = {
     "openapi.openapi_document": Doc("This document", ANY_OBJ, problems=(), public=True),
+    "limits.get_limits": Doc("The limits a client checks before sending, each from the rule the hub enforces",
+                             R(r.Limits), problems=()),
     "projects.list_projects": Doc("Projects the caller can read", R(r.ProjectList),
                                   problems=()),
     "projects.create_project": Doc("Create a project", PROJECT, 201, problems=(403, 409), model=ProjectCreate),
@@ -236,17 +261,17 @@ DOCS: Mapping[str, Doc] = {
                                   problems=(404, 409, 503), model=BackupCreate, body_required=False),
     "kb.list_pages": Doc("A directory level of the knowledge base, or with meta=1 every page beneath with its row "
                          "fields", obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
-                         problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIMIT, "meta": KB_FLAG}),
+                         problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIST_LIMIT, "meta": KB_FLAG}),
     "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included); "
                         "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE, problems=(404, 405),
                         path=KB_PAGE_PATH, query={"version": STR, "rendered": KB_FLAG}),
     "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
                          "with ?if_version=", KB_WRITTEN, problems=(404, 405, 409, 413), path=KB_PAGE_PATH,
-                         query={"if_version": STR},
-                         body=obj("content", content=STR, if_version=STR)),
+                         query={"if_version": KB_IF_VERSION},
+                         body=obj("content", content=STR, if_version=KB_IF_VERSION)),
     "kb.delete_page": Doc("Delete a page (a directory only when empty); its versions stay kept",
                           obj("ok", "path", ok=BOOL, path=STR), problems=(404, 405, 409), path=KB_PAGE_PATH,
-                          query={"if_version": STR}, body_required=False),
+                          query={"if_version": KB_IF_VERSION}, body_required=False),
     "kb.review_page": Doc("The human vouches for the page: {by: human, at} appended to verified", KB_REVIEW,
                           problems=KB_PAGE_PROBLEMS, path=KB_PAGE_PATH, body_required=False,
                           body=obj(if_version=STR, verified_by={"const": "human"})),
@@ -257,14 +282,15 @@ DOCS: Mapping[str, Doc] = {
                       problems=(404, 409, 413), model=kb.KbPromote),
     "kb.history": Doc("The knowledge base's write log, newest first (limit=0: the count only)", KB_HISTORY,
                       query={"path": KB_PATH, "prefix": KB_PREFIX, "actor": STR, "op": {"enum": list(kb.OPS)},
-                             "before": KB_LIMIT, "limit": KB_LIMIT}),
+                             "before": KB_BEFORE, "limit": KB_HISTORY_LIMIT}),
     "kb.versions": Doc("A page's versions newest first, with whether each is kept", KB_VERSIONS,
-                       query={"path": KB_PATH, "before": KB_LIMIT, "limit": KB_LIMIT}),
+                       query={"path": KB_PATH, "before": KB_BEFORE, "limit": KB_ROWS_LIMIT},
+                       query_required=("path",)),
     "kb.forget": Doc("Forget the kept bytes of a page's versions but the held one", KB_FORGOT, problems=(404, 409),
-                     query={"path": KB_PATH}, body_required=False),
+                     query={"path": KB_PATH}, query_required=("path",), body_required=False),
     "kb.backlinks": Doc("The pages linking to a page, in path order", list_of(obj("path", "title", path=STR,
                                                                                     title=N_STR)),
-                        query={"path": KB_PATH}),
+                        query={"path": KB_PATH}, query_required=("path",)),
     "kb.lint": Doc("Lint findings over the whole knowledge base (fresh=1 walks again)",
                    obj("checked_at", "findings", checked_at=STR, findings=LINT), query={"fresh": KB_FLAG}),
     "kb.stats": Doc("The knowledge base's counts and what needs review", KB_STATS),

@@ -399,3 +399,23 @@ def response_schema(model: type[Out]) -> dict[str, Any]:
         return node
 
     return dict(walk(raw))
+
+
+class IdRule(Out):
+    pattern: str
+    max_chars: int
+
+
+class Limits(Out):
+    project_id: IdRule
+    agent_id: IdRule
+    display_name_chars: int
+    comment_body_chars: int
+    comment_quote_chars: int
+    decision_note_chars: int
+    handoff_chars: int
+    sessions_listing: int
+    kb_page_bytes: int
+    kb_history_page: int
+    search_query_bytes: int
+    search_terms: int

@@ -111,7 +111,20 @@ class App {
     }
     this.nav.hidden = !!found.route.open;
     if (token && !this.live) this.startLive();
+    if (token) await this.loadLimits();
     await this.mount(found.route, found.params, hash);
+  }
+
+  // The hub's limits (GET /limits: lengths, id rules), read once a connection: the app copies none.
+  // Unread (the hub unreachable), `limits` stays null and the screens check nothing themselves: the
+  // hub refuses what is over, and they show its answer.
+  async loadLimits() {
+    if (this.limits) return;
+    try {
+      this.limits = await this.api.get("/limits");
+    } catch {
+      this.limits = null;
+    }
   }
 
   leave() {

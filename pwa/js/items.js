@@ -5,8 +5,7 @@ import { ago, when, countdown } from "./format.js";
 import { ApiError } from "./api.js";
 import { link } from "./routes.js";
 
-export const NOTE_MAX = 2000;
-const NOTE_WARN = 1800; // the counter appears near the limit
+const NOTE_WARN = 0.9; // the counter appears at 90% of the hub's limit
 const KIND_LABEL = { question: "Question", approval: "Approval", enrol_request: "Enrolment", idea: "Idea" };
 const DECIDABLE = new Set(["approval", "enrol_request"]);
 
@@ -56,22 +55,27 @@ export function keepDrafts(body) {
   };
 }
 
-// The note field with its counter, shown from 1,800 characters; over 2,000 it blocks the decision.
-export function noteField(idBase) {
+// The hub's decision note limit (GET /limits), or Infinity while unread (the hub still refuses more).
+function noteMax(app) {
+  return (app && app.limits && app.limits.decision_note_chars) || Infinity;
+}
+
+// The note field with its counter, shown from 90% of the hub's limit; over it blocks the decision.
+export function noteField(idBase, max = Infinity) {
   const counter = h("p", { class: "counter", id: `${idBase}-count`, "aria-live": "polite", hidden: true });
   const input = h("textarea", { class: "field note", id: `${idBase}-note`, rows: 2,
     "aria-describedby": `${idBase}-count` });
   const update = () => {
     const n = input.value.length;
-    counter.hidden = n < NOTE_WARN;
-    counter.textContent = `${n.toLocaleString()} / ${NOTE_MAX.toLocaleString()} characters`;
-    counter.className = ["counter", n > NOTE_MAX ? "over" : "near"].join(" ");
-    input.setAttribute("aria-invalid", String(n > NOTE_MAX));
+    counter.hidden = n < NOTE_WARN * max;
+    counter.textContent = `${n.toLocaleString()} / ${max.toLocaleString()} characters`;
+    counter.className = ["counter", n > max ? "over" : "near"].join(" ");
+    input.setAttribute("aria-invalid", String(n > max));
   };
   input.addEventListener("input", update);
   const wrap = h("div", { class: "note-wrap" },
     h("label", { class: "label", htmlFor: `${idBase}-note` }, "Note (optional)"), input, counter);
-  return { wrap, input, tooLong: () => input.value.length > NOTE_MAX };
+  return { wrap, input, tooLong: () => input.value.length > max };
 }
 
 function resolution(item) {
@@ -197,14 +201,15 @@ function answerControls(row, item, ctx, idBase, error, fail, done) {
 
 function decisionControls(row, item, ctx, idBase, error, fail, done) {
   const { app } = ctx;
-  const note = noteField(idBase);
+  const noteLimit = noteMax(app);
+  const note = noteField(idBase, noteLimit);
   let sent = false;
   const decline = h("button", { type: "button", class: "btn decline" }, "Decline");
   const approve = h("button", { type: "button", class: "btn primary approve" }, "Approve");
   const decide = async (decision, noteText) => {
     if (sent) return;
-    if ((noteText || "").length > NOTE_MAX) {
-      error.textContent = `The note is over ${NOTE_MAX.toLocaleString()} characters.`;
+    if ((noteText || "").length > noteLimit) {
+      error.textContent = `The note is over ${noteLimit.toLocaleString()} characters.`;
       return;
     }
     sent = true;
@@ -233,7 +238,7 @@ function decisionControls(row, item, ctx, idBase, error, fail, done) {
   }
   // The keyboard's `a`: ask first, in a dialog whose focused button is the safe one.
   return async () => {
-    const dn = noteField(`${idBase}-dlg`);
+    const dn = noteField(`${idBase}-dlg`, noteLimit);
     dn.input.value = note.input.value;
     const choice = await app.dialog({ title: "Approve this?", body: h("div", {}, h("p", {}, item.summary), dn.wrap),
       actions: [{ label: "Decline", value: "decline" }, { label: "Cancel", value: null },

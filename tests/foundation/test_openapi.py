@@ -10,7 +10,7 @@ from openapi_spec_validator import validate
 from quart import Response
 
 from hubhttp.app import create_app
-from hubhttp.openapi import API_PREFIX, DOCUMENT_KEY, api_rules, build, openapi_path
+from hubhttp.openapi import API_PREFIX, DOCUMENT_KEY, SEGMENT_PATTERN, api_rules, build, openapi_path
 from hubhttp.routing import Access, RouteAccess
 from tests.harness import HubClient
 from tests.openapi_check import ResponseChecker
@@ -104,7 +104,8 @@ def test_bodies_and_queries_with_a_typed_request_come_from_the_model() -> None:
     assert decide["requestBody"]["content"]["application/json"]["schema"] == input_schema(
         DecisionPost, leave_out=("approval_id",))
     member = input_schema(DecisionPost)["properties"]["approval_id"]
-    assert decide["parameters"][0]["schema"] == member  # the path parameter is the model's member
+    # The path parameter is the model's member, held to what the gate lets through as a segment.
+    assert decide["parameters"][0]["schema"] == {**member, "pattern": SEGMENT_PATTERN}
     feed = doc["paths"]["/api/v1/projects/{project_id}/feed"]["get"]
     names = [p["name"] for p in feed["parameters"] if p["in"] == "query"]
     assert names == [n for n in FeedRead.model_fields if n != "project_id"]

@@ -413,3 +413,16 @@ async def test_a_page_named_like_an_action_is_refused_at_every_write(client: Hub
     # MCP's brain_put to the project store and the CLI's import are thin adapters over this write.
     wrote = await write(client, f"notes/{action}.md", page("fine"))  # an extension makes it an ordinary name
     assert wrote["path"] == f"/fs/notes/{action}.md"
+
+
+async def test_page_content_is_bounded_in_bytes_not_characters(client: HubClient, hub: Hub) -> None:
+    """1 MiB is a byte limit: 600,000 'é' (1.2 MB as UTF-8, well under a million characters) is 413 at
+    the request's own check, over JSON and as text, and nothing is stored."""
+    wide = "é" * 600_000
+    body = await refused(client, hub, 413, "payload_too_large", "PUT", f"{KB}/pages/notes/wide.md",
+                         json={"content": wide})
+    assert "bytes" in body["detail"]
+    await refused(client, hub, 413, "payload_too_large", "PUT", f"{KB}/pages/notes/wide.md",
+                  content=wide.encode(), headers=MD)
+    fits = "é" * (512 * 1024)  # exactly 1 MiB as UTF-8
+    assert (await write(client, "notes/fits.md", fits))["size_bytes"] == 1024 * 1024

@@ -97,14 +97,18 @@ async def test_if_version_and_absent(hub: Hub) -> None:
                                         if_version="absent"))
     assert err.message.endswith(f"current_version={first['version']}")
     err = await refused("conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session",
-                                        if_version="sha256:00"))
+                                        if_version="sha256:" + "0" * 64))
     assert err.message.endswith(f"current_version={first['version']}")
     assert (await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/k"), active=active))["content"] == "a"
     second = await put(hub, ALICE, active, path="/kv/k", content="b", store="session", if_version=first["version"])
     assert second["version"] == entries.version_of(b"b")
     err = await refused("conflict", put(hub, ALICE, active, path="/kv/new", content="b", store="session",
-                                        if_version="sha256:00"))
+                                        if_version="sha256:" + "0" * 64))
     assert err.message.endswith("current_version=absent")
+    # One if_version rule on every surface: a version the hub could not have written is refused.
+    for bad in ("sha256:00", "sha256:xyz", "sha256:" + "A" * 64, "Absent", ""):
+        err = await refused("invalid_argument", put(hub, ALICE, active, path="/kv/k", content="c", store="session",
+                                                    if_version=bad))
 
 
 async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:

@@ -111,7 +111,11 @@ def test_if_version_form_is_checked_before_anything(bad: Any) -> None:
 def test_if_version_forms_accepted() -> None:
     assert entries.parse_if_version(None) is None
     assert entries.parse_if_version("absent") == "absent"
-    assert entries.parse_if_version("sha256:ab") == "sha256:ab"
+    held = "sha256:" + "ab" * 32
+    assert entries.parse_if_version(held) == held
+    for bad in ("sha256:ab", "sha256:xyz", "absent ", ""):
+        with pytest.raises(HubError):
+            entries.parse_if_version(bad)
 
 
 def test_file_growth_warns_then_refuses() -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from hubcore.services.fields import ProjectId, SessionId
+from hubcore.services.fields import IfVersion, ProjectId, SessionId
 from hubcore.services.kb import models
 from hubcore.services.requests import Request, parse
 
@@ -32,7 +32,7 @@ class BrainPromote(Request):
     title: models.OneLine | None = None
     description: Annotated[str, StringConstraints(max_length=models.DESCRIPTION_MAX)] | None = None
     tags: Annotated[list[models.OneLine], Field(max_length=models.TAGS_MAX)] | None = None
-    if_version: models.IfVersion | None = None
+    if_version: IfVersion | None = None
 
     def request(self, project_id: str, session_id: str) -> models.KbPromote:
         members = self.model_dump(exclude_none=True, exclude={"project_id", "session_id"})
@@ -60,7 +60,7 @@ class BrainRevert(Request):
     path: models.Path
     version: models.Version
     project_id: ProjectOf = None
-    if_version: models.IfVersion | None = None
+    if_version: IfVersion | None = None
 
     def request(self, project_id: str) -> models.KbRevert:
         return parse(models.KbRevert, {**self.model_dump(exclude_none=True), "project_id": project_id})

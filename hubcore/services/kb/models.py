@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from hubcore.services import entries
-from hubcore.services.fields import ACTOR_MAX, ProjectId, SessionId
+from hubcore.services.fields import ACTOR_MAX, EntryContent, IfVersion, ProjectId, SessionId
 from hubcore.services.kb.paths import PagePath
 from hubcore.services.requests import Request
 
@@ -28,10 +28,7 @@ Path = Annotated[str, PagePath()]
 Prefix = Annotated[str, PagePath(allow_root=True, field="prefix")]
 Version = Annotated[str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$"),
                     Field(description="a page version, sha256:<64 hex digits>")]
-IfVersion = Annotated[str, StringConstraints(pattern="^(absent|sha256:[0-9a-f]{64})$"), Field(
-    description="write only if the stored version is this sha256:..., or 'absent' to create only")]
-Content = Annotated[str, StringConstraints(max_length=entries.PAGE_MAX), Field(
-    description=f"the page's markdown (at most {entries.PAGE_MAX} bytes as UTF-8)")]
+Content = Annotated[str, EntryContent(entries.PAGE_MAX, what="the page's markdown")]
 # Bounded by SQLite's integer: a larger cursor cannot be compared in the log's query.
 LogCursor = Annotated[int, Field(ge=1, le=2**63 - 1,
                                  description="exclusive cursor: rows older than this id (next_before)")]

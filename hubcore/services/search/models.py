@@ -4,9 +4,9 @@
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 
-from hubcore.services.fields import ProjectId, SessionId
+from hubcore.services.fields import EntryContent, ProjectId, SessionId
 from hubcore.services.requests import Request
 from hubcore.services.search.query import QUERY_MAX_BYTES
 
@@ -16,7 +16,7 @@ ROWS_MAX = 1000  # index rows read per query: the spec allows 5,000; 1,000 keeps
 FAMILIES = ("feed", "artifact", "brain", "kb")
 
 Family = Literal["feed", "artifact", "brain", "kb"]
-Query = Annotated[str, StringConstraints(max_length=QUERY_MAX_BYTES),
+Query = Annotated[str, EntryContent(QUERY_MAX_BYTES, what="the query"),
                   Field(description='words match as prefixes, whole words first; "a phrase" in quotes '
                                     "as a phrase; punctuation and bare AND/OR/NOT/NEAR are dropped")]
 

@@ -2,9 +2,8 @@
 // token (the token is shown once, with a copy button), and grants on confidential projects.
 import { h, fill } from "../dom.js";
 import { ago } from "../format.js";
-import { busy, errorBox, errorText, field, loading, rowKeys } from "./parts/common.js";
+import { busy, errorBox, errorText, field, idRule, loading, rowKeys } from "./parts/common.js";
 
-const ID_RULE = "^[a-z0-9][a-z0-9\\-]{0,62}$";
 
 function agentPath(id) {
   return `/agents/${encodeURIComponent(id)}`;
@@ -194,8 +193,8 @@ function agentRow(app, agent, confidential, refresh) {
 }
 
 function createForm(app, refresh) {
-  const id = h("input", { type: "text", required: true, autocomplete: "off", pattern: ID_RULE, maxLength: 63,
-    spellcheck: "false", autocapitalize: "none" });
+  const id = h("input", { type: "text", required: true, autocomplete: "off",
+    ...idRule(app.limits && app.limits.agent_id), spellcheck: "false", autocapitalize: "none" });
   const name = h("input", { type: "text", autocomplete: "off" });
   const error = h("p", { class: "error-text", role: "alert", hidden: true });
   const submit = h("button", { type: "submit", class: "btn primary" }, "Create agent");

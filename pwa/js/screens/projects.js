@@ -2,9 +2,8 @@
 // and a form to create one.
 import { h, fill } from "../dom.js";
 import { ago } from "../format.js";
-import { badge, busy, errorBox, errorText, field, loading, rowKeys } from "./parts/common.js";
+import { badge, busy, errorBox, errorText, field, idRule, loading, rowKeys } from "./parts/common.js";
 
-const ID_RULE = "^[a-z0-9][a-z0-9\\-]{0,62}$";
 
 function projectRow(p, waiting) {
   return h("li", {},
@@ -27,8 +26,8 @@ async function waitingCounts(app) {
 }
 
 function createForm(app) {
-  const id = h("input", { type: "text", name: "id", required: true, autocomplete: "off", pattern: ID_RULE,
-    maxLength: 63, spellcheck: "false", autocapitalize: "none" });
+  const id = h("input", { type: "text", name: "id", required: true, autocomplete: "off",
+    ...idRule(app.limits && app.limits.project_id), spellcheck: "false", autocapitalize: "none" });
   const name = h("input", { type: "text", name: "display_name", autocomplete: "off" });
   const confidential = h("input", { type: "checkbox", name: "confidential" });
   const error = h("p", { class: "error-text", role: "alert", hidden: true });

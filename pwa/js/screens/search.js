@@ -12,7 +12,6 @@ import { marked } from "./parts/marks.js";
 export const DEBOUNCE_MS = 50; // long enough to coalesce a burst of keys, short enough for p99 under 150 ms
 const FAMILIES = [["feed", "Feed"], ["artifact", "Artifacts"], ["brain", "Brains"], ["kb", "Pages"]];
 const FAMILY_NAME = new Map(FAMILIES);
-const QUERY_MAX = 8192; // the hub's limit is 8 KiB of UTF-8; it refuses more, and says so
 const HAS_WORD = /[\p{L}\p{N}]/u; // a query of only punctuation is blank to the hub
 
 // Where a hit lives: the address that opens it.
@@ -45,19 +44,19 @@ function hitTitle(hit) {
   return h("span", { class: "tag" }, hit.event_kind);
 }
 
-function hitRow(hit, terms) {
+function hitRow(hit, terms, termsMax) {
   return h("li", { class: "hit", dataset: { type: hit.type } },
     h("a", { class: "hit-link", href: hitHref(hit), "data-row": "" },
       h("span", { class: "hit-title" }, hitTitle(hit)),
-      h("span", { class: "hit-snippet" }, marked(hit.snippet || "", terms)),
+      h("span", { class: "hit-snippet" }, marked(hit.snippet || "", terms, termsMax)),
       h("span", { class: "hit-meta" }, hitMeta(hit))));
 }
 
-function groupNode(group, terms) {
+function groupNode(group, terms, termsMax) {
   const id = `hits-${group.type}`;
   return h("section", { class: "hit-group", "aria-labelledby": id, dataset: { type: group.type } },
     h("h2", { id }, FAMILY_NAME.get(group.type) || group.type, " ", h("span", { class: "count" }, `(${group.count})`)),
-    h("ul", { class: "rows hits" }, group.hits.map((hit) => hitRow(hit, terms))));
+    h("ul", { class: "rows hits" }, group.hits.map((hit) => hitRow(hit, terms, termsMax))));
 }
 
 // The state read from the address: #/search?q=&scope=&project=&type=&mode=
@@ -87,7 +86,7 @@ export default {
     const state = fromParams(params);
     const input = h("input", {
       type: "search", id: "search-q", class: "field search-input", name: "q", value: state.q, autocomplete: "off",
-      maxLength: QUERY_MAX, placeholder: "Words, a \"quoted phrase\"…", enterkeyhint: "search", spellcheck: "false",
+      placeholder: "Words, a \"quoted phrase\"…", enterkeyhint: "search", spellcheck: "false",
     });
     const chips = h("div", { class: "chips search-scope", role: "group", "aria-label": "Look in" });
     const pill = h("select", { class: "pill", id: "search-project", "aria-label": "Project" },
@@ -129,7 +128,7 @@ export default {
       note.hidden = !text;
       note.dataset.backend = res.backend;
       if (!n) fill(results, h("p", { class: "empty" }, "Nothing matches."));
-      else fill(results, res.groups.map((g) => groupNode(g, q)));
+      else fill(results, res.groups.map((g) => groupNode(g, q, app.limits && app.limits.search_terms)));
       results.dataset.query = q; // what the drawn results answer (tests and the bench wait on it)
     }
 
@@ -161,6 +160,14 @@ export default {
       state.q = input.value;
       history.replaceState(null, "", toHash(state)); // the address keeps the search (back returns to it)
       const q = state.q.trim();
+      // The hub's query limit is in UTF-8 bytes (GET /limits), which no maxLength can state.
+      const maxBytes = app.limits && app.limits.search_query_bytes;
+      if (maxBytes && new TextEncoder().encode(q).length > maxBytes) {
+        if (inflight) inflight.abort();
+        status.textContent = "";
+        hint(`The query is over the hub's limit of ${maxBytes.toLocaleString()} bytes: shorten it.`);
+        return;
+      }
       if (!q || !HAS_WORD.test(q)) {
         if (inflight) inflight.abort();
         status.textContent = "";

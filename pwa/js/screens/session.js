@@ -36,11 +36,12 @@ function facts(s) {
 }
 
 async function endSession(app, s, reload) {
-  const note = h("textarea", { rows: 4, name: "handoff" });
+  const max = app.limits && app.limits.handoff_chars; // the hub's own limit (GET /limits)
+  const note = h("textarea", { rows: 4, name: "handoff", maxLength: max });
   const choice = await app.dialog({
     title: `End session ${s.name}?`,
     body: h("div", {}, h("p", {}, "Its brain stops taking writes and is kept until pruned."),
-      field("Handoff note (optional)", note, "For whoever continues; at most 4096 characters")),
+      field("Handoff note (optional)", note, `For whoever continues${max ? `; at most ${max} characters` : ""}`)),
     actions: [{ label: "Cancel", value: null }, { label: "End session", value: "end", danger: true }],
     focus: null,
   });

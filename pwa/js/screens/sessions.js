@@ -33,7 +33,8 @@ export function sessionList(app, projectId) {
       fill(node,
         group("Active", active, "No session is running."),
         group("Ended", ended, "No ended session."),
-        truncated ? h("p", { class: "muted small" }, "More sessions exist than one listing shows (at most 200).") : null);
+        truncated ? h("p", { class: "muted small" }, "More sessions exist than one listing shows",
+          app.limits ? ` (at most ${app.limits.sessions_listing})` : "", ".") : null);
     } catch (err) {
       fill(node, errorBox(err));
     }

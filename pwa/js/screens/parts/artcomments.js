@@ -48,11 +48,12 @@ function commentItem(app, base, c, reload) {
 
 // The form: an anchor chooser (none, a quote, a point picked on the frame through `pickPoint()`).
 function commentForm(app, artifact, base, pickPoint, onPosted) {
-  const body = h("textarea", { name: "comment", rows: 3, maxLength: 2000, required: true });
+  const limits = app.limits || {}; // the hub's own (GET /limits); unread, the hub alone checks
+  const body = h("textarea", { name: "comment", rows: 3, maxLength: limits.comment_body_chars, required: true });
   const mode = h("select", { name: "anchor" }, h("option", { value: "none" }, "Nothing (the whole artifact)"),
     artifact.protected ? null : h("option", { value: "text" }, "A quote from it"),
     h("option", { value: "point" }, "A point on it"));
-  const quote = h("textarea", { name: "quote", rows: 2, maxLength: 2000 });
+  const quote = h("textarea", { name: "quote", rows: 2, maxLength: limits.comment_quote_chars });
   const quoteRow = field("Quote (copy the words from the artifact)", quote);
   let point = null;
   const pointText = h("span", { class: "muted small", role: "status" }, "No point picked yet");
@@ -92,7 +93,7 @@ function commentForm(app, artifact, base, pickPoint, onPosted) {
     });
   };
   return h("form", { class: "form art-comment-form", "aria-label": "New comment", onsubmit: send },
-    field("Comment", body, "At most 2000 characters"), field("Anchored to", mode), quoteRow, pointRow,
+    field("Comment", body, limits.comment_body_chars ? `At most ${limits.comment_body_chars} characters` : null), field("Anchored to", mode), quoteRow, pointRow,
     error, h("div", { class: "btn-row" }, submit));
 }
 

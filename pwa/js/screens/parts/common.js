@@ -61,6 +61,15 @@ export async function projectNames(app) {
 }
 
 // A labelled form field: label text, then the control (a fresh id ties them together).
+// An id rule from GET /limits (`{pattern, max_chars}`) as an input's attributes. The hub writes a
+// JSON Schema pattern; an input's `pattern` is compiled with the `v` flag, where a literal `-` in a
+// class must be escaped, and is anchored already. Unread limits: no attributes (the hub checks).
+export function idRule(rule) {
+  if (!rule) return {};
+  const pattern = rule.pattern.replace(/^\^/, "").replace(/\$$/, "").replace(/-\]/g, "\\-]");
+  return { pattern, maxLength: rule.max_chars };
+}
+
 export function field(labelText, control, hint = null) {
   const id = control.id || `f-${Math.random().toString(36).slice(2)}`;
   control.id = id;

@@ -10,7 +10,6 @@ import { h } from "../../dom.js";
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const OPERATORS = new Set(["AND", "OR", "NOT", "NEAR"]);
-const TERMS_MAX = 64;
 
 function fold(text) {
   return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
@@ -21,7 +20,8 @@ function words(text) {
 }
 
 // {words: ["pay"], phrases: [["cart", "total"]]}, folded.
-export function terms(query) {
+// `max`: the hub's term limit (GET /limits `search_terms`); the terms past it the hub drops too.
+export function terms(query, max = Infinity) {
   const phrases = [];
   let rest = query;
   if ((query.match(/"/g) || []).length >= 2) {
@@ -32,13 +32,13 @@ export function terms(query) {
     rest = query.replace(/"([^"]*)"/g, " ");
   }
   const loose = words(rest).filter((w) => !OPERATORS.has(w)).map(fold);
-  const all = [...phrases, ...loose].slice(0, TERMS_MAX);
+  const all = [...phrases, ...loose].slice(0, max);
   return { words: all.filter((t) => typeof t === "string"), phrases: all.filter((t) => Array.isArray(t)) };
 }
 
 // The [start, end) character ranges of the snippet to mark, sorted and merged.
-export function ranges(snippet, query) {
-  const { words: ws, phrases } = terms(query);
+export function ranges(snippet, query, max = Infinity) {
+  const { words: ws, phrases } = terms(query, max);
   const tokens = Array.from(snippet.matchAll(WORD), (m) => ({ start: m.index, end: m.index + m[0].length, key: fold(m[0]) }));
   const found = [];
   for (const t of tokens) if (ws.some((w) => w && t.key.startsWith(w))) found.push([t.start, t.end]);
@@ -57,10 +57,10 @@ export function ranges(snippet, query) {
 }
 
 // A fragment: the snippet as text nodes, its matches inside <mark> elements.
-export function marked(snippet, query) {
+export function marked(snippet, query, max = Infinity) {
   const frag = document.createDocumentFragment();
   let at = 0;
-  for (const [start, end] of ranges(snippet, query)) {
+  for (const [start, end] of ranges(snippet, query, max)) {
     if (start > at) frag.append(document.createTextNode(snippet.slice(at, start)));
     frag.append(h("mark", {}, snippet.slice(start, end)));
     at = end;

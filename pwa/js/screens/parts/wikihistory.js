@@ -93,7 +93,9 @@ export async function historyView(app, projectId, path) {
     fill(node, loading("Reading the history"));
     let got;
     try {
-      got = await app.api.get(`${kbBase(projectId)}/versions`, { path, limit: 200 });
+      // The hub's page of versions at its largest (GET /limits), or its default when unread.
+      const limit = app.limits ? app.limits.kb_history_page : undefined;
+      got = await app.api.get(`${kbBase(projectId)}/versions`, limit ? { path, limit } : { path });
     } catch (err) {
       fill(node, errorBox(err));
       return;
@@ -104,7 +106,7 @@ export async function historyView(app, projectId, path) {
     if (forgetBtn) forgetBtn.addEventListener("click", () => busy(forgetBtn, () => forget(app, projectId, path, load)));
     fill(node,
       h("h2", { tabIndex: -1 }, `History of ${leaf(path)}`),
-      h("p", { class: "muted small" }, `${path} · ${got.total} versions`, got.truncated ? " (newest 200 shown)" : ""),
+      h("p", { class: "muted small" }, `${path} · ${got.total} versions`, got.truncated ? ` (newest ${got.versions.length} shown)` : ""),
       h("div", { class: "btn-row" }, h("a", { class: "btn", href: wikiHash(projectId, { path }) }, "Back to the page"), forgetBtn),
       h("ol", { class: "plain wiki-versions" },
         got.versions.map((row) => versionRow(app, projectId, path, row, got.current_version, viewer, load))),
