@@ -45,6 +45,11 @@ Schema = dict[str, Any]
 NO_MEMBERS: Schema = {"type": "object", "properties": {}, "additionalProperties": False, "maxProperties": 0}
 
 
+def closed(schema: Schema) -> Schema:
+    """`schema` refusing members it does not name (as the typed requests do)."""
+    return {**schema, "additionalProperties": False}
+
+
 def obj(*required: str, **props: Schema) -> Schema:
     """An object schema: `required` members, `props` typed (members named only in `required` are
     any JSON value)."""
@@ -152,6 +157,7 @@ KB_HISTORY_LIMIT: Schema = {"type": "integer", "minimum": 0, "maximum": 200}
 KB_ROWS_LIMIT: Schema = {"type": "integer", "minimum": 1, "maximum": 200}
 KB_BEFORE: Schema = {"type": "integer", "minimum": 1}
 KB_IF_VERSION: Schema = {"type": "string", "pattern": IF_VERSION_PATTERN}
+KB_VERSION: Schema = {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
 FINDING = obj("code", "path", "message", code=STR, path=STR, message=STR, line=INT, meta=ANY_OBJ)
 LINT = list_of(FINDING)
 KB_WRITTEN = obj("ok", "path", "version", "size_bytes", "lint", "warnings", ok=BOOL, path=STR, version=STR,
@@ -264,20 +270,20 @@ DOCS: Mapping[str, Doc] = {
                          problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIST_LIMIT, "meta": KB_FLAG}),
     "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included); "
                         "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE, problems=(404, 405),
-                        path=KB_PAGE_PATH, query={"version": STR, "rendered": KB_FLAG}),
+                        path=KB_PAGE_PATH, query={"version": KB_VERSION, "rendered": KB_FLAG}),
     "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
                          "with ?if_version=", KB_WRITTEN, problems=(404, 405, 409, 413), path=KB_PAGE_PATH,
                          query={"if_version": KB_IF_VERSION},
-                         body=obj("content", content=STR, if_version=KB_IF_VERSION)),
+                         body=closed(obj("content", content=STR, if_version=KB_IF_VERSION))),
     "kb.delete_page": Doc("Delete a page (a directory only when empty); its versions stay kept",
                           obj("ok", "path", ok=BOOL, path=STR), problems=(404, 405, 409), path=KB_PAGE_PATH,
                           query={"if_version": KB_IF_VERSION}, body_required=False),
     "kb.review_page": Doc("The human vouches for the page: {by: human, at} appended to verified", KB_REVIEW,
                           problems=KB_PAGE_PROBLEMS, path=KB_PAGE_PATH, body_required=False,
-                          body=obj(if_version=STR, verified_by={"const": "human"})),
+                          body=closed(obj(if_version=KB_IF_VERSION, verified_by={"const": "human"}))),
     "kb.revert_page": Doc("Write a kept version back (changed: false when it is the held one)", KB_REVERTED,
                           problems=(404, 409, 413), path=KB_PAGE_PATH,
-                          body=obj("version", version=STR, if_version=STR)),
+                          body=closed(obj("version", version=KB_VERSION, if_version=KB_IF_VERSION))),
     "kb.promote": Doc("Copy a session brain entry into a page citing the session", KB_PROMOTED,
                       problems=(404, 409, 413), model=kb.KbPromote),
     "kb.history": Doc("The knowledge base's write log, newest first (limit=0: the count only)", KB_HISTORY,

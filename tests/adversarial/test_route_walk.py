@@ -43,7 +43,8 @@ SPEC_PUBLIC = {
 # Public routes whose own answer to anything but the right credential is 401: the enrolment status
 # poll reads the pending token itself and refuses every other token (or none) as unknown.
 OWN_401 = {"/api/v1/enrol/status"}
-SPEC_TOKEN = {"/api/v1/projects": "GET HEAD POST", "/api/v1/stream": "GET HEAD", "/mcp": "GET POST DELETE"}
+SPEC_TOKEN = {"/api/v1/projects": "GET HEAD POST", "/api/v1/stream": "GET HEAD", "/mcp": "GET POST DELETE",
+              "/api/v1/limits": "GET HEAD"}  # issue 28: the limits a client checks before sending
 # Served outside the Quart app (by hubhttp.asgi), so not in its URL map.
 OUTSIDE_ROUTES = {"/mcp": ("GET", "POST", "DELETE")}
 
