@@ -200,6 +200,8 @@ class Item(Out):
 
 class ItemList(Out):
     items: list[Item]
+    total: int  # every item the filters match, whatever the page
+    next_cursor: str | None  # the cursor to the next page; null on the last
 
 
 class Marked(Out):
