@@ -4,9 +4,10 @@ import { h, clear, fill, typing } from "./dom.js";
 import { TABS, match } from "./routes.js";
 import { dialog, confirmTyped, toast } from "./ui.js";
 import { startLive } from "./live.js";
+import { flushAll } from "./undo.js";
 
 const SETTINGS_KEY = "agent-hub.settings";
-const DEFAULT_SETTINGS = { theme: "system", density: "comfortable", shortcuts: true };
+const DEFAULT_SETTINGS = { theme: "system", density: "comfortable", shortcuts: true, undoSeconds: 5 };
 
 export const KEY_MAP = [
   ["j", "Next row"], ["k", "Previous row"], ["Enter", "Open the selected row"],
@@ -115,6 +116,7 @@ class App {
   }
 
   leave() {
+    flushAll(); // an answer held for Undo is sent when its screen is left, never lost
     if (this.current && this.current.hooks && this.current.hooks.dispose) {
       try { this.current.hooks.dispose(); } catch (err) { console.error(err); }
     }
