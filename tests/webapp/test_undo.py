@@ -136,7 +136,7 @@ def test_hiding_or_closing_the_tab_sends_at_once(opener: Any, hub: Hub, viewport
                   " document.dispatchEvent(new Event('visibilitychange')); }")
     expect(row(page, hidden_q)).to_have_attribute("data-status", "resolved")
     assert hub.item(hidden_q)["answer"]["body"] == "No"
-    page.evaluate("() => { Object.defineProperty(document, 'visibilityState', {value: 'visible', configurable: true}); }")
+    page.evaluate("() => Object.defineProperty(document, 'visibilityState', {value: 'visible', configurable: true})")
     row(page, closed_q).get_by_role("button", name="Yes").click()
     expect(row(page, closed_q).locator(".held")).to_be_visible()
     page.close(run_before_unload=True)  # pagehide: the held answer goes out as a keepalive request
