@@ -152,7 +152,7 @@ export default {
       await sessions.load();
       return sessions;
     }
-    const feed = createFeed(app, { path: `${projectPath(params.id)}/feed`, project: params.id });
+    const feed = createFeed(app, { path: `${projectPath(params.id)}/feed`, project: params.id, focus: params.event || null });
     fill(body, ideaForm(app, params.id, () => feed.newer()), feed.node);
     await feed.load();
     return feed;
