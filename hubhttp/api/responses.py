@@ -251,6 +251,7 @@ class Home(Out):
     waiting: int
     waiting_items: list[Item]
     agents_active: int
+    first_run: bool  # no agent has called this hub yet
     last_event_at: str | None
     recent: list[RecentEvent]
     unseen: list[Unseen]
