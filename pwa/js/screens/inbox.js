@@ -129,34 +129,40 @@ export default {
     // "Load more" with how many are left while the hub has more.
     const section = (list, data, rowCtx) => {
       const made = data.items.map((item) => itemRow(item, rowCtx));
-      rows.push(...made);
+      byList.set(list.id, made);
       const heading = h("h2", { id: list.id }, list.title, " ", h("span", { class: "muted count" }, `(${data.total.toLocaleString()})`));
       let content;
       if (!made.length) {
         content = h("p", { class: "empty" }, list.empty);
       } else if (prefs.group) {
-        const groups = new Map();
-        for (const r of made) {
-          const key = r.item.project_id;
-          if (!groups.has(key)) groups.set(key, { name: r.item.project_display_name || key, rows: [] });
-          groups.get(key).rows.push(r);
-        }
-        let n = 0;
-        content = [...groups.values()].map((g) => {
-          const gid = `${list.id}-g${n++}`;
-          return h("section", { class: "inbox-group" }, h("h3", { id: gid }, g.name, " ",
-            h("span", { class: "muted count" }, `(${g.rows.length})`)),
-          h("ul", { class: "rows", "aria-labelledby": gid }, g.rows.map((r) => r.node)));
-        });
+        content = groupedRows(list, made);
       } else {
         content = h("ul", { class: "rows", "aria-labelledby": list.id }, made.map((r) => r.node));
       }
-      const left = data.total - data.items.length;
-      const more = data.cursor ? h("div", { class: "btn-row load-more" }, h("button", { type: "button", class: "btn",
-        "aria-describedby": list.id, onclick: (e) => loadMore(list, e.currentTarget) },
-      `Load more (${Math.max(left, 0).toLocaleString()} more)`)) : null;
-      return h("section", { class: "inbox-section", dataset: { list: list.id } }, heading, content, more);
+      return h("section", { class: "inbox-section", dataset: { list: list.id } }, heading, content, moreButton(list, data));
     };
+    const groupedRows = (list, made) => {
+      const groups = new Map();
+      for (const r of made) {
+        const key = r.item.project_id;
+        if (!groups.has(key)) groups.set(key, { name: r.item.project_display_name || key, rows: [] });
+        groups.get(key).rows.push(r);
+      }
+      let n = 0;
+      return [...groups.values()].map((g) => {
+        const gid = `${list.id}-g${n++}`;
+        return h("section", { class: "inbox-group" }, h("h3", { id: gid }, g.name, " ",
+          h("span", { class: "muted count" }, `(${g.rows.length})`)),
+        h("ul", { class: "rows", "aria-labelledby": gid }, g.rows.map((r) => r.node)));
+      });
+    };
+    const moreButton = (list, data) => {
+      if (!data.cursor) return null;
+      const left = Math.max(data.total - data.items.length, 0);
+      return h("div", { class: "btn-row load-more" }, h("button", { type: "button", class: "btn",
+        "aria-describedby": list.id, onclick: (e) => loadMore(list, e.currentTarget) }, `Load more (${left.toLocaleString()} more)`));
+    };
+    const byList = new Map(); // list id -> its rows, in order (rows is their concatenation)
 
     let seq = 0;
     let stopTick = () => {};
@@ -167,9 +173,10 @@ export default {
       const keep = selected >= 0 && rows[selected] ? rows[selected].item.event_id : null;
       const hadFocus = body.contains(document.activeElement) && document.activeElement.closest("li.row");
       const drafts = keepDrafts(body);
-      rows = [];
+      byList.clear();
       const rowCtx = ctx();
       fill(body, lists.map((list) => section(list, state.get(list.id), rowCtx)));
+      rows = lists.flatMap((list) => byList.get(list.id) || []);
       selected = keep ? rows.findIndex((r) => r.item.event_id === keep) : -1;
       if (selected >= 0) mark(selected, !!hadFocus && !drafts.focused);
       drafts.restore(body);
@@ -199,6 +206,7 @@ export default {
       draw();
     }
 
+    // The next page of one list, appended under the rows already drawn (none is drawn again).
     async function loadMore(list, button) {
       const have = state.get(list.id);
       if (!have || !have.cursor) return;
@@ -209,16 +217,29 @@ export default {
           cursor: have.cursor, limit: PAGE });
         if (mine !== seq) return; // a refresh redrew meanwhile; its lists stand
         const known = new Set(have.items.map((i) => i.event_id));
-        state.set(list.id, { items: [...have.items, ...page.items.filter((i) => !known.has(i.event_id))],
-          total: page.total, cursor: page.next_cursor });
-        const firstNew = page.items[0] && page.items[0].event_id;
-        draw();
-        const next = firstNew && rows.find((r) => r.item.event_id === firstNew);
+        const fresh = page.items.filter((i) => !known.has(i.event_id));
+        const data = { items: [...have.items, ...fresh], total: page.total, cursor: page.next_cursor };
+        state.set(list.id, data);
+        const node = body.querySelector(`section.inbox-section[data-list="${list.id}"]`);
+        if (!node || prefs.group) { draw(); } else { appendRows(list, node, data, fresh); }
+        const next = fresh[0] && rows.find((r) => r.item.event_id === fresh[0].event_id);
         if (next) { next.node.focus({ preventScroll: true }); } // the keyboard carries on from the new rows
       } catch (err) {
         button.disabled = false;
         app.toast(err instanceof ApiError ? err.message : "Loading more failed.", { kind: "error" });
       }
+    }
+
+    function appendRows(list, node, data, fresh) {
+      const made = fresh.map((item) => itemRow(item, ctx()));
+      byList.set(list.id, [...(byList.get(list.id) || []), ...made]);
+      rows = lists.flatMap((l) => byList.get(l.id) || []);
+      const ul = node.querySelector("ul.rows");
+      if (ul) ul.append(...made.map((r) => r.node));
+      node.querySelector(".count").textContent = `(${data.total.toLocaleString()})`;
+      const old = node.querySelector(".load-more");
+      const next = moreButton(list, data);
+      if (old && next) old.replaceWith(next); else if (old) old.remove();
     }
 
     const mark = (i, focus = true) => {
