@@ -21,6 +21,7 @@ Alone: `.venv/bin/python tools/bench/webapp.py --inbox-only [--inbox-items N] [-
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import tempfile
 import time
@@ -135,11 +136,12 @@ def load_all_and_scroll(browser: Any, url: str, token: str, connected: Callable[
         started = page.evaluate("b => { const t = performance.timeOrigin + performance.now();"
                                 " document.querySelector(b).click(); return t; }", more)
         presses.append(page.evaluate("() => window.__painted") - started)
-        page.wait_for_function("n => document.querySelectorAll('[data-list=\"sec-waiting\"] li.row').length > n", arg=shown)
+        page.wait_for_function("n => document.querySelectorAll('[data-list=\"sec-waiting\"] li.row').length > n",
+                               arg=shown)
     drawn = page.locator('[data-list="sec-waiting"] li.row').count()
     frames = page.evaluate(SCROLL, seconds)
     page.context.close()
-    gaps = [b - a for a, b in zip(frames, frames[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(frames)]
     return presses, gaps, drawn
 
 
