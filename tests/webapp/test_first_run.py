@@ -68,6 +68,20 @@ def test_the_guide_shows_this_hubs_exact_configuration(browser: Any, empty_hub: 
     assert errors == []
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_guide_has_no_serious_violation(browser: Any, empty_hub: Hub, theme: str) -> None:
+    from tests.webapp.test_a11y import audit
+
+    if any(a["last_seen_at"] for a in empty_hub.rest("GET", "/agents")["agents"]):
+        pytest.skip("an agent has called this module's hub (the test that does runs last)")
+    page = open_app(browser, empty_hub, PHONE, color_scheme=theme)
+    try:
+        expect(page.locator(".first-run")).to_be_visible()
+        assert audit(page) == []
+    finally:
+        page.context.close()
+
+
 def test_zz_the_guide_goes_once_an_agent_has_called(browser: Any, empty_hub: Hub) -> None:
     token = empty_hub.new_agent("first")  # an agent with a token that has not called yet
     page = open_app(browser, empty_hub, PHONE)
