@@ -75,7 +75,9 @@ export default {
       STATUSES.map(([v, label]) => h("option", { value: v }, label)));
     const unreadBox = h("input", { type: "checkbox", id: "filter-unread" });
     const orderSelect = h("select", { class: "field", id: "filter-order" },
-      h("option", { value: "deadline", title: "Items with a deadline first, soonest first; then the oldest waiting" }, "Deadlines first"), h("option", { value: "newest" }, "Newest first"));
+      h("option", { value: "deadline", title: "Items with a deadline first, soonest first; then the oldest waiting" },
+        "Deadlines first"),
+      h("option", { value: "newest" }, "Newest first"));
     const groupBox = h("input", { type: "checkbox", id: "filter-group" });
     const markAll = h("button", { type: "button", class: "btn" }, "Mark all read");
     const body = h("div", { class: "inbox-lists", "aria-live": "off" }, h("p", { class: "muted" }, "Loading…"));
