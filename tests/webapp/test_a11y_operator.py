@@ -31,7 +31,7 @@ def test_the_inbox_grouped_with_a_held_answer(opener: Any, hub: Hub, theme: str,
     settle(page)
     page.locator("#filter-group").check()
     row = page.locator(f'li.row[data-event-id="{qid}"]')
-    row.get_by_role("button", name="More").click()
+    row.get_by_role("button", name="More", exact=True).click()
     row.get_by_role("button", name="Yes").click()
     expect(row.locator(".held")).to_be_visible()
     assert audit(page) == []
@@ -81,12 +81,13 @@ def test_semantic_search_warming_up(opener: Any, hub: Hub, theme: str) -> None:
     page.evaluate("() => { location.hash = '#/search?q=event&mode=semantic'; }")
     expect(page.locator(".backend-note")).to_contain_text("warming up")
     assert audit(page) == []
+    page.unroute_all(behavior="ignoreErrors")  # the screen keeps retrying: a late retry meets no handler
 
 
 @THEMES
 def test_the_more_menu_at_320(opener: Any, theme: str) -> None:
     page = opener(viewport={"width": 320, "height": 640}, color_scheme=theme, hash_="#/settings")
     settle(page)
-    page.get_by_role("button", name="More").click()
+    page.locator("nav.tabs button.more-tab").click()
     expect(page.locator("#more-menu")).to_be_visible()
     assert audit(page) == []

@@ -106,7 +106,7 @@ def test_a_long_body_is_clamped_behind_more_as_text(opener: Any, hub: Hub, crowd
     body = item.locator(".row-body")
     expect(body).to_have_class("row-body clamped")
     folded = body.evaluate("b => b.getBoundingClientRect().height")
-    more = item.get_by_role("button", name="More")
+    more = item.get_by_role("button", name="More", exact=True)
     expect(more).to_have_attribute("aria-expanded", "false")
     more.click()
     expect(item.get_by_role("button", name="Less")).to_have_attribute("aria-expanded", "true")
