@@ -4,7 +4,9 @@
 Two kinds of item reach an agent, each exactly once:
 
 - attention: the resolution of the caller's own question, approval or request (an answer, a
-  decision, or the hub's expiry), titled so the agent knows which;
+  decision, or the hub's expiry), titled so the agent knows which; and the human's comment on an
+  artifact the caller published (kind `comment`, with `artifact_id` and `comment_id`;
+  artifacts/comment_notes.py);
 - subscription: a new event matching one of the caller's standing subscriptions (kinds, optional
   project, optional author, optionally dropping the caller's own events).
 
@@ -34,7 +36,7 @@ import anyio
 import orjson
 from pydantic import Field, StringConstraints
 
-from hubcore.caller import Caller
+from hubcore.caller import HUMAN, Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, not_found
 from hubcore.services.access import readable_project, visibility
@@ -108,8 +110,10 @@ def _cursor_sql(name_param: str, project_col: str) -> str:
 
 
 def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Drained) -> None:
+    """Resolutions of the caller's own items and the human's comments on its artifacts, merged in
+    id order (one cursor per project serves both)."""
     cond, params = visibility(caller)
-    rows = conn.execute(
+    resolved = conn.execute(
         f"""SELECT a.id, a.project_id, a.kind, a.payload, a.created_at, q.kind AS root_kind,
                    q.summary AS root_summary, q.id AS root_id
             FROM inbox i JOIN events a ON a.id = i.resolution_id JOIN events q ON q.id = i.event_id
@@ -119,16 +123,45 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
             ORDER BY i.resolution_id LIMIT :limit""",
         {**params, "me": caller.actor, "name": ATTENTION, "limit": limit + 1},
     ).fetchall()
-    for row in rows[:limit]:
+    # The human's comments on the caller's artifacts (comment_notes.py): artifact events by the
+    # human, read through the (project, kind, id) index above the cursor.
+    commented = conn.execute(
+        f"""SELECT e.id, e.project_id, e.kind, e.payload, e.created_at FROM events e
+            JOIN projects p ON p.id = e.project_id
+            WHERE e.kind = 'artifact' AND e.actor = :human AND {cond}
+              AND e.id > {_cursor_sql(':name', 'e.project_id')}
+              AND json_extract(e.payload, '$.action') = 'commented'
+              AND json_extract(e.payload, '$.artifact_author') = :me
+            ORDER BY e.id LIMIT :limit""",
+        {**params, "me": caller.actor, "name": ATTENTION, "limit": limit + 1, "human": HUMAN},
+    ).fetchall()
+    merged = sorted([*resolved, *commented], key=lambda r: r["id"])
+    for row in merged[:limit]:
         payload = orjson.loads(row["payload"])
-        item = {"source": "attention", "kind": row["kind"], "id": row["id"], "project_id": row["project_id"],
-                "title": _title(row["root_kind"], row["root_summary"], payload), "at": iso(row["created_at"]),
-                "thread_id": row["root_id"]}
-        if payload.get("expired") is True:
-            item["expired"] = True
+        if row["kind"] == "artifact":
+            item = {"source": "attention", "kind": "comment", "id": row["id"], "project_id": row["project_id"],
+                    "title": _comment_title(payload), "at": iso(row["created_at"]),
+                    "artifact_id": payload.get("artifact_id"), "comment_id": payload.get("comment_id")}
+        else:
+            item = {"source": "attention", "kind": row["kind"], "id": row["id"], "project_id": row["project_id"],
+                    "title": _title(row["root_kind"], row["root_summary"], payload), "at": iso(row["created_at"]),
+                    "thread_id": row["root_id"]}
+            if payload.get("expired") is True:
+                item["expired"] = True
         out.items.append(item)
         out.advances[(ATTENTION, row["project_id"])] = row["id"]
-    out.more = out.more or len(rows) > limit
+    out.more = out.more or len(merged) > limit
+
+
+COMMENT_TITLE_CHARS = 120
+
+
+def _comment_title(payload: dict[str, Any]) -> str:
+    body = str(payload.get("body") or "")
+    first = body.splitlines()[0] if body else ""
+    if len(first) > COMMENT_TITLE_CHARS:
+        first = first[: COMMENT_TITLE_CHARS - 1] + "…"
+    return f"The human commented on your artifact {payload.get('artifact_id')}: {first}"
 
 
 def _matching(caller: Caller, sub: Subscription) -> tuple[list[str], dict[str, Any]]:
@@ -226,6 +259,8 @@ class AttentionService:
             if change.resolved and change.owner:
                 self._touch(change.owner)
         elif change.topic == "feed":  # a live artifact's moves concern no subscription
+            if change.owner:  # addressed to one agent (a comment on its artifact): its attention queue
+                self._touch(change.owner)
             for actor, subs in list(self._subscriptions.items()):
                 if any(s.matches(change) for s in subs):
                     self._touch(actor)
@@ -273,7 +308,7 @@ class AttentionService:
         def wakes(change: Change) -> bool:
             if change.topic == "inbox":
                 return change.resolved and change.owner == actor
-            return any(s.matches(change) for s in subs)
+            return change.owner == actor or any(s.matches(change) for s in subs)
 
         keys = [owner_key(actor), *{feed_key(s.project_id) for s in subs}]
         deadline = anyio.current_time() + seconds

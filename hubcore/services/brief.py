@@ -4,7 +4,8 @@ It moves no cursor. The window is the events above the caller's durable feed cur
 history, those after the caller's previous session's last activity; with neither, the whole feed
 (basis `none`). Entries are pointers: text is cut to 200 characters (`truncated: true`), except the
 previous handoff, which comes in full. Each list section says how many more it left out (`more`),
-counted up to 10,000 (`more_capped: true` past that).
+counted up to 10,000 (`more_capped: true` past that). `comments` lists the human's open comments
+on the caller's artifacts in the project (at most 10, newest first), whatever the window.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from hubcore.caller import Caller
+from hubcore.caller import HUMAN, Caller
 from hubcore.clock import iso
 from hubcore.parts import Part
 from hubcore.services.access import readable_project
@@ -27,6 +28,7 @@ from hubcore.services.requests import Request
 from hubcore.services.sessions import RECOVERY_PATH
 
 ANSWERS_MAX = 10
+COMMENTS_MAX = 10
 EVENTS_MAX = 20
 STALE_MAX = 10
 TEXT_MAX = 200
@@ -98,6 +100,31 @@ def _answer(row: sqlite3.Row) -> dict[str, Any]:
     return item
 
 
+def _comments(conn: sqlite3.Connection, actor: str, project_id: str) -> tuple[list[dict[str, Any]], int]:
+    """The human's open comments on the caller's artifacts in the project, newest first (issue 25
+    part 7): not windowed, since an open comment matters until it is resolved."""
+    sql = """FROM artifact_comments c JOIN artifacts a ON a.id = c.artifact_id
+             WHERE a.project_id = ? AND a.actor = ? AND c.author = ? AND c.done = 0"""
+    args = [project_id, actor, HUMAN]
+    total = conn.execute(f"SELECT COUNT(*) {sql}", args).fetchone()[0]
+    rows = conn.execute(f"""SELECT c.id, c.artifact_id, a.title, c.body, c.anchor, c.anchor_version, c.created_at
+                            {sql} ORDER BY c.id DESC LIMIT {COMMENTS_MAX}""", args).fetchall()
+    out = []
+    for r in rows:
+        body, truncated = cut(r["body"])
+        item: dict[str, Any] = {"artifact_id": r["artifact_id"], "title": r["title"], "comment_id": r["id"],
+                                "body": body, "version": r["anchor_version"], "at": iso(r["created_at"])}
+        anchor = orjson.loads(r["anchor"]) if r["anchor"] else None
+        if isinstance(anchor, dict) and anchor.get("mode") == "text":
+            quote, cut_quote = cut(anchor.get("quote"))
+            item["quote"] = quote
+            truncated = truncated or cut_quote
+        if truncated:
+            item["truncated"] = True
+        out.append(item)
+    return out, int(total)
+
+
 def _pointer(row: sqlite3.Row, **extra: Any) -> dict[str, Any]:
     summary, truncated = cut(row["summary"])
     item = {"id": row["id"], "kind": row["kind"], "actor": row["actor"], "summary": summary,
@@ -165,6 +192,7 @@ class BriefService:
             answered = {a["answer_id"] for a in answers}
             events, events_total = _events(conn, actor, pid, cond, args, answered)
             prev = _previous(conn, actor, pid)
+            comments, comments_total = _comments(conn, actor, pid)
             return {
                 "project_id": pid,
                 "since": since,
@@ -175,6 +203,7 @@ class BriefService:
                     "recovery_path": RECOVERY_PATH,
                 },
                 "events": section(events, events_total, len(events)),
+                "comments": section(comments, comments_total, len(comments)),
                 **_part_sections(conn, caller, pid, since, parts),
             }
 

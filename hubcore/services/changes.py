@@ -85,6 +85,8 @@ def _keys(change: Change) -> tuple[Hashable, ...]:
         return (owner_key(change.owner),)
     if change.topic != "feed":
         return ()  # only streams hear of a live artifact's moves; no wait does
+    if change.owner:  # an event addressed to one agent (a comment on its artifact): its waits too
+        return (feed_key(change.project_id), feed_key(None), owner_key(change.owner))
     return (feed_key(change.project_id), feed_key(None))
 
 
@@ -313,10 +315,11 @@ class Effects:
     kinds: list[str] = field(default_factory=list)
     started_waiting: bool = False
 
-    def event(self, row: dict[str, Any]) -> None:
-        """Note a newly appended event (rendered shape)."""
+    def event(self, row: dict[str, Any], *, owner: str = "") -> None:
+        """Note a newly appended event (rendered shape); `owner`: the agent it is addressed to (a
+        human's comment on that agent's artifact), whose waits it wakes."""
         self.kinds.append(row["kind"])
-        self.changes.append(Change("feed", row["project_id"], row["id"], row["kind"], row["actor"]))
+        self.changes.append(Change("feed", row["project_id"], row["id"], row["kind"], row["actor"], owner))
 
     def inbox(self, project_id: str, event_id: str, *, owner: str, kind: str = "",
               resolved: bool = False) -> None:

@@ -5,7 +5,8 @@ volume query fails. `storage` (the data directory's volume) and `node` are the h
 (`Core.datadir`); `prunable` comes from the part that measures it (`Part.home`), and reads as null
 with no such part in the hub.
 `agents_active` counts active agents whose token was used, or whose running session did work, within
-the last 15 minutes (900 s, the same window as a live artifact's session).
+the last 15 minutes (900 s, the same window as a live artifact's session). `first_run` is true
+while no agent has ever called the hub (no agent has a `last_seen_at`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ class HomeService:
                               AND s.pruned_at IS NULL AND s.last_activity_at >= :since))""",
                 {"since": active_since},
             ).fetchone()[0],
+            # The web app's first-run guide shows until an agent has called the hub (issue 25 part 6).
+            "first_run": conn.execute("SELECT 1 FROM agents WHERE last_seen_at IS NOT NULL LIMIT 1").fetchone() is None,
             "last_event_at": iso(newest) if newest is not None else None,
             "recent": [{**e, "project_display_name": projects.get(e["project_id"])} for e in recent],
             "unseen": [{"project_id": pid, "project_display_name": name, "unseen_events": unseen[pid]}

@@ -9,17 +9,19 @@ and block on their own items with `wait`.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, get_args
 
 import anyio
 import orjson
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import invalid, not_found
+from hubcore.services import ids
 from hubcore.services.access import require_admin, visibility
 from hubcore.services.changes import Change, Effects, owner_key
 from hubcore.services.core import Core
@@ -107,13 +109,25 @@ class InboxRead(Request):
     limit: Limit = PAGE_DEFAULT
 
 
+Order = Literal["newest", "oldest", "deadline"]
+LIST_CURSOR_MAX = 80  # an order letter, an event id and a deadline's repr fit well inside
+ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX),
+                       Field(description="the next_cursor of the previous page, with the same order")]
+
+
 class InboxList(Request):
-    """`GET /inbox`: newest first; `project` is the spec's query name (docs/decisions.md)."""
+    """`GET /inbox`: newest first unless `order` says otherwise; `project` is the spec's query
+    name (docs/decisions.md). Pages by `cursor` (the `next_cursor` of the page before); `total`
+    counts every item the filters match, whatever the page."""
 
     status: Status | None = None
     project: Annotated[ProjectId | None, Field(description="only this project's items")] = None
     limit: Limit = PAGE_DEFAULT
     unread_only: Annotated[bool, Field(description="only unread items (status=unread)")] = False
+    settled: Annotated[bool, Field(description="only items that need nothing more: read or resolved")] = False
+    order: Annotated[Order, Field(description="newest first (default), oldest first, or deadline: items "
+                                              "with a deadline first by deadline, then oldest first")] = "newest"
+    cursor: ListCursor | None = None
 
 
 class ReadAll(Request):
@@ -169,9 +183,85 @@ def query_items(conn: sqlite3.Connection, caller: Caller, *, status: str | None 
 
 def count_items(conn: sqlite3.Connection, caller: Caller, status: str) -> int:
     conds, params = _filters(caller, status=status)
+    return _count(conn, conds, params)
+
+
+def _count(conn: sqlite3.Connection, conds: list[str], params: dict[str, Any]) -> int:
     sql = f"""SELECT COUNT(*) FROM inbox i LEFT JOIN projects p ON p.id = i.project_id
               WHERE {' AND '.join(conds)}"""
     return int(conn.execute(sql, params).fetchone()[0])
+
+
+SETTLED = ("read", "resolved")
+ORDER_SQL = {
+    "newest": "i.event_id DESC",
+    "oldest": "i.event_id ASC",
+    "deadline": "(i.expires_at IS NULL), i.expires_at, i.event_id ASC",
+}
+
+
+def encode_cursor(order: str, item_row_: sqlite3.Row) -> str:
+    """An opaque position after `item_row_` in `order`: the order's letter, the event id and, for
+    the deadline order, the deadline (Python's repr of the stored float round-trips exactly)."""
+    head = f"{order[0]}.{item_row_['event_id']}"
+    if order != "deadline":
+        return head
+    expires = item_row_["expires_at"]
+    return f"{head}.{'-' if expires is None else repr(float(expires))}"
+
+
+def decode_cursor(order: str, cursor: str) -> tuple[str, float | None]:
+    """(event id, deadline or None) from a cursor this order issued; anything else is refused."""
+    parts = cursor.split(".", 2)
+    if parts[0] != order[0] or len(parts) < 2 or not ids.ID_RE.match(parts[1]):
+        raise invalid(f"cursor is not one this listing issued for order={order}", field="cursor")
+    if order != "deadline":
+        if len(parts) != 2:
+            raise invalid(f"cursor is not one this listing issued for order={order}", field="cursor")
+        return parts[1], None
+    if len(parts) != 3:
+        raise invalid("cursor is not one this listing issued for order=deadline", field="cursor")
+    if parts[2] == "-":
+        return parts[1], None
+    try:
+        expires = float(parts[2])
+    except ValueError:
+        raise invalid("cursor is not one this listing issued for order=deadline", field="cursor") from None
+    if not math.isfinite(expires):
+        raise invalid("cursor is not one this listing issued for order=deadline", field="cursor")
+    return parts[1], expires
+
+
+def _after(order: str, cursor: str, params: dict[str, Any]) -> str:
+    """The condition for rows after the cursor's position in `order`."""
+    event_id, expires = decode_cursor(order, cursor)
+    params["c_id"] = event_id
+    if order == "newest":
+        return "i.event_id < :c_id"
+    if order == "oldest":
+        return "i.event_id > :c_id"
+    if expires is None:  # past every item with a deadline
+        return "(i.expires_at IS NULL AND i.event_id > :c_id)"
+    params["c_exp"] = expires
+    return ("(i.expires_at IS NULL OR i.expires_at > :c_exp"
+            " OR (i.expires_at = :c_exp AND i.event_id > :c_id))")
+
+
+def list_page(conn: sqlite3.Connection, caller: Caller, req: InboxList, status: str | None) -> dict[str, Any]:
+    """One page of `GET /inbox`, its true total and the cursor to the next page (null at the end)."""
+    conds, params = _filters(caller, status=status, project_id=req.project)
+    if req.settled:
+        conds.append("i.status IN ('read', 'resolved')")
+    total = _count(conn, conds, params)
+    if req.cursor is not None:
+        conds.append(_after(req.order, req.cursor, params))
+    params["limit"] = req.limit + 1  # one more tells whether a next page exists
+    sql = f"{ITEM_SELECT} WHERE {' AND '.join(conds)} ORDER BY {ORDER_SQL[req.order]} LIMIT :limit"
+    rows = conn.execute(sql, params).fetchall()
+    more = len(rows) > req.limit
+    rows = rows[: req.limit]
+    return {"items": [render_item(r) for r in rows], "total": total,
+            "next_cursor": encode_cursor(req.order, rows[-1]) if more and rows else None}
 
 
 def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3.Row | None:
@@ -187,17 +277,20 @@ class InboxService:
         self.settle = settle
 
     async def list_items(self, caller: Caller, req: InboxList) -> dict[str, Any]:
-        """`GET /inbox`: newest first; `unread_only` contradicting an explicit status is refused."""
+        """`GET /inbox`: a page in `req.order` with the filters' true `total` and `next_cursor`;
+        `unread_only` or `settled` contradicting an explicit status (or each other) is refused."""
         wanted = req.status
         if req.unread_only:
             if wanted not in (None, "unread"):
                 raise invalid(f"unread_only contradicts status={wanted}", field="unread_only")
             wanted = "unread"
+        if req.settled and wanted not in (None, *SETTLED):
+            raise invalid(f"settled contradicts {'unread_only' if req.unread_only else f'status={wanted}'}",
+                          field="settled")
+        if req.cursor is not None:
+            decode_cursor(req.order, req.cursor)  # refused before any read
         await self.settle()
-        items = await self.core.store.read(
-            lambda conn: query_items(conn, caller, status=wanted, project_id=req.project, limit=req.limit)
-        )
-        return {"items": items}
+        return await self.core.store.read(lambda conn: list_page(conn, caller, req, wanted))
 
     async def inbox_read(self, caller: Caller, req: InboxRead) -> dict[str, Any]:
         """MCP `inbox_read`: the human's inbox in the caller's visible projects.

@@ -47,6 +47,7 @@ class ArtifactOut(ArtifactSummary):
 
 class ArtifactListOut(Out):
     artifacts: list[ArtifactSummary]
+    next_cursor: str | None  # pass as `cursor` for the next page; null on the last
 
 
 class VersionOut(Out):

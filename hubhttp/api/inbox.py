@@ -30,7 +30,8 @@ async def list_inbox() -> Response:
     # The query typed as the model takes it: an empty value reads as absent, the flag a boolean.
     args = request.args
     query = {"status": args.get("status") or None, "project": args.get("project") or None,
-             "limit": optional_int("limit"), "unread_only": flag("unread_only")}
+             "limit": optional_int("limit"), "unread_only": flag("unread_only"), "settled": flag("settled"),
+             "order": args.get("order") or None, "cursor": args.get("cursor") or None}
     req = parse(InboxList, {name: value for name, value in query.items() if value is not None})
     return json_response(await hub().inbox.list_items(caller(), req))
 

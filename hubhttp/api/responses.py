@@ -200,6 +200,8 @@ class Item(Out):
 
 class ItemList(Out):
     items: list[Item]
+    total: int  # every item the filters match, whatever the page
+    next_cursor: str | None  # the cursor to the next page; null on the last
 
 
 class Marked(Out):
@@ -249,6 +251,7 @@ class Home(Out):
     waiting: int
     waiting_items: list[Item]
     agents_active: int
+    first_run: bool  # no agent has called this hub yet
     last_event_at: str | None
     recent: list[RecentEvent]
     unseen: list[Unseen]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from hubhttp.api.responses import Out
+from hubhttp.api.responses import ABSENT, Out
 
 
 class SearchHit(Out):
@@ -41,3 +41,6 @@ class SearchPage(Out):
     took_ms: float
     backend: Literal["fts", "hybrid", "fts-fallback"]
     groups: list[SearchGroup]
+    # With fts-fallback only: "unavailable" (no model on this hub) or "warming" (the model's vectors
+    # are still being written; ask again shortly).
+    semantic: Literal["unavailable", "warming"] = ABSENT

@@ -135,9 +135,11 @@ TOOLS = (
     ),
     Tool(
         name="artifact_list",
-        description='Artifacts you can see, newest updated first: of one project, one session, or all.',
+        description='Artifacts you can see, newest updated first: of one project, one session, or all; '
+                    'more with `cursor` (`next_cursor`).',
         input_model=ArtifactList,
-        output_schema=outputs({"artifacts": {"type": "array", "items": SUMMARY}}, ("artifacts",)),
+        # next_cursor (a string, null on the last page) is named by `required` only (docs/decisions.md, issue 27)
+        output_schema=outputs({"artifacts": {"type": "array", "items": SUMMARY}}, ("artifacts", "next_cursor")),
         handler=artifact_list,
         read_only=True,
     ),

@@ -38,6 +38,7 @@ TOOLS = (
         output_schema=outputs({
             "query": {"type": "string"}, "count": {"type": "integer"}, "truncated": {"type": "boolean"},
             "took_ms": {"type": "number"}, "backend": {"enum": ["fts", "hybrid", "fts-fallback"]},
+            "semantic": {"enum": ["unavailable", "warming"]},
             "groups": {"type": "array", "items": {"type": "object", "properties": {
                 "type": FAMILY, "count": {"type": "integer"}, "hits": {"type": "array", "items": HIT}},
                 "required": ["type", "count", "hits"]}},

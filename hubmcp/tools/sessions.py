@@ -233,13 +233,14 @@ TOOLS = (
         name="session_brief",
         description=(
             "Before work in a project: answers for you, your previous session and handoff, new events, "
-            "stale knowledge pages. Moves no cursor."
+            "open comments on your artifacts, stale knowledge pages. Moves no cursor."
         ),
         input_model=SessionBrief,
         output_schema=outputs({"project_id": {"type": "string"}, "since": {"type": "object"},
                                "answers": {"type": "object"}, "previous_session": {"type": ["object", "null"]},
-                               "events": {"type": "object"}, "stale_pages": {"type": "object"}},
-                              ("since", "answers", "previous_session", "events", "stale_pages")),
+                               "events": {"type": "object"}, "comments": {"type": "object"},
+                               "stale_pages": {"type": "object"}},
+                              ("since", "answers", "previous_session", "events", "comments", "stale_pages")),
         handler=session_brief,
         read_only=True,
     ),

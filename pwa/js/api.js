@@ -43,11 +43,12 @@ async function problem(res) {
 // One request; resolves to the parsed JSON (null for 204) or rejects with ApiError.
 // onUnauthorized(error) is called on a 401 before the rejection (the app goes to Connect).
 export function createApi({ token = storedToken, onUnauthorized = () => {} } = {}) {
-  async function request(method, path, { query, body, auth, signal } = {}) {
+  // keepalive: the request outlives the page (a held answer sent as the tab closes: undo.js).
+  async function request(method, path, { query, body, auth, signal, keepalive = false } = {}) {
     const headers = { Accept: "application/json" };
     const t = auth !== undefined ? auth : token();
     if (t) headers.Authorization = `Bearer ${t}`;
-    const init = { method, headers, signal, cache: "no-store" };
+    const init = { method, headers, signal, cache: "no-store", keepalive };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);

@@ -4,9 +4,10 @@ import { h, clear, fill, typing, visible } from "./dom.js";
 import { TABS, match } from "./routes.js";
 import { dialog, confirmTyped, toast } from "./ui.js";
 import { startLive } from "./live.js";
+import { flushAll } from "./undo.js";
 
 const SETTINGS_KEY = "agent-hub.settings";
-const DEFAULT_SETTINGS = { theme: "system", density: "comfortable", shortcuts: true };
+const DEFAULT_SETTINGS = { theme: "system", density: "comfortable", shortcuts: true, undoSeconds: 5 };
 
 export const KEY_MAP = [
   ["j", "Next row"], ["k", "Previous row"], ["Enter", "Open the selected row"],
@@ -50,12 +51,25 @@ class App {
   // --- the frame: rail or tab bar, main, banners -------------------------------------------------
 
   frame() {
+    const rest = TABS.filter((t) => !t.primary);
+    this.moreBtn = h("button", { type: "button", class: "tab more-tab", "aria-expanded": "false",
+      "aria-controls": "more-menu", onclick: () => this.toggleMore() },
+    h("span", { class: "icon icon-more", "aria-hidden": "true" }), h("span", { class: "tab-label" }, "More"));
+    this.moreMenu = h("div", { class: "more-menu", id: "more-menu", hidden: true },
+      h("ul", {}, rest.map((t) => h("li", {}, h("a", { href: t.hash, class: "more-link", dataset: { more: t.id },
+        onclick: () => this.toggleMore(false) },
+      h("span", { class: `icon icon-${t.id}`, "aria-hidden": "true" }), h("span", {}, t.label))))));
     this.nav = h("nav", { class: "tabs", "aria-label": "Main" },
-      h("ul", {}, TABS.map((t) => h("li", {},
+      h("ul", {}, TABS.map((t) => h("li", { class: t.primary ? "primary" : "secondary" },
         h("a", { href: t.hash, class: "tab", dataset: { tab: t.id } },
           h("span", { class: `icon icon-${t.id}`, "aria-hidden": "true" }),
           h("span", { class: "tab-label" }, t.label),
-          h("span", { class: "badge", hidden: true, dataset: { badge: t.id } }))))));
+          h("span", { class: "badge", hidden: true, dataset: { badge: t.id } })))),
+      h("li", { class: "more-item" }, this.moreBtn)),
+      this.moreMenu);
+    document.addEventListener("click", (e) => {
+      if (!this.moreMenu.hidden && !this.nav.contains(e.target)) this.toggleMore(false);
+    });
     this.main = h("main", { id: "main", tabIndex: -1 });
     this.sync = h("div", { class: "sync", role: "status", hidden: true });
     this.offline = h("div", { class: "offline-banner", role: "status", hidden: true },
@@ -75,8 +89,26 @@ class App {
   }
 
   setTab(id) {
-    for (const a of this.nav.querySelectorAll("a.tab")) {
-      if (a.dataset.tab === id) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    for (const a of this.nav.querySelectorAll("a.tab, a.more-link")) {
+      if ((a.dataset.tab || a.dataset.more) === id) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    }
+    // On a phone, More stands for the tab it holds: lit, and named, when one of them is current.
+    const held = TABS.find((t) => !t.primary && t.id === id);
+    this.moreBtn.classList.toggle("current", !!held);
+    if (held) this.moreBtn.setAttribute("aria-label", `More (${held.label} is open)`);
+    else this.moreBtn.removeAttribute("aria-label");
+    this.toggleMore(false);
+  }
+
+  // The phone's More menu: open or close it (force: true or false), Esc and a tap elsewhere close it.
+  toggleMore(force) {
+    const open = force === undefined ? this.moreMenu.hidden : force;
+    if (open === !this.moreMenu.hidden) return;
+    this.moreMenu.hidden = !open;
+    this.moreBtn.setAttribute("aria-expanded", String(open));
+    if (open) {
+      const first = this.moreMenu.querySelector("a");
+      if (first) first.focus();
     }
   }
 
@@ -128,6 +160,7 @@ class App {
   }
 
   leave() {
+    flushAll(); // an answer held for Undo is sent when its screen is left, never lost
     if (this.current && this.current.hooks && this.current.hooks.dispose) {
       try { this.current.hooks.dispose(); } catch (err) { console.error(err); }
     }
@@ -268,6 +301,12 @@ class App {
 
   onKey(e) {
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "Escape" && this.moreMenu && !this.moreMenu.hidden) {
+      e.preventDefault();
+      this.toggleMore(false);
+      this.moreBtn.focus();
+      return;
+    }
     if (document.querySelector("dialog[open]")) return; // the dialog has the keys (Esc closes it)
     if (typing(e.target)) return;
     const hooks = (this.current && this.current.hooks) || {};

@@ -4,10 +4,12 @@ import { h, fill } from "./dom.js";
 import { ago, when, countdown } from "./format.js";
 import { ApiError } from "./api.js";
 import { link } from "./routes.js";
+import { hold, held, undo, sendNow, secondsLeft, watch } from "./undo.js";
 
 const NOTE_WARN = 0.9; // the counter appears at 90% of the hub's limit
 const KIND_LABEL = { question: "Question", approval: "Approval", enrol_request: "Enrolment", idea: "Idea" };
 const DECIDABLE = new Set(["approval", "enrol_request"]);
+const CLAMP_CHARS = 280, CLAMP_LINES = 4; // a longer body shows its opening and a "More" button
 
 export function isWaiting(item) { return item.status === "waiting"; }
 export function isDecidable(item) { return DECIDABLE.has(item.kind); }
@@ -78,6 +80,22 @@ export function noteField(idBase, max = Infinity) {
   return { wrap, input, tooLong: () => input.value.length > max };
 }
 
+// A long body is clamped to a few lines (CSS) with a "More" button; decided by its length and line
+// count, so drawing 500 rows measures nothing.
+function clampedBody(text, idBase) {
+  const p = h("p", { class: "row-body", id: `${idBase}-body` }, text);
+  if (text.length <= CLAMP_CHARS && text.split("\n").length <= CLAMP_LINES) return p;
+  p.classList.add("clamped");
+  const more = h("button", { type: "button", class: "btn small ghost more", "aria-expanded": "false",
+    "aria-controls": `${idBase}-body` }, "More");
+  more.addEventListener("click", () => {
+    const open = p.classList.toggle("clamped") === false;
+    more.setAttribute("aria-expanded", String(open));
+    more.textContent = open ? "Less" : "More";
+  });
+  return h("div", { class: "body-wrap" }, p, more);
+}
+
 function resolution(item) {
   if (item.kind === "question" && item.answer) {
     const a = item.answer;
@@ -113,7 +131,7 @@ export function itemRow(item, ctx) {
     h("span", { class: "tag" }, KIND_LABEL[item.kind] || item.kind), statusTag(item),
     item.status === "unread" ? h("span", { class: "dot", "aria-hidden": "true" }) : null);
   const body = item.payload && typeof item.payload.body === "string" && item.payload.body
-    ? h("p", { class: "row-body" }, item.payload.body) : null;
+    ? clampedBody(item.payload.body, idBase) : null;
   fill(node, head, h("p", { class: "row-title", id: `${idBase}-title` }, item.summary), meta, body);
 
   const row = { node, item, focusAnswer: () => false, approve: () => false };
@@ -149,25 +167,56 @@ export function itemRow(item, ctx) {
   return row;
 }
 
+// The held send (undo.js): the controls hide behind a line saying what goes in how long, with Undo
+// and Send now; a redrawn row draws the same line for the same held item. `spec`: {label, draft,
+// post(keepalive) -> Promise, sentText, controls: [nodes], unlock()}.
+function holdSend(row, ctx, error, fail, done, spec) {
+  const { app } = ctx;
+  const seconds = app.settings && Number.isFinite(app.settings.undoSeconds) ? app.settings.undoSeconds : undefined;
+  const entry = hold({ id: row.item.event_id, label: spec.label, draft: spec.draft, seconds, send: spec.post,
+    onSent: (result) => done(result, spec.sentText), onFailed: () => {} });
+  if (entry.state === "held") showHeld(row, entry, spec, error, fail);
+}
+
+function showHeld(row, entry, spec, error, fail) {
+  for (const c of spec.controls) c.hidden = true;
+  const idBase = `item-${row.item.event_id}`;
+  const text = h("span", { class: "held-text", id: `${idBase}-held` });
+  const undoBtn = h("button", { type: "button", class: "btn small undo", "aria-describedby": `${idBase}-held` }, "Undo");
+  const nowBtn = h("button", { type: "button", class: "btn small primary send-now" }, "Send now");
+  const line = h("div", { class: "held", role: "status" }, text, h("span", { class: "btn-row inline" }, undoBtn, nowBtn));
+  const tick = () => { text.textContent = `${entry.label}: sending in ${secondsLeft(entry)} s.`; };
+  tick();
+  const timer = setInterval(() => { if (!line.isConnected) stop(); else tick(); }, 250);
+  const stop = () => { clearInterval(timer); unwatch(); };
+  const unwatch = watch(entry, {
+    undone: () => { stop(); line.remove(); for (const c of spec.controls) c.hidden = false; spec.unlock(); },
+    sending: () => { clearInterval(timer); text.textContent = `${entry.label}: sending…`; undoBtn.disabled = nowBtn.disabled = true; },
+    failed: (err) => { stop(); line.remove(); for (const c of spec.controls) c.hidden = false; spec.unlock(); fail(err); },
+  });
+  undoBtn.addEventListener("click", () => { error.textContent = ""; undo(entry.id); });
+  nowBtn.addEventListener("click", () => sendNow(entry.id));
+  row.node.insertBefore(line, error.isConnected ? error : null);
+  undoBtn.focus({ preventScroll: true });
+}
+
 function answerControls(row, item, ctx, idBase, error, fail, done) {
   const { app } = ctx;
   const options = Array.isArray(item.payload && item.payload.options) ? item.payload.options : [];
   const buttons = [];
+  const controls = [];
   let sent = false;
   const lock = (on) => { for (const b of buttons) b.disabled = on; };
-  const send = async (text, what) => {
-    if (sent) return; // an answer is sent once: a second tap while the first is in flight does nothing
+  const unlock = () => { sent = false; lock(false); };
+  const send = (text, what) => {
+    if (sent) return; // an answer is sent once: a second tap while it is held or in flight does nothing
     sent = true;
     lock(true);
     error.textContent = "";
-    try {
-      const result = await app.api.post(`/questions/${encodeURIComponent(item.event_id)}/answer`, { body: text });
-      done(result, `Answered: ${what}`);
-    } catch (err) {
-      sent = false;
-      lock(false);
-      fail(err);
-    }
+    holdSend(row, ctx, error, fail, done, { label: `Answer “${what}”`, draft: input.value, sentText: `Answered: ${what}`,
+      controls, unlock,
+      post: (keepalive) => app.api.post(`/questions/${encodeURIComponent(item.event_id)}/answer`, { body: text },
+        { keepalive }) });
   };
   if (options.length) {
     const group = h("div", { class: "btn-row options", role: "group", "aria-label": "Answer with an option" });
@@ -176,6 +225,7 @@ function answerControls(row, item, ctx, idBase, error, fail, done) {
       buttons.push(b);
       group.append(b);
     }
+    controls.push(group);
     row.node.append(group);
   }
   const input = h("textarea", { class: "field answer", id: `${idBase}-answer`, rows: 2 });
@@ -190,13 +240,28 @@ function answerControls(row, item, ctx, idBase, error, fail, done) {
     if (!text) { error.textContent = "Write an answer first."; input.focus(); return; }
     send(text, text.length > 60 ? text.slice(0, 57) + "…" : text);
   });
+  let focus;
   if (ctx.compact) {
-    const details = h("details", { class: "reply" }, h("summary", { class: "btn small" }, "Reply"), form);
+    const details = h("details", { class: "reply" }, h("summary", { class: "btn small" }, "Answer"), form);
+    controls.push(details);
     row.node.append(details);
-    return () => { details.open = true; input.focus(); return true; };
+    focus = () => { details.open = true; input.focus(); return true; };
+  } else {
+    controls.push(form);
+    row.node.append(form);
+    focus = () => { input.focus(); return true; };
   }
-  row.node.append(form);
-  return () => { input.focus(); return true; };
+  resumeHeld(row, ctx, error, fail, controls, () => { sent = true; lock(true); }, unlock, input);
+  return focus;
+}
+
+// A redrawn row whose item is still held: the held line again, its draft back in the field.
+function resumeHeld(row, ctx, error, fail, controls, lockNow, unlock, input) {
+  const entry = held(row.item.event_id);
+  if (!entry) return;
+  lockNow();
+  if (input && entry.draft) input.value = entry.draft;
+  if (entry.state === "held") showHeld(row, entry, { controls, unlock }, error, fail);
 }
 
 function decisionControls(row, item, ctx, idBase, error, fail, done) {
@@ -204,48 +269,74 @@ function decisionControls(row, item, ctx, idBase, error, fail, done) {
   const noteLimit = noteMax(app);
   const note = noteField(idBase, noteLimit);
   let sent = false;
-  const decline = h("button", { type: "button", class: "btn decline" }, "Decline");
-  const approve = h("button", { type: "button", class: "btn primary approve" }, "Approve");
-  const decide = async (decision, noteText) => {
+  const enrol = item.kind === "enrol_request";
+  const decline = h("button", { type: "button", class: "btn decline" }, enrol ? "Refuse" : "Decline");
+  const approve = h("button", { type: "button", class: "btn primary approve" }, enrol ? "Admit" : "Approve");
+  const controls = [];
+  const unlock = () => { sent = false; decline.disabled = approve.disabled = false; };
+  const decide = async (decision, noteText, confirmed = false) => {
     if (sent) return;
     if ((noteText || "").length > noteLimit) {
       error.textContent = `The note is over ${noteLimit.toLocaleString()} characters.`;
       return;
     }
+    if (enrol && decision === "approve" && !confirmed && !(await confirmAdmit(app, item))) return;
+    if (sent) return;
     sent = true;
     decline.disabled = approve.disabled = true;
     error.textContent = "";
-    try {
-      const body = { decision };
-      if (noteText && noteText.trim()) body.note = noteText;
-      const result = await app.api.post(`/approvals/${encodeURIComponent(item.event_id)}/decision`, body);
-      done(result, decision === "approve" ? "Approved." : "Declined.");
-    } catch (err) {
-      sent = false;
-      decline.disabled = approve.disabled = false;
-      fail(err);
-    }
+    const body = { decision };
+    if (noteText && noteText.trim()) body.note = noteText;
+    const word = enrol ? (decision === "approve" ? "Admit" : "Refuse") : (decision === "approve" ? "Approve" : "Decline");
+    holdSend(row, ctx, error, fail, done, { label: word, draft: "", controls, unlock,
+      sentText: enrol ? (decision === "approve" ? "Admitted." : "Refused.") : (decision === "approve" ? "Approved." : "Declined."),
+      post: (keepalive) => app.api.post(`/approvals/${encodeURIComponent(item.event_id)}/decision`, body, { keepalive }) });
   };
   decline.addEventListener("click", () => decide("decline", note.input.value));
   approve.addEventListener("click", () => decide("approve", note.input.value));
-  const controls = h("div", { class: "decision" }, note.wrap, h("div", { class: "btn-row" }, decline, approve));
+  const decision = h("div", { class: "decision" }, note.wrap, h("div", { class: "btn-row" }, decline, approve));
   if (ctx.compact) {
-    const details = h("details", { class: "reply" }, h("summary", { class: "btn small" }, "Decide"), controls);
+    const details = h("details", { class: "reply" }, h("summary", { class: "btn small" }, "Decide"), decision);
     details.addEventListener("toggle", () => { if (details.open) decline.focus(); });
+    controls.push(details);
     row.node.append(details);
   } else {
-    row.node.append(controls);
+    controls.push(decision);
+    row.node.append(decision);
   }
+  resumeHeld(row, ctx, error, fail, controls, () => { sent = true; decline.disabled = approve.disabled = true; }, unlock, null);
   // The keyboard's `a`: ask first, in a dialog whose focused button is the safe one.
   return async () => {
     const dn = noteField(`${idBase}-dlg`, noteLimit);
     dn.input.value = note.input.value;
-    const choice = await app.dialog({ title: "Approve this?", body: h("div", {}, h("p", {}, item.summary), dn.wrap),
-      actions: [{ label: "Decline", value: "decline" }, { label: "Cancel", value: null },
-        { label: "Approve", value: "approve", primary: true }], focus: "decline" });
-    if (choice) await decide(choice, dn.input.value);
+    const body = h("div", {}, enrol ? admitText(item) : h("p", {}, item.summary), dn.wrap);
+    const choice = await app.dialog({ title: enrol ? `Admit ${enrolName(item)}?` : "Approve this?", body,
+      actions: [{ label: enrol ? "Refuse" : "Decline", value: "decline" }, { label: "Cancel", value: null },
+        { label: enrol ? "Admit" : "Approve", value: "approve", primary: true }], focus: "decline" });
+    if (choice) await decide(choice, dn.input.value, true);
     return true;
   };
+}
+
+function enrolName(item) {
+  const p = item.payload || {};
+  const name = typeof p.display_name === "string" && p.display_name ? p.display_name : item.actor;
+  const id = typeof p.agent_id === "string" && p.agent_id ? p.agent_id : item.actor;
+  return name === id ? name : `${name} (${id})`;
+}
+
+// What the human is about to admit: the agent, and the reason it gave (as text).
+export function admitText(item) {
+  const why = item.payload && typeof item.payload.body === "string" ? item.payload.body : "";
+  return h("div", { class: "admit" },
+    h("p", {}, `${enrolName(item)} asked to join this hub. Admitting it makes its token work on every ordinary project.`),
+    why ? h("p", {}, "Its reason: ", h("q", { class: "admit-why" }, why)) : h("p", {}, "It gave no reason."));
+}
+
+function confirmAdmit(app, item) {
+  return app.dialog({ title: `Admit ${enrolName(item)}?`, body: admitText(item),
+    actions: [{ label: "Cancel", value: false }, { label: "Admit", value: true, primary: true }], focus: false })
+    .then((v) => v === true);
 }
 
 // Tick every countdown under root once a second; an item whose deadline passed is re-read (the hub

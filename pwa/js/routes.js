@@ -18,12 +18,13 @@ export const ROUTES = [
   { pattern: "/search", module: "./screens/search.js", tab: "search" },
 ];
 
-// The tab bar (phone) and rail (desktop), in order. Icons are drawn by app.css.
+// The tab bar (phone) and rail (desktop), in order. Icons are drawn by app.css. A phone's bar holds
+// the four `primary` tabs and More (the rest), so nothing is cut at 320 px; the rail holds them all.
 export const TABS = [
-  { id: "home", label: "Home", hash: "#/" },
-  { id: "inbox", label: "Inbox", hash: "#/inbox" },
-  { id: "projects", label: "Projects", hash: "#/projects" },
-  { id: "search", label: "Search", hash: "#/search" },
+  { id: "home", label: "Home", hash: "#/", primary: true },
+  { id: "inbox", label: "Inbox", hash: "#/inbox", primary: true },
+  { id: "projects", label: "Projects", hash: "#/projects", primary: true },
+  { id: "search", label: "Search", hash: "#/search", primary: true },
   { id: "storage", label: "Storage", hash: "#/storage" },
   { id: "access", label: "Access", hash: "#/access" },
   { id: "settings", label: "Settings", hash: "#/settings" },

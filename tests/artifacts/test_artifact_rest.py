@@ -49,7 +49,8 @@ async def test_reads(client: HubClient, hub: Hub, alice_token: str) -> None:
     assert body["comments_count"] == 0 and body["comments_open"] == 0
     listing = (await client.get(f"{API}/artifacts", headers=ADMIN)).json()["artifacts"]
     assert [a["id"] for a in listing] == [aid]
-    assert (await client.get(f"{API}/artifacts?project=vault", headers=ADMIN)).json() == {"artifacts": []}
+    assert (await client.get(f"{API}/artifacts?project=vault", headers=ADMIN)).json() == {"artifacts": [],
+                                                                                          "next_cursor": None}
     assert [a["id"] for a in (await client.get(f"{API}/projects/web/artifacts", headers=ADMIN)).json()["artifacts"]] \
         == [aid]
     versions = (await client.get(f"{API}/artifacts/{aid}/versions", headers=ADMIN)).json()

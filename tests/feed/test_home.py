@@ -24,8 +24,9 @@ async def get_home(client: HubClient) -> dict:  # type: ignore[type-arg]
 async def test_home_members(client: HubClient, hub: Hub, bot: Caller, clock: FakeClock) -> None:
     await client.make_project("quiet", display_name="Quiet one")
     empty = await get_home(client)
-    assert set(empty) == {"unread", "waiting", "waiting_items", "node", "agents_active", "last_event_at",
-                          "recent", "unseen", "storage", "prunable"}
+    assert set(empty) == {"unread", "waiting", "waiting_items", "node", "agents_active", "first_run",
+                          "last_event_at", "recent", "unseen", "storage", "prunable"}
+    assert empty["first_run"] is True  # no agent has called (tests/sessions/test_storage.py walks it)
     assert empty["unread"] == 0 and empty["waiting"] == 0 and empty["waiting_items"] == []
     assert empty["last_event_at"] is None and empty["recent"] == [] and empty["unseen"] == []
     assert set(empty["prunable"]) == {"sessions", "bytes"}

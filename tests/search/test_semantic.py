@@ -95,6 +95,7 @@ async def test_without_the_model_semantic_answers_lexically(client: HubClient, h
     found = await search(hub, ALICE, "nightly", mode="semantic")
     lexical = await search(hub, ALICE, "nightly")
     assert found["backend"] == "fts-fallback" and lexical["backend"] == "fts"
+    assert found["semantic"] == "unavailable" and "semantic" not in lexical  # never worth a retry
     assert found["groups"] == lexical["groups"] and found["count"] == 2
     assert (await search(hub, ALICE, BACKUP_QUERY, mode="semantic"))["count"] == 0
     assert vectors(client) == 0
@@ -108,6 +109,7 @@ async def test_a_model_that_fails_to_load_answers_lexically(client: HubClient, h
     await post(hub, "web", BACKUP)
     found = await search(hub, ALICE, "backups", mode="semantic")
     assert found["backend"] == "fts-fallback" and snippets(found) == [BACKUP]
+    assert found["semantic"] == "unavailable"
     assert vectors(client) == 0
 
 
@@ -122,6 +124,7 @@ async def test_before_vectors_exist_a_large_backlog_is_embedded_in_the_backgroun
     async with index._embed_lock:  # as while the background task embeds: no vector exists yet
         first = await search(hub, ALICE, "backups", mode="semantic")
     assert first["backend"] == "fts-fallback" and snippets(first) == [BACKUP]  # lexical, meanwhile
+    assert first["semantic"] == "warming"  # the model is there: a client asks again shortly
     assert vectors(client) == 0
     await search(hub, ALICE, "backups", mode="semantic")  # too many to embed itself: wakes the background
     with anyio.fail_after(30):

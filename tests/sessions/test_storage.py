@@ -190,3 +190,14 @@ async def test_home_agents_active_counts_recent_session_work(client: HubClient, 
     await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     clock.advance(901)
     assert (await client.get("/api/v1/home", headers=ADMIN)).json()["agents_active"] == 0
+
+
+async def test_home_first_run_until_an_agent_has_called(client: HubClient) -> None:
+    """`first_run` (the web app's connect guide, issue 25 part 6): true until an agent's token is
+    used; an agent that exists but never called keeps it true."""
+    home = await client.get("/api/v1/home", headers=ADMIN)
+    assert home.json()["first_run"] is True
+    token = await client.make_agent("newcomer")
+    assert (await client.get("/api/v1/home", headers=ADMIN)).json()["first_run"] is True
+    assert (await client.get("/api/v1/projects", headers=client.agent(token))).status_code == 200
+    assert (await client.get("/api/v1/home", headers=ADMIN)).json()["first_run"] is False

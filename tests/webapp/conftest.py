@@ -130,12 +130,17 @@ PageErrors = list[str]
 
 
 def open_app(browser: Any, hub: Hub, viewport: dict[str, int], *, token: str | None = ADMIN_TOKEN,
-             hash_: str = "#/", color_scheme: str = "light", service_workers: str = "block") -> Any:
+             hash_: str = "#/", color_scheme: str = "light", service_workers: str = "block",
+             undo_seconds: int = 0, clock: bool = False) -> Any:
     """A fresh context with the app opened at `hash_`, connected with `token` (None: not connected).
-    Service workers are blocked unless asked for, so a test sees the network, not a cache."""
+    Service workers are blocked unless asked for, so a test sees the network, not a cache. Answers
+    are sent at once (the Settings choice "Off") unless `undo_seconds` holds them for Undo; `clock`
+    installs Playwright's fake clock before the app loads (`page.clock.run_for`)."""
     context = browser.new_context(viewport=viewport, base_url=hub.url, color_scheme=color_scheme,
                                   service_workers=service_workers)
     page = context.new_page()
+    if clock:
+        page.clock.install()
     errors: PageErrors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("dialog", lambda d: errors.append(f"native dialog: {d.type} {d.message}"))
@@ -143,6 +148,9 @@ def open_app(browser: Any, hub: Hub, viewport: dict[str, int], *, token: str | N
     if token is not None:
         page.goto("/app/shell.json")
         page.evaluate("t => localStorage.setItem('agent-hub.token', t)", token)
+    if undo_seconds != 5:
+        page.goto("/app/shell.json")
+        page.evaluate("s => localStorage.setItem('agent-hub.settings', JSON.stringify({undoSeconds: s}))", undo_seconds)
     page.goto("/" + hash_)
     page.wait_for_selector("h1.screen-title")
     return page

@@ -130,6 +130,13 @@ def test_a_pending_agent_is_admitted_or_refused_from_access(app_page: Any, hub: 
     expect(row).to_contain_text(f"Asked to enrol: to help {XSS}")
     expect(row.get_by_role("button", name="Issue token")).to_have_count(0)
     row.get_by_role("button", name="Admit").click()
+    dialog = app_page.locator("dialog")  # admitting asks first, naming the agent and its reason (as text)
+    expect(dialog.locator("h2")).to_have_text("Admit Hopeful (hopeful)?")
+    expect(dialog.locator(".admit-why")).to_have_text(f"to help {XSS}")
+    dialog.get_by_role("button", name="Cancel").click()
+    assert agent(hub, "hopeful")["status"] == "pending" and not token_works(hub, token)  # cancelled: nothing sent
+    row.get_by_role("button", name="Admit").click()
+    app_page.locator("dialog").get_by_role("button", name="Admit").click()
     expect(row.locator(".status")).to_have_text("active")
     assert agent(hub, "hopeful")["status"] == "active"
     assert token_works(hub, token)

@@ -68,7 +68,7 @@ def test_reply_from_home_on_a_phone(app_page: Any, hub: Hub) -> None:
     app_page.reload()
     item = app_page.locator(f'li.row[data-event-id="{qid}"]')
     expect(item.locator("textarea.answer")).to_be_hidden()  # folded on a phone
-    item.locator("summary", has_text="Reply").click()
+    item.locator("summary", has_text="Answer").click()
     item.locator("textarea.answer").fill("Noodles")
     item.get_by_role("button", name="Send answer").click()
     expect(app_page.locator(f'li.row[data-event-id="{qid}"]')).to_have_count(0)
@@ -91,7 +91,7 @@ def test_a_live_change_keeps_a_half_typed_reply_on_a_phone(app_page: Any, hub: H
     qid = hub.question(agent, project, "Which branch?")
     app_page.reload()
     item = app_page.locator(f'li.row[data-event-id="{qid}"]')
-    item.locator("summary", has_text="Reply").click()
+    item.locator("summary", has_text="Answer").click()
     item.locator("textarea.answer").click()
     item.locator("textarea.answer").type("The release")
     later = hub.question(agent, project, "Arriving while a reply is typed")

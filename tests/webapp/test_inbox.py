@@ -21,6 +21,11 @@ def idea(hub: Hub, agent: str, project: str, summary: str) -> str:
     return str(hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": summary})["event_id"])
 
 
+def unfold(item: Any, label: str) -> None:
+    """A phone's compact row folds its answer form behind Answer (or Decide): open it."""
+    item.locator("summary", has_text=label).click()
+
+
 def open_inbox(page: Any, query: str = "") -> None:
     page.evaluate("q => { location.hash = '#/inbox' + q; }", query)
     expect(page.locator("h1")).to_have_text("Inbox")
@@ -50,6 +55,8 @@ def test_a_question_answered_in_free_text(app_page: Any, hub: Hub) -> None:
     qid = hub.question(agent, project, "What should the release be called?")
     open_inbox(app_page)
     item = row(app_page, qid)
+    expect(item.locator("textarea.answer")).to_be_hidden()  # compact on a phone
+    unfold(item, "Answer")
     send = item.get_by_role("button", name="Send answer")
     send.click()
     expect(item.locator(".error-text")).to_have_text("Write an answer first.")
@@ -66,6 +73,7 @@ def test_an_approval_decided_with_a_note_and_the_counter(app_page: Any, hub: Hub
     aid = hub.approval(agent, project, "Deploy to production?")
     open_inbox(app_page)
     item = row(app_page, aid)
+    unfold(item, "Decide")
     note = item.locator("textarea.note")
     counter = item.locator(".counter")
     note.fill("x" * 1799)
@@ -77,7 +85,7 @@ def test_an_approval_decided_with_a_note_and_the_counter(app_page: Any, hub: Hub
     expect(item.locator(".error-text")).to_contain_text("over 2,000")
     assert hub.item(aid)["status"] == "waiting"  # the over-long note decided nothing
     note.fill("Go ahead after the backup.")
-    item.get_by_role("button", name="Approve").click()
+    item.get_by_role("button", name="Approve").click()  # the fold stays open: the row kept its state
     expect(row(app_page, aid).locator(".resolution")).to_contain_text("Approved")
     expect(row(app_page, aid).locator(".resolution")).to_contain_text("Note: Go ahead after the backup.")
     decision = hub.item(aid)["decision"]
@@ -166,16 +174,19 @@ def test_an_expired_item_is_shown_resolved_by_the_hub(app_page: Any, hub: Hub) -
     # The deadline is a minute away at the least: the browser's clock runs ahead to it (the row
     # says so and re-reads), and the hub's answer after its sweep is the one it gives for such an
     # item (resolved, expired, decided by the hub per on_expiry), written into the real response.
+    done = hub.item(aid)
+    done.update(status="resolved", expired=True, decision={"decision": "declined", "note": None, "actor": "hub",
+                                                           "event_id": "x", "decided_at": done["expires_at"]})
+
     def expired(route: Any) -> None:
         response = route.fetch()
         body = response.json()
         if "status=waiting" in route.request.url:
             body["items"] = [i for i in body["items"] if i["event_id"] != aid]
-        for item in body["items"]:
-            if item["event_id"] == aid:
-                decision = {"decision": "declined", "note": None, "actor": "hub", "event_id": "x",
-                            "decided_at": item["expires_at"]}
-                item.update(status="resolved", expired=True, decision=decision)
+            body["total"] -= 1
+        if "settled=true" in route.request.url:  # the list of earlier items gains it
+            body["items"].insert(0, done)
+            body["total"] += 1
         route.fulfill(response=response, json=body)
 
     app_page.route("**/api/v1/inbox?*", expired)
@@ -191,12 +202,12 @@ def test_an_expired_item_is_shown_resolved_by_the_hub(app_page: Any, hub: Hub) -
 def test_keys_j_k_r_and_enter_reach_the_rows_controls(app_page: Any, hub: Hub) -> None:
     agent = hub.new_agent("asker")
     project = hub.new_project("keys")
-    aid = hub.approval(agent, project, "Older approval?")
-    qid = hub.question(agent, project, "Newer question?")  # newest first: the question is row one
+    qid = hub.question(agent, project, "Older question?")  # oldest waiting first: the question is row one
+    aid = hub.approval(agent, project, "Newer approval?")
     open_inbox(app_page, f"?project={project}")
     app_page.keyboard.press("j")
     expect(row(app_page, qid)).to_have_attribute("aria-selected", "true")
-    app_page.keyboard.press("r")
+    app_page.keyboard.press("r")  # unfolds the compact row's answer form
     expect(row(app_page, qid).locator("textarea.answer")).to_be_focused()
     app_page.keyboard.press("Escape")  # typing: Esc is the field's, no shortcut fires
     row(app_page, qid).focus()
@@ -218,6 +229,7 @@ def test_a_live_change_keeps_the_answer_being_typed_and_its_focus(app_page: Any,
     project = hub.new_project("drafts")
     qid = hub.question(agent, project, "What should the release be called?")
     open_inbox(app_page, f"?project={project}")
+    unfold(row(app_page, qid), "Answer")
     answer = row(app_page, qid).locator("textarea.answer")
     answer.click()
     answer.type("Half typed")

@@ -162,7 +162,9 @@ def test_the_tab_bar_on_a_phone_and_the_rail_on_a_desk(opener: Any, hub: Hub) ->
     nav = phone.locator("nav.tabs")
     box = nav.bounding_box()
     assert box["y"] + box["height"] == pytest.approx(PHONE["height"], abs=2) and box["width"] == PHONE["width"]
-    for tab in phone.locator("a.tab").all():
+    tabs = phone.locator(".tabs .tab:visible")  # four tabs and More (test_shell_narrow.py)
+    expect(tabs).to_have_count(5)
+    for tab in tabs.all():
         size = tab.bounding_box()
         assert size["height"] >= 44 and size["width"] >= 44
     desk = opener(DESKTOP)
@@ -174,7 +176,11 @@ def test_the_tab_bar_on_a_phone_and_the_rail_on_a_desk(opener: Any, hub: Hub) ->
 
 def test_each_screen_moves_focus_to_its_heading_and_marks_its_tab(app_page: Any) -> None:
     for label, title in (("Inbox", "Inbox"), ("Settings", "Settings"), ("Home", "Home")):
-        app_page.locator("a.tab", has_text=label).click()
+        if label == "Settings":  # behind More on a phone
+            app_page.locator("nav.tabs button.more-tab").click()
+            app_page.locator("a.more-link", has_text=label).click()
+        else:
+            app_page.locator("a.tab", has_text=label).click()
         expect(app_page.locator("h1")).to_have_text(title)
         expect(app_page.locator("h1")).to_be_focused()
         expect(app_page.locator("a.tab[aria-current=page] .tab-label")).to_have_text(label)
@@ -194,6 +200,7 @@ def test_the_keyboard_map_and_no_shortcut_while_typing(app_page: Any, hub: Hub) 
     qid = hub.question(agent, project, "Typed into?")
     app_page.evaluate(f"location.hash = '#/inbox?project={project}'")
     expect(app_page.locator("h1")).to_have_text("Inbox")
+    app_page.locator(f'li.row[data-event-id="{qid}"] summary', has_text="Answer").click()  # a phone's compact row
     answer = app_page.locator(f'li.row[data-event-id="{qid}"] textarea.answer')
     answer.click()
     answer.type("jk?a")  # typed as text, not taken as shortcuts

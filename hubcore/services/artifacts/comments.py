@@ -41,7 +41,9 @@ from hubcore.errors import HubError, invalid, not_found
 from hubcore.services import idempotency as idem
 from hubcore.services import ids
 from hubcore.services.artifacts import rows
+from hubcore.services.artifacts.comment_notes import notify_author
 from hubcore.services.artifacts.models import ArtifactId, Version
+from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.fields import IdempotencyKey, Trimmed
 from hubcore.services.requests import Request
@@ -189,13 +191,14 @@ class CommentService:
         now, actor = self.core.now(), caller.actor
         token = None if caller.is_admin else secrets.token_hex(TOKEN_HEX // 2)
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
+            effects = Effects()
             a = writable(conn, caller, req.artifact_id)
             if a is None:
                 raise rows.artifact_missing(req.artifact_id)
             earlier = idem.replayed(conn, actor, "comment:post", req.idempotency_key, a["id"])
             if earlier is not None:
-                return earlier
+                return earlier, effects
             version = clamped_version(conn, a, req)
             comment_id = ids.mint(conn, now).lower()
             conn.execute(
@@ -205,10 +208,11 @@ class CommentService:
             conn.execute("""UPDATE artifacts SET comments_count = comments_count + 1,
                             comments_open = comments_open + 1 WHERE id = ?""", (a["id"],))
             result = render(self._row(conn, a["id"], comment_id))
+            notify_author(conn, caller, a, result, now, effects)  # the human's comment reaches its author agent
             idem.remember(conn, actor, "comment:post", req.idempotency_key, a["id"], a["project_id"], result, now)
-            return {**result, "delete_token": token} if token else result
+            return ({**result, "delete_token": token} if token else result), effects
 
-        found: dict[str, Any] = await self.core.store.execute(write)
+        found: dict[str, Any] = await self.core.store.execute_effects(write)
         return found
 
     async def list(self, caller: Caller, req: CommentList) -> dict[str, Any]:

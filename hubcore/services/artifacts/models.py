@@ -186,12 +186,19 @@ class ArtifactRef(Request):
     artifact_id: ArtifactId
 
 
+LIST_CURSOR_MAX = 80  # a float's repr, a separator and a 26-character id fit well inside
+ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX),
+                       Field(description="the next_cursor of the previous page")]
+
+
 class ArtifactList(Request):
-    """`artifact_list`, `GET /artifacts`, `/projects/:id/artifacts`: newest updated first."""
+    """`artifact_list`, `GET /artifacts`, `/projects/:id/artifacts`: newest updated first, paged by
+    `cursor` (the `next_cursor` of the page before, null on the last)."""
 
     project_id: ProjectId | None = None
     session_id: Annotated[SessionId | None, Field(description="only artifacts published in this session")] = None
     limit: Annotated[int, Field(ge=1, le=LIST_MAX, description=f"at most this many, 1 to {LIST_MAX}")] = LIST_DEFAULT
+    cursor: ListCursor | None = None
 
 
 def envelope_dict(envelope: Envelope | None) -> dict[str, Any] | None:

@@ -9,6 +9,7 @@ dropped) is removed after the commit.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -101,6 +102,24 @@ def protection(req: ArtifactUpdate | ArtifactDraft, current: sqlite3.Row) -> Env
                       "stdio bridge build it from a `password`), or `envelope: null` to make it plain",
                       field="envelope")
     return None
+
+
+def encode_list_cursor(row: sqlite3.Row) -> str:
+    """A position in the listing's order (updated_at, then id, both descending): the float's repr
+    (it round-trips exactly) and the id."""
+    return f"{float(row['updated_at'])!r}~{row['id']}"
+
+
+def decode_list_cursor(cursor: str) -> tuple[float, str]:
+    at, sep, artifact_id = cursor.partition("~")
+    try:
+        value = float(at)
+    except ValueError:
+        value = math.nan
+    if not sep or not math.isfinite(value) or not ids.ID_RE.match(artifact_id.upper()) \
+            or artifact_id != artifact_id.lower():
+        raise invalid("cursor is not one this listing issued", field="cursor")
+    return value, artifact_id
 
 
 def viewer_url(public_url: str | None, artifact_id: str, version: int) -> str:
@@ -269,7 +288,9 @@ class ArtifactService:
         return await self.core.store.read(read)
 
     async def list(self, caller: Caller, req: ArtifactList) -> dict[str, Any]:
-        """Artifacts of the projects the caller sees (one project, one session), newest updated first."""
+        """Artifacts of the projects the caller sees (one project, one session), newest updated
+        first; `next_cursor` continues after the page (null on the last)."""
+        after = None if req.cursor is None else decode_list_cursor(req.cursor)  # refused before any read
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             if req.project_id is not None:
@@ -280,13 +301,19 @@ class ArtifactService:
                 where.append("a.project_id = :project")
             if req.session_id is not None:
                 where.append("a.session_id = :session")
+            if after is not None:
+                where.append("(a.updated_at < :c_at OR (a.updated_at = :c_at AND a.id < :c_id))")
+                params.update(c_at=after[0], c_id=after[1])
             found = conn.execute(
                 f"""SELECT {rows.ARTIFACT_COLUMNS}, {rows.VERSION_COLUMNS} FROM artifacts a
                     JOIN projects p ON p.id = a.project_id
                     JOIN artifact_versions v ON v.artifact_id = a.id AND v.version = a.version
                     WHERE {' AND '.join(where)} ORDER BY a.updated_at DESC, a.id DESC LIMIT :limit""",
-                {**params, "project": req.project_id, "session": req.session_id, "limit": req.limit}).fetchall()
-            return {"artifacts": [rows.render_summary(r, r) for r in found]}
+                {**params, "project": req.project_id, "session": req.session_id, "limit": req.limit + 1}).fetchall()
+            page = found[:req.limit]
+            more = len(found) > req.limit
+            return {"artifacts": [rows.render_summary(r, r) for r in page],
+                    "next_cursor": encode_list_cursor(page[-1]) if more and page else None}
 
         return await self.core.store.read(read)
 

@@ -73,9 +73,14 @@ class SearchService:
         near = await self._semantic() if req.mode == "semantic" else None
         hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed, near))
         backend = "fts" if req.mode == "lexical" else "hybrid" if near is not None else "fts-fallback"
-        return {"query": req.q, "count": len(hits), "truncated": truncated,
+        page = {"query": req.q, "count": len(hits), "truncated": truncated,
                 "took_ms": round((time.perf_counter() - started) * 1000, 3),
                 "backend": backend, "groups": _groups(hits)}
+        if backend == "fts-fallback":
+            # Why the answer is lexical: no model on this hub, or a model whose vectors are still
+            # being written (a client retries the latter by itself).
+            page["semantic"] = "unavailable" if self.semantic.unavailable else "warming"
+        return page
 
     async def _semantic(self) -> Searcher | None:
         try:

@@ -132,6 +132,19 @@ async function grantsPanel(app, agent, panel, confidential) {
 
 // A pending agent asked to enrol: the human admits it (its own token starts working) or refuses.
 async function decideEnrolment(app, agent, verb, refresh) {
+  if (verb === "admit") {
+    const name = agent.display_name && agent.display_name !== agent.id ? `${agent.display_name} (${agent.id})` : agent.id;
+    const ok = await app.dialog({
+      title: `Admit ${name}?`,
+      body: h("div", { class: "admit" },
+        h("p", {}, `${name} asked to join this hub. Admitting it makes its token work on every ordinary project.`),
+        agent.enrol_note ? h("p", {}, "Its reason: ", h("q", { class: "admit-why" }, agent.enrol_note))
+          : h("p", {}, "It gave no reason.")),
+      actions: [{ label: "Cancel", value: false }, { label: "Admit", value: true, primary: true }],
+      focus: false,
+    });
+    if (ok !== true) return;
+  }
   if (verb === "refuse") {
     const choice = await app.dialog({
       title: `Refuse ${agent.display_name}?`,

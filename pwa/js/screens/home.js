@@ -4,6 +4,7 @@ import { h, fill } from "../dom.js";
 import { ago, when, bytes, count } from "../format.js";
 import { itemRow, isWaiting, isDecidable, tickCountdowns, keepDrafts } from "../items.js";
 import { link } from "../routes.js";
+import { firstRunPanel } from "./parts/firstrun.js";
 
 const WIDE = "(min-width: 1000px)";
 const MODE = { tls: "served over TLS", loopback: "this machine only (loopback)", network: "on the network, plain HTTP" };
@@ -66,6 +67,7 @@ export default {
       const mine = ++seq;
       const home = await app.api.get("/home");
       if (mine !== seq) return;
+      const firstRun = home.first_run === true;
       app.setBadge("inbox", home.waiting, `${home.waiting} waiting on you`);
       const ctx = { app, onChanged: () => draw().catch(() => {}), compact: !wide.matches };
       rows = (home.waiting_items || []).map((item) => itemRow(item, ctx));
@@ -78,6 +80,7 @@ export default {
       const build = app.build;
       const drafts = keepDrafts(root); // a live redraw keeps a half-typed answer (items.js)
       fill(root,
+        firstRun ? firstRunPanel(app) : null,
         h("div", { class: "stat-row" },
           stat(home.waiting, "waiting on you", "#/inbox"),
           stat(home.unread, "unread", "#/inbox?unread=1"),

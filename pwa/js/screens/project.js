@@ -11,13 +11,20 @@ function projectPath(id) {
   return `/projects/${encodeURIComponent(id)}`;
 }
 
+// The project's tabs scroll sideways on a narrow phone; the current one is scrolled into view.
 export function tabBar(id, current) {
-  return h("nav", { class: "subtabs", "aria-label": "Project" },
+  const nav = h("nav", { class: "subtabs", "aria-label": "Project" },
     TABS.map(([tab, label, own]) => h("a", {
       class: ["subtab", tab === current && "on"],
       href: own ? `#/projects/${encodeURIComponent(id)}/${own}` : `#/projects/${encodeURIComponent(id)}?tab=${tab}`,
       "aria-current": tab === current ? "page" : null,
     }, label)));
+  requestAnimationFrame(() => {
+    const on = nav.querySelector("[aria-current=page]");
+    if (!on || !nav.isConnected || nav.scrollWidth <= nav.clientWidth) return;
+    nav.scrollLeft = on.offsetLeft - nav.offsetLeft - (nav.clientWidth - on.offsetWidth) / 2;
+  });
+  return nav;
 }
 
 function ideaForm(app, id, onPosted) {
@@ -152,7 +159,7 @@ export default {
       await sessions.load();
       return sessions;
     }
-    const feed = createFeed(app, { path: `${projectPath(params.id)}/feed`, project: params.id });
+    const feed = createFeed(app, { path: `${projectPath(params.id)}/feed`, project: params.id, focus: params.event || null });
     fill(body, ideaForm(app, params.id, () => feed.newer()), feed.node);
     await feed.load();
     return feed;

@@ -18,7 +18,7 @@ const HAS_WORD = /[\p{L}\p{N}]/u; // a query of only punctuation is blank to the
 export function hitHref(hit) {
   const project = encodeURIComponent(hit.project_id);
   switch (hit.type) {
-    case "feed": return `#/projects/${project}?tab=feed`;
+    case "feed": return link("/projects/:id", { id: hit.project_id }, { tab: "feed", event: hit.event_id });
     case "artifact": return link("/artifacts/:id", { id: hit.artifact_id });
     case "brain": return link("/sessions/:id", { id: hit.session_id }, { path: hit.path });
     case "kb": return link("/projects/:id/wiki", { id: hit.project_id }, { path: hit.path });
@@ -73,8 +73,16 @@ function toHash(state) {
   });
 }
 
+const RETRY_MS = [1000, 2000, 3000, 5000, 8000]; // then every 10 s, while the hub's model warms up
+const RETRY_LATER_MS = 10000;
+
+export function warming(res) {
+  return res.backend === "fts-fallback" && res.semantic === "warming";
+}
+
 function backendNote(res, asked) {
   if (asked !== "semantic") return "";
+  if (warming(res)) return "Meaning search is warming up (the hub is loading its model): these are word matches for now. Trying again by itself…";
   if (res.backend === "fts-fallback") return "Meaning search is not available on this hub: these are word matches (fts-fallback).";
   if (res.backend === "hybrid") return "Word matches blended with matches by meaning.";
   return "";
@@ -103,6 +111,8 @@ export default {
     root.append(form, note, status, results);
 
     let timer = null;
+    let retryTimer = null;
+    let retries = 0; // answers that said "warming" for this query, in a row
     let asked = 0; // the newest query's number: only its answer is drawn
     let inflight = null;
 
@@ -127,6 +137,14 @@ export default {
       note.textContent = text;
       note.hidden = !text;
       note.dataset.backend = res.backend;
+      note.dataset.semantic = res.semantic || "";
+      clearTimeout(retryTimer);
+      if (state.mode === "semantic" && warming(res)) { // ask again, the same query, until meaning answers
+        const wait = retries < RETRY_MS.length ? RETRY_MS[retries] : RETRY_LATER_MS;
+        retries += 1;
+        const mine = asked;
+        retryTimer = setTimeout(() => { if (mine === asked) search(q, mine); }, wait);
+      }
       if (!n) fill(results, h("p", { class: "empty" }, "Nothing matches."));
       else fill(results, res.groups.map((g) => groupNode(g, q, app.limits && app.limits.search_terms)));
       results.dataset.query = q; // what the drawn results answer (tests and the bench wait on it)
@@ -156,6 +174,8 @@ export default {
     // Ask for what the field says now, after `wait` ms without another keystroke.
     function run(wait = DEBOUNCE_MS) {
       clearTimeout(timer);
+      clearTimeout(retryTimer);
+      retries = 0;
       const mine = ++asked;
       state.q = input.value;
       history.replaceState(null, "", toHash(state)); // the address keeps the search (back returns to it)
@@ -198,7 +218,7 @@ export default {
     const rows = rowKeys(results);
     return {
       keys: { ...rows, "/": () => { input.focus(); input.select(); } },
-      dispose() { clearTimeout(timer); asked += 1; if (inflight) inflight.abort(); },
+      dispose() { clearTimeout(timer); clearTimeout(retryTimer); asked += 1; if (inflight) inflight.abort(); },
     };
   },
 };

@@ -1,4 +1,4 @@
-// Settings: theme, density, single-key shortcuts, the server's version and build commit, sign out.
+// Settings: theme, density, single-key shortcuts, the undo window for answers, the server's version and build commit, sign out.
 import { h } from "../dom.js";
 
 function radios(name, legend, options, value, onChange) {
@@ -35,6 +35,10 @@ export default {
         h("label", { class: "choice", htmlFor: "set-shortcuts" }, shortcuts, "Single-key shortcuts (j, k, Enter, a, r)"),
         h("p", { class: "hint" }, "Press ? for the list of keys. Shortcuts never fire while you type in a field."),
         h("button", { type: "button", class: "btn", onclick: () => app.showKeys() }, "Show the keys")),
+      h("section", { class: "panel", "aria-labelledby": "set-undo" }, h("h2", { id: "set-undo" }, "Answers and decisions"),
+        radios("undo", "Hold before sending, with Undo", [["5", "5 seconds"], ["10", "10 seconds"], ["0", "Off: send at once"]],
+          String(Number.isFinite(s.undoSeconds) ? s.undoSeconds : 5), (v) => app.saveSettings({ undoSeconds: Number(v) })),
+        h("p", { class: "hint" }, "Leaving the screen or closing the app sends a held answer at once.")),
       h("section", { class: "panel", "aria-labelledby": "set-server" }, h("h2", { id: "set-server" }, "Server"),
         h("dl", { class: "facts" }, h("dt", {}, "Address"), h("dd", {}, location.origin),
           h("dt", {}, "Version"), version, h("dt", {}, "Build commit"), commit)),

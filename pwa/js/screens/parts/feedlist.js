@@ -62,8 +62,12 @@ function byDay(events) {
   return groups;
 }
 
-// opts: {path: "/projects/x/feed" | "/feed", project: id | null, names: Map | null}
-export function createFeed(app, { path, project = null, names = null }) {
+const AROUND = 25; // events each side of an event opened from a search hit
+
+// opts: {path: "/projects/x/feed" | "/feed", project: id | null, names: Map | null, focus: event id
+// | null}. With `focus` the feed opens at that event (a search hit): marked, opened, with the events
+// around it, and "Show the newest" when newer ones were left out.
+export function createFeed(app, { path, project = null, names = null, focus = null }) {
   const state = {
     kinds: new Set(), events: [], nextBefore: null, more: false,
     lastSeen: undefined, posted: null, loading: false, again: false, gen: 0,
@@ -72,7 +76,11 @@ export function createFeed(app, { path, project = null, names = null }) {
   const listNode = h("div", { class: "feed-list" });
   const status = h("p", { class: "visually-hidden", role: "status" });
   const olderBtn = h("button", { type: "button", class: "btn", hidden: true, onclick: () => older() }, "Load older");
-  const node = h("div", { class: "feed" }, chips, status, listNode, h("div", { class: "feed-more" }, olderBtn));
+  const newestBtn = h("button", { type: "button", class: "btn", hidden: true,
+    onclick: () => { focus = null; state.gapAbove = false; reload(); } }, "Show the newest events");
+  const notice = h("p", { class: "feed-notice", role: "status", hidden: true });
+  const node = h("div", { class: "feed" }, chips, status, notice, h("div", { class: "feed-more" }, newestBtn), listNode,
+    h("div", { class: "feed-more" }, olderBtn));
 
   function query(extra = {}) {
     const q = { limit: PAGE, ...extra };
@@ -85,9 +93,10 @@ export function createFeed(app, { path, project = null, names = null }) {
       type: "button", class: ["chip", pressed && "on"], "aria-pressed": pressed ? "true" : "false", onclick,
     }, label);
     fill(chips,
-      chip("All", state.kinds.size === 0, () => { state.kinds.clear(); reload(); }),
+      chip("All", state.kinds.size === 0, () => { state.kinds.clear(); focus = null; reload(); }),
       KINDS.map((k) => chip(k, state.kinds.has(k), () => {
         if (state.kinds.has(k)) state.kinds.delete(k); else state.kinds.add(k);
+        focus = null; // a filter starts from the newest again
         reload();
       })));
   }
@@ -100,12 +109,51 @@ export function createFeed(app, { path, project = null, names = null }) {
     if (!state.events.length) {
       fill(listNode, h("p", { class: "empty" }, state.kinds.size ? "No events of these kinds." : "No events yet."));
     } else {
-      const row = (ev) => eventRow(ev, { fresh: isNew(ev), names, inProject: project !== null });
+      const row = (ev) => {
+        const r = eventRow(ev, { fresh: isNew(ev), names, inProject: project !== null });
+        if (focus && ev.id === focus) markTarget(r);
+        return r;
+      };
       fill(listNode, byDay(state.events).map((g) => h("section", { class: "day" },
         h("h2", { class: "day-title" }, g.label),
         h("ul", { class: "rows" }, g.events.map(row)))));
     }
     olderBtn.hidden = !state.more;
+    newestBtn.hidden = !state.gapAbove;
+  }
+
+  // The event a search hit pointed at: marked (aria-current), its detail open.
+  function markTarget(r) {
+    r.classList.add("target");
+    r.setAttribute("aria-current", "true");
+    const btn = r.querySelector(".feed-item");
+    btn.setAttribute("aria-expanded", "true");
+    r.querySelector(".feed-detail").hidden = false;
+    btn.insertBefore(h("span", { class: "target-mark" }, "Search hit"), btn.children[1] || null);
+  }
+
+  // The page around `focus`: up to AROUND newer events (read forward from it), then it and the
+  // older ones (read back from the oldest newer one, or from the top when none is newer).
+  async function around(gen) {
+    const after = await app.api.get(path, query({ since: focus, limit: AROUND }));
+    const newer = after.events.slice().sort((a, b) => (a.id < b.id ? 1 : -1));
+    const back = newer.length ? query({ before: newer[newer.length - 1].id, limit: AROUND })
+      : query({ limit: AROUND });
+    const page = await app.api.get(path, back);
+    if (gen !== state.gen) return false;
+    if (!page.events.length || page.events[0].id !== focus) return false; // not in this feed (or filtered out)
+    if (state.lastSeen === undefined && project) state.lastSeen = page.last_seen ?? null;
+    state.events = newer.concat(page.events);
+    state.nextBefore = page.next_before;
+    state.more = page.events.length === AROUND && !!page.next_before;
+    state.gapAbove = newer.length === AROUND;
+    draw();
+    const target = listNode.querySelector("li.feed-row.target");
+    if (target) {
+      target.scrollIntoView({ block: "center" });
+      target.querySelector(".feed-item").focus({ preventScroll: true });
+    }
+    return true;
   }
 
   // The newest event id of the whole (unfiltered) feed this screen has seen.
@@ -131,7 +179,16 @@ export function createFeed(app, { path, project = null, names = null }) {
   async function reload() {
     const gen = ++state.gen;
     drawChips();
+    notice.hidden = true;
     try {
+      if (focus) {
+        if (await around(gen)) { await markSeen(); return; }
+        if (gen !== state.gen) return;
+        notice.textContent = "The event the search pointed at is not in this feed now; showing the newest.";
+        notice.hidden = false;
+        focus = null;
+      }
+      state.gapAbove = false;
       const page = await app.api.get(path, query());
       if (gen !== state.gen) return;
       if (state.lastSeen === undefined && project) state.lastSeen = page.last_seen ?? null;
@@ -168,6 +225,7 @@ export function createFeed(app, { path, project = null, names = null }) {
   async function newer() {
     if (state.loading) { state.again = true; return; }
     if (!state.events.length) { await reload(); return; }
+    if (state.gapAbove) return; // opened at an older event: newer ones wait behind "Show the newest"
     state.loading = true;
     const gen = state.gen;
     try {
