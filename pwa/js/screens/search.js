@@ -73,7 +73,7 @@ function toHash(state) {
   });
 }
 
-const RETRY_MS = [1000, 2000, 3000, 5000, 8000]; // then every 10 s, while the hub's model warms up
+const RETRY_SECONDS = [1, 2, 3, 5, 8]; // then every 10 s, while the hub's model warms up
 const RETRY_LATER_MS = 10000;
 
 export function warming(res) {
@@ -140,7 +140,7 @@ export default {
       note.dataset.semantic = res.semantic || "";
       clearTimeout(retryTimer);
       if (state.mode === "semantic" && warming(res)) { // ask again, the same query, until meaning answers
-        const wait = retries < RETRY_MS.length ? RETRY_MS[retries] : RETRY_LATER_MS;
+        const wait = retries < RETRY_SECONDS.length ? RETRY_SECONDS[retries] * 1000 : RETRY_LATER_MS;
         retries += 1;
         const mine = asked;
         retryTimer = setTimeout(() => { if (mine === asked) search(q, mine); }, wait);
