@@ -14,6 +14,8 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
+from quart import Quart
+
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
@@ -32,10 +34,12 @@ log = logging.getLogger("hubhttp.asgi")
 
 
 class HubASGI:
-    def __init__(self, settings: HubSettings, *, clock: Clock | None = None) -> None:
+    def __init__(self, settings: HubSettings, *, clock: Clock | None = None, quart: Quart | None = None) -> None:
+        """`quart`: an app from `create_app` that no other HubASGI is serving (the test harness
+        reuses one from lifespan to lifespan: building it is most of what a test hub costs)."""
         self.settings = settings
         self.clock = clock
-        self.quart = create_app()
+        self.quart = quart if quart is not None else create_app()
         self._hub: Hub | None = None
         self._mcp: McpEndpoint | None = None
         # The gate judges the route `_route` will run: /mcp here, everything else by Quart's URL map.

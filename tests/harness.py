@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ from typing import Any
 import anyio
 import httpx
 import orjson
+from quart import Quart
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
+from hubhttp.app import create_app
 from hubhttp.asgi import HubASGI
 from hubhttp.openapi import DOCUMENT_KEY
 from tests.openapi_check import ResponseChecker
@@ -26,6 +29,38 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 def test_settings(data_dir: Path, **overrides: Any) -> HubSettings:
     base = HubSettings(data_dir=str(data_dir), admin_token=ADMIN_TOKEN, min_free_bytes=0)
     return replace(base, **overrides)
+
+
+class AppPool:
+    """Quart apps built by `create_app`, kept for the next test hub of this worker: building one
+    (blueprints, URL rules, the OpenAPI document) costs more than the rest of a hub's start. A hub
+    borrows an app no other hub is serving, so hubs open side by side each have their own; the app
+    comes back with its extensions as built (the closed hub and its per-log state dropped), and only
+    from a hub whose lifespan ended cleanly: a failure's app is left behind."""
+
+    def __init__(self) -> None:
+        self._idle: list[tuple[Quart, dict[str, Any]]] = []
+
+    @contextmanager
+    def lend(self) -> Iterator[Quart]:
+        if self._idle:
+            app, built = self._idle.pop()
+        else:
+            app = create_app()
+            built = dict(app.extensions)
+        yield app
+        app.extensions.clear()
+        app.extensions.update(built)
+        self._idle.append((app, built))
+
+
+APPS = AppPool()
+
+
+@functools.cache
+def response_checker(document: bytes) -> ResponseChecker:
+    """One checker per OpenAPI document, so the schema validators it compiles serve every test."""
+    return ResponseChecker(orjson.loads(document))
 
 
 @asynccontextmanager
@@ -87,12 +122,13 @@ class HubClient(httpx.AsyncClient):
 
 @asynccontextmanager
 async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> AsyncIterator[HubClient]:
-    app = HubASGI(settings, clock=clock)
-    async with lifespan(app):
-        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-        # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
-        checker = ResponseChecker(orjson.loads(app.quart.extensions[DOCUMENT_KEY]))
-        async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
-                             event_hooks={"response": [checker.hook]}) as client:
-            client.app = app
-            yield client
+    with APPS.lend() as quart:
+        app = HubASGI(settings, clock=clock, quart=quart)
+        async with lifespan(app):
+            transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+            # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
+            checker = response_checker(app.quart.extensions[DOCUMENT_KEY])
+            async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
+                                 event_hooks={"response": [checker.hook]}) as client:
+                client.app = app
+                yield client

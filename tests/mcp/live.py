@@ -21,7 +21,7 @@ from mcp_types import CallToolResult, TextContent
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubhttp.asgi import HubASGI
-from tests.harness import ADMIN, ADMIN_TOKEN
+from tests.harness import ADMIN, ADMIN_TOKEN, APPS
 
 LEGACY = "legacy"
 MODERN = "2026-07-28"
@@ -70,23 +70,24 @@ class LiveHub:
 async def live_hub(settings: HubSettings, clock: Clock | None = None) -> AsyncIterator[LiveHub]:
     port = free_port()
     settings = settings.__class__(**{**settings.__dict__, "bind": f"127.0.0.1:{port}"})
-    app = HubASGI(settings, clock=clock)
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.graceful_timeout = 1
-    stop = asyncio.Event()
-    started = asyncio.Event()
-    app.on_started.append(lambda _hub: started.set())
-    task = asyncio.create_task(serve(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
-    try:
-        await asyncio.wait_for(started.wait(), 20)
-        base = f"http://127.0.0.1:{port}"
-        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
-            yield LiveHub(app, base, http)
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
+    with APPS.lend() as quart:
+        app = HubASGI(settings, clock=clock, quart=quart)
+        config = Config()
+        config.bind = [f"127.0.0.1:{port}"]
+        config.accesslog = None
+        config.graceful_timeout = 1
+        stop = asyncio.Event()
+        started = asyncio.Event()
+        app.on_started.append(lambda _hub: started.set())
+        task = asyncio.create_task(serve(app, config, shutdown_trigger=stop.wait))  # type: ignore[arg-type]
+        try:
+            await asyncio.wait_for(started.wait(), 20)
+            base = f"http://127.0.0.1:{port}"
+            async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+                yield LiveHub(app, base, http)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 30)
 
 
 def structured(result: CallToolResult) -> dict[str, Any]:
