@@ -8,6 +8,10 @@ import pytest
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from tests.harness import HubClient, hub_client, test_settings
+from tests.suite import pytest_addoption, pytest_collection_modifyitems, pytest_configure
+
+# How the suite runs fast (tests/suite.py): its hooks, registered with this conftest.
+__all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
 
 
 @pytest.fixture
