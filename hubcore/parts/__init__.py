@@ -181,6 +181,16 @@ class Part:
         """Per inbox kind, what a decision on such an item also writes, in the same command."""
         return {}
 
+    def review_subject(self, conn: sqlite3.Connection, project_id: str, artifact_id: str) -> dict[str, Any] | None:
+        """What an approval naming `artifact_id` records as its `review` (None: not the part's),
+        inside the approval's command; a refusal raises."""
+        return None
+
+    def review_of(self, conn: sqlite3.Connection, subject: dict[str, Any], decision: str) -> dict[str, Any] | None:
+        """What a decision on an approval whose payload holds `review` (`subject`) carries as its
+        own `review`, inside the decision's command (None: not the part's)."""
+        return None
+
     def background(self) -> Sequence[Task]:
         """Background tasks (sweepers, senders), started after the stores and cancelled before
         they close."""

@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 
 from hubcore.parts import Part, SearchBatch, SearchDoc, Task
-from hubcore.services.artifacts import rows
+from hubcore.services.artifacts import reviews, rows
 from hubcore.services.artifacts.comments import CommentService
 from hubcore.services.artifacts.scripts import ScriptsService
 from hubcore.services.artifacts.service import READ_ATTEMPTS, ArtifactService
@@ -35,7 +36,7 @@ class ArtifactsPart(Part):
         self.core = core
         self.blobs = BlobStore(core.settings.data_path / "blobs")
         self.artifacts = ArtifactService(core, self.blobs)
-        self.comments = CommentService(core)
+        self.comments = CommentService(core, self.blobs)
         self.shares = ShareService(core)
         self.scripts = ScriptsService(core)
         # Bodies a project's deletion dropped, from its command to the removal after its commit
@@ -88,6 +89,17 @@ class ArtifactsPart(Part):
 
     def _indexed(self, row: sqlite3.Row) -> SearchDoc:
         return search.artifact_doc(row, self.blobs.read(row["sha256"]).decode("utf-8", "replace"))
+
+    # A review: an approval naming a diff (issue 29), and the verdict its decision carries.
+    def review_subject(self, conn: sqlite3.Connection, project_id: str, artifact_id: str) -> dict[str, Any] | None:
+        return reviews.subject(conn, project_id, artifact_id)
+
+    def review_of(self, conn: sqlite3.Connection, subject: dict[str, Any], decision: str) -> dict[str, Any] | None:
+        artifact_id = subject.get("artifact_id")
+        if not isinstance(artifact_id, str):
+            return None
+        verdict = "approved" if decision == "approved" else "changes_requested"
+        return reviews.review_of(conn, artifact_id, str(subject["project_id"]), verdict)
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         self._dropped[project_id] = rows.digests_of(conn, "a.project_id = ?", (project_id,))

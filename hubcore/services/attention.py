@@ -148,6 +148,8 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
                     "thread_id": row["root_id"]}
             if payload.get("expired") is True:
                 item["expired"] = True
+        if isinstance(payload.get("review"), dict):  # a diff's verdict and open comments (issue 29)
+            item["review"] = payload["review"]
         out.items.append(item)
         out.advances[(ATTENTION, row["project_id"])] = row["id"]
     out.more = out.more or len(merged) > limit

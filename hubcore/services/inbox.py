@@ -92,6 +92,8 @@ def render_item(row: sqlite3.Row) -> dict[str, Any]:
             "decision": resolution.get("decision"), "note": resolution.get("note"), "actor": row["r_actor"],
             "event_id": row["resolution_id"], "decided_at": iso(row["r_at"]),
         }
+        if resolution is not None and "review" in resolution:  # a diff's review (issue 29)
+            item["decision"]["review"] = resolution["review"]
     if row["expires_at"] is not None:
         item["expires_at"] = iso(row["expires_at"])
         item["on_expiry"] = row["on_expiry"]

@@ -66,6 +66,8 @@ class SignalAppend(PostRequest):
     """A signal, finished, idea or approval (which may carry a deadline)."""
 
     kind: SignalKind = "signal"
+    artifact_id: Annotated[str | None, StringConstraints(min_length=1, max_length=64), Field(
+        description="approvals only: the diff artifact under review")] = None
     expires_in_seconds: Annotated[Expires | None, Field(description=f"approvals only: {EXPIRES_TEXT}")] = None
     on_expiry: Annotated[OnExpiry | None, Field(description="approvals only; default decline")] = None
 
@@ -182,6 +184,7 @@ class Post:
     session_id: str | None
     key: str | None
     deadline: Deadline | None = None
+    artifact_id: str | None = None  # an approval reviewing this diff artifact
 
 
 class PostsService:
@@ -193,7 +196,9 @@ class PostsService:
         human and may carry a deadline; an idea lands unread in the inbox. The actor is the
         caller's, whatever the client sent."""
         deadline = check_deadline(req.kind, req.expires_in_seconds, req.on_expiry)
-        return await self._append(caller, _post(req, req.kind, deadline))
+        if req.artifact_id is not None and req.kind != "approval":
+            raise invalid("artifact_id: only an approval names an artifact to review", field="artifact_id")
+        return await self._append(caller, replace(_post(req, req.kind, deadline), artifact_id=req.artifact_id))
 
     async def question_post(self, caller: Caller, req: QuestionPost) -> dict[str, Any]:
         """Ask the human. The question roots its own thread: `event_id`, `question_id` and
@@ -224,8 +229,11 @@ class PostsService:
             if waits:
                 check_open_caps(conn, post.project_id, actor, settings.inbox_open_per_agent,
                                 settings.inbox_open_per_project)
+            payload = post.payload
+            if post.artifact_id is not None:
+                payload = ev.check_payload({**payload, "review": self._subject(conn, post)})
             event = ev.insert_event(conn, ev.NewEvent(
-                post.project_id, post.kind, actor, post.summary, post.payload, post.session_id,
+                post.project_id, post.kind, actor, post.summary, payload, post.session_id,
                 roots_thread=waits), now=now, cap=settings.events_per_project, effects=effects)
             result: dict[str, Any] = {"event_id": event["id"], "kind": post.kind, "created_at": event["created_at"]}
             if waits:
@@ -237,6 +245,15 @@ class PostsService:
             return result, effects
 
         return await self.core.store.execute_effects(write)
+
+    def _subject(self, conn: sqlite3.Connection, post: Post) -> dict[str, Any]:
+        """The approval's `review`: what the part owning the artifact records of it."""
+        assert post.artifact_id is not None
+        for part in self.core.parts:
+            found = part.review_subject(conn, post.project_id, post.artifact_id)
+            if found is not None:
+                return found
+        raise invalid("artifact_id: this hub reviews no artifacts", field="artifact_id")
 
 
 def _post(req: PostRequest | QuestionPost, kind: str, deadline: Deadline | None) -> Post:

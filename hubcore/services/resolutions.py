@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import Field
 
 from hubcore.caller import Caller
@@ -144,7 +145,9 @@ class ResolutionsService:
             if earlier is not None and item_row(conn, caller, approval_id) is not None:
                 return earlier, effects
             row = _open_item(conn, caller, approval_id, DECIDABLE_KINDS, "approval", now)
-            answer = resolve(conn, row, actor, payload["body"].splitlines()[0], payload, now, cap, effects)
+            review = self._review(conn, row, decision)
+            answer = resolve(conn, row, actor, payload["body"].splitlines()[0],
+                             payload if review is None else {**payload, "review": review}, now, cap, effects)
             hook = hooks.get(row["kind"])
             if hook is not None:
                 hook(conn, row, decision, now)
@@ -153,6 +156,17 @@ class ResolutionsService:
             return result, effects
 
         return await self._run(write)
+
+    def _review(self, conn: sqlite3.Connection, row: sqlite3.Row, decision: str) -> dict[str, Any] | None:
+        """An approval naming a diff: the verdict and the open comments of the version decided on."""
+        subject = orjson.loads(row["payload"]).get("review")
+        if row["kind"] != "approval" or not isinstance(subject, dict):
+            return None
+        for part in self.core.parts:
+            found = part.review_of(conn, {**subject, "project_id": row["project_id"]}, decision)
+            if found is not None:
+                return found
+        return None
 
     async def _run(self, write: Callable[[sqlite3.Connection], tuple[dict[str, Any], Effects]]) -> dict[str, Any]:
         try:

@@ -361,6 +361,25 @@ V13_ARTIFACT_SCRIPTS = statements(
     )""",
 )
 
+def _v14_diff_artifacts(conn: sqlite3.Connection) -> None:
+    """Diff artifacts (issue 29): the kind check also takes 'diff' (edited in the schema text, as
+    SQLite documents for loosening a CHECK: rebuilding `artifacts` would cascade into its versions
+    and comments), each version's parsed summary (`diff`, JSON), and a line comment's `outdated`
+    mark (its line changed in a later version)."""
+    old = "CHECK (kind IN ('html', 'markdown'))"
+    new = "CHECK (kind IN ('html', 'markdown', 'diff'))"
+    version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute("UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'artifacts'",
+                     (old, new))
+        conn.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+    conn.execute("ALTER TABLE artifact_versions ADD COLUMN diff TEXT")
+    conn.execute("ALTER TABLE artifact_comments ADD COLUMN outdated INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
@@ -375,6 +394,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "search index merges less eagerly", V11_SEARCH_MERGING),
     Migration(12, "search index with 4-character prefixes and its terms", V12_SEARCH_PREFIXES),
     Migration(13, "scripts the human allowed in HTML artifacts", V13_ARTIFACT_SCRIPTS),
+    Migration(14, "diff artifacts and line comments", _v14_diff_artifacts),
 )
 
 

@@ -22,7 +22,7 @@ class ArtifactSummary(Out):
     id: str
     project_id: str
     title: str
-    kind: Literal["html", "markdown"]
+    kind: Literal["html", "markdown", "diff"]
     description: str
     actor: str | None
     session_id: str | None
@@ -37,12 +37,33 @@ class ArtifactSummary(Out):
     updated_at: str
 
 
+class DiffFileOut(Out):
+    path: str
+    old_path: str | None
+    status: Literal["added", "deleted", "modified", "renamed", "copied"]
+    added: int
+    removed: int
+    hunks: int
+    binary: bool
+    similarity: int = ABSENT
+    old_mode: str | None = ABSENT
+    new_mode: str | None = ABSENT
+
+
+class DiffOut(Out):
+    files: list[DiffFileOut]
+    added: int
+    removed: int
+    hunks: int
+
+
 class ArtifactOut(ArtifactSummary):
     envelope: EnvelopeOut | None
     content: str
     live: bool
     live_rev: int
     rendered: str = ABSENT  # a public markdown version rendered to HTML by the hub's one renderer
+    diff: DiffOut | None = ABSENT  # a diff's summary, parsed once at write
 
 
 class ArtifactListOut(Out):
@@ -114,14 +135,23 @@ class TextAnchorOut(Out):
     quote: str
 
 
+class LineAnchorOut(Out):
+    mode: Literal["line"]
+    file: str
+    side: Literal["old", "new"]
+    line: int
+    end_line: int = ABSENT
+
+
 class CommentOut(Out):
     id: str
     artifact_id: str
     author: str
     body: str
-    anchor: PointAnchorOut | TextAnchorOut | None
+    anchor: PointAnchorOut | TextAnchorOut | LineAnchorOut | None
     anchor_version: int
     done: bool
+    outdated: bool
     created_at: str
     updated_at: str
 

@@ -172,12 +172,32 @@ class Answer(Out):
     answered_at: str
 
 
+class ReviewComment(Out):
+    id: str
+    file: str | None
+    side: str | None
+    line: int | None
+    end_line: int | None
+    body: str
+    author: str
+
+
+class Review(Out):
+    artifact_id: str
+    version: int
+    verdict: Literal["approved", "changes_requested"]
+    comments: list[ReviewComment]
+    open_comments: int
+    truncated: bool
+
+
 class Decision(Out):
     decision: str
     note: str | None
     actor: str
     event_id: str
     decided_at: str
+    review: Review = ABSENT  # an approval naming a diff artifact (issue 29)
 
 
 class Item(Out):

@@ -19,6 +19,7 @@ from hubcore.services.artifacts import (
     ArtifactRef,
     ArtifactUpdate,
 )
+from hubcore.services.artifacts.diffs import FILES_MAX, HUNKS_MAX
 from hubcore.services.artifacts.models import ALG, ITERATIONS, KDF
 from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
@@ -66,7 +67,7 @@ STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 NULL_STR, NULL_INT = {"type": ["string", "null"]}, {"type": ["integer", "null"]}
 ENVELOPE = {"type": ["object", "null"], "description": "the protected version's envelope (null when public)"}
 SUMMARY_MEMBERS: dict[str, Any] = {
-    "id": STR, "project_id": STR, "title": STR, "kind": {"enum": ["html", "markdown"]}, "description": STR,
+    "id": STR, "project_id": STR, "title": STR, "kind": {"enum": ["html", "markdown", "diff"]}, "description": STR,
     "actor": NULL_STR, "session_id": NULL_STR, "version": INT, "label": NULL_STR, "size_bytes": INT,
     "protected": BOOL, "live_version": NULL_INT, "comments_count": INT, "comments_open": INT,
     "created_at": STR, "updated_at": STR,
@@ -75,6 +76,8 @@ SUMMARY = {"type": "object", "properties": SUMMARY_MEMBERS, "required": list(SUM
 VERSION = {"type": "object", "required": ["version", "size_bytes", "protected", "live", "created_at"], "properties": {
     "version": INT, "label": NULL_STR, "size_bytes": INT, "protected": BOOL, "actor": NULL_STR,
     "session_id": NULL_STR, "live": BOOL, "created_at": STR, "updated_at": STR}}
+DIFF = {"type": ["object", "null"], "description": "a diff's summary: files [{path, old_path, status, added, "
+        "removed, hunks, binary}], added, removed, hunks"}
 WROTE = outputs({"artifact_id": STR, "version": INT}, ("artifact_id", "version"))
 PROTECTION = (
     f"To protect it, send `content` as base64 ciphertext with an `envelope` {{alg: \"{ALG}\", kdf: \"{KDF}\", "
@@ -86,8 +89,10 @@ TOOLS = (
     Tool(
         name="artifact_publish",
         description=(
-            "Publish HTML or markdown for the human as a new artifact. To protect it send base64 "
-            "ciphertext and `envelope`, or a `password` through hub-cli or stdio (guide: Artifacts)."
+            "Publish HTML, markdown or a unified `diff` (git diff, diff -u; parsed, refused naming its "
+            f"first bad line; at most {FILES_MAX} files, {HUNKS_MAX} hunks; never protected) for the human "
+            "as a new artifact. To protect HTML or markdown send base64 ciphertext and `envelope`, or a "
+            "`password` through hub-cli or stdio (guide: Artifacts)."
         ),
         input_model=ArtifactPublish,
         output_schema=WROTE,
@@ -117,10 +122,11 @@ TOOLS = (
     Tool(
         name="artifact_get",
         description=(
-            "An artifact with one version's content: the current one, `version`, or the `live` one."),
+            "An artifact with one version's content: the current one, `version`, or the `live` one; "
+            "a diff's `diff` summary."),
             input_model=ArtifactGet,
             output_schema=outputs({**SUMMARY_MEMBERS, "envelope": ENVELOPE, "content": STR, "live": BOOL,
-            "live_rev": INT}, (*SUMMARY_MEMBERS, "envelope", "content")),
+            "live_rev": INT, "diff": DIFF}, (*SUMMARY_MEMBERS, "envelope", "content")),
             handler=artifact_get,
             read_only=True,
         ),

@@ -15,10 +15,12 @@ ANCHOR: dict[str, Any] = {"oneOf": [
     {"type": "null"},
     {"type": "object", "required": ["mode", "x", "y"], "properties": {"mode": {"const": "point"}, "x": NUM, "y": NUM}},
     {"type": "object", "required": ["mode", "quote"], "properties": {"mode": {"const": "text"}, "quote": STR}},
+    {"type": "object", "required": ["mode", "file", "side", "line"], "properties": {
+        "mode": {"const": "line"}, "file": STR, "side": {"enum": ["old", "new"]}, "line": INT, "end_line": INT}},
 ]}
 COMMENT: dict[str, Any] = {
     "id": STR, "artifact_id": STR, "author": STR, "body": STR, "anchor": ANCHOR, "anchor_version": INT,
-    "done": BOOL, "created_at": STR, "updated_at": STR,
+    "done": BOOL, "outdated": BOOL, "created_at": STR, "updated_at": STR,
 }
 COMMENT_REQUIRED = tuple(COMMENT)
 
@@ -43,7 +45,8 @@ TOOLS = (
     Tool(
         name="comment_post",
         description=(
-            "Comment on an artifact, optionally anchored to a point or a quote. The `delete_token`, "
+            "Comment on an artifact, optionally anchored to a point, a quote or a diff's lines "
+            "(`{mode: 'line', file, side, line}`). The `delete_token`, "
             "returned once, lets you resolve or delete it later."
         ),
         input_model=CommentPost,

@@ -57,7 +57,8 @@ TOOLS = (
         name="signal_append",
         description=(
             "Append an event to a project's feed: `signal` (progress), `finished`, `idea` (to the "
-            "human's inbox) or `approval` (the human decides). Questions go through question_post."
+            "human's inbox) or `approval` (the human decides; `artifact_id` names a diff to review). "
+            "Questions go through question_post."
         ),
         input_model=SignalAppend,
         output_schema=outputs({

@@ -31,30 +31,40 @@ import secrets
 import sqlite3
 from typing import Annotated, Any, Literal
 
+import anyio
 import orjson
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, invalid, not_found
 from hubcore.services import idempotency as idem
-from hubcore.services import ids
-from hubcore.services.artifacts import rows
+from hubcore.services import ids, validate
+from hubcore.services.artifacts import diffs, reviews, rows
 from hubcore.services.artifacts.comment_notes import notify_author
 from hubcore.services.artifacts.models import ArtifactId, Version
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
-from hubcore.services.fields import IdempotencyKey, Trimmed
+from hubcore.services.fields import IdempotencyKey, Trimmed, WholeNumber
 from hubcore.services.requests import Request
+from hubcore.store.blobs import BlobStore
 
 BODY_MAX = 2000
 QUOTE_MAX = 2000
 ANCHOR_MAX_BYTES = 2048
 LIST_DEFAULT, LIST_MAX = 100, 500
 TOKEN_HEX = 64
+FILE_MAX = 1024
+LINE_MAX = 2**31 - 1
 COMMENT_COLUMNS = ("c.id, c.artifact_id, c.author, c.body, c.anchor, c.anchor_version, c.done, c.token_hash, "
-                   "c.created_at, c.updated_at")
+                   "c.created_at, c.updated_at, c.outdated")
+
+
+def _one_line(value: str) -> str:
+    if not validate.one_line(value):
+        raise PydanticCustomError("one_line", "must be one line")
+    return value
 
 
 def _not_blank(value: str) -> str:
@@ -93,7 +103,26 @@ class TextAnchor(Request):
     quote: Annotated[str, Trimmed(QUOTE_MAX, lines=True), AfterValidator(_not_blank)]
 
 
-Anchor = Annotated[PointAnchor | TextAnchor, Field(discriminator="mode")]
+LineNumber = Annotated[int, WholeNumber(1, LINE_MAX)]
+
+
+class LineAnchor(Request):
+    """Lines of a diff artifact's version: a file of its summary, a side, a line (to end_line)."""
+
+    mode: Literal["line"]
+    file: Annotated[str, StringConstraints(min_length=1, max_length=FILE_MAX), AfterValidator(_one_line)]
+    side: Literal["old", "new"]
+    line: LineNumber
+    end_line: Annotated[LineNumber | None, Field(description="a range's last line")] = None
+
+    @model_validator(mode="after")
+    def _range(self) -> "LineAnchor":
+        if self.end_line is not None and self.end_line < self.line:
+            raise PydanticCustomError("line_range", "end_line must not be before line")
+        return self
+
+
+Anchor = Annotated[PointAnchor | TextAnchor | LineAnchor, Field(discriminator="mode")]
 
 
 class CommentPost(Request):
@@ -101,7 +130,8 @@ class CommentPost(Request):
 
     artifact_id: ArtifactId
     body: Body
-    anchor: Annotated[Anchor | None, Field(description="null, {mode: point, x, y} or {mode: text, quote}")] = None
+    anchor: Annotated[Anchor | None, Field(
+        description="null, {mode: point, x, y}, {mode: text, quote}, on a diff {mode: line, file, side, line}")] = None
     anchor_version: Annotated[Version | None, Field(
         description="the version commented on (default the current one; clamped to 1..current)")] = None
     idempotency_key: IdempotencyKey | None = None
@@ -145,7 +175,7 @@ def render(c: sqlite3.Row) -> dict[str, Any]:
     return {
         "id": c["id"], "artifact_id": c["artifact_id"], "author": c["author"], "body": c["body"],
         "anchor": orjson.loads(c["anchor"]) if c["anchor"] is not None else None,
-        "anchor_version": c["anchor_version"], "done": bool(c["done"]),
+        "anchor_version": c["anchor_version"], "done": bool(c["done"]), "outdated": bool(c["outdated"]),
         "created_at": iso(c["created_at"]), "updated_at": iso(c["updated_at"]),
     }
 
@@ -164,7 +194,7 @@ def writable(conn: sqlite3.Connection, caller: Caller, artifact_id: str) -> sqli
 def anchor_json(req: CommentPost) -> str | None:
     if req.anchor is None:
         return None
-    text = orjson.dumps(req.anchor.model_dump()).decode()
+    text = orjson.dumps(req.anchor.model_dump(exclude_none=True)).decode()
     if len(text.encode()) > ANCHOR_MAX_BYTES:
         raise invalid(f"anchor: at most {ANCHOR_MAX_BYTES} bytes as JSON", field="anchor")
     return text
@@ -183,11 +213,44 @@ def clamped_version(conn: sqlite3.Connection, a: sqlite3.Row, req: CommentPost) 
 
 
 class CommentService:
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, blobs: BlobStore) -> None:
         self.core = core
+        self.blobs = blobs
+
+    async def _check_lines(self, caller: Caller, req: CommentPost) -> int | None:
+        """A line anchor names lines the (sealed, so immutable) version's diff shows; the version
+        checked is the one the comment is posted on."""
+        if not isinstance(req.anchor, LineAnchor):
+            return None
+
+        def read(conn: sqlite3.Connection) -> tuple[int, str]:
+            a = writable(conn, caller, req.artifact_id)
+            if a is None:
+                raise rows.artifact_missing(req.artifact_id)
+            if a["kind"] != "diff":
+                raise invalid(f"anchor: a line anchor needs a diff artifact; {a['id']!r} is {a['kind']}",
+                              field="anchor")
+            version = clamped_version(conn, a, req)
+            v = rows.version_row(conn, a["id"], version)
+            if v is None:
+                raise not_found(f"version {version} of artifact {a['id']!r} not found")
+            return version, str(v["sha256"])
+
+        version, digest = await self.core.store.read(read)
+        anchor = req.anchor.model_dump()
+
+        def check() -> None:
+            diff = diffs.parse(self.blobs.read(digest).decode(), files_max=1 << 30, hunks_max=1 << 30)
+            reviews.check_anchor(diff, anchor, version)
+
+        await anyio.to_thread.run_sync(check)
+        return version
 
     async def post(self, caller: Caller, req: CommentPost) -> dict[str, Any]:
         anchor = anchor_json(req)
+        checked = await self._check_lines(caller, req)
+        if checked is not None:
+            req = req.model_copy(update={"anchor_version": checked})
         now, actor = self.core.now(), caller.actor
         token = None if caller.is_admin else secrets.token_hex(TOKEN_HEX // 2)
 

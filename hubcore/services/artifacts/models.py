@@ -29,7 +29,7 @@ LABEL_MAX_BYTES = 60
 ARTIFACT_ID_MAX = 64
 VERSION_MAX = 2**31 - 1
 LIST_DEFAULT, LIST_MAX = 100, 500
-KINDS = ("html", "markdown")
+KINDS = ("html", "markdown", "diff")
 ALG, KDF, ITERATIONS = "AES-256-GCM", "PBKDF2-HMAC-SHA256", 600_000
 SALT_MIN, SALT_MAX, IV_BYTES, TAG_BYTES = 16, 64, 12, 16
 
@@ -132,7 +132,8 @@ class ArtifactPublish(Request):
 
     project_id: ProjectId
     title: Title | None = None
-    kind: Literal["html", "markdown"]
+    kind: Annotated[Literal["html", "markdown", "diff"], Field(
+        description="diff: the text of a unified diff (git diff, diff -u), never protected")]
     content: Content
     description: Description | None = None
     label: Label | None = None

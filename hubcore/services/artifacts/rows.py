@@ -22,7 +22,7 @@ ARTIFACT_COLUMNS = """a.id, a.project_id, a.title, a.kind, a.description, a.acto
     a.live_version, a.live_rev, a.live_session, a.live_at, a.comments_count, a.comments_open, a.created_at,
     a.updated_at"""
 VERSION_COLUMNS = ("v.version, v.sha256, v.size_bytes, v.label, v.envelope, v.actor, v.session_id, v.created_at, "
-                   "v.updated_at")
+                   "v.updated_at, v.diff")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -138,7 +138,10 @@ def render_artifact(a: sqlite3.Row, v: sqlite3.Row, content: str) -> dict[str, A
     the chosen version's number, label, size, protection, envelope and content."""
     envelope = orjson.loads(v["envelope"]) if v["envelope"] is not None else None
     live = v["version"] == a["live_version"]
-    return {
+    found = {
         **render_summary(a, v), "version": v["version"], "envelope": envelope, "content": content,
         "live": live, "live_rev": a["live_rev"] if live else 0,
     }
+    if a["kind"] == "diff":
+        found["diff"] = orjson.loads(v["diff"]) if v["diff"] is not None else None
+    return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -24,7 +24,7 @@ from hubcore.services import events as ev
 from hubcore.services import idempotency as idem
 from hubcore.services import ids
 from hubcore.services.access import readable_project, visibility
-from hubcore.services.artifacts import rows
+from hubcore.services.artifacts import diffs, reviews, rows
 from hubcore.services.artifacts.models import (
     TAG_BYTES,
     TITLE_MAX,
@@ -47,10 +47,13 @@ READ_ATTEMPTS = 5  # a read racing live drafts retries; each draft replaces the 
 
 @dataclass(frozen=True)
 class Body:
-    """A version's body as it will be stored: its text, its envelope (JSON text) or None."""
+    """A version's body as it will be stored: its text, its envelope (JSON text) or None, a diff's
+    summary (JSON text) and the line comments it moves or marks outdated (`reviews.Moves`)."""
 
     content: str
     envelope: str | None
+    diff: str | None = None
+    moves: reviews.Moves | None = None
 
     @property
     def data(self) -> bytes:
@@ -66,8 +69,14 @@ class Outcome:
     dropped: tuple[str, ...] = ()
 
 
-def body_of(content: str, envelope: Envelope | None) -> Body:
-    """The body to store; a protected one's content must be base64 ciphertext with its tag."""
+def body_of(content: str, envelope: Envelope | None, kind: str = "html") -> Body:
+    """The body to store; a protected one's content must be base64 ciphertext with its tag; a
+    diff's is parsed here, once (a non-diff is refused naming its first bad line)."""
+    if kind == "diff":
+        if envelope is not None:
+            raise invalid("envelope: a diff artifact cannot be password protected (the hub reads it to show the "
+                          "review); publish it plain", field="envelope")
+        return Body(content, None, orjson.dumps(diffs.summary(diffs.parse(content))).decode())
     if envelope is None:
         return Body(content, None)
     raw = decoded_base64(content)
@@ -138,7 +147,7 @@ class ArtifactService:
 
     async def publish_artifact(self, caller: Caller, req: ArtifactPublish) -> dict[str, Any]:
         """A new artifact at version 1; `published <title>` in the feed. Returns {artifact_id, version}."""
-        body = body_of(req.content, req.envelope)
+        body = await anyio.to_thread.run_sync(body_of, req.content, req.envelope, req.kind)
         title = req.title or ""
         if not title and req.kind == "markdown" and body.envelope is None:
             title = rows.heading_of(req.content)[:TITLE_MAX]
@@ -188,6 +197,8 @@ class ArtifactService:
                 effects.artifact_live(a["project_id"], a["id"], newest, 0)
             version = newest + 1
             _insert_version(conn, a["id"], version, digest, body, req.label, actor, req.session_id, now)
+            if body.moves is not None:
+                reviews.apply_moves(conn, a["id"], body.moves, version, now)
             conn.execute("""UPDATE artifacts SET version = ?, live_version = NULL, live_rev = 0, live_session = NULL,
                             live_at = NULL, updated_at = ? WHERE id = ?""", (version, now, a["id"]))
             _event(conn, a["project_id"], actor, "updated", a["title"], a["id"], version, req.session_id, now, cap,
@@ -345,12 +356,16 @@ class ArtifactService:
 
     async def _prepare(self, caller: Caller, req: ArtifactUpdate | ArtifactDraft) -> Body:
         """The new body, with the protection the artifact's current version decides for an
-        omitted envelope (read once here; the command checks it again)."""
+        omitted envelope (read once here; the command checks it again). A diff's update also
+        works out where the open line comments on the current version go (`reviews.moves`)."""
 
         def read(conn: sqlite3.Connection) -> Body:
             a = rows.readable(conn, caller, req.artifact_id)
             current = rows.version_row(conn, a["id"], rows.newest_version(a))
-            return body_of(req.content, protection(req, current) if current is not None else req.envelope)
+            body = body_of(req.content, protection(req, current) if current is not None else req.envelope, a["kind"])
+            if a["kind"] == "diff" and isinstance(req, ArtifactUpdate):
+                body = replace(body, moves=reviews.moves(conn, self.blobs, a, req.content))
+            return body
 
         return await self.core.store.read(read)
 
@@ -401,8 +416,9 @@ def _insert_version(conn: sqlite3.Connection, artifact_id: str, version: int, di
                     label: str | None, actor: str, session_id: str | None, now: float) -> None:
     conn.execute(
         """INSERT INTO artifact_versions (artifact_id, version, sha256, size_bytes, label, envelope, actor, session_id,
-           created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (artifact_id, version, digest, len(body.data), label or None, body.envelope, actor, session_id, now, now))
+           created_at, updated_at, diff) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (artifact_id, version, digest, len(body.data), label or None, body.envelope, actor, session_id, now, now,
+         body.diff))
 
 
 def _mutate_version(conn: sqlite3.Connection, artifact_id: str, version: int, digest: str, body: Body,
@@ -412,9 +428,9 @@ def _mutate_version(conn: sqlite3.Connection, artifact_id: str, version: int, di
                        (artifact_id, version)).fetchone()
     conn.execute(
         """UPDATE artifact_versions SET sha256 = ?, size_bytes = ?, label = ?, envelope = ?, actor = ?, session_id = ?,
-           updated_at = ? WHERE artifact_id = ? AND version = ?""",
+           updated_at = ?, diff = ? WHERE artifact_id = ? AND version = ?""",
         (digest, len(body.data), label if label is not None else old["label"], body.envelope, actor, session_id, now,
-         artifact_id, version))
+         body.diff, artifact_id, version))
     return (old["sha256"],) if old["sha256"] != digest else ()
 
 

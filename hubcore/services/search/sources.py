@@ -15,7 +15,9 @@ from typing import Any
 
 import orjson
 
+from hubcore.errors import HubError
 from hubcore.parts import SearchBatch, SearchDoc
+from hubcore.services.artifacts import diffs
 
 SNIPPET_MAX = 200
 KB_STEP_MAX = 500  # pages a knowledge base catch-up reads by path; past it the project is read whole
@@ -183,6 +185,15 @@ def artifact_row(conn: sqlite3.Connection, artifact_id: str) -> sqlite3.Row | No
     return row
 
 
+def diff_text(content: str) -> str:
+    """A diff's paths and changed lines (issue 29); context lines are left out."""
+    try:
+        parsed = diffs.parse(content, files_max=1 << 30, hunks_max=1 << 30)
+    except HubError:  # stored before the parser refused it: index it as text
+        return content
+    return diffs.search_text(parsed, ARTIFACT_TEXT_MAX)
+
+
 def artifact_doc(row: sqlite3.Row, content: str | None) -> SearchDoc:
     """The current version's document: title, description and text (an HTML artifact's text
     without its markup); a protected version (`content` None) is indexed by its title only, never
@@ -193,7 +204,8 @@ def artifact_doc(row: sqlite3.Row, content: str | None) -> SearchDoc:
         text = row["title"]
     else:
         # HTML is cut before parsing too (markup rarely exceeds three times the text it holds).
-        body = html_text(content[: ARTIFACT_TEXT_MAX * 4]) if row["kind"] == "html" else content
+        body = html_text(content[: ARTIFACT_TEXT_MAX * 4]) if row["kind"] == "html" else (
+            diff_text(content) if row["kind"] == "diff" else content)
         text = "\n".join(part for part in (row["title"], row["description"], body[:ARTIFACT_TEXT_MAX]) if part)
     return SearchDoc("artifact", row["id"], row["project_id"], text, snippet_of(text), None, meta)
 
