@@ -77,6 +77,16 @@ async def test_a_markdown_artifact_and_a_long_one(hub: Hub) -> None:
     assert hit["snippet"].endswith("…") and hit["size_bytes"] == len(text.encode())
 
 
+async def test_a_diff_is_indexed_by_its_paths_and_changed_lines(hub: Hub) -> None:
+    diff = ("--- a/birds/osprey_nest.py\n+++ b/birds/osprey_nest.py\n@@ -1,3 +1,3 @@\n unchanged_kittiwake\n"
+            "-removed_shearwater\n+added_guillemot\n trailing_fulmar\n")
+    made = await publish(hub, ALICE, kind="diff", content=diff)
+    for word in ("osprey_nest", "removed_shearwater", "added_guillemot"):
+        assert [h["artifact_id"] for h in artifact_hits(await search(hub, ALICE, word))] == [made["artifact_id"]]
+    for word in ("unchanged_kittiwake", "trailing_fulmar"):  # context lines are not the change
+        assert artifact_hits(await search(hub, ALICE, word)) == [], word
+
+
 async def test_update_indexes_the_new_version_and_a_draft_leaves_the_current_one(hub: Hub) -> None:
     made = await publish(hub, ALICE)
     aid = made["artifact_id"]
