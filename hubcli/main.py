@@ -128,6 +128,26 @@ def enrol(
                                url=url, force=force))
 
 
+@app.command()
+def review(
+    project: str = typer.Option(None, "--project", help="The project to publish the diff in."),
+    title: str = typer.Option(None, "--title", help="The review's title."),
+    wait: bool = typer.Option(False, "--wait", help="Wait for the verdict."),
+    timeout: float = typer.Option(3600.0, "--timeout", help="With --wait: give up after this many seconds (exit 75)."),
+    approval: str = typer.Option(None, "--approval", help="With --wait: wait again on this approval id; "
+                                 "publishes nothing."),
+) -> None:
+    """Publish the unified diff on stdin (git diff, diff -u) as a diff artifact at HUB_URL and ask the
+    human to review it; prints `artifact ID` and `approval ID`. With --wait, wait for the verdict:
+    exit 0 approved, 1 changes requested (the open comments printed as `file:line: body`, one a
+    line), 75 still waiting at --timeout. Also 1 the hub refused, 2 usage, 69 unreachable, 77 token
+    refused, 78 no hub named."""
+    from hubcli.review_cmd import run_review
+
+    raise typer.Exit(run_review(settings_or_exit(), project=project, title=title, wait=wait, timeout=timeout,
+                                approval=approval))
+
+
 app.add_typer(kb_app)
 app.add_typer(project_app)
 backup_cmd.register(app)
