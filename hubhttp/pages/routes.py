@@ -27,6 +27,7 @@ from hubhttp.bootstrap import caller_origin
 from hubhttp.context import hub
 from hubhttp.pages import templates
 from hubhttp.pages.assets import IMMUTABLE, assets
+from hubhttp.pages.diffpage import diff_page
 from hubhttp.pages.markdown import render
 
 bp = Blueprint("pages", __name__)
@@ -107,6 +108,8 @@ async def frame_response(found: dict[str, Any]) -> Response:
     elif found["kind"] == "markdown":
         body = templates.markdown_frame(render(found["content"]), found["title"], origin)
         csp = templates.frame_csp(origin)
+    elif found["kind"] == "diff":  # built by the hub, escaped, with no script at all
+        body, csp = diff_page(found["content"], found["title"]), templates.frame_csp(origin, scripts=False)
     else:
         body, csp = found["content"], templates.frame_csp(origin, scripts=scripts)
     return Response(body, status=200, content_type="text/html; charset=utf-8",

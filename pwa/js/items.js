@@ -132,7 +132,10 @@ export function itemRow(item, ctx) {
     item.status === "unread" ? h("span", { class: "dot", "aria-hidden": "true" }) : null);
   const body = item.payload && typeof item.payload.body === "string" && item.payload.body
     ? clampedBody(item.payload.body, idBase) : null;
-  fill(node, head, h("p", { class: "row-title", id: `${idBase}-title` }, item.summary), meta, body);
+  const review = item.payload && item.payload.review && typeof item.payload.review.artifact_id === "string"
+    ? h("p", {}, h("a", { class: "btn small", href: `#/artifacts/${encodeURIComponent(item.payload.review.artifact_id)}`
+      + `?approval=${encodeURIComponent(item.event_id)}` }, "Open the diff to review")) : null;
+  fill(node, head, h("p", { class: "row-title", id: `${idBase}-title` }, item.summary), meta, body, review);
 
   const row = { node, item, focusAnswer: () => false, approve: () => false };
   const fail = (err) => {

@@ -8,6 +8,7 @@ import { artifactFrame, decrypt, frameAddress } from "./parts/artframe.js";
 import { commentThreads } from "./parts/artcomments.js";
 import { shareSheet } from "./parts/artshare.js";
 import { scriptsToggle } from "./parts/artscripts.js";
+import { diffView } from "./parts/diffview.js";
 
 const enc = encodeURIComponent;
 
@@ -108,6 +109,50 @@ function actions(app, found, raw, reframe) {
     btn("Delete", () => remove(app, found), "btn danger"));
 }
 
+// The verdict on an approval that names this diff (from the Inbox, `?approval=ID`, or the newest one
+// waiting): Approve or Request changes, with an optional note. The agent's wait gets the verdict
+// and the open line comments of the version decided on.
+function reviewBar(app, found, approvalId) {
+  const node = h("section", { class: "panel diff-verdict", "aria-label": "Review", hidden: true });
+  const bar = { node, reviewed: null };
+  bar.load = async () => {
+    let items = [];
+    try {
+      ({ items } = await app.api.get("/inbox", { status: "waiting", project: found.project_id, limit: 200 }));
+    } catch { return; }
+    const mine = items.filter((i) => i.kind === "approval" && i.payload && i.payload.review
+      && i.payload.review.artifact_id === found.id);
+    const item = mine.find((i) => i.event_id === approvalId) || mine[0];
+    if (!item) return;
+    bar.reviewed = item.payload.review.version !== found.version ? item.payload.review.version : null;
+    const noteId = `verdict-note-${item.event_id}`;
+    const note = h("textarea", { id: noteId, rows: 2, maxLength: 2000 });
+    const error = h("p", { class: "error-text", role: "alert", hidden: true });
+    const decide = async (decision, btn) => busy(btn, async () => {
+      try {
+        const body = { decision };
+        if (note.value.trim()) body.note = note.value;
+        await app.api.post(`/approvals/${enc(item.event_id)}/decision`, body);
+        app.toast(decision === "approve" ? "Approved" : "Changes requested");
+        fill(node, h("p", { role: "status" }, decision === "approve" ? "You approved this change."
+          : "You asked for changes: the agent gets your open line comments."));
+      } catch (err) {
+        error.textContent = errorText(err); error.hidden = false;
+      }
+    });
+    const changes = h("button", { type: "button", class: "btn decline" }, "Request changes");
+    const approve = h("button", { type: "button", class: "btn primary approve" }, "Approve");
+    changes.addEventListener("click", () => decide("decline", changes));
+    approve.addEventListener("click", () => decide("approve", approve));
+    fill(node, h("h2", {}, "Review asked: ", item.summary),
+      h("p", { class: "muted small" }, `${item.actor} asks for your verdict on version ${item.payload.review.version}.`),
+      h("label", { htmlFor: noteId, class: "label" }, "Note (optional)"), note, error,
+      h("div", { class: "btn-row" }, changes, approve));
+    node.hidden = false;
+  };
+  return bar;
+}
+
 export default {
   title: () => "Artifact",
   async render(root, params, app) {
@@ -138,17 +183,23 @@ export default {
         : [" · ", h("a", { href: `#/artifacts/${enc(id)}?version=${live.version}` }, "Follow the draft")]);
     };
     drawBand();
-    const comments = commentThreads(app, found, pointPicker(stage));
+    const diff = found.kind === "diff" ? diffView(app, found, { onPosted: () => comments.load() }) : null;
+    const comments = commentThreads(app, found, pointPicker(stage), diff ? (list) => diff.setComments(list) : null);
+    const verdict = diff ? reviewBar(app, found, params.approval) : null;
     fill(body,
       h("p", { class: "muted small" }, [found.kind, `version ${found.version} of ${versions.length}`,
         found.label, found.actor || "human", bytes(found.size_bytes), `updated ${ago(found.updated_at)}`]
         .filter(Boolean).join(" · "), " · ",
       h("a", { href: `#/projects/${enc(found.project_id)}/artifacts` }, `${found.project_id} artifacts`)),
       found.description ? h("p", {}, found.description) : null,
-      band, actions(app, found, () => decrypted ?? found.content,
-        () => (found.protected && decrypted === null ? null : showFrame())), stage,
-      versionSheet(versions, found.version, id), comments.node);
-    if (found.protected) {
+      band, verdict ? verdict.node : null, actions(app, found, () => decrypted ?? found.content,
+        () => (found.protected && decrypted === null ? null : showFrame())),
+      diff ? diff.node : stage, versionSheet(versions, found.version, id), comments.node);
+    if (diff) {
+      diff.listen();
+      if (verdict) await verdict.load();
+      diff.offerSince(versions, verdict ? verdict.reviewed : null);
+    } else if (found.protected) {
       pass = null; // an unlock may come minutes later, after the pass's window
       fill(stage, gate(found, async (text) => { decrypted = text; await showFrame(); }));
     } else {

@@ -10,6 +10,11 @@ const pct = (f) => `${Math.round(f * 100)}%`;
 function anchorLine(c) {
   if (!c.anchor) return null;
   if (c.anchor.mode === "text") return h("blockquote", { class: "art-quote" }, c.anchor.quote);
+  if (c.anchor.mode === "line") {
+    const lines = c.anchor.end_line ? `${c.anchor.line}–${c.anchor.end_line}` : `${c.anchor.line}`;
+    return h("p", { class: "muted small art-line" }, `${c.anchor.file}:${lines} (${c.anchor.side} side)`,
+      c.outdated ? h("span", { class: "tag outdated" }, " outdated: the line changed in a later version") : null);
+  }
   return h("p", { class: "muted small" }, `At a point: ${pct(c.anchor.x)} across, ${pct(c.anchor.y)} down`);
 }
 
@@ -37,7 +42,7 @@ function commentItem(app, base, c, reload) {
     }
     await reload();
   }));
-  return h("li", { class: ["art-comment", c.done && "done"], dataset: { comment: c.id } },
+  return h("li", { class: ["art-comment", c.done && "done", c.outdated && "outdated"], dataset: { comment: c.id } },
     h("p", { class: "small" }, h("strong", {}, c.author), " · ",
       h("time", { datetime: c.created_at, title: when(c.created_at) }, ago(c.created_at)),
       ` · on version ${c.anchor_version}`, c.done ? " · resolved" : " · open"),
@@ -97,7 +102,7 @@ function commentForm(app, artifact, base, pickPoint, onPosted) {
     error, h("div", { class: "btn-row" }, submit));
 }
 
-export function commentThreads(app, artifact, pickPoint) {
+export function commentThreads(app, artifact, pickPoint, onLoaded = null) {
   const base = `/artifacts/${encodeURIComponent(artifact.id)}/comments`;
   const list = h("div", {});
   const heading = h("h2", {}, "Comments");
@@ -105,6 +110,7 @@ export function commentThreads(app, artifact, pickPoint) {
     try {
       const { comments, truncated } = await app.api.get(base, { limit: 200 });
       const open = comments.filter((c) => !c.done).length;
+      if (onLoaded) onLoaded(comments);
       heading.textContent = `Comments · ${open} open of ${comments.length}`;
       fill(list, comments.length
         ? h("ol", { class: "rows art-comments" }, comments.map((c) => commentItem(app, base, c, load)))
