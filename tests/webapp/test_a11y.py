@@ -37,7 +37,14 @@ def seeds(hub: Hub) -> Seeds:
              "| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n")
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide})
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide + "\nMore.\n"})
-    return {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"])}
+    diff = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": "Audit diff", "kind": "diff", "content": (
+        "--- a/app.py\n+++ b/app.py\n@@ -1,12 +1,12 @@\n import os\n-def greet():\n+def greet(name):\n"
+        + "".join(f" line {n}\n" for n in range(3, 12)) + "-x = 1\n+x = 2\n")})["artifact_id"]
+    hub.mcp(agent, "comment_post", {"artifact_id": diff, "body": "Who is greeted?",
+                                    "anchor": {"mode": "line", "file": "app.py", "side": "new", "line": 2}})
+    review = hub.approval(agent, project, "Review the diff", artifact_id=diff)
+    return {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"]),
+            "diff": str(diff), "review": str(review)}
 
 
 # (screen, its address from the seeds). WEB-B's screens are listed here too.
@@ -57,6 +64,7 @@ SCREENS: list[tuple[str, Callable[[Seeds], str]]] = [
     ("artifacts", lambda s: f"#/projects/{s['project']}/artifacts"),
     ("artifact", lambda s: f"#/artifacts/{s['artifact']}"),
     ("artifact-protected", lambda s: f"#/artifacts/{s['locked']}"),
+    ("artifact-diff", lambda s: f"#/artifacts/{s['diff']}?approval={s['review']}"),
     ("wiki", lambda s: f"#/projects/{s['project']}/wiki?path=/fs/guide.md"),
     ("wiki-history", lambda s: f"#/projects/{s['project']}/wiki?path=/fs/guide.md&view=history"),
     ("wiki-review", lambda s: f"#/projects/{s['project']}/wiki?view=review"),

@@ -6,14 +6,17 @@ as text, and the public share page rendering the diff with no script."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.webapp.conftest import Hub
+from tests.webapp.test_a11y import audit
 
 pytestmark = pytest.mark.browser
+SHOTS = Path("/tmp/review-shots")  # screenshots for a person to look at, when the folder exists
 
 HOSTILE = '<img src=x onerror="window.__pwned = 1">.py'
 CONTEXT = "".join(f" line {n}\n" for n in range(3, 23))  # 20 unchanged lines: folded
@@ -72,6 +75,9 @@ def test_file_list_and_tap_to_comment_on_a_phone(hub: Hub, reviewer: str, app_pa
     assert stored["anchor"] == {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}
     assert stored["author"] == "human" and stored["anchor_version"] == 1
     expect(main.locator(".art-comment .art-line")).to_contain_text("src/app.py:2 (new side)")
+    if SHOTS.exists():
+        first.scroll_into_view_if_needed()
+        app_page.screenshot(path=str(SHOTS / "review-phone.png"))
 
 
 def test_side_by_side_and_outdated_after_an_update_on_a_desk(hub: Hub, reviewer: str,
@@ -91,6 +97,9 @@ def test_side_by_side_and_outdated_after_an_update_on_a_desk(hub: Hub, reviewer:
     expect(outdated).to_have_count(1)
     expect(outdated).to_contain_text("this line changes")
     expect(outdated.locator(".tag.outdated")).to_contain_text("outdated")
+    assert audit(page) == []  # axe at desk width too (the a11y suite audits the phone layout)
+    if SHOTS.exists():
+        page.screenshot(path=str(SHOTS / "review-desktop.png"))
     since = main.locator("#diff-since")
     since.select_option("1")
     expect(main.locator(".diff-files li:visible")).to_have_count(1)
