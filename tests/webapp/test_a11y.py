@@ -37,7 +37,8 @@ def seeds(hub: Hub) -> Seeds:
              "| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n")
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide})
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide + "\nMore.\n"})
-    diff = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": "Audit diff", "kind": "diff", "content": (
+    diff = hub.mcp(agent, "artifact_publish", {
+        "project_id": project, "title": "Audit diff", "kind": "diff", "content": (
         "--- a/app.py\n+++ b/app.py\n@@ -1,12 +1,12 @@\n import os\n-def greet():\n+def greet(name):\n"
         + "".join(f" line {n}\n" for n in range(3, 12)) + "-x = 1\n+x = 2\n")})["artifact_id"]
     hub.mcp(agent, "comment_post", {"artifact_id": diff, "body": "Who is greeted?",
