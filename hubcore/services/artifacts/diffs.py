@@ -104,9 +104,10 @@ def unquote(path: str) -> str:
 def _side_path(raw: str, prefix: str | None) -> str | None:
     """The path of a `---`/`+++` line: None for /dev/null; without a `diff -u` timestamp; without
     git's `a/`/`b/` prefix."""
+    raw = raw.rstrip("\r")  # a diff with CRLF line ends: the paths end before it
     if not raw.startswith('"') and "\t" in raw:
         raw = raw.split("\t", 1)[0]
-    path = unquote(raw.rstrip("\r") if raw.startswith('"') else raw)
+    path = unquote(raw)
     if path == "/dev/null":
         return None
     if prefix and path.startswith(prefix):
