@@ -1,3 +1,3 @@
-from hubcli.main import run
+from hubcli.entry import run
 
 run()

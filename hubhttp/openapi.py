@@ -5,24 +5,31 @@ route cannot be served without being listed: `build` refuses a rule that has no 
 `hubhttp.api.docs`. The record holds what the map cannot know: a summary, the query parameters,
 the request body (a typed request model's schema where the operation has one, else written in
 the record), the success status and response schema, and the problem codes the route can answer.
-Every problem is an RFC 9457 document with the hub's `code`. The document is built once at startup
-and served as cached bytes (public, like the bootstrap guide: DESIGN section 5).
+Every problem is an RFC 9457 document with the hub's `code`. The document is built on its first use
+(the first request for it, not while the hub starts: it and the doc records' imports were a third of
+building the app), once per process for every app with the same URL map (a test run builds hundreds
+of apps), and served as cached bytes (public, like the bootstrap guide: DESIGN section 5).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from quart import Blueprint, Quart, Response, current_app
-from werkzeug.routing import Rule
+from werkzeug.routing import Map, Rule
 
-from hubhttp.api.docs import DOCS, Doc, Schema
 from hubhttp.problems import PROBLEM_TYPE
+
+if TYPE_CHECKING:  # the records (and the response models they import) load when the document is built
+    from hubhttp.api.docs import Doc, Schema
 
 API_PREFIX = "/api/v1"
 DOCUMENT_KEY = "openapi_document"
+VERSION_KEY = "openapi_version"
 # The gate's answers, whatever the route: a malformed target or query (400), a slow body (408).
 GATE_STATUSES = (400, 408)
 BODY_STATUSES = (413, 415)  # any request with a body: over 4 MiB, or not sent as JSON
@@ -43,13 +50,47 @@ bp = Blueprint("openapi", __name__)
 
 @bp.get(API_PREFIX + "/openapi.json")
 async def openapi_document() -> Response:
-    return Response(current_app.extensions[DOCUMENT_KEY], status=200, mimetype="application/json",
+    return Response(document(current_app), status=200, mimetype="application/json",
                     headers={"Cache-Control": "no-cache"})
 
 
 def install(app: Quart, version: str) -> None:
-    """Build the document from `app`'s URL map, once, for the route above to serve."""
-    app.extensions[DOCUMENT_KEY] = orjson.dumps(build(app, version))
+    """Make `app` serve its document (`document`), built from its URL map on first use."""
+    app.extensions[VERSION_KEY] = version
+
+
+def document(app: Quart) -> bytes:
+    """`app`'s document as served: built on first use and kept by the app."""
+    found: bytes | None = app.extensions.get(DOCUMENT_KEY)
+    if found is None:
+        found = app.extensions[DOCUMENT_KEY] = _shared(_UrlMap.of(app), app.extensions[VERSION_KEY])
+    return found
+
+
+@dataclass(frozen=True)
+class _UrlMap:
+    """An app's URL map, equal to another app's when their API rules are the same: the key of the
+    process's shared build. It keeps the map, not the app (and so not the hub the app serves)."""
+
+    rules: tuple[tuple[str, str, tuple[str, ...]], ...]
+    url_map: Map = field(compare=False, hash=False)
+
+    @classmethod
+    def of(cls, app: Quart) -> _UrlMap:
+        return cls(tuple((r.rule, str(r.endpoint), tuple(sorted(r.methods or ()))) for r in api_rules(app)),
+                     app.url_map)
+
+
+class _MapOnly:
+    """What `build` reads of an app: its URL map."""
+
+    def __init__(self, url_map: Map) -> None:
+        self.url_map = url_map
+
+
+@functools.lru_cache(maxsize=4)
+def _shared(url_map: _UrlMap, version: str) -> bytes:
+    return orjson.dumps(build(_MapOnly(url_map.url_map), version))  # type: ignore[arg-type]
 
 
 def api_rules(app: Quart) -> list[Rule]:
@@ -67,6 +108,8 @@ def openapi_path(rule: str) -> str:
 
 
 def build(app: Quart, version: str) -> dict[str, Any]:
+    from hubhttp.api.docs import DOCS
+
     paths: dict[str, dict[str, Any]] = {}
     for rule in api_rules(app):
         doc = DOCS.get(str(rule.endpoint))

@@ -19,7 +19,7 @@ from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubhttp.app import create_app
 from hubhttp.asgi import HubASGI
-from hubhttp.openapi import DOCUMENT_KEY
+from hubhttp.openapi import document
 from tests.openapi_check import ResponseChecker
 
 ADMIN_TOKEN = "hub_test-admin-token-0123456789abcdef0123456789"
@@ -127,7 +127,7 @@ async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> A
         async with lifespan(app):
             transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
             # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
-            checker = response_checker(app.quart.extensions[DOCUMENT_KEY])
+            checker = response_checker(document(app.quart))
             async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
                                  event_hooks={"response": [checker.hook]}) as client:
                 client.app = app

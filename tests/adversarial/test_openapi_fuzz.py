@@ -27,7 +27,7 @@ from schemathesis.core import NotSet
 from schemathesis.core.result import Ok
 
 from hubcore.config import HubSettings
-from hubhttp.openapi import DOCUMENT_KEY
+from hubhttp.openapi import document as openapi_document
 from tests.harness import ADMIN, HubClient, hub_client
 
 EXAMPLES = 8  # per operation: the whole walk stays well under a minute on the shared machine
@@ -74,7 +74,7 @@ def test_the_rest_api_fuzzed_from_its_document(settings: HubSettings) -> None:
             portal.wrap_async_context_manager(hub_client(settings)) as client:
         portal.call(seed, client)
         db = Path(client.app.settings.data_dir) / "hub.db"
-        document = orjson.loads(client.app.quart.extensions[DOCUMENT_KEY])
+        document = orjson.loads(openapi_document(client.app.quart))
         results = list(schemathesis.openapi.from_dict(document).get_all_operations())
         operations = [r.ok() for r in results if isinstance(r, Ok)]
         assert len(operations) == len(results)  # every operation of the document reads

@@ -14,7 +14,7 @@ import pytest
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
-from hubhttp.openapi import DOCUMENT_KEY
+from hubhttp.openapi import document
 from tests.harness import HubClient, hub_client, response_checker
 
 ClientFactory = Callable[..., AbstractAsyncContextManager[HubClient]]
@@ -39,7 +39,7 @@ def hub(client: HubClient) -> Hub:
 async def from_peer(client: HubClient, address: str) -> AsyncIterator[httpx.AsyncClient]:
     """A client on the same app whose requests arrive from socket peer `address`."""
     transport = httpx.ASGITransport(app=client.app, client=(address, 40000))  # type: ignore[arg-type]
-    checker = response_checker(client.app.quart.extensions[DOCUMENT_KEY])
+    checker = response_checker(document(client.app.quart))
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080",
                                  event_hooks={"response": [checker.hook]}) as http:
         yield http

@@ -10,7 +10,7 @@ from openapi_spec_validator import validate
 from quart import Response
 
 from hubhttp.app import create_app
-from hubhttp.openapi import API_PREFIX, DOCUMENT_KEY, SEGMENT_PATTERN, api_rules, build, openapi_path
+from hubhttp.openapi import API_PREFIX, DOCUMENT_KEY, SEGMENT_PATTERN, api_rules, build, document, openapi_path
 from hubhttp.routing import Access, RouteAccess
 from tests.harness import HubClient
 from tests.openapi_check import ResponseChecker
@@ -24,7 +24,26 @@ async def test_the_document_is_public_valid_openapi_31_and_served_as_built(clien
     doc = r.json()
     assert doc["openapi"] == "3.1.0"
     validate(doc)
-    assert r.content == client.app.quart.extensions[DOCUMENT_KEY]  # built once, served as cached bytes
+    assert r.content == document(client.app.quart)  # built once, served as cached bytes
+
+
+def test_the_document_is_built_on_first_use_once_for_every_app_with_the_same_map() -> None:
+    first, second = create_app(), create_app()
+    assert DOCUMENT_KEY not in first.extensions  # not while the app is built
+    built = document(first)
+    assert document(second) is built  # one build per process, not per app
+    assert orjson.loads(built)["paths"]
+
+
+def test_an_app_with_another_url_map_gets_its_own_document() -> None:
+    app = create_app()
+
+    async def hidden() -> Response:
+        return Response(b"")
+
+    app.add_url_rule(API_PREFIX + "/hidden/<thing>", "extra.hidden", hidden)
+    with pytest.raises(LookupError):  # never the shared document of the plain map
+        document(app)
 
 
 def test_every_api_rule_of_the_url_map_is_in_the_document() -> None:

@@ -1,0 +1,182 @@
+"""Start-to-ready and RSS at ready of `hub-cli serve`, on an empty data directory and on one holding
+10,000 sessions with their brain files, against the floor `python -c "import quart, hypercorn"`.
+
+Run from the checkout: `.venv/bin/python tools/bench/startup.py` (options: --help). Each round
+starts the floor, then the hub on the empty directory, then the hub on the loaded one (interleaved,
+so a noisy neighbour weighs on all three alike), `--rounds` times; the medians are reported.
+
+Start-to-ready is the wall time from spawning the process to the first `200` from `/readyz` (polled
+every 2 ms over a raw socket, so the poll costs the hub next to nothing); RSS is the process's
+`VmRSS` read from /proc at that moment, and the hub is then stopped with SIGTERM. The floor is the
+wall time and peak RSS of a Python that only imports Quart and Hypercorn: what any hub built on
+them pays before it does anything of its own. Targets (issue 26): under 1 s empty, under 1.5 s with
+10,000 sessions, RSS under 90 MB.
+
+The loaded directory is built once per run: 10,000 sessions started through the services (one
+agent, one project), one real brain file written through them, copied under every other session's
+id (the start reads no brain; it is the files' count that could weigh, not their contents).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import anyio
+
+from hubcore.caller import Caller
+from hubcore.config import HubSettings
+from hubcore.hub import Hub
+from hubcore.services.agents import AgentCreate
+from hubcore.services.brains import BrainPut
+from hubcore.services.projects import ProjectCreate
+from hubcore.services.requests import parse
+from hubcore.services.sessions import SessionStart
+
+ADMIN = Caller.admin()
+FLOOR = ("import quart, hypercorn, resource, sys; u = resource.getrusage(resource.RUSAGE_SELF); "
+         "sys.stdout.write(f'{u.ru_maxrss} {u.ru_utime + u.ru_stime}')")
+TICKS = os.sysconf("SC_CLK_TCK")
+READY_TIMEOUT = 60.0
+
+
+async def load(data_dir: Path, sessions: int) -> None:
+    """`sessions` session rows through the services; one brain written, copied for the rest."""
+    settings = replace(HubSettings(), data_dir=str(data_dir), min_free_bytes=0)
+    ids: list[str] = []
+    async with Hub.open(settings) as hub:
+        await hub.agents.create(ADMIN, parse(AgentCreate, {"id": "coder", "display_name": "Coder"}))
+        await hub.projects.create(ADMIN, parse(ProjectCreate, {"id": "webshop"}))
+        owner = Caller.agent("coder")
+        for i in range(sessions):
+            made = await hub.sessions.start(owner, parse(SessionStart, {"project_id": "webshop", "name": f"s{i}"}))
+            ids.append(str(made["session_id"]))
+        for n in range(5):
+            await hub.brains.write_entry(owner, parse(BrainPut, {"path": f"/kv/n{n}", "content": "x" * 2000,
+                                                                 "store": "session", "session_id": ids[0]}))
+    for sid in ids[1:]:
+        shutil.copyfile(data_dir / "brains" / f"{ids[0]}.db", data_dir / "brains" / f"{sid}.db")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ready(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            return s.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+def cpu_secs(pid: int) -> float:
+    """User and system CPU time the process has used (less disturbed by a busy machine than the wall)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def hub_command() -> list[str]:
+    """`python -m hubcli serve`: the same entry point as the installed `hub-cli` script
+    (`hubcli.entry.run`), run from the code on PYTHONPATH (a worktree's, not the installed one's)."""
+    return [sys.executable, "-m", "hubcli", "serve"]
+
+
+def start_hub(data_dir: Path, work: Path) -> tuple[float, float, float]:
+    """Seconds from spawn to the first 200 from /readyz, RSS (MB) and CPU seconds then."""
+    port = free_port()
+    config = work / "config.toml"
+    config.write_text('[hub]\nadmin_token = "bench-admin-token-0123456789abcdef"\n')
+    env = {**os.environ, "HUB_CONFIG": str(config), "HUB_DATA_DIR": str(data_dir),
+           "HUB_BIND": f"127.0.0.1:{port}", "HUB_LOG_LEVEL": "warning"}
+    started = time.perf_counter()
+    proc = subprocess.Popen(hub_command(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        while not ready(port):
+            if proc.poll() is not None:
+                raise RuntimeError(f"the hub exited {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+            if time.perf_counter() - started > READY_TIMEOUT:
+                raise RuntimeError("the hub was not ready in time")
+            time.sleep(0.002)
+        elapsed = time.perf_counter() - started
+        return elapsed, rss_mb(proc.pid), cpu_secs(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+
+
+def floor() -> tuple[float, float, float]:
+    started = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", FLOOR], capture_output=True, text=True, check=True)
+    rss, cpu = out.stdout.split()
+    return time.perf_counter() - started, int(rss) / 1024, float(cpu)
+
+
+def loadavg() -> str:
+    return Path("/proc/loadavg").read_text().split(" ", 1)[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--dir", default=None, help="where the temporary data directories go")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+        work = Path(tmp)
+        loaded = work / "loaded"
+        built = time.perf_counter()
+        anyio.run(load, loaded, args.sessions)
+        print(f"loaded {args.sessions} sessions in {time.perf_counter() - built:.0f} s", file=sys.stderr)
+        runs: dict[str, list[tuple[float, float, float]]] = {"floor": [], "empty": [], "loaded": []}
+        loads = [loadavg()]
+        for _ in range(args.rounds):
+            runs["floor"].append(floor())
+            empty = work / "empty"
+            shutil.rmtree(empty, ignore_errors=True)
+            runs["empty"].append(start_hub(empty, work))
+            runs["loaded"].append(start_hub(loaded, work))
+        loads.append(loadavg())
+    base = [statistics.median(r[i] for r in runs["floor"]) for i in range(3)]
+    print(f"start-to-ready, RSS and CPU at ready, median of {args.rounds} (load {loads[0]} to {loads[-1]})")
+    for name, label in (("floor", "floor: import quart, hypercorn"), ("empty", "hub, empty data directory"),
+                        ("loaded", f"hub, {args.sessions:,} sessions")):
+        t, m, c = (statistics.median(r[i] for r in runs[name]) for i in range(3))
+        print(f"  {label:<32} {t * 1000:6.0f} ms ({t / base[0]:3.1f}x floor)  RSS {m:5.1f} MB "
+              f"(+{m - base[1]:4.1f})  CPU {c * 1000:5.0f} ms ({c / base[2]:3.1f}x)  "
+              f"[{', '.join(f'{r[0] * 1000:.0f}' for r in runs[name])} ms]")
+
+
+if __name__ == "__main__":
+    main()
