@@ -1,5 +1,9 @@
 """The web app (`pwa/`): static files served at `/` on the hub's one listener.
 
+The files are package data of `hubhttp` (`hubhttp/pwa`, read with importlib.resources): in the
+source tree `hubhttp/pwa` is a symbolic link to the repository's `pwa/` folder, and a built wheel
+carries the folder itself, so an installed hub (pipx, `uv tool install`) serves the whole app.
+
 The files are read once when the app is built (never from a request's path): a request names a key
 in that table or gets the plain 404, so no spelling of a path (dot segments, encoded slashes,
 backslashes, NUL) can reach a file outside `pwa/`, and there is no directory listing. Text files are
@@ -19,9 +23,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path, PurePosixPath
 
 import orjson
 from quart import Blueprint, Response, request
@@ -31,7 +38,6 @@ from hubcore.errors import HubError
 
 log = logging.getLogger("hubhttp.webapp")
 
-PWA_DIR = Path(__file__).resolve().parent.parent / "pwa"
 APP_PREFIX = "/app/"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
        "connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; frame-src 'self'; "
@@ -81,21 +87,36 @@ def url_for_file(rel: str) -> str:
     return "/" + rel if rel in ROOT_FILES else APP_PREFIX + rel
 
 
-def _sources(root: Path) -> dict[str, bytes]:
-    """Every servable file under `root` by its relative path. Symbolic links are not followed and
-    hidden files are left out: only what the app ships is served."""
+def pwa_root() -> Traversable:
+    """The web app's folder as installed: package data of hubhttp."""
+    return resources.files("hubhttp") / "pwa"
+
+
+def _walk(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
+    for entry in node.iterdir():
+        # Symbolic links inside the app are not followed and hidden files are left out.
+        if entry.name.startswith(".") or (isinstance(entry, Path) and entry.is_symlink()):
+            continue
+        rel = prefix + entry.name
+        if entry.is_dir():
+            yield from _walk(entry, rel + "/")
+        elif entry.is_file():
+            yield rel, entry
+
+
+def _sources(root: Traversable) -> dict[str, bytes]:
+    """Every servable file under `root` by its relative path, in path order: only what the app
+    ships is served."""
     found: dict[str, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_symlink() or not path.is_file() or any(p.startswith(".") for p in rel.split("/")):
+    for rel, entry in sorted(_walk(root, ""), key=lambda item: item[0]):
+        if entry.name.startswith(SKIPPED) or PurePosixPath(rel).suffix not in TYPES:
             continue
-        if path.name.startswith(SKIPPED) or path.suffix not in TYPES:
-            continue
-        found[rel] = path.read_bytes()
+        found[rel] = entry.read_bytes()
     return found
 
 
-def load_shell(root: Path = PWA_DIR) -> Shell:
+def load_shell(root: Traversable | None = None) -> Shell:
+    root = pwa_root() if root is None else root
     sources = _sources(root) if root.is_dir() else {}
     if "index.html" not in sources:
         log.warning("the web app is missing: no index.html under %s", root)

@@ -13,7 +13,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources import files
 from typing import Any
 
 SKILL_NAME = "hub"
@@ -165,10 +165,10 @@ class Skill:
 
 @functools.cache
 def load() -> Skill:
-    package = Path(__file__).resolve().parent
-    files = tuple(_walk(package / "skill", ""))
+    package = files("hubmcp")  # package data, wherever the package is installed
+    found = tuple(_walk(package / "skill", ""))
     template = (package / "bootstrap.md").read_text(encoding="utf-8")
-    skill = Skill(files, template)
+    skill = Skill(found, template)
     if "SKILL.md" not in skill.by_path or skill.frontmatter.get("name") != SKILL_NAME:
         raise RuntimeError("hubmcp/skill/SKILL.md is missing or its frontmatter name is not 'hub'")
     return skill

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 
-HERE = Path(__file__).parent / "assets"
+HERE = files("hubhttp.pages") / "assets"  # package data, wherever the package is installed
 MERMAID_VERSION = "11.17.2"
 IMMUTABLE = "public, max-age=31536000, immutable"
 
