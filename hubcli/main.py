@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from hubcli import backup_cmd, exits
+from hubcli import backup_cmd, exits, service_cmd
 from hubcli.kb_cmd import kb_app
 from hubcli.ops_cmd import register as register_ops
 from hubcli.project_cmd import project_app
@@ -152,6 +152,7 @@ app.add_typer(kb_app)
 app.add_typer(project_app)
 backup_cmd.register(app)
 register_ops(app)
+service_cmd.register(app)
 
 
 def run() -> None:
