@@ -2,7 +2,7 @@
 
 The unit runs `hub-cli serve` as a transient system user (`DynamicUser=`) whose only writable place
 is its state directory, `/var/lib/agent-hub`: the config file (the first start writes the admin
-token into it, mode 0600) and the data directory live there. Logs go to the journal (the hub writes
+token into it, mode 0600), the data directory and the online backups live there. Logs go to the journal (the hub writes
 to stderr). The graceful stop is pinned in the unit (`HUB_SHUTDOWN_GRACE_SECS`) so that systemd's
 `TimeoutStopSec` can sit above it: on SIGTERM the hub stops accepting, lets requests in flight finish
 within the grace and closes its stores; only a hub that outlives grace and margin is killed.
@@ -36,12 +36,7 @@ def hub_cli_path() -> Path:
     return Path(found).absolute() if found else Path("/usr/local/bin/hub-cli")
 
 
-def render_unit(exec_path: Path, *, backup_dir: Path | None = None, grace_secs: int = GRACE_SECS) -> str:
-    backup_env, backup_paths = "", ""
-    if backup_dir is not None:
-        backup_env = f"Environment=HUB_BACKUP_DIR={backup_dir}\n"
-        backup_paths = ("# Backups are written outside the state directory: that place is made writable.\n"
-                        f"ReadWritePaths={backup_dir}\n")
+def render_unit(exec_path: Path, *, grace_secs: int = GRACE_SECS) -> str:
     return f"""# Agent Hub as a systemd service, written by `hub-cli service --print`.
 # Install: docs/operations.md (Running as a service).
 [Unit]
@@ -52,14 +47,16 @@ Wants=network-online.target
 [Service]
 Type=exec
 ExecStart={exec_path} serve
-# The config file (the first start writes the admin token into it) and the data directory live in
-# the state directory, /var/lib/{NAME}; bind and the other settings go in that config file.
+# The config file (the first start writes the admin token into it), the data directory and the
+# online backups (beside the data directory, never in it) live in the state directory,
+# /var/lib/{NAME}; bind and the other settings go in that config file.
 Environment=HUB_CONFIG=%S/{NAME}/config.toml
 Environment=HUB_DATA_DIR=%S/{NAME}/data
+Environment=HUB_BACKUP_DIR=%S/{NAME}/backups
 Environment=HUB_SHUTDOWN_GRACE_SECS={grace_secs}
-{backup_env}WorkingDirectory=%S/{NAME}
+WorkingDirectory=%S/{NAME}
 DynamicUser=yes
-StateDirectory={NAME}
+StateDirectory={NAME} {NAME}/backups
 StateDirectoryMode=0700
 UMask=0077
 # A SIGTERM is the graceful stop: {grace_secs} s for requests in flight, then the stores close.
@@ -89,7 +86,7 @@ LockPersonality=yes
 SystemCallArchitectures=native
 SystemCallFilter=@system-service
 CapabilityBoundingSet=
-{backup_paths}
+
 [Install]
 WantedBy=multi-user.target
 """
@@ -101,8 +98,6 @@ def register(app: typer.Typer) -> None:
         print_unit: bool = typer.Option(False, "--print", help="Print the systemd unit to stdout."),
         exec_path: Path = typer.Option(None, "--exec", help="The hub-cli the unit runs (default: this "
                                        "installation's)."),
-        backup_dir: Path = typer.Option(None, "--backup-dir", help="Where online backups go (outside "
-                                        "/var/lib/agent-hub); made writable for the service."),
     ) -> None:
         """Print a hardened systemd unit that runs `hub-cli serve` as a service (DynamicUser, state in
         /var/lib/agent-hub, restarted on failure, logs in the journal). Install it as
@@ -115,5 +110,4 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(f"hub-cli service: warning: {path} lies under a home directory, which the "
                              "unit hides from the service (ProtectHome=yes); install the hub system-wide "
                              "(docs/operations.md) or give --exec\n")
-        backup = backup_dir.absolute() if backup_dir is not None else None
-        sys.stdout.write(render_unit(path, backup_dir=backup))
+        sys.stdout.write(render_unit(path))

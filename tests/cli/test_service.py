@@ -47,7 +47,7 @@ def test_the_unit_runs_this_installation_hardened_with_its_state_in_one_place(tm
     text = unit_file(tmp_path).read_text()
     service = service_section(text)
     assert service["ExecStart"] == [f"{Path(sys.executable).with_name('hub-cli')} serve"]
-    assert service["DynamicUser"] == ["yes"] and service["StateDirectory"] == ["agent-hub"]
+    assert service["DynamicUser"] == ["yes"] and service["StateDirectory"][0].split()[0] == "agent-hub"
     for key, value in (("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"), ("PrivateTmp", "yes"),
                        ("ProtectHome", "yes"), ("Restart", "on-failure")):
         assert service[key] == [value], key
@@ -55,24 +55,23 @@ def test_the_unit_runs_this_installation_hardened_with_its_state_in_one_place(tm
     assert env["HUB_CONFIG"] == "%S/agent-hub/config.toml" and env["HUB_DATA_DIR"] == "%S/agent-hub/data"
     grace = float(env["HUB_SHUTDOWN_GRACE_SECS"])
     assert float(service["TimeoutStopSec"][0]) >= grace + STOP_MARGIN_SECS  # the graceful stop fits
-    assert "ReadWritePaths" not in service
+    assert "ReadWritePaths" not in service  # nothing writable beyond the state directory
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(text)
     assert parser["Install"]["WantedBy"] == "multi-user.target"
 
 
-def test_a_backup_directory_is_the_one_other_writable_place(tmp_path: Path) -> None:
-    service = service_section(unit_file(tmp_path, "--backup-dir", "/srv/hub-backups").read_text())
-    assert service["ReadWritePaths"] == ["/srv/hub-backups"]
-    assert "HUB_BACKUP_DIR=/srv/hub-backups" in service["Environment"]
+def test_backups_go_beside_the_data_directory_in_the_state_directory(tmp_path: Path) -> None:
+    service = service_section(unit_file(tmp_path).read_text())
+    assert "HUB_BACKUP_DIR=%S/agent-hub/backups" in service["Environment"]
+    assert service["StateDirectory"] == ["agent-hub agent-hub/backups"]  # made and owned for the service
 
 
 @needs_systemd
-@pytest.mark.parametrize("args", [(), ("--backup-dir", "/srv/hub-backups")])
-def test_systemd_analyze_verifies_the_unit_without_a_warning(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_systemd_analyze_verifies_the_unit_without_a_warning(tmp_path: Path) -> None:
     assert ANALYZE is not None
-    run = subprocess.run([ANALYZE, "verify", str(unit_file(tmp_path, *args))], capture_output=True, text=True,
+    run = subprocess.run([ANALYZE, "verify", str(unit_file(tmp_path))], capture_output=True, text=True,
                          timeout=60)
     # verify exits 0 on an unknown key or a bad value and only says so: any output is a finding.
     assert run.returncode == 0 and run.stderr == "" and run.stdout == "", run.stdout + run.stderr
