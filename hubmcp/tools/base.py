@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from hubcore.errors import HubError
 from hubcore.services.requests import InvalidRequest, Request, input_schema, parse
 from hubmcp.context import CallContext
 from hubmcp.tools.lean import lean_input, lean_output
+
+if TYPE_CHECKING:  # jsonschema loads only for a tool without a typed request (none today): 3.5 MB
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 # A handler takes the parsed request: the tool's `input_model`, or the checked dict for a tool not
 # converted to a typed request yet.
@@ -82,7 +83,11 @@ class Tool:
         else:
             object.__setattr__(self, "input_schema", lean_input(self.input_schema))
         object.__setattr__(self, "output_schema", lean_output(self.output_schema))
-        validator = None if self.input_model is not None else Draft202012Validator(self.input_schema)
+        validator = None
+        if self.input_model is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(self.input_schema)
         object.__setattr__(self, "_validator", validator)
 
     def check_arguments(self, arguments: Mapping[str, Any] | None) -> Any:

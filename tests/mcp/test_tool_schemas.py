@@ -10,6 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from hubcore.errors import HubError
 from hubmcp.tools import all_tools
 from hubmcp.tools.base import Tool
 
@@ -25,3 +26,17 @@ def test_a_malformed_schema_is_caught() -> None:
         Draft202012Validator.check_schema({"type": "object", "properties": {"x": {"type": "strnig"}}})
     with pytest.raises(SchemaError):
         Draft202012Validator.check_schema({"type": "object", "required": "x"})
+
+
+async def _handler(ctx: object, args: object) -> dict[str, object]:
+    return {}
+
+
+def test_a_tool_without_a_typed_request_checks_its_arguments_by_its_schema() -> None:
+    tool = Tool(name="probe", title="Probe", description="d", output_schema={"type": "object"}, handler=_handler,
+                input_schema={"type": "object", "properties": {"n": {"type": "integer"}},
+                              "additionalProperties": False})
+    assert tool.check_arguments({"n": 3}) == {"n": 3}
+    with pytest.raises(HubError) as refused:
+        tool.check_arguments({"n": "three"})
+    assert refused.value.code == "invalid_argument" and refused.value.details == {"argument": "n"}
