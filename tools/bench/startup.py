@@ -1,9 +1,10 @@
 """Start-to-ready and RSS at ready of `hub-cli serve`, on an empty data directory and on one holding
 10,000 sessions with their brain files, against the floor `python -c "import quart, hypercorn"`.
 
-Run from the checkout: `.venv/bin/python tools/bench/startup.py` (options: --help). Each round
-starts the floor, then the hub on the empty directory, then the hub on the loaded one (interleaved,
-so a noisy neighbour weighs on all three alike), `--rounds` times; the medians are reported.
+Run from the checkout: `.venv/bin/python tools/bench/startup.py` (options: --help; `--compare
+/path/to/other/checkout` also starts that checkout's hub in each round, a before-and-after in one
+run). Each round starts the floor, then the hub on the empty directory, then the hub on the loaded
+one (interleaved, so a noisy neighbour weighs on all alike), `--rounds` times; medians are reported.
 
 Start-to-ready is the wall time from spawning the process to the first `200` from `/readyz` (polled
 every 2 ms over a raw socket, so the poll costs the hub next to nothing); RSS is the process's
@@ -108,13 +109,16 @@ def hub_command() -> list[str]:
     return [sys.executable, "-m", "hubcli", "serve"]
 
 
-def start_hub(data_dir: Path, work: Path) -> tuple[float, float, float]:
-    """Seconds from spawn to the first 200 from /readyz, RSS (MB) and CPU seconds then."""
+def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[float, float, float]:
+    """Seconds from spawn to the first 200 from /readyz, RSS (MB) and CPU seconds then. `code`: a
+    checkout whose code runs instead (PYTHONPATH), for a before-and-after in the same run."""
     port = free_port()
     config = work / "config.toml"
     config.write_text('[hub]\nadmin_token = "bench-admin-token-0123456789abcdef"\n')
     env = {**os.environ, "HUB_CONFIG": str(config), "HUB_DATA_DIR": str(data_dir),
            "HUB_BIND": f"127.0.0.1:{port}", "HUB_LOG_LEVEL": "warning"}
+    if code is not None:
+        env["PYTHONPATH"] = code
     started = time.perf_counter()
     proc = subprocess.Popen(hub_command(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -152,6 +156,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--dir", default=None, help="where the temporary data directories go")
+    parser.add_argument("--compare", default=None, metavar="CHECKOUT",
+                        help="also start another checkout's hub (e.g. the main branch) in each round")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
@@ -159,7 +165,8 @@ def main() -> None:
         built = time.perf_counter()
         anyio.run(load, loaded, args.sessions)
         print(f"loaded {args.sessions} sessions in {time.perf_counter() - built:.0f} s", file=sys.stderr)
-        runs: dict[str, list[tuple[float, float, float]]] = {"floor": [], "empty": [], "loaded": []}
+        runs: dict[str, list[tuple[float, float, float]]] = {"floor": [], "empty": [], "loaded": [],
+                                                             "other empty": [], "other loaded": []}
         loads = [loadavg()]
         for _ in range(args.rounds):
             runs["floor"].append(floor())
@@ -167,11 +174,18 @@ def main() -> None:
             shutil.rmtree(empty, ignore_errors=True)
             runs["empty"].append(start_hub(empty, work))
             runs["loaded"].append(start_hub(loaded, work))
+            if args.compare:
+                shutil.rmtree(empty, ignore_errors=True)
+                runs["other empty"].append(start_hub(empty, work, args.compare))
+                runs["other loaded"].append(start_hub(loaded, work, args.compare))
         loads.append(loadavg())
     base = [statistics.median(r[i] for r in runs["floor"]) for i in range(3)]
     print(f"start-to-ready, RSS and CPU at ready, median of {args.rounds} (load {loads[0]} to {loads[-1]})")
-    for name, label in (("floor", "floor: import quart, hypercorn"), ("empty", "hub, empty data directory"),
-                        ("loaded", f"hub, {args.sessions:,} sessions")):
+    rows = [("floor", "floor: import quart, hypercorn"), ("empty", "hub, empty data directory"),
+            ("loaded", f"hub, {args.sessions:,} sessions")]
+    if args.compare:
+        rows += [("other empty", f"{args.compare}, empty"), ("other loaded", f"{args.compare}, {args.sessions:,}")]
+    for name, label in rows:
         t, m, c = (statistics.median(r[i] for r in runs[name]) for i in range(3))
         print(f"  {label:<32} {t * 1000:6.0f} ms ({t / base[0]:3.1f}x floor)  RSS {m:5.1f} MB "
               f"(+{m - base[1]:4.1f})  CPU {c * 1000:5.0f} ms ({c / base[2]:3.1f}x)  "
