@@ -120,7 +120,9 @@ def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[floa
     if code is not None:
         env["PYTHONPATH"] = code
     started = time.perf_counter()
-    proc = subprocess.Popen(hub_command(), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # Run from the work directory: `-m` puts the current directory first on the path, which would
+    # otherwise pick the checkout the bench was started from over `code`.
+    proc = subprocess.Popen(hub_command(), env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         while not ready(port):
             if proc.poll() is not None:
