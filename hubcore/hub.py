@@ -165,6 +165,10 @@ class Hub:
         data = self.settings.data_path
         return [data / "hub.db", *(path for part in self.parts for path in part.files(data))]
 
+    def mark_serving(self) -> None:
+        """The hub answers requests now: background work held back for the start may begin."""
+        self.core.serving.set()
+
     def begin_shutdown(self) -> None:
         """The server stopped accepting: let long-lived requests (streams, waits) finish now."""
         self.changes.close()
@@ -184,7 +188,10 @@ class Hub:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, settings: HubSettings, *, clock: Clock | None = None) -> AsyncIterator[Hub]:
+    async def open(cls, settings: HubSettings, *, clock: Clock | None = None,
+                   serving_later: bool = False) -> AsyncIterator[Hub]:
+        """The hub over `settings`' data directory, open until the block ends. It counts as serving
+        (`mark_serving`) from the start, unless `serving_later`: a server marks it once ready."""
         clock = clock or SystemClock()
         data_dir = settings.data_path
         lock = lock_data_dir(data_dir)
@@ -220,6 +227,8 @@ class Hub:
                         hub = cls(core, background, opened_version=version, brain_pool=brain_pool,
                                   kb_pool=kb_pool)
                         await hub.start_background()
+                        if not serving_later:
+                            hub.mark_serving()
                         try:
                             yield hub
                         finally:

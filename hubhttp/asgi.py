@@ -103,7 +103,7 @@ class HubASGI:
         assert message["type"] == "lifespan.startup"
         async with AsyncExitStack() as stack:
             try:
-                hub = await stack.enter_async_context(Hub.open(self.settings, clock=self.clock))
+                hub = await stack.enter_async_context(Hub.open(self.settings, clock=self.clock, serving_later=True))
                 self._hub = hub
                 self._counters = {}
                 self.quart.extensions[HUB_KEY] = hub
@@ -120,6 +120,7 @@ class HubASGI:
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 raise
             await send({"type": "lifespan.startup.complete"})
+            hub.mark_serving()  # the background work held back for the start (the semantic model)
             for hook in self.on_started:
                 hook(hub)
             message = await receive()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import anyio
+
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
@@ -25,6 +27,9 @@ class Core:
     publisher: Publisher
     parts: tuple[Part, ...] = ()  # set once by `Hub` from its one list; read only by the loops
     datadir: DataDir = field(init=False)  # the hub's own, whichever parts it has
+    # Set once the hub answers requests (`Hub.mark_serving`): background work that would slow the
+    # start (loading the semantic model) waits for it.
+    serving: anyio.Event = field(init=False, default_factory=anyio.Event)
 
     def __post_init__(self) -> None:
         self.datadir = DataDir(self.settings, self.write_count)

@@ -220,6 +220,26 @@ async def test_a_restart_embeds_what_is_missing_without_a_query(settings: HubSet
         assert found["backend"] == "hybrid" and snippets(found)[0] == BACKUP
 
 
+async def test_a_served_hub_loads_the_model_only_once_it_serves(settings: HubSettings) -> None:
+    async with hub_client(settings) as client:
+        await client.make_agent("alice")
+        await client.make_project("web")
+        await post(client.app.hub, "web", FLAKY)
+        await search(client.app.hub, ALICE, FLAKY_QUERY, mode="semantic")  # the hub now has vectors
+        await post(client.app.hub, "web", BACKUP)
+        await search(client.app.hub, ALICE, "backups")  # indexed lexically, not embedded
+        assert vectors(client) == 1
+    async with Hub.open(settings, serving_later=True) as hub:  # as the server opens it
+        await anyio.sleep(1)  # time enough to load the model, were the start not held back
+        assert not hub.core.serving.is_set() and hub.search.semantic.model is None
+        hub.mark_serving()  # the server is ready
+        with anyio.fail_after(30):
+            await hub.search.semantic.idle()
+        assert hub.search.semantic.model is not None
+        held = hub.search.semantic.vectors
+        assert held is not None and len(held) == 2  # the missing vector embedded after ready
+
+
 async def test_a_hub_that_never_searched_by_meaning_loads_no_model(settings: HubSettings) -> None:
     async with hub_client(settings) as client:
         await client.make_agent("alice")

@@ -193,7 +193,8 @@ class SemanticIndex:
     async def run(self) -> None:
         """The background task: at start, when the hub has vectors, read them into the set, load the
         model and embed what is missing (a restart catches up); then embed a backlog whenever a
-        query finds one too big."""
+        query finds one too big. The model loads once the hub serves, never on the way to ready."""
+        await self.core.serving.wait()
         try:
             has = await self.core.store.read(
                 lambda conn: conn.execute("SELECT EXISTS (SELECT 1 FROM search_vectors)").fetchone()[0])
