@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from quart import Quart, Response
+from quart.routing import QuartRule
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from hubcore import __version__
@@ -38,8 +41,26 @@ def _metrics(app: Quart) -> HubMetrics | None:
     return hub.metrics if hub is not None else None
 
 
+class LazyRule(QuartRule):
+    """A URL rule whose two URL builders (Python code werkzeug generates and compiles for each rule as
+    it is added: most of the cost of building the app) are compiled on first use. The hub builds no
+    URL from its rules, so neither a serving hub nor a test's app pays for them."""
+
+    def _compile_builder(self, append_unknown: bool = True) -> Callable[..., tuple[str, str]]:
+        compiled: Callable[..., tuple[str, str]] | None = None
+
+        def build(rule: LazyRule, *args: Any, **values: Any) -> tuple[str, str]:
+            nonlocal compiled
+            if compiled is None:
+                compiled = QuartRule._compile_builder(rule, append_unknown)
+            return compiled(rule, *args, **values)
+
+        return build
+
+
 def create_app() -> Quart:
     app = Quart("agent_hub", static_folder=None)  # no implicit /static route outside the access table
+    app.url_rule_class = LazyRule
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, enrol.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp,

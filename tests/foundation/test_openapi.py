@@ -135,3 +135,13 @@ def test_every_doc_record_names_a_served_route() -> None:
 
     served = {str(rule.endpoint) for rule in api_rules(create_app())}
     assert sorted(set(DOCS) - served) == []  # a record left behind by a removed route
+
+
+async def test_urls_still_build_from_the_rules_whose_builders_compile_on_first_use() -> None:
+    from quart import url_for
+
+    app = create_app()
+    async with app.test_request_context("/"):
+        assert url_for("projects.list_projects") == "/api/v1/projects"
+        assert url_for("pages.artifact_page", artifact_id="a 1", version=2) == "/artifacts/a%201?version=2"
+        assert url_for("pages.artifact_page", artifact_id="b") == "/artifacts/b"
