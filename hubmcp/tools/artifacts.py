@@ -19,7 +19,6 @@ from hubcore.services.artifacts import (
     ArtifactRef,
     ArtifactUpdate,
 )
-from hubcore.services.artifacts.diffs import FILES_MAX, HUNKS_MAX
 from hubcore.services.artifacts.models import ALG, ITERATIONS, KDF
 from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
@@ -89,10 +88,9 @@ TOOLS = (
     Tool(
         name="artifact_publish",
         description=(
-            "Publish HTML, markdown or a unified `diff` (git diff, diff -u; parsed, refused naming its "
-            f"first bad line; at most {FILES_MAX} files, {HUNKS_MAX} hunks; never protected) for the human "
-            "as a new artifact. To protect HTML or markdown send base64 ciphertext and `envelope`, or a "
-            "`password` through hub-cli or stdio (guide: Artifacts)."
+            "Publish HTML, markdown or a unified `diff` (git diff) for the human as a new artifact. "
+            "Protect HTML or markdown with a `password` (hub-cli, stdio) or ciphertext and `envelope` "
+            "(guide: Artifacts)."
         ),
         input_model=ArtifactPublish,
         output_schema=WROTE,

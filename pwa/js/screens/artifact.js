@@ -126,7 +126,7 @@ function reviewBar(app, found, approvalId) {
     if (!item) return;
     bar.reviewed = item.payload.review.version !== found.version ? item.payload.review.version : null;
     const noteId = `verdict-note-${item.event_id}`;
-    const note = h("textarea", { id: noteId, rows: 2, maxLength: 2000 });
+    const note = h("textarea", { id: noteId, rows: 2, maxLength: (app.limits || {}).decision_note_chars });
     const error = h("p", { class: "error-text", role: "alert", hidden: true });
     const decide = async (decision, btn) => busy(btn, async () => {
       try {

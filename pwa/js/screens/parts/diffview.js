@@ -39,7 +39,7 @@ export function diffView(app, found, { onPosted } = {}) {
     const next = after.nextElementSibling;
     if (next && next.classList.contains("diff-form")) { next.querySelector("textarea").focus(); return; }
     const id = `dc-${Math.random().toString(36).slice(2)}`;
-    const text = h("textarea", { id, rows: 3, maxLength: 2000, required: true });
+    const text = h("textarea", { id, rows: 3, maxLength: (app.limits || {}).comment_body_chars, required: true });
     const error = h("p", { class: "error-text", role: "alert", hidden: true });
     const send = h("button", { type: "submit", class: "btn primary" }, "Comment");
     const cancel = h("button", { type: "button", class: "btn", onclick: () => form.remove() }, "Cancel");
