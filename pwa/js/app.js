@@ -142,8 +142,9 @@ class App {
       return;
     }
     this.nav.hidden = !!found.route.open;
-    if (token && !this.live) this.startLive();
+    // The limits first: a live change arriving while they were read would be dropped by mount().
     if (token) await this.loadLimits();
+    if (token && !this.live) this.startLive();
     await this.mount(found.route, found.params, hash);
   }
 

@@ -113,7 +113,9 @@ def test_verdict_round_trip_to_the_agents_wait(hub: Hub, app_page: Any) -> None:
     asked = hub.mcp(agent, "signal_append", {"project_id": project, "kind": "approval", "summary": "Review my change",
                                              "artifact_id": aid})
     app_page.evaluate("location.hash = '#/inbox'")
-    app_page.get_by_role("link", name="Open the diff to review").first.click()
+    # The package's hub is shared: other tests' approvals may wait in the same Inbox.
+    item = app_page.locator("main li.item").filter(has_text="Review my change")
+    item.get_by_role("link", name="Open the diff to review").click()
     main = app_page.locator("main")
     verdict = main.locator(".diff-verdict")
     expect(verdict).to_contain_text("Review my change")
