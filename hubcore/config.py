@@ -54,6 +54,8 @@ class HubSettings:
     notify_url: str | None = None
     notify_token: str | None = None
     notify_interval_secs: int = 60
+    # The VAPID `sub` claim (RFC 8292): how a push service reaches the hub's operator (mailto: or https:).
+    push_contact: str = "mailto:operator@agent-hub.invalid"
     events_per_project: int = 1_000_000
     inbox_open_per_agent: int = 100
     inbox_open_per_project: int = 1000
@@ -225,6 +227,8 @@ def validate(hub: HubSettings) -> None:
         raise ConfigError("hub.enrol must be 'on' or 'off'")
     if bool(hub.tls_cert) != bool(hub.tls_key):
         raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
+    if not hub.push_contact.startswith(("mailto:", "https://")):
+        raise ConfigError("hub.push_contact must be a mailto: or https:// address (the VAPID sub claim)")
     for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
                  "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "enrol_pending_ttl_secs",
                  "streams_per_token", "body_idle_secs", "body_min_rate", "integrity_sample_secs"):

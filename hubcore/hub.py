@@ -33,6 +33,7 @@ from hubcore.parts.feeds import FeedsPart
 from hubcore.parts.integrity import IntegrityPart
 from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
+from hubcore.parts.push import PushPart
 from hubcore.parts.search import SearchPart
 from hubcore.parts.sessions import SessionsPart
 from hubcore.services.agents import revoke_reserved
@@ -93,7 +94,7 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
                 kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
-                                             EnrolmentPart, IntegrityPart]:
+                                             EnrolmentPart, IntegrityPart, PushPart]:
     """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
     the services it exposes to the adapters); no other part's module changes."""
     projects, feeds = ProjectsPart(core, opened_version=opened_version), FeedsPart(core)
@@ -115,6 +116,8 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
         # Enrolment decides through the decision route's own service (its hook runs in that command).
         EnrolmentPart(core, decide=feeds.resolutions.decide, credentials_changed=projects.auth.forget_tokens),
         IntegrityPart(core),
+        # Push acts through the same answer and decision service the app uses.
+        PushPart(core, feeds.resolutions),
     )
 
 
@@ -128,9 +131,10 @@ class Hub:
         self.metrics = core.metrics
         self.publisher = core.publisher
         self.changes = core.publisher.changes
-        projects, feeds, sessions, kb, artifacts, search, enrolment, integrity = build_parts(
+        projects, feeds, sessions, kb, artifacts, search, enrolment, integrity, push = build_parts(
             core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment, integrity)
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment, integrity,
+                                        push)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -147,6 +151,7 @@ class Hub:
             gate=artifacts.blobs.gate, schema_version=opened_version, engine_files=self.engine_files)
         self.enrolment = enrolment.enrolment
         self.integrity = integrity.sampler  # None unless integrity_sample_secs is set
+        self.push = push.push
         # Views that span every part (they loop over `core.parts`).
         self.home = HomeService(core, settle=feeds.resolutions.settle)
         self.brief = BriefService(core)

@@ -14,7 +14,8 @@ from hubcore import __version__
 from hubcore.errors import HubError, is_volume_full, volume_full
 from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
-from hubhttp.api import agents, artifacts, enrol, feed, inbox, kb, limits, projects, search, sessions, storage, stream
+from hubhttp.api import (agents, artifacts, enrol, feed, inbox, kb, limits, projects, push, search, sessions, storage,
+                         stream)
 from hubhttp.api.backups import bp as backups_bp
 from hubhttp.context import HUB_KEY
 from hubhttp.pages import routes as pages
@@ -64,7 +65,8 @@ def create_app() -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     for bp in (probes_bp, projects.bp, agents.bp, enrol.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp,
-               artifacts.bp, search.bp, stream.bp, bootstrap.bp, openapi.bp, pages.bp, limits.bp):
+               artifacts.bp, search.bp, stream.bp, bootstrap.bp, openapi.bp, pages.bp, limits.bp,
+               push.bp):
         app.register_blueprint(bp)
     app.register_blueprint(backups_bp)
     app.register_blueprint(webapp_bp)  # the web app at / (hubhttp.webapp)

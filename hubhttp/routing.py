@@ -50,6 +50,9 @@ ENDPOINT_ACCESS: Mapping[str, Access] = {
     # Self-enrolment: asking and the status poll (which reads the pending token itself).
     "enrol.enrol": Access.PUBLIC,
     "enrol.enrol_status": Access.PUBLIC,
+    # A push notification's button: the capability in the body is the whole authority (the service
+    # worker holds no token); the service checks it, and it resolves one item once.
+    "push.act": Access.PUBLIC,
     # The web app's static files (it asks for the admin token on its Connect screen).
     "webapp.index": Access.PUBLIC,
     "webapp.service_worker": Access.PUBLIC,

@@ -42,6 +42,7 @@ from hubcore.errors import HubError
 from hubcore.ops.datadir import OpsRefused, fsync_all, fsync_dir, held_by_hub, hold, is_inside
 from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
+from hubcore.services.push.keys import KEYS_PATH
 from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
 from hubcore.store.migrations import read_version
@@ -49,6 +50,7 @@ from hubcore.store.migrations import read_version
 log = logging.getLogger("hubcore.ops.backup")
 
 STORE_DIRS: Final = ("brains", "kb")  # the per-file stores: brains/<session>.db, kb/<project>.db
+KEY_FILES: Final = (KEYS_PATH,)
 PARTIAL_PREFIX: Final = ".partial-"
 _CHUNK: Final = 1 << 20
 
@@ -79,6 +81,11 @@ class BackupResult:
 def store_files(data_dir: Path) -> list[Path]:
     """The per-file stores' SQLite files, found the way their parts list them (`Part.files`)."""
     return [path for name in STORE_DIRS for path in sorted((data_dir / name).glob("*.db"))]
+
+
+def key_files(data_dir: Path) -> list[Path]:
+    """The secrets kept as plain files (the push keys), copied verbatim and restored at 0600."""
+    return [path for name in KEY_FILES if (path := data_dir / name).is_file()]
 
 
 def blob_files(data_dir: Path) -> list[Path]:
@@ -225,7 +232,7 @@ def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: d
 
     try:
         entries = [e for src in engine if (e := _copy_sqlite(data_dir, go_on(src), staging)) is not None]
-        entries += [e for src in blob_files(data_dir)
+        entries += [e for src in [*blob_files(data_dir), *key_files(data_dir)]
                     if (e := _copy_blob(data_dir, go_on(src), staging)) is not None]
         go_on(staging / MANIFEST_NAME)
         # Every copy reaches the disk before the manifest vouches for it (the directories too).
@@ -287,12 +294,16 @@ def _copy_blob(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
         source = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
     except FileNotFoundError:
         return None
-    with os.fdopen(source, "rb") as reader, open(dest, "xb") as writer:
+    # 0600: a copied secret (the push keys) stays private; blobs lose nothing by it.
+    with os.fdopen(source, "rb") as reader, os.fdopen(os.open(dest, _NEW_FILE, 0o600), "wb") as writer:
         while chunk := reader.read(_CHUNK):
             digest.update(chunk)
             writer.write(chunk)
             size += len(chunk)
     return ManifestFile(relative, size, digest.hexdigest())
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 
 def _is_digest(name: str) -> bool:

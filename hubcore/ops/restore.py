@@ -140,7 +140,9 @@ def _copy_checked(source: Path, staging: Path, entry: ManifestFile) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     digest, size = hashlib.sha256(), 0
     fd = os.open(source / entry.path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as reader, open(dest, "xb") as writer:
+    # 0600 for every restored file: the push keys are a secret, and nothing else needs more.
+    new = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "rb") as reader, os.fdopen(new, "wb") as writer:
         while chunk := reader.read(_CHUNK):
             digest.update(chunk)
             writer.write(chunk)

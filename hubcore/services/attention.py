@@ -44,6 +44,7 @@ from hubcore.services.changes import Change, Effects, feed_key, owner_key
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor
 from hubcore.services.fields import WAIT_DEFAULT, ActorName, ProjectId, SubscribedKinds, WaitSeconds
+from hubcore.services.inbox import mark_delivered
 from hubcore.services.requests import Request
 
 ATTENTION = "notify:attention"
@@ -148,6 +149,8 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
                     "thread_id": row["root_id"]}
             if payload.get("expired") is True:
                 item["expired"] = True
+            if "value" in payload:
+                item["value"] = payload["value"]  # a form question's structured answer
         if isinstance(payload.get("review"), dict):  # a diff's verdict and open comments (issue 29)
             item["review"] = payload["review"]
         out.items.append(item)
@@ -292,13 +295,17 @@ class AttentionService:
             return Drained()
         now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> Drained:
+        def write(conn: sqlite3.Connection) -> tuple[Drained, Effects]:
             drained = collect(conn, caller)
             for (name, project_id), newest in drained.advances.items():
                 advance_cursor(conn, actor, name, newest, now, project_id)
-            return drained
+            effects = Effects()
+            # The receipt: a resolution handed over here reached its asking agent.
+            mark_delivered(conn, [i["thread_id"] for i in drained.items if i["source"] == "attention"], now,
+                           effects)
+            return drained, effects
 
-        return await self.core.store.execute(write)
+        return await self.core.store.execute_effects(write)
 
     async def wait(self, caller: Caller, req: NotifyWait) -> dict[str, Any]:
         """Block until something is pending (then deliver it) or `wait_seconds` pass. When the hub

@@ -47,7 +47,7 @@ LIST_DEFAULT, LIST_MAX = PAGE_DEFAULT, PAGE_MAX
 WAIT_CURSOR = "inbox_wait"
 
 ITEM_SELECT = """SELECT i.event_id, i.project_id, i.kind, i.actor, i.status, i.created_at, i.updated_at,
-       i.expires_at, i.on_expiry, i.resolution_id, e.summary, e.payload,
+       i.expires_at, i.on_expiry, i.resolution_id, i.delivered_at, e.summary, e.payload,
        p.display_name AS project_display_name,
        r.actor AS r_actor, r.payload AS r_payload, r.created_at AS r_at
   FROM inbox i
@@ -87,6 +87,8 @@ def render_item(row: sqlite3.Row) -> dict[str, Any]:
             "body": resolution.get("body"), "actor": row["r_actor"], "event_id": row["resolution_id"],
             "answered_at": iso(row["r_at"]),
         }
+        if resolution is not None and "value" in resolution:
+            item["answer"]["value"] = resolution["value"]  # a form question's structured answer
     elif row["kind"] in WAITING_KINDS:
         item["decision"] = None if resolution is None else {
             "decision": resolution.get("decision"), "note": resolution.get("note"), "actor": row["r_actor"],
@@ -94,6 +96,9 @@ def render_item(row: sqlite3.Row) -> dict[str, Any]:
         }
         if resolution is not None and "review" in resolution:  # a diff's review (issue 29)
             item["decision"]["review"] = resolution["review"]
+    if row["kind"] in WAITING_KINDS:
+        # When the resolution reached the asking agent (inbox_wait, notify_wait, inbox_read): a receipt.
+        item["delivered_at"] = iso(row["delivered_at"]) if row["delivered_at"] is not None else None
     if row["expires_at"] is not None:
         item["expires_at"] = iso(row["expires_at"])
         item["on_expiry"] = row["on_expiry"]
@@ -273,6 +278,28 @@ def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3
     return row
 
 
+def undelivered(caller: Caller, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The caller's own resolved items among `items` whose resolution has not reached it yet."""
+    if caller.kind == "public":
+        return []
+    return [i for i in items if i["actor"] == caller.actor and i.get("delivered_at", "") is None
+            and (i.get("answer") or i.get("decision"))]
+
+
+def mark_delivered(conn: sqlite3.Connection, event_ids: list[str], now: float, effects: Effects) -> list[str]:
+    """Record, once, that these items' resolutions reached their asking agent; returns the ids
+    that were newly marked (each announced to streams, so the app's receipt updates)."""
+    marked = []
+    for event_id in event_ids:
+        row = conn.execute("UPDATE inbox SET delivered_at = ? WHERE event_id = ? AND delivered_at IS NULL "
+                           "AND resolution_id IS NOT NULL RETURNING project_id, actor, kind",
+                           (now, event_id)).fetchone()
+        if row is not None:
+            effects.inbox(row["project_id"], event_id, owner=row["actor"], kind=row["kind"])
+            marked.append(event_id)
+    return marked
+
+
 class InboxService:
     def __init__(self, core: Core, settle: Settle) -> None:
         self.core = core
@@ -307,7 +334,23 @@ class InboxService:
                                      since=after, limit=req.limit)
         )
         newest = max((i["event_id"] for i in items), default=after)
+        await self._deliver(caller, items)
         return {"items": items, "next_since": newest}
+
+    async def _deliver(self, caller: Caller, items: list[dict[str, Any]]) -> None:
+        """The receipt: the caller's own resolutions on this page reached it now."""
+        mine = undelivered(caller, items)
+        if not mine:
+            return
+        now = self.core.now()
+
+        def write(conn: sqlite3.Connection) -> tuple[list[str], Effects]:
+            effects = Effects()
+            return mark_delivered(conn, [i["event_id"] for i in mine], now, effects), effects
+
+        await self.core.store.execute_effects(write)
+        for item in mine:
+            item["delivered_at"] = iso(now)
 
     async def mark(self, caller: Caller, req: InboxMark, status: Literal["read", "unread"]) -> dict[str, Any]:
         """Move an item with a read state to `read` or `unread` (the route says which); others are
@@ -395,6 +438,7 @@ class InboxService:
             del item["_resolution"]
         if items and newest:
             await self._advance(actor, newest)
+            await self._deliver(caller, items)
         result: dict[str, Any] = {"items": items, "next_since": newest, "timed_out": not items}
         if waiter.shutdown and not items and remaining > 0:
             result["shutdown"] = True  # cut short: the hub is stopping; call again once it is back

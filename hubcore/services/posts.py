@@ -18,8 +18,8 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, invalid
 from hubcore.services import events as ev
+from hubcore.services import forms, validate
 from hubcore.services import idempotency as idem
-from hubcore.services import validate
 from hubcore.services.access import readable_project
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
@@ -82,6 +82,14 @@ Options = Annotated[list[Option], Field(
 ), AfterValidator(lambda value: check_options(value))]
 
 
+Form = Annotated[dict[str, Any], AfterValidator(forms.check_form), Field(
+    description=f"a form (MCP elicitation subset): {{type: object, properties, required}}; properties "
+                f"string (format email/uri/date/date-time, minLength, maxLength), number/integer (minimum, "
+                f"maximum), boolean, enum (+enumNames) or oneOf [{{const, title}}], array of enum/anyOf; "
+                f"default = your draft; at most {forms.PROPERTIES_MAX} properties, {forms.CHOICES_MAX} "
+                f"choices; the answer carries `value`")]
+
+
 class QuestionPost(Request):
     """`question_post`: ask the human; the question waits in the inbox until answered or expired."""
 
@@ -89,6 +97,7 @@ class QuestionPost(Request):
     summary: Annotated[Summary, Field(description="the question, one line (as on every event)")]
     body: Annotated[Body | None, Field(description="context the human needs to answer")] = None
     options: Options | None = None
+    form: Form | None = None
     payload: Payload | None = None
     session_id: Annotated[SessionId | None, Field(
         description="the session this belongs to (over MCP, default: your active session)")] = None
@@ -204,8 +213,12 @@ class PostsService:
         """Ask the human. The question roots its own thread: `event_id`, `question_id` and
         `thread_id` are equal. Options are stored trimmed as `payload.options`."""
         post = _post(req, "question", check_deadline("question", req.expires_in_seconds, None))
+        if req.options is not None and req.form is not None:
+            raise invalid("a question takes options or a form, not both", field="form")
         if req.options is not None:
             post = replace(post, payload=ev.check_payload({**post.payload, "options": req.options}))
+        if req.form is not None:
+            post = replace(post, payload=ev.check_payload({**post.payload, "form": req.form}))
         result = await self._append(caller, post)
         return {**result, "question_id": result["event_id"]}
 

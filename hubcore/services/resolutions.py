@@ -19,8 +19,9 @@ from pydantic import Field
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.errors import HubError, conflict, forbidden, not_found
+from hubcore.errors import HubError, conflict, forbidden, invalid, not_found
 from hubcore.services import events as ev
+from hubcore.services import forms
 from hubcore.services import idempotency as idem
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
@@ -46,8 +47,26 @@ class AnswerPost(Request):
     """`answer_post`, `POST /questions/:id/answer`: answer an open question."""
 
     question_id: EventId
-    body: Annotated[AnswerBody, Field(description="the answer")]
+    body: Annotated[AnswerBody | None, Field(description="the answer (required unless the question has a form)")] = None
+    value: Annotated[dict[str, Any] | None, Field(
+        description="a form question's answer: an object of the form's properties")] = None
     idempotency_key: IdempotencyKey | None = None
+
+
+def answer_payload(row: sqlite3.Row, body: str | None, value: dict[str, Any] | None) -> dict[str, Any]:
+    """The answer event's payload: `body`, and for a form question the checked `value` (a form
+    question needs one; the body then defaults to the value as text)."""
+    form = orjson.loads(row["payload"]).get("form")
+    if form is None:
+        if value is not None:
+            raise invalid("value: only a form question takes a value", field="value")
+        if body is None:
+            raise invalid("body: is required", field="body")
+        return {"body": body}
+    if value is None:
+        raise invalid("value: a form question is answered with a value", field="value")
+    checked = forms.check_answer(form, value)
+    return {"body": body if body is not None else forms.render_text(form, checked), "value": checked}
 
 
 class DecisionPost(Request):
@@ -108,8 +127,7 @@ class ResolutionsService:
 
     async def answer(self, caller: Caller, req: AnswerPost) -> dict[str, Any]:
         """Answer an open question (`answer_post`, `POST /questions/:id/answer`) -> {event_id}."""
-        question_id, text, key = req.question_id, req.body, req.idempotency_key
-        payload = {"body": text}
+        question_id, key = req.question_id, req.idempotency_key
         actor, now, cap = caller.actor, self.core.now(), self.core.settings.events_per_project
 
         def write(conn: sqlite3.Connection) -> tuple[dict[str, Any], Effects]:
@@ -118,7 +136,8 @@ class ResolutionsService:
             if earlier is not None and item_row(conn, caller, question_id) is not None:
                 return earlier, effects
             row = _open_item(conn, caller, question_id, ("question",), "question", now)
-            summary = text.strip().splitlines()[0].strip()
+            payload = answer_payload(row, req.body, req.value)
+            summary = (payload["body"].strip().splitlines() or [""])[0].strip() or "(answer)"
             answer = resolve(conn, row, actor, summary, payload, now, cap, effects)
             result = {"event_id": answer["id"]}
             idem.remember(conn, actor, "answer", key, question_id, row["project_id"], result, now)

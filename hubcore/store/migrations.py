@@ -380,6 +380,23 @@ def _v14_diff_artifacts(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE artifact_comments ADD COLUMN outdated INTEGER NOT NULL DEFAULT 0")
 
 
+# Web Push (issue 24): one row per subscribed device with its filters (JSON), and the time an
+# answer or decision reached the asking agent on its inbox item (a delivery receipt).
+V15_PUSH = statements(
+    """CREATE TABLE push_devices (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        endpoint TEXT NOT NULL UNIQUE,
+        p256dh TEXT NOT NULL,
+        auth TEXT NOT NULL,
+        filters TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        last_delivered_at REAL,
+        last_result TEXT
+    )""",
+    """ALTER TABLE inbox ADD COLUMN delivered_at REAL""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", V1_FOUNDATION),
     Migration(2, "feeds", V2_FEEDS),
@@ -395,6 +412,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "search index with 4-character prefixes and its terms", V12_SEARCH_PREFIXES),
     Migration(13, "scripts the human allowed in HTML artifacts", V13_ARTIFACT_SCRIPTS),
     Migration(14, "diff artifacts and line comments", _v14_diff_artifacts),
+    Migration(15, "push devices and delivery receipts", V15_PUSH),
 )
 
 

@@ -27,6 +27,8 @@ from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.kb import models as kb
 from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
+from hubcore.services.push.devices import DeviceCreate, DeviceRef, DeviceUpdate
+from hubcore.services.push.service import PushAct
 from hubcore.services.requests import Request, input_schema
 from hubcore.services.resolutions import AnswerPost, DecisionPost
 from hubcore.services.search.models import SearchRequest
@@ -243,6 +245,16 @@ DOCS: Mapping[str, Doc] = {
     "inbox.answer": Doc("Answer a question", RESOLVED, problems=(404, 409, 413), model=AnswerPost),
     "inbox.decide": Doc("Decide an approval", RESOLVED, problems=(404, 409, 413), model=DecisionPost),
     "inbox.home": Doc("The Home payload", R(r.Home), problems=()),
+    "push.key": Doc("The hub's VAPID public key (a browser subscribes with it)", R(r.PushKey), problems=()),
+    "push.list_devices": Doc("Push devices", R(r.PushDeviceList), problems=()),
+    "push.create_device": Doc("Register a push subscription (200 when its endpoint was registered: replaced)",
+                              R(r.PushDevice), 201, also=(200,), problems=(429,), model=DeviceCreate),
+    "push.update_device": Doc("Rename a device or replace its filters", R(r.PushDevice), model=DeviceUpdate),
+    "push.delete_device": Doc("Revoke a push device", None, 204, query_model=DeviceRef),
+    "push.test_device": Doc("Send a test push to a device now", R(r.PushTest), query_model=DeviceRef,
+                            body_required=False),
+    "push.act": Doc("A notification button: resolve the item its capability names, once", R(r.PushActed),
+                    problems=(404, 409), model=PushAct, public=True),
     "sessions.list_sessions": Doc("Sessions", R(r.SessionPage), problems=(404,),
                                   query_model=SessionPage),
     "sessions.get_session": Doc("A session", R(r.SessionDetail)),

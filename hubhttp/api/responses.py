@@ -170,6 +170,7 @@ class Answer(Out):
     actor: str
     event_id: str
     answered_at: str
+    value: dict[str, Any] = ABSENT  # a form question's structured answer
 
 
 class ReviewComment(Out):
@@ -216,6 +217,7 @@ class Item(Out):
     expires_at: str = ABSENT  # an item with a deadline
     on_expiry: str | None = ABSENT  # what the hub decides at the deadline; a question's is null
     expired: bool = ABSENT
+    delivered_at: str | None = ABSENT  # a waiting kind's: when the resolution reached the asking agent
 
 
 class ItemList(Out):
@@ -328,6 +330,39 @@ class EnrolDecided(Out):
     agent_id: str
     status: Literal["approved", "refused"]
     event_id: str  # the answer on the request's thread
+
+
+# -- push ----------------------------------------------------------------------------------------
+
+
+class PushKey(Out):
+    public_key: str  # the VAPID public key, base64url (the browser's applicationServerKey)
+    contact: str
+
+
+class PushDevice(Out):
+    id: str
+    name: str
+    push_service: str  # the endpoint's origin; the endpoint itself is never shown
+    filters: dict[str, Any]
+    created_at: str
+    last_delivered_at: str | None
+    last_result: Literal["delivered", "failed", "gone"] | None
+
+
+class PushDeviceList(Out):
+    devices: list[PushDevice]
+
+
+class PushTest(Out):
+    device_id: str
+    result: Literal["delivered", "failed", "gone"]
+
+
+class PushActed(Out):
+    item_id: str
+    action: str
+    event_id: str  # the answer or decision on the item's thread
 
 
 # -- storage -------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ ITEM: dict[str, Any] = {
         "answer": {"type": "object"}, "decision": {"type": "object"},
         "expires_at": {"type": ["string", "null"]}, "on_expiry": {"type": ["string", "null"]},
         "expired": {"type": "boolean"},
+        "delivered_at": {"type": ["string", "null"], "description": "when the resolution reached the asker"},
     },
     "required": ["event_id", "project_id", "kind", "status"],
 }
@@ -55,8 +56,9 @@ TOOLS = (
     Tool(
         name="question_post",
         description=(
-            "Ask the human a question (2-6 `options` for a pick). The answer arrives in a later "
-            "result's notifications, or wait for it with inbox_wait."
+            "Ask the human a question (2-6 `options` for a pick, or a typed `form`: the answer then "
+            "carries `value`). The answer arrives in a later result's notifications, or wait for it "
+            "with inbox_wait."
         ),
         input_model=QuestionPost,
         output_schema=outputs({
@@ -68,7 +70,7 @@ TOOLS = (
     Tool(
         name="answer_post",
         description=(
-            "Answer an open question; the answer closes it."
+            "Answer an open question (a form question takes `value`); the answer closes it."
         ),
         input_model=AnswerPost,
         output_schema=outputs({"event_id": {"type": "string"}, "question_id": {"type": "string"}},
