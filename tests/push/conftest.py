@@ -9,6 +9,7 @@ import pytest
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
+from hubcore.hub import Hub
 from tests.harness import ADMIN, HubClient, hub_client
 from tests.push.receiver import Device, PushService, serving
 
@@ -47,3 +48,8 @@ async def settled(client: HubClient) -> None:
 def sends(client: HubClient, result: str) -> float:
     value = client.app.hub.metrics.registry.get_sample_value("hub_push_sends_total", {"result": result})
     return float(value or 0)
+
+
+@pytest.fixture
+def hub(client: HubClient) -> Hub:
+    return client.app.hub
