@@ -20,7 +20,7 @@ ITEM: dict[str, Any] = {
         "actor": {"type": "string"}, "summary": {"type": "string"}, "payload": {"type": "object"},
         "status": {"enum": ["unread", "read", "waiting", "resolved"]},
         "created_at": {"type": "string"}, "updated_at": {"type": "string"},
-        "answer": {"type": "object"}, "decision": {"type": "object"},
+        "answer": {"type": ["object", "null"]}, "decision": {"type": ["object", "null"]},
         "expires_at": {"type": ["string", "null"]}, "on_expiry": {"type": ["string", "null"]},
         "expired": {"type": "boolean"},
         "delivered_at": {"type": ["string", "null"], "description": "when the resolution reached the asker"},
