@@ -117,7 +117,7 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
         EnrolmentPart(core, decide=feeds.resolutions.decide, credentials_changed=projects.auth.forget_tokens),
         IntegrityPart(core),
         # Push acts through the same answer and decision service the app uses.
-        PushPart(core, feeds.resolutions),
+        PushPart(core, feeds.resolutions, feeds.webhook.state),
     )
 
 

@@ -31,3 +31,78 @@ self.addEventListener("fetch", (event) => {
   // The shell's files: from this release's cache, so the app starts offline and never mixes releases.
   event.respondWith(caches.open(CACHE).then((c) => c.match(url.pathname)).then((hit) => hit || fetch(req)));
 });
+
+// -- Web Push (DESIGN section 11) ----------------------------------------------------------------
+// The worker holds no token. A push names one item; each button carries its own capability, which
+// POST /api/v1/push/act accepts for exactly that item and choice, once. A "close" push (the item
+// was resolved elsewhere) closes the item's notification. The app badge follows the waiting count.
+
+function setBadge(count) {
+  if (typeof count !== "number" || !self.navigator || !self.navigator.setAppBadge) return Promise.resolve();
+  return (count > 0 ? self.navigator.setAppBadge(count) : self.navigator.clearAppBadge()).catch(() => {});
+}
+
+async function closeItem(id) {
+  const shown = await self.registration.getNotifications({ tag: id });
+  shown.forEach((n) => n.close());
+}
+
+async function showItem(msg) {
+  const max = (self.Notification && self.Notification.maxActions) || 2;
+  const actions = Array.isArray(msg.actions) ? msg.actions : [];
+  // As many buttons as the platform offers; the rest stay behind a tap (which opens the item).
+  await self.registration.showNotification(String(msg.title || "Agent Hub"), {
+    body: String(msg.body || ""),
+    tag: String(msg.id || "agent-hub"),
+    renotify: true,
+    icon: "/app/icons/icon-192.png",
+    data: { id: msg.id, url: msg.url || "/#/inbox", actions },
+    actions: actions.slice(0, max).map((a) => ({ action: String(a.action), title: String(a.title) })),
+  });
+}
+
+self.addEventListener("push", (event) => {
+  let msg = null;
+  try { msg = event.data ? event.data.json() : null; } catch { msg = null; }
+  if (!msg || msg.v !== 1) return;
+  const work = msg.type === "close" ? closeItem(String(msg.id)) : showItem(msg);
+  event.waitUntil(Promise.all([work, setBadge(msg.badge)]));
+});
+
+async function openApp(url) {
+  const target = new URL(url || "/#/inbox", self.location.origin);
+  if (target.origin !== self.location.origin) return; // a push never sends the human elsewhere
+  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  for (const w of windows) {
+    if (new URL(w.url).origin === target.origin) {
+      await w.focus();
+      return w.navigate ? w.navigate(target.href).catch(() => {}) : undefined;
+    }
+  }
+  return self.clients.openWindow(target.href);
+}
+
+const ACT_SAYS = { 200: "Done", 409: "Already answered in the app", 404: "This button has expired: open the app" };
+
+async function act(notification, action) {
+  const data = notification.data || {};
+  const button = (data.actions || []).find((a) => a.action === action);
+  if (!button) return openApp(data.url);
+  let status = 0;
+  try {
+    const res = await fetch("/api/v1/push/act", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ cap: button.cap }), cache: "no-store" });
+    status = res.status;
+  } catch { status = 0; }
+  notification.close();
+  // Say what happened in the same place (the same tag replaces the item's notification).
+  await self.registration.showNotification(`${ACT_SAYS[status] || "Not sent: open the app"}: ${button.title}`, {
+    body: notification.title, tag: String(data.id || "agent-hub"), data: { id: data.id, url: data.url, actions: [],
+      acted: { action, status } },
+  });
+}
+
+self.addEventListener("notificationclick", (event) => {
+  const n = event.notification;
+  event.waitUntil(event.action ? act(n, event.action) : (n.close(), openApp((n.data || {}).url)));
+});

@@ -8,8 +8,8 @@ background sender, and the `hub_push_sends_total{result}` counter. Its devices l
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Counter
 
@@ -28,12 +28,13 @@ if TYPE_CHECKING:
 class PushPart(Part):
     name = "push"
 
-    def __init__(self, core: Core, resolutions: ResolutionsService, *, transport: Transport | None = None) -> None:
+    def __init__(self, core: Core, resolutions: ResolutionsService, notify_state: Callable[[], dict[str, Any]], *,
+                 transport: Transport | None = None) -> None:
         keys = load_or_create(core.settings.data_path)
         self.counter = Counter("hub_push_sends", "Web Push sends, by result (delivered, failed, gone, retried, "
                                "dropped)", ["result"], registry=None)
         self.sender = PushSender(core, keys, self.counter, transport=transport)
-        self.push = PushService(core, keys, self.sender, resolutions)
+        self.push = PushService(core, keys, self.sender, resolutions, notify_state)
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         """Devices outlive projects; a device's project filter naming it simply matches nothing."""

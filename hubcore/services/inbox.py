@@ -49,11 +49,12 @@ WAIT_CURSOR = "inbox_wait"
 ITEM_SELECT = """SELECT i.event_id, i.project_id, i.kind, i.actor, i.status, i.created_at, i.updated_at,
        i.expires_at, i.on_expiry, i.resolution_id, i.delivered_at, e.summary, e.payload,
        p.display_name AS project_display_name,
-       r.actor AS r_actor, r.payload AS r_payload, r.created_at AS r_at
+       r.actor AS r_actor, r.payload AS r_payload, r.created_at AS r_at, ag.last_seen_at AS actor_seen_at
   FROM inbox i
   JOIN events e ON e.id = i.event_id
   LEFT JOIN projects p ON p.id = i.project_id
-  LEFT JOIN events r ON r.id = i.resolution_id"""
+  LEFT JOIN events r ON r.id = i.resolution_id
+  LEFT JOIN agents ag ON ag.id = i.actor"""
 
 Settle = Callable[[], Awaitable[None]]
 
@@ -99,6 +100,8 @@ def render_item(row: sqlite3.Row) -> dict[str, Any]:
     if row["kind"] in WAITING_KINDS:
         # When the resolution reached the asking agent (inbox_wait, notify_wait, inbox_read): a receipt.
         item["delivered_at"] = iso(row["delivered_at"]) if row["delivered_at"] is not None else None
+        # The asker's presence: its last call (recorded at most once a minute), null for the human.
+        item["actor_seen_at"] = iso(row["actor_seen_at"]) if row["actor_seen_at"] is not None else None
     if row["expires_at"] is not None:
         item["expires_at"] = iso(row["expires_at"])
         item["on_expiry"] = row["on_expiry"]

@@ -15,15 +15,17 @@ hubcore does not import httpx: the default sender POSTs with `urllib.request` in
 from __future__ import annotations
 
 import logging
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import anyio
 
+from hubcore.clock import iso
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
 from hubcore.services.changes import Effects
@@ -79,6 +81,7 @@ class Webhook:
         self._pending = False
         self._wake = anyio.Event()
         self.sent = 0
+        self.last: tuple[str, float] | None = None  # (delivered | failed, when): the app shows it
         if self.url:
             for result in ("delivered", "failed"):
                 metrics.notify_sends.labels(result=result)
@@ -125,6 +128,13 @@ class Webhook:
             reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
             log.warning("notify send to %s failed (%s); not retried", safe_url(self.url), reason)
             self._metrics.notify_sends.labels(result="failed").inc()
+            self.last = ("failed", time.time())
             return False
         self._metrics.notify_sends.labels(result="delivered").inc()
+        self.last = ("delivered", time.time())
         return True
+
+    def state(self) -> dict[str, Any]:
+        """Whether a target is set and how its last send went (never the URL or the token)."""
+        return {"configured": self.enabled, "last_result": self.last[0] if self.last else None,
+                "last_at": iso(self.last[1]) if self.last else None}

@@ -218,6 +218,7 @@ class Item(Out):
     on_expiry: str | None = ABSENT  # what the hub decides at the deadline; a question's is null
     expired: bool = ABSENT
     delivered_at: str | None = ABSENT  # a waiting kind's: when the resolution reached the asking agent
+    actor_seen_at: str | None = ABSENT  # a waiting kind's: the asking agent's last call (its presence)
 
 
 class ItemList(Out):
@@ -335,9 +336,16 @@ class EnrolDecided(Out):
 # -- push ----------------------------------------------------------------------------------------
 
 
+class NotifyState(Out):
+    configured: bool
+    last_result: Literal["delivered", "failed"] | None
+    last_at: str | None
+
+
 class PushKey(Out):
     public_key: str  # the VAPID public key, base64url (the browser's applicationServerKey)
     contact: str
+    notify_url: NotifyState  # the plain notify target's state (never its URL or token)
 
 
 class PushDevice(Out):

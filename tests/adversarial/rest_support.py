@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from hubcore.caller import Caller
 from hubcore.hub import Hub
+from hubcore.services.push import caps
+from hubcore.services.push.devices import DeviceCreate
+from hubcore.services.push.keys import b64url
+from hubcore.services.requests import parse
 from tests.harness import HubClient
 from tests.requests import a_question, a_session_start, a_signal, an_idea
 
@@ -25,8 +33,18 @@ async def seed(client: HubClient) -> dict[str, str]:
     approval = await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="approval", summary="Ship it?"))
     session = await hub.sessions.start(ALICE, a_session_start("web", "one"))
     other = await hub.sessions.start(ALICE, a_session_start("web", "two"))
+    device, _ = await hub.push.devices.create(HUMAN, parse(DeviceCreate, subscription("https://push.example/seed")))
+    cap = caps.mint(hub.push.keys.act_secret, caps.Capability(
+        device["id"], approval["event_id"], "approve", int(hub.core.now()) + 3600))
     return {"idea": idea["event_id"], "question": question["question_id"], "approval": approval["event_id"],
-            "session": session["session_id"], "other": other["session_id"]}
+            "session": session["session_id"], "other": other["session_id"], "device": device["id"], "cap": cap}
+
+
+def subscription(endpoint: str) -> dict[str, Any]:
+    """A browser's push subscription with real keys (nothing is ever sent to `endpoint` here)."""
+    key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    return {"name": "phone", "endpoint": endpoint, "keys": {"p256dh": b64url(key), "auth": b64url(bytes(16))}}
 
 
 def snapshot(conn: sqlite3.Connection) -> dict[str, list[str]]:

@@ -82,6 +82,9 @@ class Op:
     touches_session: bool = False
     accepted: tuple[str, ...] = ()  # codes that say the input passed (a read of a missing entry)
     companions: dict[str, dict[str, Any]] = field(default_factory=dict)  # members sent with the walked one
+    # Optional in the schema, yet needed by this target: an answer's body (a form question takes a
+    # `value` instead; the walked question has no form), so its null is refused on both surfaces.
+    needed: tuple[str, ...] = ()
 
 
 async def post_idea(live: LiveHub, _: dict[str, str], body: dict[str, Any]) -> httpx.Response:
@@ -122,7 +125,7 @@ OPS = [
        # A missing summary is taken from the body: walked with one, `null` is accepted.
        companions={"summary": {"body": "the longer text"}}),
     Op("answer", "answer_post", AnswerPost, AnswerPost, {"body": "yes"}, ("body", "idempotency_key"), post_answer,
-       lambda made, args: {"question_id": made["mcp"], **args}),
+       lambda made, args: {"question_id": made["mcp"], **args}, needed=("body",)),
     Op("feed", "feed_read", FeedRead, FeedRead, {}, ("since", "before", "kind", "session_id", "limit"), get_feed,
        lambda _, args: {"project_id": "web", **args}, query=True),
     # GET /inbox and inbox_read share the page size; the status is an enum (no limit to walk) and
@@ -203,7 +206,7 @@ def cases(op: Op, member: str) -> list[Case]:
     if op.query:
         return found + ([Case("not a number", "ten", INVALID)] if "integer" in kinds else [])
     wrong = "12" if "string" not in kinds else 12
-    optional = member not in schema.get("required", [])
+    optional = member not in schema.get("required", []) and member not in op.needed
     return [*found, Case("the wrong type", wrong, INVALID), Case("null", None, OK if optional else INVALID)]
 
 

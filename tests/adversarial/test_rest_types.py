@@ -16,7 +16,7 @@ import pytest
 
 from hubcore.errors import HubError
 from hubcore.hub import Hub
-from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot
+from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot, subscription
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
 from tests.requests import a_decision, a_question, a_read_all, a_seen, a_session_end, a_session_start, an_answer
@@ -112,6 +112,16 @@ ROUTES = [
           (Member.optional("handoff", "blank"),)),  # a blank handoff means none
     Route("session reassign", "POST", "/api/v1/sessions/{other}/reassign", {"agent": "bob"},
           (Member.required("agent"),)),
+    # Push: a member that is an object is named itself only when it is not one (inside it, the
+    # member at fault is named: `keys.p256dh`, `filters.a`).
+    Route("push device", "POST", "/api/v1/push/devices",
+          {**subscription("https://push.example/walk"), "filters": {"kinds": ["question"]}},
+          (Member.required("name"), Member("endpoint"), Member("keys", frozenset({"object", "nested_object"})),
+           Member.word("filters", "null", "object", "nested_object")), ok=201),
+    Route("push device update", "PATCH", "/api/v1/push/devices/{device}",
+          {"name": "Tablet", "filters": {"content": "contentless"}},
+          (Member.optional("name"), Member.word("filters", "null", "object", "nested_object"))),
+    Route("push act", "POST", "/api/v1/push/act", {"cap": "{cap}"}, (Member.required("cap"),)),
 ]
 
 

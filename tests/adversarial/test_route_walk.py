@@ -35,6 +35,7 @@ ORIGIN = "http://127.0.0.1:8080"
 SPEC_PUBLIC = {
     "/healthz": "GET HEAD", "/readyz": "GET HEAD", "/bootstrap/SKILL.md": "GET HEAD",
     "/api/v1/enrol": "POST", "/api/v1/enrol/status": "GET HEAD", "/api/v1/openapi.json": "GET HEAD",
+    "/api/v1/push/act": "POST",  # a notification button: its capability is the authority (DESIGN section 11)
     "/s/*": "GET HEAD", "/s/*/frame": "GET HEAD", "/s/*/og.svg": "GET HEAD",
     "/artifacts/*": "GET HEAD", "/artifacts/*/frame": "GET HEAD", "/artifacts/*/og.svg": "GET HEAD",
     "/assets/*": "GET HEAD",  # the public pages' own files (shell script and style, vendored mermaid)

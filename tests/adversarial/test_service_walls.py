@@ -12,6 +12,9 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
+from hubcore.services.push.devices import DeviceCreate, DeviceRef, DeviceUpdate
+from hubcore.services.requests import parse
+from tests.adversarial.rest_support import subscription
 from tests.harness import HubClient
 from tests.requests import (
     a_decision,
@@ -99,7 +102,21 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "storage report": lambda: hub.storage.report(BOT),
         "replay": lambda: hub.brains.replay(BOT, ids["active"]),
         "session reassign": lambda: hub.sessions.reassign(BOT, a_reassign(session_id=ids["active"], agent="other")),
+        "push key": lambda: _now(hub.push.key(BOT)),
+        "push devices": lambda: hub.push.devices.list(BOT),
+        "push device register": lambda: hub.push.devices.create(BOT, parse(DeviceCreate, subscription(
+            "https://push.example/sneaky"))),
+        "push device rename": lambda: hub.push.devices.update(BOT, parse(DeviceUpdate, {
+            "device_id": "dev_0000000000000000", "name": "mine"})),
+        "push device revoke": lambda: hub.push.devices.delete(BOT, parse(DeviceRef, {
+            "device_id": "dev_0000000000000000"})),
+        "push test": lambda: hub.push.test(BOT, parse(DeviceRef, {"device_id": "dev_0000000000000000"})),
     }
+
+
+async def _now(value: Any) -> Any:
+    """A synchronous verb as an awaitable (its refusal is raised when the lambda runs)."""
+    return value
 
 
 async def test_agent_callers_are_refused_every_admin_verb(client: HubClient) -> None:

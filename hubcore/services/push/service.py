@@ -10,6 +10,7 @@ Nothing is written by a refusal.
 
 # No `from __future__ import annotations` in model modules: pydantic reads the annotations.
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import orjson
@@ -38,8 +39,10 @@ class PushAct(Request):
 
 
 class PushService:
-    def __init__(self, core: Core, keys: PushKeys, sender: PushSender, resolutions: ResolutionsService) -> None:
+    def __init__(self, core: Core, keys: PushKeys, sender: PushSender, resolutions: ResolutionsService,
+                 notify_state: Callable[[], dict[str, Any]]) -> None:
         self.core = core
+        self._notify_state = notify_state
         self.keys = keys
         self.sender = sender
         self.devices = DevicesService(core)
@@ -47,7 +50,8 @@ class PushService:
 
     def key(self, caller: Caller) -> dict[str, Any]:
         require_admin(caller, "reading the push key")
-        return {"public_key": self.keys.public_key, "contact": self.core.settings.push_contact}
+        return {"public_key": self.keys.public_key, "contact": self.core.settings.push_contact,
+                "notify_url": self._notify_state()}
 
     async def test(self, caller: Caller, req: DeviceRef) -> dict[str, Any]:
         """Send a test notification to one device now -> {result}; recorded like any send."""
