@@ -294,6 +294,8 @@ class App {
       try {
         const home = await this.api.get("/home");
         this.setBadge("inbox", home.waiting, `${home.waiting} waiting on you`);
+        // The app icon's badge (Badging API, where the platform has it); pushes update it too.
+        if (navigator.setAppBadge) (home.waiting ? navigator.setAppBadge(home.waiting) : navigator.clearAppBadge()).catch(() => {});
       } catch { /* the sync line speaks for a failed hub */ }
     }, 250);
   }

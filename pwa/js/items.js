@@ -5,6 +5,7 @@ import { ago, when, countdown } from "./format.js";
 import { ApiError } from "./api.js";
 import { link } from "./routes.js";
 import { hold, held, undo, sendNow, secondsLeft, watch } from "./undo.js";
+import { formControls, receipt } from "./formq.js";
 
 const NOTE_WARN = 0.9; // the counter appears at 90% of the hub's limit
 const KIND_LABEL = { question: "Question", approval: "Approval", enrol_request: "Enrolment", idea: "Idea" };
@@ -153,7 +154,7 @@ export function itemRow(item, ctx) {
   } else if (isWaiting(item) && isDecidable(item)) {
     row.approve = decisionControls(row, item, ctx, idBase, error, fail, done);
   } else {
-    node.append(resolution(item) || "");
+    node.append(resolution(item) || "", receipt(item) || "");
   }
   if (item.status === "unread" || item.status === "read") {
     const next = item.status === "unread" ? "read" : "unread";
@@ -211,16 +212,22 @@ function answerControls(row, item, ctx, idBase, error, fail, done) {
   let sent = false;
   const lock = (on) => { for (const b of buttons) b.disabled = on; };
   const unlock = () => { sent = false; lock(false); };
-  const send = (text, what) => {
+  const send = (text, what, value) => {
     if (sent) return; // an answer is sent once: a second tap while it is held or in flight does nothing
     sent = true;
     lock(true);
     error.textContent = "";
-    holdSend(row, ctx, error, fail, done, { label: `Answer “${what}”`, draft: input.value, sentText: `Answered: ${what}`,
-      controls, unlock,
-      post: (keepalive) => app.api.post(`/questions/${encodeURIComponent(item.event_id)}/answer`, { body: text },
-        { keepalive }) });
+    const body = value === undefined ? { body: text } : { value }; // a form question's answer is its value
+    holdSend(row, ctx, error, fail, done, { label: `Answer “${what}”`, draft: value === undefined ? input.value : "",
+      sentText: `Answered: ${what}`, controls, unlock,
+      post: (keepalive) => app.api.post(`/questions/${encodeURIComponent(item.event_id)}/answer`, body, { keepalive }) });
   };
+  if (item.payload && item.payload.form && typeof item.payload.form === "object") {
+    const f = formControls(item, idBase, (value) => send(null, "the form", value));
+    buttons.push(f.submit);
+    row.node.append(f.node);
+    return () => { const first = f.node.querySelector("input, select, textarea"); if (first) first.focus(); return !!first; };
+  }
   if (options.length) {
     const group = h("div", { class: "btn-row options", role: "group", "aria-label": "Answer with an option" });
     for (const opt of options) {

@@ -1,5 +1,7 @@
-// Settings: theme, density, single-key shortcuts, the undo window for answers, the server's version and build commit, sign out.
+// Settings: theme, density, single-key shortcuts, the undo window for answers, notifications, the
+// server's version and build commit, sign out.
 import { h } from "../dom.js";
+import { notificationsPanel } from "./parts/notifications.js";
 
 function radios(name, legend, options, value, onChange) {
   return h("fieldset", {}, h("legend", {}, legend),
@@ -39,6 +41,7 @@ export default {
         radios("undo", "Hold before sending, with Undo", [["5", "5 seconds"], ["10", "10 seconds"], ["0", "Off: send at once"]],
           String(Number.isFinite(s.undoSeconds) ? s.undoSeconds : 5), (v) => app.saveSettings({ undoSeconds: Number(v) })),
         h("p", { class: "hint" }, "Leaving the screen or closing the app sends a held answer at once.")),
+      notificationsPanel(app),
       h("section", { class: "panel", "aria-labelledby": "set-server" }, h("h2", { id: "set-server" }, "Server"),
         h("dl", { class: "facts" }, h("dt", {}, "Address"), h("dd", {}, location.origin),
           h("dt", {}, "Version"), version, h("dt", {}, "Build commit"), commit)),
