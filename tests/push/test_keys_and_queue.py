@@ -53,10 +53,10 @@ class Stuck:
         self.release = anyio.Event()
         self.sent: list[Push] = []
 
-    async def send(self, push: Push) -> int:
-        self.sent.append(push)
+    async def send(self, pushes: list[Push]) -> list[int]:
+        self.sent.extend(pushes)
         await self.release.wait()
-        return 201
+        return [201] * len(pushes)
 
 
 async def test_a_full_queue_drops_the_oldest_and_counts_it(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:

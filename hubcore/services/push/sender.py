@@ -8,29 +8,28 @@ few at a time). A push service answering 404 or 410 has forgotten the subscripti
 removed. 429 and 5xx (and no answer) are retried with backoff, a bounded number of times. Each send
 is counted by result (`delivered`, `failed`, `gone`, `retried`, `dropped`).
 
-The library is pywebpush (aes128gcm encryption through http_ece, VAPID through py_vapid), imported
-on first use so a hub without devices pays nothing for it.
+The encryption (http_ece), VAPID (py_vapid) and the POST run in a worker process
+(`hubcore.services.push.wire`), started on the first send, so a hub without devices pays nothing.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, Literal, Protocol
 
 import anyio
+import anyio.to_process
 import orjson
 from prometheus_client import Counter
 
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
-from hubcore.services.push import message
+from hubcore.services.push import message, wire
 from hubcore.services.push.devices import device_rows, filters_of
 from hubcore.services.push.filters import PUSH_KINDS, wants
 from hubcore.services.push.keys import PushKeys
@@ -38,7 +37,6 @@ from hubcore.services.push.keys import PushKeys
 log = logging.getLogger("hubcore.push")
 
 QUEUE_MAX = 1000
-SENDS_AT_ONCE = 4  # worker threads encrypting and posting
 JOBS_AT_ONCE = 16
 RETRIES = 3
 BACKOFF_SECS = (1.0, 4.0, 15.0)
@@ -68,43 +66,25 @@ class Push:
 
 
 class Transport(Protocol):
-    async def send(self, push: Push) -> int:
-        """Deliver `push`; the push service's HTTP status (0: no answer)."""
+    async def send(self, pushes: list[Push]) -> list[int]:
+        """Deliver each push; each one's HTTP status from its push service (0: no answer)."""
         ...
 
 
-class WebPushTransport:
-    """pywebpush in worker threads (its sender is synchronous `requests`; one session a thread)."""
+class ProcessTransport:
+    """Encryption, VAPID and the POSTs in a worker process (`hubcore.services.push.wire` says why),
+    one at a time: a push burst takes at most one core, never the hub process's interpreter."""
 
     def __init__(self, keys: PushKeys, contact: str) -> None:
         self._pem = keys.private_pem.encode("ascii")
         self._contact = contact
-        self._local = threading.local()
-        self._limiter = anyio.CapacityLimiter(SENDS_AT_ONCE)
+        self._limiter = anyio.CapacityLimiter(1)
 
-    def _post(self, push: Push) -> int:
-        import requests
-        from py_vapid import Vapid
-        from pywebpush import WebPushException, webpush
-
-        local = self._local
-        if not hasattr(local, "session"):
-            local.session, local.vapid = requests.Session(), Vapid.from_pem(self._pem)
-        info = {"endpoint": push.target.endpoint, "keys": {"p256dh": push.target.p256dh, "auth": push.target.auth}}
-        headers = {"Urgency": push.urgency, "Topic": push.topic}
-        try:
-            response = webpush(info, push.data.decode("utf-8"), vapid_private_key=local.vapid,
-                               vapid_claims={"sub": self._contact}, ttl=push.ttl, headers=headers,
-                               timeout=TIMEOUT_SECS, requests_session=local.session)
-        except WebPushException as exc:
-            return int(exc.status_code or 0)
-        except requests.RequestException:
-            return 0
-        return int(getattr(response, "status_code", 201))
-
-    async def send(self, push: Push) -> int:
-        return await anyio.to_thread.run_sync(partial(self._post, push), limiter=self._limiter,
-                                              abandon_on_cancel=True)
+    async def send(self, pushes: list[Push]) -> list[int]:
+        wires = [wire.Wire(p.target.endpoint, p.target.p256dh, p.target.auth, p.data, p.urgency, p.topic, p.ttl)
+                 for p in pushes]
+        return await anyio.to_process.run_sync(wire.send_all, wires, self._pem, self._contact,
+                                               limiter=self._limiter)
 
 
 @dataclass(frozen=True)
@@ -134,7 +114,7 @@ class PushSender:
     @property
     def transport(self) -> Transport:
         if self._transport is None:
-            self._transport = WebPushTransport(self.keys, self.core.settings.push_contact)
+            self._transport = ProcessTransport(self.keys, self.core.settings.push_contact)
         return self._transport
 
     # -- after commit (event loop; never blocks, never raises) ---------------------------------
@@ -218,30 +198,37 @@ class PushSender:
             self._sent_to.popitem(last=False)
 
     async def _send_all(self, pushes: list[Push]) -> None:
-        results: dict[str, str] = {}
-
-        async def one(push: Push) -> None:
-            results[push.target.device_id] = await self.send(push)
-
-        async with anyio.create_task_group() as tg:
-            for push in pushes:
-                tg.start_soon(one, push)
-        await self.record(results)
+        results = await self.send_many(pushes)
+        await self.record({push.target.device_id: result for push, result in zip(pushes, results, strict=True)})
 
     async def send(self, push: Push) -> str:
         """One push with its retries -> `delivered`, `gone` or `failed` (each counted)."""
+        return (await self.send_many([push]))[0]
+
+    async def send_many(self, pushes: list[Push]) -> list[str]:
+        """Pushes with their retries: 429, 5xx and no answer are tried again after a backoff, at
+        most `RETRIES` times -> each one's `delivered`, `gone` or `failed` (each counted)."""
+        results: dict[int, str] = {}
+        pending = list(range(len(pushes)))
         for attempt in range(RETRIES + 1):
-            status = await self.transport.send(push)
-            if 200 <= status < 300:
-                return self._count("delivered")
-            if status in (404, 410):
-                return self._count("gone")
-            if not (status == 0 or status == 429 or status >= 500) or attempt == RETRIES:
-                log.warning("push to device %s failed (status %s)", push.target.device_id, status or "none")
-                return self._count("failed")
-            self._count("retried")
+            statuses = await self.transport.send([pushes[i] for i in pending])
+            again = []
+            for i, status in zip(pending, statuses, strict=True):
+                if 200 <= status < 300:
+                    results[i] = self._count("delivered")
+                elif status in (404, 410):
+                    results[i] = self._count("gone")
+                elif (status == 0 or status == 429 or status >= 500) and attempt < RETRIES:
+                    self._count("retried")
+                    again.append(i)
+                else:
+                    log.warning("push to device %s failed (status %s)", pushes[i].target.device_id, status or "none")
+                    results[i] = self._count("failed")
+            if not again:
+                break
+            pending = again
             await self.sleep(BACKOFF_SECS[attempt])
-        return self._count("failed")  # not reached: the last attempt returns above
+        return [results[i] for i in range(len(pushes))]
 
     def _count(self, result: str) -> str:
         self.counter.labels(result=result).inc()
