@@ -83,11 +83,9 @@ Options = Annotated[list[Option], Field(
 
 
 Form = Annotated[dict[str, Any], AfterValidator(forms.check_form), Field(
-    description=f"a form (MCP elicitation subset): {{type: object, properties, required}}; properties "
-                f"string (format email/uri/date/date-time, minLength, maxLength), number/integer (minimum, "
-                f"maximum), boolean, enum (+enumNames) or oneOf [{{const, title}}], array of enum/anyOf; "
-                f"default = your draft; at most {forms.PROPERTIES_MAX} properties, {forms.CHOICES_MAX} "
-                f"choices; the answer carries `value`")]
+    description=f"typed fields (MCP elicitation subset): {{type: object, properties, required}}; properties "
+                f"string (format, min/maxLength), number, integer, boolean, enum or oneOf, array of enum; "
+                f"default = your draft; at most {forms.PROPERTIES_MAX} properties; the answer carries `value`")]
 
 
 class QuestionPost(Request):

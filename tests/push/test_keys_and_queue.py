@@ -11,16 +11,21 @@ import anyio
 import pytest
 from prometheus_client import Counter
 
+from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from hubcore.ops.backup import offline_backup
 from hubcore.ops.restore import restore
 from hubcore.services.changes import Effects
 from hubcore.services.push import sender as sender_mod
+from hubcore.services.push.devices import DeviceCreate
 from hubcore.services.push.keys import KEYS_PATH, load_or_create
 from hubcore.services.push.sender import Push, PushSender
+from hubcore.services.requests import parse
 from hubcore.store.migrations import supported_version
 from tests.harness import test_settings as settings_for
+from tests.push.receiver import Device
+from tests.requests import a_project, a_question, an_agent, an_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -69,3 +74,19 @@ async def test_a_full_queue_drops_the_oldest_and_counts_it(hub: Hub, monkeypatch
         sender.on_commit(effects)
     assert [job.event_id for job in sender._queue] == ["E2", "E3", "E4"]
     assert counter.labels(result="dropped")._value.get() == 2
+
+
+async def test_a_stuck_push_service_never_holds_a_write_up(hub: Hub) -> None:
+    """Every send hangs: questions are still posted and answered, and the pushes wait their turn."""
+    stuck = Stuck()
+    hub.push.sender._transport = stuck
+    await hub.agents.create(Caller.admin(), an_agent(id="bot", display_name="Bot"))
+    await hub.projects.create(Caller.admin(), a_project(id="proj"))
+    await hub.push.devices.create(Caller.admin(), parse(DeviceCreate, Device("https://push.example/x").subscription()))
+    with anyio.fail_after(10):  # a hang guard, not a timing: the writes must not wait at all
+        for n in range(20):
+            asked = await hub.posts.question_post(Caller.agent("bot"), a_question(project_id="proj", summary=f"Q{n}?"))
+            await hub.resolutions.answer(Caller.admin(), an_answer(question_id=asked["event_id"], body="yes"))
+    assert 1 <= len(stuck.sent) <= 20 and not hub.push.sender.idle.is_set()
+    stuck.release.set()
+    await hub.push.sender.idle.wait()

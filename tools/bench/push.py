@@ -212,7 +212,7 @@ async def main(args: argparse.Namespace) -> None:
               f"p99={p99 * 1000:.1f} ms (target p99 < 100 ms)")
         rates: dict[int, list[float]] = {args.devices: [], 0: []}
         for n in range(args.rounds):
-            for devices in (0, args.devices):
+            for devices in ((0, args.devices) if n % 2 == 0 else (args.devices, 0)):  # alternate who goes first
                 rates[devices].append(await throughput(root / f"tp-{n}-{devices}", devices, args.posts, args.writers))
         with_devices, without = statistics.median(rates[args.devices]), statistics.median(rates[0])
         print(f"question_post throughput ({args.posts} posts, {args.writers} writers, {args.rounds} rounds): "
@@ -234,7 +234,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--devices", type=int, default=10)
     parser.add_argument("--questions", type=int, default=200)
-    parser.add_argument("--posts", type=int, default=500)
+    parser.add_argument("--posts", type=int, default=1000)
     parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=4)
     anyio.run(main, parser.parse_args())
