@@ -3,12 +3,13 @@ dark theme, with no serious or critical violation; each screen seeded so its row
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
+from tests.adversarial.rest_support import subscription
 from tests.webapp.conftest import Hub
 
 pytestmark = pytest.mark.browser
@@ -17,10 +18,18 @@ Seeds = dict[str, str]
 
 
 @pytest.fixture(scope="module")
-def seeds(hub: Hub) -> Seeds:
+def seeds(hub: Hub) -> Iterator[Seeds]:
     agent = hub.new_agent("auditor")
     project = hub.new_project("a11y")
     hub.question(agent, project, "Which colour for the button?", options=["Blue", "Green"], body="Context here.")
+    hub.question(agent, project, "Order details?", form={"type": "object", "required": ["email"], "properties": {
+        "email": {"type": "string", "format": "email", "title": "Reply to", "description": "Where to send it"},
+        "copies": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
+        "colour": {"type": "string", "enum": ["r", "b"], "enumNames": ["Red", "Blue"]},
+        "extras": {"type": "array", "items": {"type": "string", "enum": ["gift", "rush"]}},
+        "ok": {"type": "boolean", "title": "Confirm"}}})
+    # A push device (its endpoint refuses connections at once), so Settings draws a device row.
+    device = hub.rest("POST", "/push/devices", subscription("http://127.0.0.1:9/audit"), expect=201)
     hub.question(agent, project, "Open question with a deadline?", expires_in_seconds=3600)
     hub.approval(agent, project, "Deploy now?")
     hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "An idea to read"})
@@ -44,8 +53,9 @@ def seeds(hub: Hub) -> Seeds:
     hub.mcp(agent, "comment_post", {"artifact_id": diff, "body": "Who is greeted?",
                                     "anchor": {"mode": "line", "file": "app.py", "side": "new", "line": 2}})
     review = hub.approval(agent, project, "Review the diff", artifact_id=diff)
-    return {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"]),
+    yield {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"]),
             "diff": str(diff), "review": str(review)}
+    hub.rest("DELETE", f"/push/devices/{device['id']}", expect=204)
 
 
 # (screen, its address from the seeds). WEB-B's screens are listed here too.
