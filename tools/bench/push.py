@@ -142,7 +142,7 @@ async def latency(root: Path, devices: int, questions: int) -> list[float]:
     return samples
 
 
-async def throughput(root: Path, devices: int, posts: int, writers: int) -> float:
+async def throughput(root: Path, devices: int, posts: int, writers: int) -> tuple[float, dict[str, float]]:
     receiver = Receiver() if devices else None
     async with bench_hub(root, receiver, devices) as hub:
         await ask(hub, -1)
@@ -159,10 +159,12 @@ async def throughput(root: Path, devices: int, posts: int, writers: int) -> floa
                 tg.start_soon(writer)
         elapsed = time.perf_counter() - started
         await hub.push.sender.idle.wait()
+        counted = {result: hub.push.sender.counter.labels(result=result)._value.get()
+                   for result in ("delivered", "dropped", "failed")}
     if receiver is not None:
         receiver.server.shutdown()
         receiver.server.server_close()
-    return posts / elapsed
+    return posts / elapsed, counted
 
 
 # VmRSS, not ru_maxrss: a child started from a large parent inherits the parent's peak.
@@ -213,7 +215,13 @@ async def main(args: argparse.Namespace) -> None:
         rates: dict[int, list[float]] = {args.devices: [], 0: []}
         for n in range(args.rounds):
             for devices in ((0, args.devices) if n % 2 == 0 else (args.devices, 0)):  # alternate who goes first
-                rates[devices].append(await throughput(root / f"tp-{n}-{devices}", devices, args.posts, args.writers))
+                rate, counted = await throughput(root / f"tp-{n}-{devices}", devices, args.posts, args.writers)
+                rates[devices].append(rate)
+                if devices:
+                    print(f"  round {n}: {rate:.0f}/s with {devices} devices; pushes "
+                          + ", ".join(f"{k} {v:.0f}" for k, v in counted.items()))
+                else:
+                    print(f"  round {n}: {rate:.0f}/s with none")
         with_devices, without = statistics.median(rates[args.devices]), statistics.median(rates[0])
         print(f"question_post throughput ({args.posts} posts, {args.writers} writers, {args.rounds} rounds): "
               f"{args.devices} devices {with_devices:.0f}/s, none {without:.0f}/s, "
