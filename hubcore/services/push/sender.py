@@ -29,7 +29,7 @@ from prometheus_client import Counter
 
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
-from hubcore.services.push import message, wire
+from hubcore.services.push import message
 from hubcore.services.push.devices import device_rows, filters_of
 from hubcore.services.push.filters import PUSH_KINDS, wants
 from hubcore.services.push.keys import PushKeys
@@ -81,6 +81,9 @@ class ProcessTransport:
         self._limiter = anyio.CapacityLimiter(1)
 
     async def send(self, pushes: list[Push]) -> list[int]:
+        # Imported on the first send; `wire` loads http_ece and py_vapid only where it sends (the worker).
+        from hubcore.services.push import wire
+
         wires = [wire.Wire(p.target.endpoint, p.target.p256dh, p.target.auth, p.data, p.urgency, p.topic, p.ttl)
                  for p in pushes]
         return await anyio.to_process.run_sync(wire.send_all, wires, self._pem, self._contact,

@@ -18,13 +18,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import http_ece
-from cryptography.hazmat.primitives.asymmetric import ec
-from py_vapid import Vapid
-
 from hubcore.services.push.keys import unb64url
+
+if TYPE_CHECKING:
+    from py_vapid import Vapid
 
 TIMEOUT_SECS = 10.0
 THREADS = 4  # pushes of one item to different services go out together (network waits overlap)
@@ -71,6 +71,9 @@ _worker = _Worker()  # per worker process; the hub process never calls into this
 
 def encrypt(push: Wire) -> bytes:
     """The aes128gcm body for the browser's keys: a fresh ephemeral key and salt per message."""
+    import http_ece  # the libraries load in the worker process only (the hub process never sends)
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     server_key = ec.generate_private_key(ec.SECP256R1())
     return bytes(http_ece.encrypt(push.data, salt=os.urandom(16), private_key=server_key,
                                   dh=unb64url(push.p256dh), auth_secret=unb64url(push.auth), version="aes128gcm"))
@@ -82,6 +85,8 @@ def _vapid(pem: bytes, contact: str, audience: str) -> dict[str, str]:
 
 
 def _signed(pem: bytes, contact: str, audience: str) -> dict[str, str]:
+    from py_vapid import Vapid
+
     if _worker.pem != pem or _worker.vapid is None:
         _worker.pem, _worker.vapid, _worker.tokens = pem, Vapid.from_pem(pem), {}
     now = time.time()
