@@ -7,7 +7,6 @@ background sender, and the `hub_push_sends_total{result}` counter. Its devices l
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +34,6 @@ class PushPart(Part):
                                "dropped)", ["result"], registry=None)
         self.sender = PushSender(core, keys, self.counter, transport=transport)
         self.push = PushService(core, keys, self.sender, resolutions, notify_state)
-
-    def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
-        """Devices outlive projects; a device's project filter naming it simply matches nothing."""
 
     def on_commit(self, effects: Effects) -> None:
         self.sender.on_commit(effects)

@@ -41,7 +41,7 @@ async def offline_backup(tmp_path: Path, data: Path) -> Path:
     run = await cli(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", str(data))
     assert run.code == 0, run.err
     (made,) = [p for p in (tmp_path / "bk").iterdir()]
-    assert run.out.startswith(f"backup {made}: 4 files")
+    assert run.out.startswith(f"backup {made}: 5 files")  # hub.db, a brain, a knowledge base, a blob, the push keys
     return made
 
 

@@ -57,9 +57,9 @@ async def test_a_backup_holds_every_store_file_and_blob_with_a_manifest(live: Hu
     manifest = read_manifest(root)
     paths = {f.path for f in manifest.files}
     assert paths == {"hub.db", f"brains/{made['session_id']}.db", "kb/web.db",
-                     f"blobs/{made['blob'][:2]}/{made['blob']}"}
+                     f"blobs/{made['blob'][:2]}/{made['blob']}", "push/keys.json"}  # the push keys: a secret file
     assert body["manifest"] == {"schema_version": hub.schema_version, "created_at": manifest.created_at,
-                                "files": 4, "bytes": manifest.bytes}
+                                "files": 5, "bytes": manifest.bytes}
     assert manifest.bytes == sum(f.size for f in manifest.files)
     assert verify_manifest(root) == []
     assert sorted(p.name for p in backups.iterdir()) == [body["directory"]]  # no partial left behind

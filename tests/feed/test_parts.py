@@ -13,6 +13,7 @@ from hubcore.hub import Hub
 from hubcore.parts import Part, overrides
 from hubcore.parts.enrolment import EnrolmentPart
 from hubcore.parts.feeds import FeedsPart
+from hubcore.parts.push import PushPart
 from tests.harness import ADMIN, HubClient
 from tests.requests import a_brief
 
@@ -21,11 +22,12 @@ pytestmark = pytest.mark.anyio
 
 async def test_the_hub_is_its_list_of_parts(hub: Hub) -> None:
     assert [part.name for part in hub.parts] == ["projects-and-agents", "feeds-and-inbox", "sessions-and-brains",
-                                                 "knowledge-base", "artifacts", "search", "enrolment", "integrity"]
+                                                 "knowledge-base", "artifacts", "search", "enrolment", "integrity",
+                                                 "push"]
     assert hub.core.parts == hub.parts
     # Commit observers are exactly the parts that bring one.
     assert hub.publisher.observers == [p.on_commit for p in hub.parts if overrides(p, "on_commit")]
-    assert [type(p) for p in hub.parts if overrides(p, "on_commit")] == [FeedsPart, EnrolmentPart]
+    assert [type(p) for p in hub.parts if overrides(p, "on_commit")] == [FeedsPart, EnrolmentPart, PushPart]
 
 
 async def test_an_absent_part_reads_as_null_not_as_a_made_up_zero(client: HubClient, hub: Hub) -> None:
