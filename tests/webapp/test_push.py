@@ -110,7 +110,8 @@ def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, p
         bot = hub.new_agent("pusher")
         project = hub.new_project("push")
         question = hub.question(bot, project, "Ship the release?", options=["Yes", "Not yet", "Later"])
-        sent = wait_for(lambda: [r for r in pushes.received if r["message"].get("id") == question], "the push")[0]
+        sent = wait_for(lambda: [r for r in pushes.received if r["message"].get("id") == question], "the push",
+                        timeout=30)[0]  # the first send starts the push worker process
         assert sent["message"]["title"] == "Ship the release?"
         cdp, reg = registration_id(context, page, hub)
         cdp.send("ServiceWorker.deliverPushMessage", {"origin": hub.url, "registrationId": reg,
@@ -139,8 +140,8 @@ def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, p
                                                       "data": json.dumps(closed["message"])})
         shown(context, page, lambda ns: ns == [])
         # The receipt: not picked up until the agent reads its answer, then delivered.
-        page.goto("/#/inbox?status=resolved")
-        page.wait_for_selector(f"li[data-event-id='{question}'] .receipt")
+        page.goto(f"/#/inbox?status=resolved&item={question}")  # where a tap on the notification opens
+        page.wait_for_selector(f"li[data-event-id='{question}'][aria-selected=true] .receipt")
         assert "Not picked up yet" in page.inner_text(f"li[data-event-id='{question}'] .receipt")
         hub.mcp(bot, "inbox_wait", {"wait_seconds": 0})
         page.reload()

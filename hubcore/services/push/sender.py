@@ -204,16 +204,16 @@ class PushSender:
         results = await self.send_many(pushes)
         await self.record({push.target.device_id: result for push, result in zip(pushes, results, strict=True)})
 
-    async def send(self, push: Push) -> str:
+    async def send(self, push: Push, *, retries: int = RETRIES) -> str:
         """One push with its retries -> `delivered`, `gone` or `failed` (each counted)."""
-        return (await self.send_many([push]))[0]
+        return (await self.send_many([push], retries=retries))[0]
 
-    async def send_many(self, pushes: list[Push]) -> list[str]:
+    async def send_many(self, pushes: list[Push], *, retries: int = RETRIES) -> list[str]:
         """Pushes with their retries: 429, 5xx and no answer are tried again after a backoff, at
-        most `RETRIES` times -> each one's `delivered`, `gone` or `failed` (each counted)."""
+        most `retries` times -> each one's `delivered`, `gone` or `failed` (each counted)."""
         results: dict[int, str] = {}
         pending = list(range(len(pushes)))
-        for attempt in range(RETRIES + 1):
+        for attempt in range(retries + 1):
             statuses = await self.transport.send([pushes[i] for i in pending])
             again = []
             for i, status in zip(pending, statuses, strict=True):
@@ -221,7 +221,7 @@ class PushSender:
                     results[i] = self._count("delivered")
                 elif status in (404, 410):
                     results[i] = self._count("gone")
-                elif (status == 0 or status == 429 or status >= 500) and attempt < RETRIES:
+                elif (status == 0 or status == 429 or status >= 500) and attempt < retries:
                     self._count("retried")
                     again.append(i)
                 else:
