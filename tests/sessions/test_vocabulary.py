@@ -19,6 +19,9 @@ from tests.harness import ADMIN, HubClient
 from tests.requests import a_session_start
 
 RETIRED_ARGUMENTS = {"question", "value"}  # became `summary` and `content`
+# `value` is retired as a brain entry's text; it is the name of a form question's answer (issue 24,
+# as MCP elicitation and the spec's answer event call it), on the answer tool alone.
+NAMED_AGAIN = {("answer_post", "value")}
 ALICE = Caller.agent("alice")
 
 
@@ -37,7 +40,7 @@ def members(schema: Any) -> Iterator[tuple[str, Any]]:
 
 def test_no_tool_takes_a_retired_name() -> None:
     for tool in all_tools():
-        names = {name for name, _ in members(tool.input_schema)}
+        names = {name for name, _ in members(tool.input_schema) if (tool.name, name) not in NAMED_AGAIN}
         assert not names & RETIRED_ARGUMENTS, (tool.name, names & RETIRED_ARGUMENTS)
 
 

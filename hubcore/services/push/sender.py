@@ -86,8 +86,10 @@ class ProcessTransport:
 
         wires = [wire.Wire(p.target.endpoint, p.target.p256dh, p.target.auth, p.data, p.urgency, p.topic, p.ttl)
                  for p in pushes]
+        # cancellable: at shutdown the worker is killed rather than waited for (a push service may
+        # take its 10-second timeout), so a stop never waits on a push.
         return await anyio.to_process.run_sync(wire.send_all, wires, self._pem, self._contact,
-                                               limiter=self._limiter)
+                                               limiter=self._limiter, cancellable=True)
 
 
 @dataclass(frozen=True)
