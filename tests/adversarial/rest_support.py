@@ -33,7 +33,9 @@ async def seed(client: HubClient) -> dict[str, str]:
     approval = await hub.posts.signal_append(ALICE, a_signal(project_id="web", kind="approval", summary="Ship it?"))
     session = await hub.sessions.start(ALICE, a_session_start("web", "one"))
     other = await hub.sessions.start(ALICE, a_session_start("web", "two"))
-    device, _ = await hub.push.devices.create(HUMAN, parse(DeviceCreate, subscription("https://push.example/seed")))
+    # A push device that wants nothing (no project is named `nowhere`): the seeded tests push nowhere.
+    quiet = {**subscription("http://127.0.0.1:9/seed"), "filters": {"kinds": ["idea"], "projects": ["nowhere"]}}
+    device, _ = await hub.push.devices.create(HUMAN, parse(DeviceCreate, quiet))
     cap = caps.mint(hub.push.keys.act_secret, caps.Capability(
         device["id"], approval["event_id"], "approve", int(hub.core.now()) + 3600))
     return {"idea": idea["event_id"], "question": question["question_id"], "approval": approval["event_id"],

@@ -115,7 +115,7 @@ ROUTES = [
     # Push: a member that is an object is named itself only when it is not one (inside it, the
     # member at fault is named: `keys.p256dh`, `filters.a`).
     Route("push device", "POST", "/api/v1/push/devices",
-          {**subscription("https://push.example/walk"), "filters": {"kinds": ["question"]}},
+          {**subscription("http://127.0.0.1:9/walk"), "filters": {"kinds": ["idea"], "projects": ["nowhere"]}},
           (Member.required("name"), Member("endpoint"), Member("keys", frozenset({"object", "nested_object"})),
            Member.word("filters", "null", "object", "nested_object")), ok=201),
     Route("push device update", "PATCH", "/api/v1/push/devices/{device}",

@@ -86,10 +86,10 @@ class ProcessTransport:
 
         wires = [wire.Wire(p.target.endpoint, p.target.p256dh, p.target.auth, p.data, p.urgency, p.topic, p.ttl)
                  for p in pushes]
-        # cancellable: at shutdown the worker is killed rather than waited for (a push service may
-        # take its 10-second timeout), so a stop never waits on a push.
+        # Not cancellable: a cancelled call kills the worker without reaping it (a ResourceWarning);
+        # at shutdown the batch in flight finishes (each push has a 10-second timeout).
         return await anyio.to_process.run_sync(wire.send_all, wires, self._pem, self._contact,
-                                               limiter=self._limiter, cancellable=True)
+                                               limiter=self._limiter)
 
 
 @dataclass(frozen=True)
