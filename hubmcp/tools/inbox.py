@@ -23,7 +23,7 @@ ITEM: dict[str, Any] = {
         "answer": {"type": ["object", "null"]}, "decision": {"type": ["object", "null"]},
         "expires_at": {"type": ["string", "null"]}, "on_expiry": {"type": ["string", "null"]},
         "expired": {"type": "boolean"},
-        "delivered_at": {"type": ["string", "null"], "description": "when the resolution reached the asker"},
+        "delivered_at": {"type": ["string", "null"]},  # when the resolution reached the asker
         "actor_seen_at": {"type": ["string", "null"]},
     },
     "required": ["event_id", "project_id", "kind", "status"],
