@@ -14,8 +14,21 @@ from hubcore import __version__
 from hubcore.errors import HubError, is_volume_full, volume_full
 from hubcore.metrics import HubMetrics
 from hubhttp import bootstrap, openapi
-from hubhttp.api import (agents, artifacts, enrol, feed, inbox, kb, limits, projects, push, search, sessions, storage,
-                         stream)
+from hubhttp.api import (
+    agents,
+    artifacts,
+    enrol,
+    feed,
+    inbox,
+    kb,
+    limits,
+    projects,
+    push,
+    search,
+    sessions,
+    storage,
+    stream,
+)
 from hubhttp.api.backups import bp as backups_bp
 from hubhttp.context import HUB_KEY
 from hubhttp.pages import routes as pages

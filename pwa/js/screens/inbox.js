@@ -64,6 +64,7 @@ export default {
   title: () => "Inbox",
   async render(root, params, app) {
     const filters = { project: params.project || "", status: params.status || "", unread: params.unread === "1" };
+    let opened = params.item || null;
     const prefs = loadPrefs();
     const wide = matchMedia(WIDE);
     let rows = [];
@@ -181,6 +182,11 @@ export default {
       rows = lists.flatMap((list) => byList.get(list.id) || []);
       selected = keep ? rows.findIndex((r) => r.item.event_id === keep) : -1;
       if (selected >= 0) mark(selected, !!hadFocus && !drafts.focused);
+      if (opened) { // a tapped notification (`?item=`): that item, selected and in view, once
+        const at = rows.findIndex((r) => r.item.event_id === opened);
+        opened = null;
+        if (at >= 0) mark(at);
+      }
       drafts.restore(body);
       stopTick();
       stopTick = tickCountdowns(body, refresh);
