@@ -300,9 +300,10 @@ class AttentionService:
             for (name, project_id), newest in drained.advances.items():
                 advance_cursor(conn, actor, name, newest, now, project_id)
             effects = Effects()
-            # The receipt: a resolution handed over here reached its asking agent.
-            mark_delivered(conn, [i["thread_id"] for i in drained.items if i["source"] == "attention"], now,
-                           effects)
+            # The receipt: a resolution handed over here reached its asking agent (a comment note,
+            # the other attention item, answers no thread and so has no receipt).
+            threads = [i["thread_id"] for i in drained.items if i["source"] == "attention" and "thread_id" in i]
+            mark_delivered(conn, threads, now, effects)
             return drained, effects
 
         return await self.core.store.execute_effects(write)

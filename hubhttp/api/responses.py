@@ -485,3 +485,4 @@ class Limits(Out):
     kb_history_page: int
     search_query_bytes: int
     search_terms: int
+    push_device_name_chars: int

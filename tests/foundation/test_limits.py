@@ -10,6 +10,7 @@ import pytest
 
 from hubcore.services import entries, validate
 from hubcore.services.artifacts import comments
+from hubcore.services.push import devices
 from hubcore.services.resolutions import NOTE_MAX
 from hubcore.services.search.query import QUERY_MAX_BYTES, TERMS_MAX
 from hubcore.services.sessions import HANDOFF_MAX
@@ -30,6 +31,7 @@ async def test_the_limits_route_answers_the_rules_own_numbers(client: HubClient)
     assert (got["decision_note_chars"], got["handoff_chars"]) == (NOTE_MAX, HANDOFF_MAX)
     assert (got["search_query_bytes"], got["search_terms"], got["kb_page_bytes"]) == \
         (QUERY_MAX_BYTES, TERMS_MAX, entries.PAGE_MAX)
+    assert got["push_device_name_chars"] == devices.NAME_MAX
     # The id rules stated are the rules enforced: the longest id passes, one more character does not.
     for rule, make in ((got["project_id"], "projects"), (got["agent_id"], "agents")):
         assert re.fullmatch(rule["pattern"], "a" * rule["max_chars"])

@@ -151,7 +151,7 @@ export function notificationsPanel(app) {
       return;
     }
     const blocked = pushBlocked();
-    const name = h("input", { id: "push-name", class: "field", value: "My phone", maxLength: 80 });
+    const name = h("input", { id: "push-name", class: "field", value: "My phone", maxLength: (app.limits || {}).push_device_name_chars });
     const enable = h("button", { type: "submit", class: "btn primary" }, "Enable push here");
     const error = h("p", { class: "error-text", role: "alert" });
     const form = h("form", { class: "push-enable" },
