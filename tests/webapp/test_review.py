@@ -112,8 +112,9 @@ def test_verdict_round_trip_to_the_agents_wait(hub: Hub, app_page: Any) -> None:
     aid = publish(hub, agent, project)
     asked = hub.mcp(agent, "signal_append", {"project_id": project, "kind": "approval", "summary": "Review my change",
                                              "artifact_id": aid})
-    app_page.evaluate("location.hash = '#/inbox'")
-    # The package's hub is shared: other tests' approvals may wait in the same Inbox.
+    # The package's hub is shared: other tests' approvals wait in the same Inbox (oldest first, a
+    # page at a time), so the Inbox is opened on this test's project.
+    app_page.evaluate(f"location.hash = '#/inbox?project={project}'")
     item = app_page.locator("main li.item").filter(has_text="Review my change")
     item.get_by_role("link", name="Open the diff to review").click()
     main = app_page.locator("main")
