@@ -14,6 +14,7 @@ import itertools
 import json
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,13 @@ class Hub:
     def approval(self, agent_token: str, project_id: str, summary: str, **extra: Any) -> str:
         return str(self.mcp(agent_token, "signal_append", {"project_id": project_id, "summary": summary,
                                                            "kind": "approval", **extra})["event_id"])
+
+    def wait_last_seen(self, project_id: str, want: str) -> None:
+        """The app posts the human's feed cursor after drawing; poll the hub (no fixed sleep) until it lands."""
+        deadline = time.monotonic() + 10
+        while (seen := self.rest("GET", f"/projects/{project_id}/feed?limit=1")["last_seen"]) != want:
+            assert time.monotonic() < deadline, (seen, want)
+            time.sleep(0.05)
 
     def item(self, event_id: str) -> dict[str, Any]:
         """The inbox entry as the hub stores it now."""

@@ -4,7 +4,6 @@ what agents wrote shown as text."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -14,18 +13,6 @@ from tests.webapp.conftest import Hub
 from tests.webapp.seed import XSS, go, no_script_ran, signals
 
 pytestmark = pytest.mark.browser
-
-
-def last_seen(hub: Hub, project_id: str) -> Any:
-    return hub.rest("GET", f"/projects/{project_id}/feed", None)["last_seen"]
-
-
-def wait_last_seen(hub: Hub, project_id: str, want: str) -> None:
-    """The app posts the cursor after drawing; poll the hub (no fixed sleep) until it lands."""
-    deadline = time.monotonic() + 10
-    while last_seen(hub, project_id) != want:
-        assert time.monotonic() < deadline, (last_seen(hub, project_id), want)
-        time.sleep(0.05)
 
 
 def test_a_feed_pages_back_marks_what_is_unseen_and_posts_the_cursor(app_page: Any, hub: Hub) -> None:
@@ -43,7 +30,7 @@ def test_a_feed_pages_back_marks_what_is_unseen_and_posts_the_cursor(app_page: A
     expect(app_page.locator(".feed-row.unseen").last).to_contain_text("step 56")
     expect(app_page.locator(f'.feed-row[data-id="{ids[54]}"] .new-mark')).to_have_count(0)
     expect(app_page.locator(".day-title").first).to_have_text("Today")
-    wait_last_seen(hub, project, ids[-1])  # the newest id of the whole feed it saw
+    hub.wait_last_seen(project, ids[-1])  # the newest id of the whole feed it saw
 
     app_page.get_by_role("button", name="Load older").click()
     expect(rows).to_have_count(60)
@@ -57,13 +44,13 @@ def test_new_events_arrive_live_marked_new_and_move_the_cursor(app_page: Any, hu
     first = signals(hub, token, project, 1, "before")
     go(app_page, f"#/projects/{project}", project)
     expect(app_page.locator(".feed-row")).to_have_count(1)
-    wait_last_seen(hub, project, first[0])
+    hub.wait_last_seen(project, first[0])
 
     later = signals(hub, token, project, 2, "arrived")
     expect(app_page.locator(".feed-row")).to_have_count(3)
     expect(app_page.locator(".feed-row").first).to_contain_text("arrived 2")
     expect(app_page.locator(".feed-row.unseen")).to_have_count(3)  # unseen when the screen opened
-    wait_last_seen(hub, project, later[-1])
+    hub.wait_last_seen(project, later[-1])
 
 
 def test_kind_chips_filter_and_a_filtered_page_posts_the_whole_feeds_newest(app_page: Any, hub: Hub) -> None:
@@ -73,7 +60,7 @@ def test_kind_chips_filter_and_a_filtered_page_posts_the_whole_feeds_newest(app_
     newest = signals(hub, token, project, 1, "painted")[0]
     go(app_page, f"#/projects/{project}", project)
     expect(app_page.locator(".feed-row")).to_have_count(2)
-    wait_last_seen(hub, project, newest)
+    hub.wait_last_seen(project, newest)
 
     app_page.get_by_role("button", name="question", exact=True).click()
     expect(app_page.get_by_role("button", name="question", exact=True)).to_have_attribute("aria-pressed", "true")
@@ -84,7 +71,7 @@ def test_kind_chips_filter_and_a_filtered_page_posts_the_whole_feeds_newest(app_
     # A signal arrives while only questions show: the page the app re-reads holds no new row, yet
     # the cursor moves to the newest event of the whole feed.
     after = signals(hub, token, project, 1, "unfiltered")[0]
-    wait_last_seen(hub, project, after)
+    hub.wait_last_seen(project, after)
     expect(app_page.locator(".feed-row")).to_have_count(1)
 
     app_page.get_by_role("button", name="All", exact=True).click()

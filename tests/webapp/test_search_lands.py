@@ -52,7 +52,7 @@ def test_a_feed_hit_opens_the_feed_at_its_event(opener: Any, hub: Hub, viewport:
     expect(page.locator(f'li.feed-row[data-id="{made[59]}"]')).to_have_count(1)
     expect(page.locator("li.feed-row.target")).to_have_count(0)
     # What is stored: the human's feed cursor moved to the newest event shown, never past it.
-    assert hub.rest("GET", f"/projects/{project}/feed?limit=1")["last_seen"] == made[59]
+    hub.wait_last_seen(project, made[59])
     no_script_ran(page)
 
 

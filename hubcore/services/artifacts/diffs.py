@@ -142,9 +142,11 @@ class _Parser:
         self.files_max, self.hunks_max = files_max, hunks_max
 
     def bad(self, why: str = "is not part of a unified diff") -> HubError:
+        if self.i >= len(self.lines):  # the text stopped short: name its last line, which exists
+            n = max(1, len(self.lines))
+            return invalid(f"content: the diff ends after line {n}; the next line {why}", field="content", line=n)
         n = self.i + 1
-        text = self.lines[self.i] if self.i < len(self.lines) else ""
-        return invalid(f"content: line {n} {why}: {shown(text[:120])}", field="content", line=n)
+        return invalid(f"content: line {n} {why}: {shown(self.lines[self.i][:120])}", field="content", line=n)
 
     def peek(self) -> str | None:
         return self.lines[self.i] if self.i < len(self.lines) else None
