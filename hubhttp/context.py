@@ -18,7 +18,8 @@ HUB_KEY = "agent_hub"
 
 
 def hub() -> Hub:
-    return current_app.extensions[HUB_KEY]
+    found: Hub = current_app.extensions[HUB_KEY]
+    return found
 
 
 def caller() -> Caller:

@@ -76,7 +76,7 @@ TRIMMED = (" once trimmed", "; canonicalised (., .., trailing slash)", " once ca
 
 def lean_input(schema: Mapping[str, Any], keep_null: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A tool's input schema for the catalogue (see the module's rules)."""
-    out = _walk_input(dict(schema), keep_null)
+    out: dict[str, Any] = _walk_input(dict(schema), keep_null)
     out.pop("description", None)  # the tool's own description says it
     members = out.get("properties", {})
     for name, member in members.items():
