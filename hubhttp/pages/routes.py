@@ -29,6 +29,7 @@ from hubhttp.pages import templates
 from hubhttp.pages.assets import IMMUTABLE, assets
 from hubhttp.pages.diffpage import diff_page
 from hubhttp.pages.markdown import render
+from hubhttp.problems import PROBLEM_TYPE, count_failure, from_error
 
 bp = Blueprint("pages", __name__)
 
@@ -98,22 +99,51 @@ def shell_response(found: dict[str, Any], *, key: str, versions: list[int], fram
 
 async def frame_response(found: dict[str, Any]) -> Response:
     """The frame's document. An HTML artifact's own scripts run only where the human turned them
-    on (`hub.scripts`); a markdown frame holds the hub's scripts alone (the agent's HTML is escaped)."""
+    on (`hub.scripts`); until then the one script that runs is the hub's, pinned by its hash, which
+    tells the viewer what the reader selected. A markdown frame holds the hub's scripts alone (the
+    agent's HTML is escaped)."""
     origin = caller_origin()
     scripts = found["kind"] != "html" or await hub().scripts.allowed(found["id"])
     if found["protected"]:
-        # The loader is the hub's script: it runs, and puts a no-script document in a frame
-        # sandboxed without scripts.
-        body, csp = templates.loader_frame(scripts=scripts), templates.frame_csp(origin)
+        # The loader is the hub's script: it writes the decrypted document in place of itself.
+        body = templates.loader_frame()
+        csp = templates.frame_csp(origin, scripts=scripts, hub_script=templates.LOADER_SCRIPT)
     elif found["kind"] == "markdown":
         body = templates.markdown_frame(render(found["content"]), found["title"], origin)
         csp = templates.frame_csp(origin)
     elif found["kind"] == "diff":  # built by the hub, escaped, with no script at all
         body, csp = diff_page(found["content"], found["title"]), templates.frame_csp(origin, scripts=False)
     else:
-        body, csp = found["content"], templates.frame_csp(origin, scripts=scripts)
+        body = templates.html_frame(found["content"])
+        csp = templates.frame_csp(origin, scripts=scripts, hub_script=templates.SELECTION_SCRIPT)
     return Response(body, status=200, content_type="text/html; charset=utf-8",
                     headers={**PAGE_HEADERS, **FRAME_HEADERS, "Content-Security-Policy": csp})
+
+
+def wants_html() -> bool:
+    """A browser opening the page (or its frame) asks for HTML first; a client that does not gets
+    the problem document every other route answers."""
+    accepted = request.accept_mimetypes
+    return accepted.quality("text/html") > accepted.quality("application/json")
+
+
+@bp.errorhandler(HubError)
+async def page_error(err: HubError) -> Response:
+    """A page or frame that cannot be shown reads as a sentence in a browser, with the status kept;
+    the card, the assets and non-browser clients get the problem document."""
+    path = request.path
+    count_failure(hub().metrics, err.code)
+    if err.status not in (400, 404) or path.endswith("/og.svg") or path.startswith("/assets/") or not wants_html():
+        status, headers, body = from_error(err)
+        return Response(body, status=status, headers=headers, content_type=PROBLEM_TYPE)
+    sentence = (templates.BAD_ADDRESS if err.status == 400
+                else templates.MISSING_SHARE if path.startswith("/s/") else templates.MISSING_ARTIFACT)
+    if path.endswith("/frame"):
+        return Response(templates.missing_frame(sentence), status=err.status, content_type="text/html; charset=utf-8",
+                        headers={**PAGE_HEADERS, **FRAME_HEADERS,
+                                 "Content-Security-Policy": templates.frame_csp(caller_origin(), scripts=False)})
+    return Response(templates.missing_page(sentence), status=err.status, content_type="text/html; charset=utf-8",
+                    headers={**PAGE_HEADERS, **SHELL_HEADERS, "Content-Security-Policy": templates.SHELL_CSP})
 
 
 def card_response(found: dict[str, Any]) -> Response:

@@ -10,6 +10,7 @@ wrote is escaped here.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import textwrap
@@ -41,12 +42,23 @@ def visible(text: str) -> str:
 FRAME_ANCESTORS = "frame-ancestors 'self'"
 
 
-def frame_csp(origin: str, *, scripts: bool = True) -> str:
-    """The frame's CSP. `scripts` False: no script runs in it at all (`script-src 'none'` and the
-    CSP sandbox without `allow-scripts`), which is what keeps WebRTC off the network
-    (`hubcore.services.artifacts.scripts`)."""
+def script_hash(script: str) -> str:
+    """A CSP hash source for an inline script's exact text."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode()).digest()).decode() + "'"
+
+
+def frame_csp(origin: str, *, scripts: bool = True, hub_script: str | None = None) -> str:
+    """The frame's CSP. `scripts` False: none of the artifact's scripts runs (that is what keeps
+    WebRTC off the network, `hubcore.services.artifacts.scripts`): `hub_script` given, only that one
+    inline script of the hub's (pinned by its SHA-256: it reports the reader's selection to the
+    viewer) runs; without it, `script-src 'none'` and the CSP sandbox without `allow-scripts`."""
     mermaid = f"{origin}/assets/{assets().mermaid}"
-    script_src, sandbox = (f"'unsafe-inline' {mermaid}", "sandbox allow-scripts") if scripts else ("'none'", "sandbox")
+    if scripts:
+        script_src, sandbox = f"'unsafe-inline' {mermaid}", "sandbox allow-scripts"
+    elif hub_script is not None:
+        script_src, sandbox = script_hash(hub_script), "sandbox allow-scripts"
+    else:
+        script_src, sandbox = "'none'", "sandbox"
     return ("default-src 'none'; "
             f"script-src {script_src}; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
             f"media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; {FRAME_ANCESTORS}; "
@@ -184,35 +196,85 @@ THEME_SCRIPT = """addEventListener("message", function (e) {
     document.documentElement.dataset.theme = e.data.hubTheme;
 });"""
 
-MERMAID_SCRIPT = """mermaid.initialize({startOnLoad: false, securityLevel: "strict", theme: "default"});
-mermaid.run({querySelector: "pre.mermaid"});"""
+# Tells the viewer what the reader selected, so the app can open a comment on that passage: the
+# text (cut to 4000 characters: a quote's limit is 2000), and where it sits as fractions of the
+# page's width and height (the point anchor of a protected version). The parent cannot read a
+# sandboxed frame's selection (docs/decisions.md, issue 25): the frame has to say it. The text goes
+# into a form field in the app, never into markup. `installSelection(doc)` is called again for a
+# document the protected loader writes in. Interfaces are reached through their own names (own
+# properties of the window), which an element's id cannot shadow.
+SELECTION_FUNCTION = """function installSelection(doc) {
+  var timer = 0;
+  var report = function () {
+    timer = 0;
+    var s = getSelection(), text = s ? String(s).slice(0, 4000) : "", x = 0.5, y = 0.5;
+    try {
+      var r = s.getRangeAt(0).getBoundingClientRect(), root = doc.scrollingElement;
+      x = (r.left + r.width / 2 + scrollX) / Math.max(1, root.scrollWidth);
+      y = (r.top + r.height / 2 + scrollY) / Math.max(1, root.scrollHeight);
+    } catch (e) { /* no range: the middle */ }
+    parent.postMessage({hubSelection: {text: text, x: x, y: y}}, "*");
+  };
+  EventTarget.prototype.addEventListener.call(doc, "selectionchange", function () {
+    if (!timer) timer = setTimeout(report, 250);
+  });
+}"""
+SELECTION_SCRIPT = f"(function () {{\\n{SELECTION_FUNCTION}\\ninstallSelection(document);\\n}})();"
 
-# The frame of a protected version: the shell decrypts, then hands the document over once.
-# With the human's yes the decrypted document replaces the loader; without it, it goes into a
-# frame sandboxed without scripts (its own scripts never run: the browser enforces the attribute).
+# Mermaid (3.5 MB) is fetched only once a diagram is on the frame's screen or within a screen of it,
+# so a page with a diagram paints its text as soon as one without; each diagram is drawn as it comes
+# near. `MERMAID` is the hub's copy by its full address (the frame's CSP names it).
+MERMAID_SCRIPT = """(function () {
+  var pending = [], loading = false, ready = false;
+  var draw = function () {
+    var nodes = pending.splice(0);
+    if (nodes.length) mermaid.run({nodes: nodes});
+  };
+  var load = function () {
+    if (loading) return;
+    loading = true;
+    var s = document.createElement("script");
+    s.src = MERMAID;
+    s.onload = function () {
+      mermaid.initialize({startOnLoad: false, securityLevel: "strict", theme: "default"});
+      ready = true;
+      draw();
+    };
+    document.head.appendChild(s);
+  };
+  var seen = new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) {
+      if (!e.isIntersecting) return;
+      seen.unobserve(e.target);
+      pending.push(e.target);
+    });
+    if (ready) draw(); else if (pending.length) load();
+  }, {root: document, rootMargin: "100% 0px"});
+  document.querySelectorAll("pre.mermaid").forEach(function (n) { seen.observe(n); });
+})();"""
+
+# The frame of a protected version: the shell decrypts, then hands the document over once, and the
+# loader writes it in place of itself. Without the human's yes the loader is served with a CSP that
+# lets only its own text run (pinned by hash), so no script in the decrypted document runs; with it,
+# they run as an HTML artifact's own do. Either way the selection is reported to the viewer.
 LOADER_SCRIPT = """(function () {
-  var done = false, scripts = SCRIPTS;
+SELECTION
+  var done = false;
   addEventListener("message", function (e) {
     if (done || e.source !== parent || !e.data || typeof e.data.hubDocument !== "string") return;
     done = true;
-    if (scripts) { document.open(); document.write(e.data.hubDocument); document.close(); return; }
-    var inner = document.createElement("iframe");
-    inner.setAttribute("sandbox", "");
-    inner.setAttribute("title", document.title);
-    inner.style.cssText = "border:0;width:100%;height:100vh;display:block";
-    inner.srcdoc = e.data.hubDocument;
-    document.body.style.margin = "0";
-    document.body.appendChild(inner);
+    document.open(); document.write(e.data.hubDocument); document.close();
+    installSelection(document);
   });
   parent.postMessage({hubReady: true}, "*");
-})();"""
+})();""".replace("SELECTION", SELECTION_FUNCTION)
 
 
 def markdown_frame(rendered: Rendered, title: str, origin: str) -> str:
     mermaid = ""
     if rendered.diagrams:
-        src = f"{escape(origin)}/assets/{assets().mermaid}"
-        mermaid = f'<script src="{src}"></script>\n<script>{MERMAID_SCRIPT}</script>'
+        src = orjson.dumps(f"{origin}/assets/{assets().mermaid}").decode().replace("<", "\\u003c")
+        mermaid = f"\n<script>{MERMAID_SCRIPT.replace('MERMAID', src)}</script>"
     return f"""<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -220,17 +282,62 @@ def markdown_frame(rendered: Rendered, title: str, origin: str) -> str:
 <body><article class="markdown">
 {rendered.html}</article>
 <script>{THEME_SCRIPT}</script>
-{mermaid}
+<script>{SELECTION_SCRIPT}</script>{mermaid}
 </body>
 </html>
 """
 
 
-def loader_frame(*, scripts: bool) -> str:
-    script = LOADER_SCRIPT.replace("SCRIPTS", "true" if scripts else "false")
+def html_frame(content: str) -> str:
+    """An HTML artifact as stored, with the hub's selection script after it (after `</html>` the
+    parser still puts it in the body)."""
+    return f"{content}\n<script>{SELECTION_SCRIPT}</script>"
+
+
+def loader_frame() -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Protected artifact</title></head>
-<body><script>{script}</script></body></html>
+<body><script>{LOADER_SCRIPT}</script></body></html>
+"""
+
+
+# What a person opening a page that cannot be shown reads: a sentence, never a status code or a
+# problem document. A revoked link and one that never existed read the same (no oracle).
+MISSING_SHARE = ("This link no longer opens anything: it was revoked, or the artifact was deleted. "
+                 "Ask whoever sent it for a new link.")
+MISSING_ARTIFACT = ("There is no artifact at this address: it was deleted, that version is not kept, "
+                    "or the address is wrong.")
+BAD_ADDRESS = "This address asks for a version that is not a whole number: check the link."
+
+
+def missing_page(sentence: str) -> str:
+    """The page shown in place of an artifact's page that cannot be opened."""
+    a = assets()
+    return f"""<!doctype html>
+<html lang="en" data-theme="light">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Not available · Agent Hub</title>
+<link rel="stylesheet" href="/assets/{a.viewer_css}">
+</head>
+<body>
+<main id="missing">
+<h1>Nothing to show here</h1>
+<p>{escape(sentence)}</p>
+</main>
+</body>
+</html>
+"""
+
+
+def missing_frame(sentence: str) -> str:
+    """The same sentence inside a frame (an old version or a pass that lapsed, opened in the viewer)."""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not available</title>
+<style>body{{font:16px/1.5 system-ui,sans-serif;margin:1.5rem;color:#1f2328;background:#fff}}</style></head>
+<body><p>{escape(sentence)}</p></body></html>
 """
 
 
