@@ -153,7 +153,7 @@ def shell_page(s: Shell) -> str:
 </head>
 <body>
 <header class="bar">
-<button id="back" type="button">← Back</button>
+<button id="back" type="button" hidden>← Back</button>
 <h1 id="title">{title}</h1>
 {_picker(s)}
 <button id="theme-toggle" type="button" aria-pressed="false">Dark theme</button>
@@ -219,7 +219,7 @@ SELECTION_FUNCTION = """function installSelection(doc) {
     if (!timer) timer = setTimeout(report, 250);
   });
 }"""
-SELECTION_SCRIPT = f"(function () {{\\n{SELECTION_FUNCTION}\\ninstallSelection(document);\\n}})();"
+SELECTION_SCRIPT = f"(function () {{\n{SELECTION_FUNCTION}\ninstallSelection(document);\n}})();"
 
 # Mermaid (3.5 MB) is fetched only once a diagram is on the frame's screen or within a screen of it,
 # so a page with a diagram paints its text as soon as one without; each diagram is drawn as it comes

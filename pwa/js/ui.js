@@ -7,9 +7,14 @@ export function dialog({ title, body, actions = [{ label: "Close", value: null }
     const titleId = "dlg-" + Math.random().toString(36).slice(2);
     let done = false;
     const dlg = h("dialog", { class: "dialog", "aria-labelledby": titleId });
+    // A modal dialog makes the rest of the page inert (unseen, unannounced): toasts raised while it
+    // is open go to a live region of its own, and those still showing move back out when it closes.
+    const toasts = h("div", { class: "toasts in-dialog", "aria-live": "polite" });
     const finish = (value) => {
       if (done) return;
       done = true;
+      const region = document.getElementById("toasts");
+      if (region) region.append(...toasts.children);
       dlg.close();
       dlg.remove();
       if (opener && document.contains(opener)) opener.focus();
@@ -25,6 +30,7 @@ export function dialog({ title, body, actions = [{ label: "Close", value: null }
       h("h2", { id: titleId }, title || ""),
       body ? h("div", { class: "dialog-body" }, body) : null,
       h("div", { class: "dialog-actions" }, buttons),
+      toasts,
     );
     dlg.addEventListener("cancel", (e) => { e.preventDefault(); finish(null); });
     dlg.addEventListener("click", (e) => { if (e.target === dlg) finish(null); });
@@ -56,9 +62,16 @@ export async function confirmTyped({ title, text, word, action = "Delete" }) {
   return (await chosen) === true && input.value === word;
 }
 
+// The live region a toast goes to: the open modal dialog's (the top one), else the page's.
+function toastRegion() {
+  const open = Array.from(document.querySelectorAll("dialog[open]")).filter((d) => d.matches(":modal"));
+  const top = open.length ? open[open.length - 1].querySelector(":scope > .toasts") : null;
+  return top || document.getElementById("toasts");
+}
+
 // A toast in the live region; {kind: "ok"|"error", action: {label, run}, timeout}.
 export function toast(text, { kind = "ok", action = null, timeout } = {}) {
-  const region = document.getElementById("toasts");
+  const region = toastRegion();
   if (!region) return () => {};
   const item = h("div", { class: ["toast", kind], role: kind === "error" ? "alert" : "status" },
     h("span", { class: "toast-text" }, text));
@@ -77,6 +90,5 @@ export function toast(text, { kind = "ok", action = null, timeout } = {}) {
 }
 
 export function clearToasts() {
-  const region = document.getElementById("toasts");
-  if (region) clear(region);
+  for (const region of document.querySelectorAll(".toasts")) clear(region);
 }

@@ -16,8 +16,14 @@ from hubcore.services.artifacts import ArtifactPublish, ArtifactUpdate
 from hubcore.services.requests import parse
 from hubhttp.pages.assets import MERMAID_VERSION, assets
 from hubhttp.pages.markdown import render
-from hubhttp.pages.templates import (LOADER_SCRIPT, MISSING_ARTIFACT, MISSING_SHARE, SELECTION_SCRIPT, html_frame,
-                                     script_hash)
+from hubhttp.pages.templates import (
+    LOADER_SCRIPT,
+    MISSING_ARTIFACT,
+    MISSING_SHARE,
+    SELECTION_SCRIPT,
+    html_frame,
+    script_hash,
+)
 from hubmcp.protect import encrypt
 from tests.artifacts.support import state
 from tests.harness import ADMIN, HubClient

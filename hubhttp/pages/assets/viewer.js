@@ -36,9 +36,26 @@ document.getElementById("theme-toggle").addEventListener("click", () => {
   applyTheme(next);
 });
 
-document.getElementById("back").addEventListener("click", () => {
-  if (history.length > 1) history.back(); else location.assign("/");
-});
+// Back only when there is somewhere to go back to: a page of this hub before this one in the tab
+// (the Navigation API sees only same-origin entries; without it, any earlier entry), or a page of
+// this hub that linked here (a link opened in a new tab). A page opened on its own (from a chat, a
+// mail) shows none: the browser's own Back covers another site. The button hides until this says so.
+function backTarget() {
+  const nav = window.navigation;
+  const earlier = nav && typeof nav.canGoBack === "boolean" ? nav.canGoBack : history.length > 1;
+  if (earlier) return () => history.back();
+  let from = null;
+  try { from = document.referrer ? new URL(document.referrer) : null; } catch (e) { from = null; }
+  if (from && from.origin === location.origin && from.href !== location.href) return () => location.assign(from.href);
+  return null;
+}
+
+const goBack = backTarget();
+const back = document.getElementById("back");
+if (goBack) {
+  back.hidden = false;
+  back.addEventListener("click", goBack);
+}
 
 const picker = document.getElementById("version-picker");
 if (picker) {

@@ -49,6 +49,49 @@ function pointPicker(stage) {
   });
 }
 
+// An artifact that cannot be shown reads as a sentence, never a code: deleted (or never there), or a
+// version that is not kept; anything else is the hub's own message.
+function missing(err, id, version) {
+  if (!err || err.status !== 404) return errorBox(err);
+  if (version !== null) {
+    return h("div", { class: "panel", role: "alert" },
+      h("p", {}, `Version ${version} of this artifact is not kept, or never existed.`),
+      h("p", {}, h("a", { href: `#/artifacts/${enc(id)}` }, "Open its current version")));
+  }
+  return h("div", { class: "panel", role: "alert" },
+    h("p", {}, "This artifact is not here any more: it was deleted, or the link that led here is out of date."),
+    h("p", {}, h("a", { href: "#/" }, "Go to Home")));
+}
+
+// What the reader selected in the frame, which the frame reports (`{hubSelection: {text, x, y}}`:
+// the app cannot read a sandboxed frame's selection itself, docs/decisions.md): the passage shown
+// as text with "Comment on this passage", which fills the comment form with it as the quote.
+const fraction = (v) => (Number.isFinite(v) ? Math.max(0, Math.min(1, Math.round(v * 1000) / 1000)) : 0.5);
+
+function selectionBar(stage, onQuote) {
+  const shown = h("q", { class: "art-selection-text" });
+  const button = h("button", { type: "button", class: "btn primary" }, "Comment on this passage");
+  const line = h("p", { class: "small", role: "status" });
+  const node = h("div", { class: "art-selection", hidden: true }, line, button);
+  let last = null;
+  button.addEventListener("click", () => { if (last) onQuote(last); });
+  const listen = (event) => {
+    if (!document.contains(stage)) { window.removeEventListener("message", listen); return; }
+    const frame = stage.querySelector("iframe.art-frame");
+    const sel = event.data && event.data.hubSelection;
+    if (!frame || event.source !== frame.contentWindow || !sel || typeof sel.text !== "string") return;
+    const text = sel.text.replace(/\s+/g, " ").trim();
+    if (!text) { node.hidden = true; last = null; line.textContent = ""; return; }
+    last = { text, x: fraction(sel.x), y: fraction(sel.y) };
+    shown.textContent = text.length > 160 ? `${text.slice(0, 160)}…` : text;
+    fill(line, "Selected: ", shown);
+    node.hidden = false;
+  };
+  window.addEventListener("message", listen);
+  node.clear = () => { node.hidden = true; last = null; line.textContent = ""; }; // a new frame: nothing selected
+  return node;
+}
+
 // The password gate of a protected version: decrypts in this page; the password goes nowhere.
 function gate(found, onOpen) {
   const password = h("input", { type: "password", name: "artifact-password", autocomplete: "off", required: true });
@@ -166,13 +209,14 @@ export default {
         app.api.get(`/artifacts/${enc(id)}`, { version }), app.api.get(`/artifacts/${enc(id)}/versions`),
         app.api.get(`/artifacts/${enc(id)}/live`), app.api.get(`/artifacts/${enc(id)}/viewer-pass`)]);
     } catch (err) {
-      fill(body, errorBox(err));
+      fill(body, missing(err, id, version));
       return {};
     }
     retitle(root, found.title);
     let decrypted = null;
     const stage = h("div", { class: "art-stage" });
     const showFrame = async () => {
+      if (selected) selected.clear();
       fill(stage, artifactFrame(await frameAddress(app, found, pass), found, decrypted));
       pass = null; // used once: a later frame (a moved draft, an unlock much later) reads a fresh one
     };
@@ -185,6 +229,7 @@ export default {
     drawBand();
     const diff = found.kind === "diff" ? diffView(app, found, { onPosted: () => comments.load() }) : null;
     const comments = commentThreads(app, found, pointPicker(stage), diff ? (list) => diff.setComments(list) : null);
+    const selected = diff ? null : selectionBar(stage, (selection) => comments.quote(selection));
     const verdict = diff ? reviewBar(app, found, params.approval) : null;
     fill(body,
       h("p", { class: "muted small" }, [found.kind, `version ${found.version} of ${versions.length}`,
@@ -194,7 +239,7 @@ export default {
       found.description ? h("p", {}, found.description) : null,
       band, verdict ? verdict.node : null, actions(app, found, () => decrypted ?? found.content,
         () => (found.protected && decrypted === null ? null : showFrame())),
-      diff ? diff.node : stage, versionSheet(versions, found.version, id), comments.node);
+      diff ? diff.node : stage, selected, versionSheet(versions, found.version, id), comments.node);
     if (diff) {
       diff.listen();
       if (verdict) await verdict.load();
@@ -212,13 +257,18 @@ export default {
     };
     return {
       async onLive(change) {
-        if (change.type === "refresh") { await relive(); await comments.load(); return; }
-        if (change.type !== "artifact-live" || change.data.artifact_id !== id) return;
-        await relive();
-        // The draft on view moved: a fresh frame shows its new text (a protected one stays at its gate).
-        if (change.data.version === found.version && !found.protected) {
-          found = await app.api.get(`/artifacts/${enc(id)}`, { version: found.version });
-          await showFrame();
+        try {
+          if (change.type === "refresh") { await relive(); await comments.load(); return; }
+          if (change.type !== "artifact-live" || change.data.artifact_id !== id) return;
+          await relive();
+          // The draft on view moved: a fresh frame shows its new text (a protected one stays at its gate).
+          if (change.data.version === found.version && !found.protected) {
+            found = await app.api.get(`/artifacts/${enc(id)}`, { version: found.version });
+            await showFrame();
+          }
+        } catch (err) {
+          if (err && err.status === 404) fill(body, missing(err, id, null)); // deleted while open
+          else throw err;
         }
       },
     };

@@ -1,5 +1,5 @@
-// The share sheet: the artifact's one share link (pinned to the version shared), created, copied and
-// revoked. While a link is live the artifact's own public page answers only with the admin's viewer
+// The share sheet: the artifact's one share link (pinned to the version shared), created, copied (or
+// handed to the platform's share sheet) and revoked. While a link is live the artifact's own public page answers only with the admin's viewer
 // pass (the app's frame carries one); revoking makes `/s/<token>` answer 404 at once.
 import { h, fill } from "../../dom.js";
 import { when } from "../../format.js";
@@ -19,13 +19,35 @@ async function copy(app, text, what) {
   }
 }
 
+// The platform's share sheet (Web Share), where the browser has one: offered beside Copy, never
+// instead of it. Closing the sheet without choosing is no error.
+function canShare(address) {
+  if (typeof navigator.share !== "function") return false;
+  try {
+    return typeof navigator.canShare !== "function" || navigator.canShare({ url: address });
+  } catch {
+    return false;
+  }
+}
+
+async function share(app, title, address) {
+  try {
+    await navigator.share({ title, url: address });
+  } catch (err) {
+    if (err && err.name === "AbortError") return;
+    app.toast(`Could not open the share sheet: ${err && err.message ? err.message : "this browser refused"}`,
+      { kind: "error" });
+  }
+}
+
 function button(label, run, cls = "btn") {
   const b = h("button", { type: "button", class: cls }, label);
   b.addEventListener("click", () => busy(b, run));
   return b;
 }
 
-function linkView(app, link, id, redraw) {
+function linkView(app, link, artifact, redraw) {
+  const id = artifact.id;
   const address = absolute(link.url);
   const out = h("output", { class: "art-share-url" }, address);
   return h("div", {},
@@ -34,6 +56,7 @@ function linkView(app, link, id, redraw) {
     out,
     h("div", { class: "btn-row" },
       button("Copy link", () => copy(app, address, "Link"), "btn primary"),
+      canShare(address) ? button("Share via…", () => share(app, artifact.title, address)) : null,
       button("Revoke link", async () => {
         try {
           await app.api.del(`/artifacts/${encodeURIComponent(id)}/share`);
@@ -56,7 +79,7 @@ export async function shareSheet(app, artifact) {
     } catch (err) {
       if (err.status !== 404) { fill(body, h("p", { class: "error-text", role: "alert" }, errorText(err))); return; }
     }
-    if (link) { fill(body, linkView(app, link, id, redraw)); return; }
+    if (link) { fill(body, linkView(app, link, artifact, redraw)); return; }
     fill(body, h("p", {}, artifact.protected
       ? "Not shared. A link shows the page with its password gate: the password is never in the link."
       : "Not shared. A link opens the current version read-only for anyone who has it."),
