@@ -32,6 +32,8 @@ short run).
 6. The artifact viewer (`--paints` runs): an artifact opened to its sandboxed frame painted, against
    its requests alone; a protected version's WebCrypto unlock against hashlib's PBKDF2 in this run
    (tools/bench/webapp_artifacts.py says how). No target: the figures say what the gate costs.
+   With them, the share page of a markdown artifact with a diagram (issue 25): its first paint at
+   phone width with the CPU slowed 4x, against the same page without the diagram. Target: under 1 s.
 """
 
 from __future__ import annotations
