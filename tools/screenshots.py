@@ -1,6 +1,7 @@
 """Screenshots of every screen of the web app, at phone (390 px) and desktop (1280 px) widths.
 
-Run from the checkout: `.venv/bin/python tools/screenshots.py [--out docs/screenshots] [--theme light]`.
+Run from the checkout: `.venv/bin/python tools/screenshots.py [--out docs/screenshots] [--theme light]
+[--screens artifact artifacts]`.
 Starts a real `hub-cli serve` on a temporary data directory, seeds it the way its users fill it (the
 human's side over REST with the admin token, the agents' over /mcp with their own tokens), then
 visits every route of `pwa/js/routes.js` in Debian's Chromium and writes
@@ -185,7 +186,17 @@ def address(pattern: str, ids: dict[str, str], screen: str) -> str:
     return "#" + pattern.replace(":id", value)
 
 
-def shoot(url: str, out: Path, theme: Theme) -> list[Path]:
+def staged(page: Any, screen: str) -> None:
+    """What a screen shows beyond its first paint: the artifact viewer with a passage selected in its
+    frame (the bar that opens a comment on it)."""
+    from playwright.sync_api import expect
+
+    if screen == "artifact":
+        page.frame_locator("main iframe.art-frame").locator("p").first.click(click_count=3)
+        expect(page.locator("main .art-selection")).to_be_visible()
+
+
+def shoot(url: str, out: Path, theme: Theme, only: set[str] | None = None) -> list[Path]:
     from playwright.sync_api import expect, sync_playwright
 
     ids = seed(url)
@@ -199,6 +210,8 @@ def shoot(url: str, out: Path, theme: Theme) -> list[Path]:
                 page = context.new_page()
                 page.goto("/app/shell.json")
                 for pattern, screen in routes():
+                    if only and screen not in only:
+                        continue
                     connect = screen == "connect"
                     page.evaluate("t => t ? localStorage.setItem('agent-hub.token', t)"
                                   " : localStorage.removeItem('agent-hub.token')", None if connect else TOKEN)
@@ -207,6 +220,7 @@ def shoot(url: str, out: Path, theme: Theme) -> list[Path]:
                     # A locator, not wait_for_function: its polling evaluates a string, which the app's CSP refuses.
                     expect(page.locator("main [role=status]", has_text="Loading")).to_have_count(0)
                     page.wait_for_timeout(250)  # the last rows and the stream's first refresh
+                    staged(page, screen)
                     path = out / f"{screen}-{width}.png"
                     page.screenshot(path=str(path), full_page=False)
                     written.append(path)
@@ -220,10 +234,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--theme", choices=("light", "dark"), default="light")
+    parser.add_argument("--screens", nargs="*", default=None, help="only these screens (e.g. artifact artifacts)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, served(Path(tmp)) as url:
-        for path in shoot(url, args.out, args.theme):
+        for path in shoot(url, args.out, args.theme, set(args.screens) if args.screens else None):
             print(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
