@@ -130,6 +130,32 @@ def test_a_selection_with_markup_is_shown_as_text(hub: Hub, writer: str, app_pag
     assert app_page.evaluate("window.__pwned") is None
 
 
+def test_mermaid_is_fetched_only_when_the_diagram_nears_the_screen(hub: Hub, writer: str, browser: Any) -> None:
+    project = hub.new_project("lazy")
+    far = "".join(f"Paragraph {n} of the report.\n\n" for n in range(150))
+    content = f"# Report\n\n{far}```mermaid\ngraph TD\n  A[Plan] --> B[Ship]\n```\n"
+    aid = publish(hub, writer, project, "Report", content, kind="markdown")
+    url = hub.rest("POST", f"/artifacts/{aid}/share", {}, expect=201)["url"]
+    address = url if url.startswith("http") else f"{hub.url}/{url.lstrip('/')}"
+    context = browser.new_context(viewport=PHONE)
+    try:
+        page = context.new_page()
+        fetched: list[str] = []
+        page.on("request", lambda r: fetched.append(r.url) if "/assets/mermaid-" in r.url else None)
+        page.goto(address)
+        frame = page.frame_locator("#artifact-frame")
+        expect(frame.locator("h1")).to_have_text("Report")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(300)  # a diagram screens away: still nothing fetched
+        assert fetched == []
+        assert frame.locator("pre.mermaid svg").count() == 0
+        frame.locator("pre.mermaid").scroll_into_view_if_needed()
+        expect(frame.locator("pre.mermaid svg")).to_have_count(1)
+        assert len(fetched) == 1
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_share_sheet_beside_copy_and_toasts_above_the_dialog(hub: Hub, writer: str, opener: Any,
                                                              viewport: dict[str, int]) -> None:

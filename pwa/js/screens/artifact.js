@@ -80,7 +80,7 @@ function selectionBar(stage, onQuote) {
     const frame = stage.querySelector("iframe.art-frame");
     const sel = event.data && event.data.hubSelection;
     if (!frame || event.source !== frame.contentWindow || !sel || typeof sel.text !== "string") return;
-    const text = sel.text.replace(/\s+/g, " ").trim();
+    const text = sel.text.slice(0, 8000).replace(/\s+/g, " ").trim(); // the frame cuts at 4000; a forged one may not
     if (!text) { node.hidden = true; last = null; line.textContent = ""; return; }
     last = { text, x: fraction(sel.x), y: fraction(sel.y) };
     shown.textContent = text.length > 160 ? `${text.slice(0, 160)}…` : text;
