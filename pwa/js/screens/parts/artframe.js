@@ -4,7 +4,8 @@
 // carries the admin's viewer pass (`?pass=`, from GET /viewer-pass, valid about a minute). A protected
 // version is decrypted here with WebCrypto (PBKDF2-HMAC-SHA256 -> AES-256-GCM, the envelope the
 // agent's machine wrote) and handed to the frame's loader by postMessage: the password never leaves
-// this page, and nothing decrypted is put into the app's own DOM.
+// this page, and nothing decrypted is put into the app's own DOM (but a passage the reader selects, as
+// text, to comment on).
 import { h } from "../../dom.js";
 
 const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
