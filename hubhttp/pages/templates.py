@@ -230,9 +230,7 @@ MERMAID_SCRIPT = """(function () {
     var nodes = pending.splice(0);
     if (nodes.length) mermaid.run({nodes: nodes});
   };
-  var load = function () {
-    if (loading) return;
-    loading = true;
+  var fetchMermaid = function () {
     var s = document.createElement("script");
     s.src = MERMAID;
     s.onload = function () {
@@ -241,6 +239,12 @@ MERMAID_SCRIPT = """(function () {
       draw();
     };
     document.head.appendChild(s);
+  };
+  // After the frame that paints the text: its parse and compile never hold the first paint back.
+  var load = function () {
+    if (loading) return;
+    loading = true;
+    requestAnimationFrame(function () { setTimeout(fetchMermaid, 0); });
   };
   var seen = new IntersectionObserver(function (entries) {
     entries.forEach(function (e) {
