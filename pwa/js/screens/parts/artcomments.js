@@ -123,7 +123,8 @@ function commentForm(app, artifact, base, pickPoint, onPosted) {
     const cut = selection.text.length > max;
     quote.value = cut ? selection.text.slice(0, max) : selection.text;
     cutNote.hidden = !cut;
-    cutNote.textContent = cut ? `The selection was longer than a quote may be: its first ${max} characters are kept.` : "";
+    cutNote.textContent = cut
+      ? `The selection was longer than a quote may be: its first ${max} characters are kept.` : "";
     selectedAt = { x: selection.x, y: selection.y };
     mode.value = "text";
     sync();

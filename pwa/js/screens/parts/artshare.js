@@ -1,6 +1,7 @@
 // The share sheet: the artifact's one share link (pinned to the version shared), created, copied (or
-// handed to the platform's share sheet) and revoked. While a link is live the artifact's own public page answers only with the admin's viewer
-// pass (the app's frame carries one); revoking makes `/s/<token>` answer 404 at once.
+// handed to the platform's share sheet) and revoked. While a link is live the artifact's own public
+// page answers only with the admin's viewer pass (the app's frame carries one); revoking makes
+// `/s/<token>` answer 404 at once.
 import { h, fill } from "../../dom.js";
 import { when } from "../../format.js";
 import { busy, errorText } from "./common.js";
