@@ -118,6 +118,25 @@ def test_a_protected_version_takes_its_quote_after_unlock(hub: Hub, writer: str,
     assert 0 <= stored["anchor"]["x"] <= 1 and 0 < stored["anchor"]["y"] < 0.5
 
 
+def test_a_selection_longer_than_a_quote_is_cut_and_says_so(hub: Hub, writer: str, app_page: Any) -> None:
+    project = hub.new_project("sellong")
+    words = " ".join(f"word{n}" for n in range(500))  # 3,390 characters
+    aid = publish(hub, writer, project, "Long", f"<p id=long>{words}</p>")
+    viewer(app_page, aid)
+    select_passage(app_page, "#long")
+    main = app_page.locator("main")
+    main.get_by_role("button", name="Comment on this passage").click()
+    form = main.locator("form.art-comment-form")
+    limit = hub.rest("GET", "/limits")["comment_quote_chars"]
+    expect(form.get_by_label("Quote", exact=False)).to_have_value(words[:limit])
+    expect(form).to_contain_text(f"its first {limit} characters are kept")
+    form.get_by_label("Comment", exact=True).fill("Too long")
+    form.get_by_role("button", name="Comment").click()
+    expect(main.locator(".art-comment")).to_have_count(1)
+    [stored] = comments(hub, aid)
+    assert stored["anchor"] == {"mode": "text", "quote": words[:limit].strip()}
+
+
 def test_a_selection_with_markup_is_shown_as_text(hub: Hub, writer: str, app_page: Any) -> None:
     project = hub.new_project("selx")
     aid = publish(hub, writer, project, "Tags", "# Tags\n\nA <img src=x onerror=\"window.__pwned=1\"> here\n",
