@@ -119,9 +119,14 @@ export function rows(lines, keep = 3) {
   return out;
 }
 
-// Does a file's display differ between two versions' parses (for "changes since")?
-export function sameFile(a, b) {
-  if (!a || !b || a.hunks.length !== b.hunks.length) return false;
-  return a.hunks.every((hk, i) => hk.header === b.hunks[i].header && hk.lines.length === b.hunks[i].lines.length
-    && hk.lines.every((l, j) => l.kind === b.hunks[i].lines[j].kind && l.text === b.hunks[i].lines[j].text));
+// The indexes of a file's hunks that an earlier version's parse of the same file lacks ("changes
+// since"): a hunk is unchanged when the earlier file has one with the same lines (kind and text),
+// wherever it starts, so lines moved by edits above them do not count as changes. With no earlier
+// file, every hunk is a change.
+export function changedHunks(file, earlier) {
+  const sign = (hk) => hk.lines.map((l) => l.kind + l.text).join("\n");
+  const seen = new Set(earlier ? earlier.hunks.map(sign) : []);
+  const out = new Set();
+  file.hunks.forEach((hk, i) => { if (!seen.has(sign(hk))) out.add(i); });
+  return out;
 }

@@ -34,6 +34,9 @@ short run).
    (tools/bench/webapp_artifacts.py says how). No target: the figures say what the gate costs.
    With them, the share page of a markdown artifact with a diagram (issue 25): its first paint at
    phone width with the CPU slowed 4x, against the same page without the diagram. Target: under 1 s.
+8. The diff review screen on a phone profile (CPU throttled 4x): 10,000-line diffs' first screen
+   painted, and a jump to a file's lines, against the screen's reads alone (tools/bench/webapp_review.py
+   says how; `--paints` runs). Target: under 1 s.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from hubcore.services import ids
 from hubcore.services.projects import ProjectCreate
 from hubcore.services.requests import parse as parse_request
 from hubhttp.webapp import load_shell
-from tools.bench import webapp_artifacts, webapp_inbox, webapp_search
+from tools.bench import webapp_artifacts, webapp_inbox, webapp_review, webapp_search
 
 CHROMIUM = "/usr/bin/chromium"
 TOKEN = "bench-webapp-admin-token-0123456789"
@@ -366,6 +369,7 @@ def main(argv: list[str] | None = None) -> None:
                 wiki = wiki_paint(browser, url, args.paints + 1)[1:]  # the first warms the hub's walk
                 wiki_base = wiki_baseline(url, args.paints)
                 artifacts = webapp_artifacts.run(browser, url, TOKEN, connected, args.paints)
+                review = webapp_review.run(browser, url, TOKEN, connected, args.paints)
             finally:
                 browser.close()
     load = os.getloadavg()
@@ -399,6 +403,7 @@ def main(argv: list[str] | None = None) -> None:
           f" (target under 500 ms: {'met' if max(wiki) < 500 else 'NOT met'})")
     print("\n".join(webapp_search.run(args, served, connected, TOKEN)))
     print("\n".join(artifacts))
+    print("\n".join(review))
     print("\n".join(webapp_inbox.run(args, served, connected, TOKEN, CHROMIUM)))
 
 

@@ -4,11 +4,12 @@
 // Tapping a line's number opens a comment form under it; line comments show under their line.
 // Every path, line and comment an agent wrote is a text node (dom.js `h`), never markup.
 import { h, fill } from "../../dom.js";
-import { rows, wordDiff, withSummary, sameFile } from "../../diff.js";
+import { rows, wordDiff, withSummary, changedHunks } from "../../diff.js";
 import { errorText } from "./common.js";
 
 const WIDE = "(min-width: 1024px)";
 const ROW_PX = 20; // a placeholder's height per line until the file is drawn
+const BLOCK = 100; // display rows drawn at once: a 10,000-line file is drawn a block at a time
 
 function codeText(line) {
   if (!line.pair || line.kind === " ") return [line.text];
@@ -24,8 +25,10 @@ export function diffView(app, found, { onPosted } = {}) {
   const files = withSummary(found.diff || { files: [] }, found.content);
   const media = window.matchMedia(WIDE);
   let byLine = new Map();
-  let only = null; // a Set of file indexes ("changes since"), or null for all
+  let only = null; // "changes since": Map(file index -> Set of its changed hunks' indexes), or null for all
   const drawn = new Map(); // section -> draw()
+  const blocks = new Map(); // block of lines -> draw()
+  const observer = new IntersectionObserver((entries) => near(entries), { rootMargin: "600px 0px" });
   const base = `/artifacts/${encodeURIComponent(found.id)}/comments`;
 
   const commentBox = (comments) => h("div", { class: "diff-comments" }, comments.map((c) =>
@@ -113,28 +116,41 @@ export function diffView(app, found, { onPosted } = {}) {
     return out;
   };
 
-  const hunkNode = (f, hk) => {
+  // A block of a hunk's display rows, drawn when it comes near the screen (or drawn again: comments
+  // moved, the width crossed 1,024 px).
+  const drawBlock = (f, el, list) => {
+    const wide = media.matches;
+    const items = wide ? splitRows(f.path, list) : list.flatMap((l) => (l.fold ? [l] : unifiedRow(f.path, l)));
+    const nodes = [];
+    for (const item of items) {
+      if (!item) continue;
+      if (!item.fold) { nodes.push(item); continue; }
+      const b = h("button", { type: "button", class: "btn small diff-expand" }, `Expand ${item.fold.length} unchanged lines`);
+      b.addEventListener("click", () => {
+        b.replaceWith(...(media.matches ? splitRows(f.path, item.fold) : item.fold.flatMap((l) => unifiedRow(f.path, l))));
+      });
+      nodes.push(b);
+    }
+    fill(el, nodes);
+    el.style.minHeight = "";
+    el.dataset.drawn = "1";
+  };
+
+  const hunkNode = (f, hk, index) => {
+    const list = rows(hk.lines);
     const body = h("div", { class: "diff-hunk-lines" });
-    const draw = (list) => {
-      const wide = media.matches;
-      const items = wide ? splitRows(f.path, list) : list.flatMap((l) => (l.fold ? [l] : unifiedRow(f.path, l)));
-      for (const item of items) {
-        if (!item) continue;
-        if (item.fold) {
-          const b = h("button", { type: "button", class: "btn small diff-expand" },
-            `Expand ${item.fold.length} unchanged lines`);
-          b.addEventListener("click", () => {
-            const lines = media.matches ? splitRows(f.path, item.fold) : item.fold.flatMap((l) => unifiedRow(f.path, l));
-            b.replaceWith(...lines);
-          });
-          body.append(b);
-        } else {
-          body.append(item);
-        }
-      }
-    };
-    draw(rows(hk.lines));
-    return h("div", { class: "diff-hunk" },
+    for (let start = 0; start < list.length;) {
+      let end = Math.min(list.length, start + BLOCK);
+      // A removed line and the added line it pairs with stay in one block (side by side, word marks).
+      while (end < list.length && list[end].pair && end - start < BLOCK * 2) end++;
+      const part = list.slice(start, end);
+      const el = h("div", { class: "diff-chunk", style: { minHeight: `${part.length * ROW_PX}px` } });
+      blocks.set(el, () => drawBlock(f, el, part));
+      observer.observe(el);
+      body.append(el);
+      start = end;
+    }
+    return h("div", { class: "diff-hunk", dataset: { hunk: String(index) } },
       h("p", { class: "diff-hunk-head" }, hk.header, hk.section ? ` ${hk.section}` : ""), body);
   };
 
@@ -152,22 +168,26 @@ export function diffView(app, found, { onPosted } = {}) {
     const draw = () => {
       if (f.binary) { fill(body, h("p", { class: "muted" }, "Binary file: not shown.")); }
       else if (!f.hunks.length) { fill(body, h("p", { class: "muted" }, "No lines changed (a mode change, rename or empty file).")); }
-      else { fill(body, f.hunks.map((hk) => hunkNode(f, hk))); }
+      else { fill(body, h("p", { class: "muted small diff-kept", hidden: true }), f.hunks.map((hk, i) => hunkNode(f, hk, i))); }
       body.style.minHeight = "";
       section.dataset.drawn = "1";
+      showHunks(section);
     };
     drawn.set(section, draw);
     return section;
   });
 
-  const observer = new IntersectionObserver((entries) => {
+  // Files come near: their hunks' blocks are made (placeholders); blocks come near: their lines drawn.
+  function near(entries) {
     for (const e of entries) {
-      if (e.isIntersecting && !e.target.dataset.drawn) { drawn.get(e.target)(); observer.unobserve(e.target); }
+      if (!e.isIntersecting || e.target.dataset.drawn) continue;
+      observer.unobserve(e.target);
+      (drawn.get(e.target) || blocks.get(e.target))();
     }
-  }, { rootMargin: "600px 0px" });
+  }
   for (const s of sections) observer.observe(s);
 
-  const redrawDrawn = () => { for (const s of sections) if (s.dataset.drawn) drawn.get(s)(); };
+  const redrawDrawn = () => { for (const [el, draw] of blocks) if (el.dataset.drawn) draw(); };
   media.addEventListener("change", redrawDrawn);
 
   const fileList = h("ol", { class: "diff-files rows" }, files.map((f, index) => h("li", { dataset: { index: String(index) } },
@@ -186,8 +206,23 @@ export function diffView(app, found, { onPosted } = {}) {
       since, fileList),
     sections);
 
+  // A drawn file shows only its changed hunks while "changes since" is on, and says how many it hides.
+  function showHunks(section) {
+    const changed = only && only.get(Number(section.dataset.index));
+    let kept = 0;
+    section.querySelectorAll(".diff-hunk").forEach((hk) => {
+      hk.hidden = Boolean(changed) && !changed.has(Number(hk.dataset.hunk));
+      if (hk.hidden) kept++;
+    });
+    const note = section.querySelector(".diff-kept");
+    if (note) {
+      note.hidden = kept === 0;
+      note.textContent = `${kept} unchanged ${kept === 1 ? "hunk" : "hunks"} hidden`;
+    }
+  }
+
   const applyOnly = () => {
-    sections.forEach((s, i) => { s.hidden = only !== null && !only.has(i); });
+    sections.forEach((s, i) => { s.hidden = only !== null && !only.has(i); if (s.dataset.drawn) showHunks(s); });
     fileList.querySelectorAll("li").forEach((li) => { li.hidden = only !== null && !only.has(Number(li.dataset.index)); });
   };
 
@@ -195,31 +230,43 @@ export function diffView(app, found, { onPosted } = {}) {
     node,
     // Line comments of the shown version: under their lines (drawn files redrawn).
     setComments(comments) {
+      const had = byLine.size;
       byLine = new Map();
       for (const c of comments) {
         if (!c.anchor || c.anchor.mode !== "line" || c.anchor_version !== found.version || c.outdated) continue;
         const k = key(c.anchor.file, c.anchor.side, c.anchor.end_line || c.anchor.line);
         byLine.set(k, [...(byLine.get(k) || []), c]);
       }
-      redrawDrawn();
+      if (had || byLine.size) redrawDrawn();
     },
-    // "Changes since": show only the files whose lines differ from an earlier version's diff.
+    // "Changes since": show only the hunks (and files) whose lines differ from an earlier version's
+    // diff; the files that earlier diff changed and this one no longer does are named.
     offerSince(versions, reviewed) {
       const older = versions.filter((v) => v.version < found.version);
       if (!older.length) return;
-      const pick = h("select", { id: "diff-since", name: "since" }, h("option", { value: "" }, "All files"),
+      const pick = h("select", { id: "diff-since", name: "since" }, h("option", { value: "" }, "All changes"),
         older.reverse().map((v) => h("option", { value: String(v.version), selected: v.version === reviewed },
           `Changed since version ${v.version}${v.version === reviewed ? " (your last review)" : ""}`)));
+      const gone = h("p", { class: "muted small diff-gone", hidden: true });
       const apply = async () => {
-        if (!pick.value) { only = null; applyOnly(); return; }
+        if (!pick.value) { only = null; gone.hidden = true; applyOnly(); return; }
         const other = await app.api.get(`/artifacts/${encodeURIComponent(found.id)}`, { version: Number(pick.value) });
         const before = withSummary(other.diff || { files: [] }, other.content);
         const byPath = new Map(before.map((f) => [f.path, f]));
-        only = new Set(files.map((f, i) => (sameFile(f, byPath.get(f.path)) ? -1 : i)).filter((i) => i >= 0));
+        only = new Map();
+        files.forEach((f, i) => {
+          const prev = byPath.get(f.path) || (f.old_path ? byPath.get(f.old_path) : undefined);
+          const changed = changedHunks(f, prev);
+          if (!prev || changed.size) only.set(i, changed); // a file new to the diff shows whole
+        });
+        const now = new Set(files.flatMap((f) => [f.path, f.old_path]));
+        const left = before.filter((f) => !now.has(f.path)).map((f) => f.path);
+        gone.hidden = !left.length;
+        gone.textContent = left.length ? `No longer changed since version ${pick.value}: ${left.join(", ")}` : "";
         applyOnly();
       };
       pick.addEventListener("change", () => { apply().catch((err) => app.toast(errorText(err), { kind: "error" })); });
-      fill(since, h("label", { htmlFor: "diff-since", class: "label" }, "Show"), pick);
+      fill(since, h("label", { htmlFor: "diff-since", class: "label" }, "Show"), pick, gone);
       if (reviewed) apply().catch(() => {});
     },
     // A tap on a line number opens the comment form under that line.
