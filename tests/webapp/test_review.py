@@ -155,3 +155,78 @@ def test_public_share_page_renders_the_diff_without_script(hub: Hub, reviewer: s
         assert page.evaluate("window.__pwned") is None
     finally:
         context.close()
+
+
+def hunk(old: int, new: int, lines: list[str]) -> str:
+    """One hunk with the counts its lines make (each line starts with ' ', '-' or '+')."""
+    olds = sum(1 for line in lines if line[0] != "+")
+    news = sum(1 for line in lines if line[0] != "-")
+    return f"@@ -{old},{olds} +{new},{news} @@\n" + "".join(line + "\n" for line in lines)
+
+
+def changed(path: str, *hunks: str) -> str:
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n" + "".join(hunks)
+
+
+def test_changes_since_the_last_review_show_only_the_changed_hunks(hub: Hub, app_page: Any) -> None:
+    agent = hub.new_agent("since-reviewee")
+    project = hub.new_project("rev-since")
+    first_hunk = [" import os", "-def greet():", "+def greet(name):", " return"]
+    v1 = (changed("src/a.py", hunk(1, 1, first_hunk), hunk(40, 40, [" x", "-y = 1", "+y = 2", " z"]))
+          + changed("src/b.py", hunk(5, 5, [" keep", "-b = 1", "+b = 2"]))
+          + changed("src/c.py", hunk(9, 9, [" c", "-c = 1", "+c = 2"])))
+    aid = publish(hub, agent, project, v1)
+    asked = hub.approval(agent, project, "First look", artifact_id=aid)
+    hub.rest("POST", f"/approvals/{asked}/decision", {"decision": "decline", "note": "y is wrong"}, expect=200)
+    # Version 2: a.py's first hunk moved down two lines but reads the same, its second changed;
+    # b.py as it was; c.py no longer changed; d.py new.
+    v2 = (changed("src/a.py", hunk(3, 3, first_hunk), hunk(42, 42, [" x", "-y = 1", "+y = 3", " z"]))
+          + changed("src/b.py", hunk(5, 5, [" keep", "-b = 1", "+b = 2"]))
+          + changed("src/d.py", hunk(1, 1, ["+d = 4"]).replace("-1,0", "-0,0")))
+    hub.mcp(agent, "artifact_update", {"artifact_id": aid, "content": v2})
+    hub.approval(agent, project, "Second look", artifact_id=aid)
+    main = open_diff(app_page, aid)
+    since = main.locator("#diff-since")
+    expect(since.locator("option:checked")).to_have_text("Changed since version 1 (your last review)")
+    expect(main.locator(".diff-files li:visible .diff-file-link")).to_have_text(["src/a.py", "src/d.py"])
+    expect(main.locator("section.diff-file:visible")).to_have_count(2)
+    a = main.locator("section.diff-file").nth(0)
+    expect(a.locator(".diff-hunk:visible .diff-hunk-head")).to_have_text(["@@ -42,3 +42,3 @@"])
+    expect(a.locator(".diff-hunk:visible .dl.add .dc")).to_have_text(["+y = 3"])
+    expect(a.locator(".diff-kept")).to_have_text("1 unchanged hunk hidden")
+    expect(main.locator(".diff-gone")).to_have_text("No longer changed since version 1: src/c.py")
+    since.select_option("")  # all changes again
+    expect(main.locator("section.diff-file:visible")).to_have_count(3)
+    expect(a.locator(".diff-hunk:visible")).to_have_count(2)
+    expect(a.locator(".diff-kept")).to_be_hidden()
+    expect(main.locator(".diff-gone")).to_be_hidden()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+def test_review_screen_is_axe_clean(hub: Hub, reviewer: str, opener: Any, width: int, theme: str) -> None:
+    """The whole review screen (verdict panel, file list, hunks unified or side by side, a line
+    comment under its line, an open comment form, an outdated comment, "changes since") at both
+    widths in both themes."""
+    project = hub.new_project("rev-axe")
+    aid = publish(hub, reviewer, project)
+    hub.rest("POST", f"/artifacts/{aid}/comments", {"body": "Name it", "anchor": {
+        "mode": "line", "file": "src/app.py", "side": "new", "line": 23}}, expect=201)
+    hub.mcp(reviewer, "artifact_update", {"artifact_id": aid, "content": DIFF.replace("+x = 2", "+x = 3")})
+    hub.rest("POST", f"/artifacts/{aid}/comments", {"body": "Who is greeted?", "anchor": {
+        "mode": "line", "file": "src/app.py", "side": "new", "line": 2}}, expect=201)
+    asked = hub.approval(reviewer, project, "Review the greeting", artifact_id=aid)
+    page = opener(viewport={"width": width, "height": 900}, color_scheme=theme,
+                  hash_=f"#/artifacts/{aid}?approval={asked}")
+    main = page.locator("main")
+    expect(main.locator(".diff-verdict")).to_contain_text("Review the greeting")
+    first = main.locator("section.diff-file").nth(0)
+    expect(first.locator(".diff-comment-body")).to_have_text(["Who is greeted?"])
+    expect(first.locator(".dl.split").first if width >= 1024 else first.locator(".dl").first).to_be_visible()
+    expect(main.locator(".art-comment.outdated")).to_have_count(1)
+    first.get_by_role("button", name="Comment on new line 3", exact=True).click()
+    expect(first.locator("form.diff-form")).to_be_visible()
+    main.locator("section.diff-file").nth(1).scroll_into_view_if_needed()
+    expect(main.locator("section.diff-file[data-drawn]")).to_have_count(2)
+    assert page.evaluate("getComputedStyle(document.body).colorScheme") == theme
+    assert audit(page) == []

@@ -226,6 +226,14 @@ export function diffView(app, found, { onPosted } = {}) {
     fileList.querySelectorAll("li").forEach((li) => { li.hidden = only !== null && !only.has(Number(li.dataset.index)); });
   };
 
+  // The version of the human's newest verdict on this diff, older than the shown one (or null).
+  const lastReview = async () => {
+    const { items } = await app.api.get("/inbox", { status: "resolved", project: found.project_id, limit: 200 });
+    const mine = items.filter((i) => i.kind === "approval" && i.decision && i.decision.actor !== "hub"
+      && i.decision.review && i.decision.review.artifact_id === found.id && i.decision.review.version < found.version);
+    return mine.length ? Math.max(...mine.map((i) => i.decision.review.version)) : null;
+  };
+
   return {
     node,
     // Line comments of the shown version: under their lines (drawn files redrawn).
@@ -241,9 +249,12 @@ export function diffView(app, found, { onPosted } = {}) {
     },
     // "Changes since": show only the hunks (and files) whose lines differ from an earlier version's
     // diff; the files that earlier diff changed and this one no longer does are named.
-    offerSince(versions, reviewed) {
+    // It starts on the reader's last review: the version of the newest approval naming this diff
+    // that the human decided, else `asked` (the version the waiting approval was asked on).
+    async offerSince(versions, asked) {
       const older = versions.filter((v) => v.version < found.version);
       if (!older.length) return;
+      const reviewed = (await lastReview().catch(() => null)) ?? asked;
       const pick = h("select", { id: "diff-since", name: "since" }, h("option", { value: "" }, "All changes"),
         older.reverse().map((v) => h("option", { value: String(v.version), selected: v.version === reviewed },
           `Changed since version ${v.version}${v.version === reviewed ? " (your last review)" : ""}`)));
