@@ -5,7 +5,9 @@ artifact (`artifact_publish`), asks an approval naming it (`signal_append` kind 
 `artifact_id`) and prints `artifact <id>` and `approval <id>`. With `--wait` it then waits
 (`inbox_wait`, 55 s a call, until `--timeout`) for the decision: exit 0 approved; 1 changes
 requested, the open comments of the reviewed version on stdout as `file:line: body`, one a line;
-75 (EX_TEMPFAIL) still waiting when the timeout passes (wait again with `--approval ID`). Other
+an approval the hub resolved at its deadline exits as its `on_expiry` outcome (0 approved, 1
+declined) and prints the open comments too; 75 (EX_TEMPFAIL) still waiting when the timeout
+passes (wait again with `--approval ID`). Other
 exits as `hub-cli call`: 1 the hub refused, 2 usage (no diff on stdin), 69, 77, 78.
 """
 
@@ -96,14 +98,18 @@ async def _run(url: str, token: str | None, project: str, title: str, diff: str 
         _err(f"still waiting on approval {approval} (wait again: --approval {approval} --wait)")
         return STILL_WAITING
     decision = item["decision"]
+    approved = decision.get("decision") == "approved"
     note = f": {decision['note']}" if decision.get("note") else ""
-    if decision.get("decision") == "approved":
+    if item.get("expired"):  # the hub's outcome at the deadline; the comments left before it still count
+        _err(f"expired: {'approved' if approved else 'declined'} by its deadline, with no verdict from the human")
+    elif approved:
         _err(f"approved{note}")
         return exits.OK
-    _err(f"changes requested{note}")
+    else:
+        _err(f"changes requested{note}")
     for line in comment_lines(decision.get("review")):
         sys.stdout.write(line + "\n")
-    return exits.REFUSED
+    return exits.OK if approved else exits.REFUSED
 
 
 def run_review(settings: Settings, *, project: str | None, title: str | None, wait: bool, timeout: float,

@@ -186,9 +186,10 @@ class Part:
         inside the approval's command; a refusal raises."""
         return None
 
-    def review_of(self, conn: sqlite3.Connection, subject: dict[str, Any], decision: str) -> dict[str, Any] | None:
+    def review_of(self, conn: sqlite3.Connection, subject: dict[str, Any], verdict: str) -> dict[str, Any] | None:
         """What a decision on an approval whose payload holds `review` (`subject`) carries as its
-        own `review`, inside the decision's command (None: not the part's)."""
+        own `review` with `verdict` (`approved`, `changes_requested`, or `expired` when the hub
+        resolved it at its deadline), inside the decision's command (None: not the part's)."""
         return None
 
     def background(self) -> Sequence[Task]:

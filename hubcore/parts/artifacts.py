@@ -94,11 +94,10 @@ class ArtifactsPart(Part):
     def review_subject(self, conn: sqlite3.Connection, project_id: str, artifact_id: str) -> dict[str, Any] | None:
         return reviews.subject(conn, project_id, artifact_id)
 
-    def review_of(self, conn: sqlite3.Connection, subject: dict[str, Any], decision: str) -> dict[str, Any] | None:
+    def review_of(self, conn: sqlite3.Connection, subject: dict[str, Any], verdict: str) -> dict[str, Any] | None:
         artifact_id = subject.get("artifact_id")
         if not isinstance(artifact_id, str):
             return None
-        verdict = "approved" if decision == "approved" else "changes_requested"
         return reviews.review_of(conn, artifact_id, str(subject["project_id"]), verdict)
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:

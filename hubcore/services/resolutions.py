@@ -109,8 +109,16 @@ def resolve(conn: sqlite3.Connection, row: sqlite3.Row, actor: str, summary: str
     return answer
 
 
-def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effects) -> None:
-    """Resolve a due item as the hub: no answer for a question, the `on_expiry` outcome otherwise."""
+# What a decision's `review` says of the human (issue 29): an expiry carries no human verdict.
+VERDICTS = {"approved": "approved", "declined": "changes_requested"}
+EXPIRED_VERDICT = "expired"
+Review = Callable[[sqlite3.Connection, sqlite3.Row, str], dict[str, Any] | None]
+
+
+def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effects, review: Review) -> None:
+    """Resolve a due item as the hub: no answer for a question, the `on_expiry` outcome otherwise.
+    An approval naming a diff also carries its review with verdict `expired`: no verdict from the
+    human, but the line comments they left before the deadline (docs/decisions.md)."""
     payload: dict[str, Any] = {"expired": True}
     if row["kind"] == "question":
         summary = "No answer before the deadline"
@@ -118,6 +126,9 @@ def expire(conn: sqlite3.Connection, row: sqlite3.Row, now: float, effects: Effe
         decision = DECISIONS[row["on_expiry"] or "decline"]
         payload.update(body=decision_body(decision, None), decision=decision)
         summary = f"{decision.capitalize()} by the hub: the deadline passed"
+        reviewed = review(conn, row, EXPIRED_VERDICT)
+        if reviewed is not None:
+            payload["review"] = reviewed
     resolve(conn, row, ev.HUB_ACTOR, summary, payload, now, 0, effects)
 
 
@@ -164,7 +175,7 @@ class ResolutionsService:
             if earlier is not None and item_row(conn, caller, approval_id) is not None:
                 return earlier, effects
             row = _open_item(conn, caller, approval_id, DECIDABLE_KINDS, "approval", now)
-            review = self._review(conn, row, decision)
+            review = self._review(conn, row, VERDICTS[decision])
             answer = resolve(conn, row, actor, payload["body"].splitlines()[0],
                              payload if review is None else {**payload, "review": review}, now, cap, effects)
             hook = hooks.get(row["kind"])
@@ -176,13 +187,13 @@ class ResolutionsService:
 
         return await self._run(write)
 
-    def _review(self, conn: sqlite3.Connection, row: sqlite3.Row, decision: str) -> dict[str, Any] | None:
+    def _review(self, conn: sqlite3.Connection, row: sqlite3.Row, verdict: str) -> dict[str, Any] | None:
         """An approval naming a diff: the verdict and the open comments of the version decided on."""
         subject = orjson.loads(row["payload"]).get("review")
         if row["kind"] != "approval" or not isinstance(subject, dict):
             return None
         for part in self.core.parts:
-            found = part.review_of(conn, {**subject, "project_id": row["project_id"]}, decision)
+            found = part.review_of(conn, {**subject, "project_id": row["project_id"]}, verdict)
             if found is not None:
                 return found
         return None
@@ -205,13 +216,14 @@ class ResolutionsService:
 
             def write(conn: sqlite3.Connection, now: float = now) -> tuple[int, Effects]:
                 rows = conn.execute(
-                    """SELECT i.* FROM inbox i WHERE i.status = 'waiting'
-                       AND i.expires_at IS NOT NULL AND i.expires_at <= ? ORDER BY i.expires_at LIMIT ?""",
+                    """SELECT i.*, e.payload FROM inbox i JOIN events e ON e.id = i.event_id
+                       WHERE i.status = 'waiting' AND i.expires_at IS NOT NULL AND i.expires_at <= ?
+                       ORDER BY i.expires_at LIMIT ?""",
                     (now, SWEEP_BATCH),
                 ).fetchall()
                 effects = Effects()
                 for row in rows:
-                    expire(conn, row, now, effects)
+                    expire(conn, row, now, effects, self._review)
                 return len(rows), effects
 
             count = await self.core.store.execute_effects(write)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from mcp.client import Client
 
+from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.services.artifacts import diffs
 from tests.artifacts.support import CIPHERTEXT, ENVELOPE, query, state
@@ -217,3 +218,36 @@ async def test_verdict_reaches_the_agents_waits(live: LiveHub) -> None:
         assert [p["review"] for p in pending if p.get("source") == "attention"] == [review], waited
         rest = (await live.http.get(f"{API}/inbox", params={"status": "resolved"}, headers=ADMIN)).json()
         assert [i["decision"]["review"] for i in rest["items"] if i["event_id"] == asked["event_id"]] == [review]
+
+
+@pytest.mark.parametrize("on_expiry", ["approve", "decline"])
+async def test_an_expired_review_carries_the_open_comments(settings: HubSettings, clock: FakeClock,
+                                                           on_expiry: str) -> None:
+    """The hub resolves the approval at its deadline per `on_expiry`; the agent's wait gets the
+    review with verdict `expired` (the human gave none) and the open line comments left before."""
+    async with live_hub(settings, clock) as live:
+        await live.make_project("web")
+        token = await live.make_agent("bot")
+        async with live.client(token) as bot:
+            aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff",
+                              content=V1))["artifact_id"]
+            asked = await call(bot, "signal_append", project_id="web", kind="approval", summary="Review it",
+                               artifact_id=aid, expires_in_seconds=60, on_expiry=on_expiry)
+            r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={
+                "body": "rename this", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}})
+            assert r.status_code == 201, r.text
+            clock.advance(61)
+            waited = await call(bot, "inbox_wait", wait_seconds=5)
+        (got,) = waited["items"]
+        assert got["event_id"] == asked["event_id"] and got["expired"] is True
+        decision = got["decision"]
+        assert decision["actor"] == "hub" and decision["decision"] == ("approved" if on_expiry == "approve"
+                                                                       else "declined")
+        assert decision["review"] == {
+            "artifact_id": aid, "version": 1, "verdict": "expired", "open_comments": 1, "truncated": False,
+            "comments": [{"id": r.json()["id"], "file": "src/app.py", "side": "new", "line": 2, "end_line": None,
+                          "body": "rename this", "author": "human"}]}
+        pending = waited.get("notifications", {}).get("pending", [])
+        title = f"Expired, {decision['decision']} by its deadline: your approval request: Review it"
+        assert [(p["title"], p["review"]) for p in pending if p.get("thread_id") == asked["event_id"]] == [
+            (title, decision["review"])], waited

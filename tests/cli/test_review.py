@@ -1,6 +1,7 @@
 """`git diff | hub-cli review --project P --title T [--wait]` as a real process against a live hub:
 it publishes the diff and asks the approval; with --wait exit 0 approved, 1 changes requested with
-the open comments as `file:line: body`, 75 still waiting at --timeout; usage and refusals."""
+the open comments as `file:line: body`, 75 still waiting at --timeout, an expiry as its outcome
+with the comments; usage and refusals."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hubcore.clock import FakeClock
+from hubcore.config import HubSettings
 from tests.artifacts.support import query
 from tests.cli.conftest import Run, cli, cli_env
 from tests.harness import ADMIN
-from tests.mcp.live import LiveHub
+from tests.mcp.live import LiveHub, live_hub, structured
 
 pytestmark = pytest.mark.anyio
 API = "/api/v1"
@@ -109,3 +112,28 @@ async def test_usage_and_refusals(tmp_path: Path, live: LiveHub) -> None:
     assert (await cli(cli_env(tmp_path), "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 78
     bad = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_bad")
     assert (await cli(bad, "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 77
+
+
+async def test_an_expired_review_exits_as_its_outcome_with_the_comments(tmp_path: Path, settings: HubSettings,
+                                                                        clock: FakeClock) -> None:
+    async with live_hub(settings, clock) as live:
+        await live.make_project("web")
+        token = await live.make_agent("bot")
+        env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
+        run = await cli(env, "review", "--project", "web", "--title", "T", stdin=DIFF)
+        artifact, _ = ids(run)
+        async with live.client(token) as bot:
+            asked = {}
+            for outcome in ("approve", "decline"):
+                asked[outcome] = structured(await bot.call_tool("signal_append", {
+                    "project_id": "web", "kind": "approval", "summary": f"Review ({outcome} at the deadline)",
+                    "artifact_id": artifact, "expires_in_seconds": 60, "on_expiry": outcome}))["event_id"]
+        r = await live.http.post(f"{API}/artifacts/{artifact}/comments", headers=ADMIN, json={
+            "body": "x stays 1", "anchor": {"mode": "line", "file": "app.py", "side": "old", "line": 2}})
+        assert r.status_code == 201, r.text
+        clock.advance(61)
+        for outcome, code, word in (("approve", 0, "approved"), ("decline", 1, "declined")):
+            got = await cli(env, "review", "--approval", asked[outcome], "--wait", "--timeout", "5")
+            assert got.code == code, got.err
+            assert f"expired: {word} by its deadline" in got.err
+            assert got.out.splitlines() == ["app.py:2: x stays 1"]
