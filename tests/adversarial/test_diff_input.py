@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.services.artifacts import diffs
+from hubcore.services.artifacts.comments import FILE_MAX, LINE_MAX
 from tests.artifacts.support import query, state
+from tests.harness import ADMIN
 from tests.mcp.live import LiveHub, live_hub, structured, tool_error
 
 PIECES = st.sampled_from([
@@ -55,6 +57,50 @@ HOSTILE = ("--- a/\u202eevil\u0000.py\n+++ b/<svg onload=alert(1)>\r\n@@ -1 +1 @
            "+\ud7ff\ufeff" + "x" * 100_000 + "\n")
 
 
+SVG = "<svg onload=alert(1)>"
+HOSTILE_ANCHORS = ({"mode": "line", "file": "x" * (FILE_MAX + 1), "side": "new", "line": 1},
+                   {"mode": "line", "file": "a\nb", "side": "new", "line": 1},
+                   {"mode": "line", "file": SVG, "side": "new", "line": LINE_MAX + 1},
+                   {"mode": "line", "file": SVG, "side": "new", "line": 1.5},
+                   {"mode": "line", "file": SVG, "side": "new", "line": True},
+                   {"mode": "line", "file": SVG, "side": "new", "line": "1"},
+                   {"mode": "line", "file": SVG, "side": "NEW", "line": 1},
+                   {"mode": "line", "file": SVG, "side": "new", "line": 1, "extra": 1},
+                   {"mode": "line", "file": SVG, "side": "new", "line": 1, "end_line": 0},
+                   {"mode": "line", "file": SVG, "side": "new", "line": 1, "end_line": LINE_MAX + 1},
+                   {"mode": "line", "file": ["a"], "side": "new", "line": 1},
+                   {"mode": "line", "side": "new", "line": 1},
+                   {"mode": "lines", "file": SVG, "side": "new", "line": 1},
+                   "line 1", [1])
+
+
+@pytest.mark.anyio
+async def test_line_anchors_at_their_edges_on_both_surfaces(live: LiveHub) -> None:
+    """The longest path a line comment takes (FILE_MAX characters) on the highest line (LINE_MAX),
+    over MCP and REST; one past either, and every hostile anchor, refused on both with nothing written."""
+    path = "p" * FILE_MAX
+    edge = f"--- a/{path}\n+++ b/{path}\n@@ -{LINE_MAX} +{LINE_MAX} @@\n-a\n+b\n"
+    token = await live.make_agent("bot")
+    async with live.client(token) as bot:
+        aid = structured(await bot.call_tool("artifact_publish", {"project_id": "web", "title": "Edge",
+                                                                  "kind": "diff", "content": edge}))["artifact_id"]
+        at = {"mode": "line", "file": path, "side": "new", "line": LINE_MAX, "end_line": LINE_MAX}
+        posted = structured(await bot.call_tool("comment_post", {"artifact_id": aid, "body": "agent", "anchor": at}))
+        assert posted["anchor"] == at
+        r = await live.http.post(f"/api/v1/artifacts/{aid}/comments", headers=ADMIN, json={"body": "human",
+                                                                                          "anchor": at})
+        assert r.status_code == 201 and r.json()["anchor"] == at, r.text
+        before = (state(live.app.hub), query(live.app.hub, "SELECT * FROM artifact_comments"))
+        for anchor in ({**at, "file": path + "p"}, {**at, "line": LINE_MAX + 1}, *HOSTILE_ANCHORS):
+            error = tool_error(await bot.call_tool("comment_post", {"artifact_id": aid, "body": "x", "anchor": anchor}),
+                               "invalid_argument")
+            r = await live.http.post(f"/api/v1/artifacts/{aid}/comments", headers=ADMIN, json={"body": "x",
+                                                                                              "anchor": anchor})
+            assert r.status_code == 400 and r.json()["code"] == "invalid_argument", (anchor, r.text)
+            assert "anchor" in error["message"] and "anchor" in r.json()["detail"], (anchor, error, r.text)
+        assert (state(live.app.hub), query(live.app.hub, "SELECT * FROM artifact_comments")) == before
+
+
 @pytest.mark.anyio
 async def test_hostile_diffs_over_mcp(live: LiveHub) -> None:
     token = await live.make_agent("bot")
@@ -77,15 +123,7 @@ async def test_hostile_diffs_over_mcp(live: LiveHub) -> None:
         assert got["content"] == HOSTILE and got["title"] == "<b>t</b>"
         assert [f["path"] for f in got["diff"]["files"]] == ["<svg onload=alert(1)>"]
         aid = made["artifact_id"]
-        for anchor in ({"mode": "line", "file": "x" * 1025, "side": "new", "line": 1},
-                       {"mode": "line", "file": "a\nb", "side": "new", "line": 1},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "new", "line": 2**31},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "new", "line": 1.5},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "new", "line": True},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "new", "line": "1"},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "NEW", "line": 1},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "new", "line": 1, "extra": 1},
-                       {"mode": "line", "file": "<svg onload=alert(1)>", "side": "new", "line": 1, "end_line": 0}):
+        for anchor in HOSTILE_ANCHORS:
             await refused("invalid_argument", "comment_post", artifact_id=aid, body="x", anchor=anchor)
         await refused("forbidden", "comment_post", artifact_id="nope", body="x",
                       anchor={"mode": "line", "file": "a", "side": "new", "line": 1})

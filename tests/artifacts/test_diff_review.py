@@ -127,6 +127,48 @@ async def test_limits_at_their_edges_over_mcp(live: LiveHub) -> None:
     assert len(r.json()["diff"]["files"]) == diffs.FILES_MAX
 
 
+SIZE = 400_000  # the 50 MiB body limit, lowered to a size a test can afford (above the count edges' sizes)
+
+
+def sized(n: int) -> str:
+    """A one-file diff of exactly `n` bytes (its added line padded)."""
+    head = "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+"
+    return head + "b" * (n - len(head) - 1) + "\n"
+
+
+# Each limit: a diff at it (taken), one past it (refused), and the `details.limit` the refusal names.
+EDGES = {"files": (many_files(diffs.FILES_MAX), many_files(diffs.FILES_MAX + 1), diffs.FILES_MAX),
+         "hunks": (many_hunks(diffs.HUNKS_MAX), many_hunks(diffs.HUNKS_MAX + 1), diffs.HUNKS_MAX),
+         "size": (sized(SIZE), sized(SIZE + 1), None)}
+
+
+@pytest.mark.parametrize("tool", ["artifact_publish", "artifact_update", "artifact_draft"])
+async def test_every_tool_that_takes_a_diff_at_each_limit(live: LiveHub, tool: str) -> None:
+    """The spec has no REST artifact write (REST reads, shares, deletes and comments only), so these
+    three MCP tools are every surface a diff is written through (`hub-cli review` and the stdio
+    bridge call artifact_publish): each limit at its edge on each, nothing written past it."""
+    assert len(EDGES["hunks"][1].encode()) < SIZE and len(sized(SIZE).encode()) == SIZE
+    live.app.hub.blobs.max_bytes = SIZE
+    token = await live.make_agent("bot")
+    async with live.client(token) as bot:
+        aid = (await call(bot, "artifact_publish", project_id="web", title="Edges", kind="diff",
+                          content=sized(100)))["artifact_id"]
+
+        def arguments(content: str) -> dict[str, Any]:
+            if tool == "artifact_publish":
+                return {"project_id": "web", "title": "Edges", "kind": "diff", "content": content}
+            return {"artifact_id": aid, "content": content}
+
+        for limit, (at, over, count) in EDGES.items():
+            taken = await call(bot, tool, **arguments(at))
+            read = {"live": True} if tool == "artifact_draft" else {"version": taken["version"]}
+            got = await call(bot, "artifact_get", artifact_id=taken.get("artifact_id", aid), **read)
+            assert got["content"] == at, limit
+            error = await refused(live, bot, "payload_too_large", tool, **arguments(over))
+            if count is not None:
+                assert error["details"] == {"field": "content", "limit": count}, limit
+
+
 async def test_line_comments_move_or_go_outdated(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:

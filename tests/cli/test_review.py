@@ -12,6 +12,7 @@ import pytest
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
+from hubcore.services.artifacts import diffs
 from tests.artifacts.support import query
 from tests.cli.conftest import Run, cli, cli_env
 from tests.harness import ADMIN
@@ -108,6 +109,9 @@ async def test_usage_and_refusals(tmp_path: Path, live: LiveHub) -> None:
     assert run.code == 1 and "invalid_argument" in run.err and "line 1" in run.err
     run = await cli(env, "review", "--project", "nowhere", "--title", "T", stdin=DIFF)
     assert run.code == 1
+    files = "".join(f"--- a/f{i}\n+++ b/f{i}\n@@ -1 +1 @@\n-a\n+b\n" for i in range(diffs.FILES_MAX + 1))
+    run = await cli(env, "review", "--project", "web", "--title", "T", stdin=files.encode())
+    assert run.code == 1 and "payload_too_large" in run.err and f"more than {diffs.FILES_MAX} files" in run.err
     assert query(live.app.hub, "SELECT id FROM artifacts") == before
     assert (await cli(cli_env(tmp_path), "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 78
     bad = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_bad")
