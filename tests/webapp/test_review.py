@@ -230,3 +230,22 @@ def test_review_screen_is_axe_clean(hub: Hub, reviewer: str, opener: Any, width:
     expect(main.locator("section.diff-file[data-drawn]")).to_have_count(2)
     assert page.evaluate("getComputedStyle(document.body).colorScheme") == theme
     assert audit(page) == []
+
+
+def test_a_long_file_list_shows_ten_until_asked(hub: Hub, reviewer: str, app_page: Any) -> None:
+    """On a phone a long list would push the code screens down: the first ten files show, the
+    first file's lines are drawn without scrolling, and the rest of the list is one tap away."""
+    project = hub.new_project("rev-long")
+    aid = publish(hub, reviewer, project, "".join(changed(f"src/f{n:02d}.py", hunk(1, 1, ["-a", "+b"]))
+                                                  for n in range(12)))
+    main = open_diff(app_page, aid)
+    links = main.locator(".diff-files li .diff-file-link")
+    expect(links.locator("visible=true")).to_have_count(10)
+    expect(main.locator("section.diff-file").nth(0).locator(".dl.add .dc")).to_be_visible()
+    more = main.get_by_role("button", name="Show all 12 files")
+    expect(more).to_have_attribute("aria-expanded", "false")
+    more.click()
+    expect(links.locator("visible=true")).to_have_count(12)
+    expect(main.get_by_role("button", name="Show the first 10 files")).to_have_attribute("aria-expanded", "true")
+    main.locator(".diff-files li .diff-file-link", has_text="src/f11.py").click()
+    expect(main.locator("section.diff-file").nth(11).locator(".dl.add .dc")).to_be_in_viewport()

@@ -10,6 +10,7 @@ import { errorText } from "./common.js";
 const WIDE = "(min-width: 1024px)";
 const ROW_PX = 20; // a placeholder's height per line until the file is drawn
 const BLOCK = 100; // display rows drawn at once: a 10,000-line file is drawn a block at a time
+const LIST_SHOWN = 10;
 
 function codeText(line) {
   if (!line.pair || line.kind === " ") return [line.text];
@@ -197,13 +198,28 @@ export function diffView(app, found, { onPosted } = {}) {
     } }, f.path),
     " ", h("span", { class: "tag small" }, f.status), " ", h("span", { class: "n-add" }, `+${f.added}`), " ",
     h("span", { class: "n-del" }, `−${f.removed}`))));
+  // A long list shows its first LIST_SHOWN files until asked, so a phone's first screen reaches the
+  // code (100 files are about seven screens at 390 px); "changes since" lists all it keeps.
+  let listed = files.length <= LIST_SHOWN;
+  const more = listed ? null : h("button", { type: "button", class: "btn small diff-more", "aria-expanded": "false",
+    "aria-controls": `diff-files-${found.id}` });
+  const showList = () => {
+    fileList.classList.toggle("short", !listed && only === null);
+    if (!more) return;
+    more.hidden = only !== null;
+    more.setAttribute("aria-expanded", String(listed));
+    more.textContent = listed ? `Show the first ${LIST_SHOWN} files` : `Show all ${files.length} files`;
+  };
+  if (more) more.addEventListener("click", () => { listed = !listed; showList(); });
+  fileList.id = `diff-files-${found.id}`;
+  showList();
   const total = found.diff ? found.diff : { added: 0, removed: 0 };
   const since = h("div", { class: "diff-since" });
   const node = h("div", { class: "diff-view" },
     h("nav", { class: "panel diff-nav", "aria-label": "Changed files" },
       h("h2", {}, `${files.length} ${files.length === 1 ? "file" : "files"} changed · `,
         h("span", { class: "n-add" }, `+${total.added}`), " ", h("span", { class: "n-del" }, `−${total.removed}`)),
-      since, fileList),
+      since, fileList, more),
     sections);
 
   // A drawn file shows only its changed hunks while "changes since" is on, and says how many it hides.
@@ -224,6 +240,7 @@ export function diffView(app, found, { onPosted } = {}) {
   const applyOnly = () => {
     sections.forEach((s, i) => { s.hidden = only !== null && !only.has(i); if (s.dataset.drawn) showHunks(s); });
     fileList.querySelectorAll("li").forEach((li) => { li.hidden = only !== null && !only.has(Number(li.dataset.index)); });
+    showList();
   };
 
   // The version of the human's newest verdict on this diff, older than the shown one (or null).
