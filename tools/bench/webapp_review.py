@@ -8,7 +8,8 @@ the viewport is drawn (the screen draws lines only as they come near, so what li
 nothing here). Three 10,000-line diffs and a small one:
 
 - 100 files of 100 lines (hunks of 3 context, 2 removed, 2 added, 3 context): on a phone the first
-  screen is the file list; then "jump": a tap on the 60th file's link to its lines painted.
+  screen is the title, the verdict panel and the first ten files of the list; then "jump": a tap on
+  the 60th file's link (in the list's hidden part, as after "Show all") to its lines painted.
 - one new file of 10,000 lines (a single hunk): its first lines are on the first screen.
 - a 10-line diff: the screen's own cost, whatever the diff's size.
 
@@ -156,7 +157,7 @@ def run(browser: Any, url: str, token: str, connected: Any, runs: int, lines: in
         page.context.close()
     base = statistics.median(reads_alone(url, token, ids["many"], runs))
     med = statistics.median
-    labels = {"many": f"{lines:,} lines in 100 files: first screen (the file list)",
+    labels = {"many": f"{lines:,} lines in 100 files: first screen (title, verdict, the first ten files)",
               "jump": "the same: tap the 60th file's link to its lines painted",
               "one": f"{lines:,} lines in one new file: first screen (its first lines)",
               "small": "10 lines in one file: first screen (the screen's own cost)"}
