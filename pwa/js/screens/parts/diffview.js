@@ -1,6 +1,7 @@
 // A diff artifact's review screen (issue 29): the file list with counts, then each file's hunks,
 // unified on a phone and side by side from 1,024 px; long context runs folded behind "Expand";
-// changed words marked inside a changed line; a file is drawn only when it scrolls near the screen.
+// changed words marked inside a changed line; a file's lines are drawn 100 rows at a time, each block
+// only when it scrolls near the screen, so a 10,000-line diff costs its first screen.
 // Tapping a line's number opens a comment form under it; line comments show under their line.
 // Every path, line and comment an agent wrote is a text node (dom.js `h`), never markup.
 import { h, fill } from "../../dom.js";
