@@ -80,17 +80,3 @@ def _exact(raw: bytes) -> Any:
         return json.loads(raw, parse_constant=refuse)
     except RecursionError:
         raise HubError("invalid_argument", "the body is nested too deeply") from None
-
-
-def query_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
-    raw = request.args.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise HubError("invalid_argument", f"query {name} must be an integer") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = f" and {maximum}" if maximum is not None else ""
-        raise HubError("invalid_argument", f"query {name} must be between {minimum}{upper}")
-    return value

@@ -28,6 +28,7 @@ from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
 from hubcore.hub import Hub
+from hubcore.services import validate
 from hubhttp.problems import count_failure, send_problem
 from hubhttp.routing import Access
 
@@ -58,8 +59,8 @@ def check_target(scope: Scope) -> None:
         decoded = unquote_to_bytes(raw_target).decode("utf-8")
     except UnicodeDecodeError:
         raise _bad("the request path is not valid UTF-8") from None
-    if any(ord(c) < 0x20 or c == "\x7f" for c in decoded):
-        raise _bad("the request path holds a control character")
+    if not validate.is_label(decoded):  # C0, DEL, C1, U+2028 and U+2029: what no path value may hold
+        raise _bad("the request path holds a control character or a line separator")
     if not (canonical(raw_target) and canonical(str(scope["path"]).encode("utf-8", "surrogateescape"))):
         raise _bad("the request target must be a path starting with one '/', with single slashes, "
                    "no '.' or '..' segments and no encoded slashes")

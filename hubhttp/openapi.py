@@ -115,6 +115,8 @@ def build(app: Quart, version: str) -> dict[str, Any]:
         doc = DOCS.get(str(rule.endpoint))
         if doc is None:
             raise LookupError(f"route {rule.rule} ({rule.endpoint}) has no doc record in hubhttp.api.docs")
+        if doc.refusal_only:  # a rule that only answers 405 (hubhttp.api.kb.action_other_method)
+            continue
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
             paths.setdefault(openapi_path(rule.rule), {})[method.lower()] = operation(rule, method, doc)
     return {
@@ -146,24 +148,42 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
     body = doc.request_schema(frozenset(rule.arguments))
     if body is not None:
         op["requestBody"] = {"required": doc.body_required,
-                             "content": {"application/json": {"schema": body}}}
+                             "content": {"application/json": {"schema": body},
+                                         **{media: {"schema": {"type": "string"}} for media in doc.text_body}}}
     return op
 
 
 # What the gate lets through as one path segment (hubhttp.gate.check_target): no control character
-# (C0, DEL), no slash (an encoded one is refused; a literal one ends the segment) and not `.` or
-# `..` (dot segments are refused). Written without lookarounds, which generators cannot read.
-SEGMENT = "[^\\x00-\\x1f\\x7f/]"
-SEGMENT_NO_DOT = "[^\\x00-\\x1f\\x7f/.]"
+# (C0, DEL, C1) or line separator (U+2028, U+2029), no slash (an encoded one is refused; a
+# literal one ends the segment) and not `.` or `..` (dot segments are refused). Written without
+# lookarounds, which generators cannot read.
+SEGMENT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029/]"
+SEGMENT_NO_DOT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029/.]"
 SEGMENT_PATTERN = (f"^(?:{SEGMENT_NO_DOT}{SEGMENT}*|\\.{SEGMENT_NO_DOT}{SEGMENT}*|\\.\\.{SEGMENT}+)$")
 
 
 def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
+    from hubcore.services.fields import ONE_LINE_RAW_PATTERN  # with the records, when the document is built
+
     for name in sorted(rule.arguments, key=rule.rule.index):
-        schema = doc.path_schema(name)
-        if "pattern" not in schema and schema.get("type") == "string":
+        schema = not_null(doc.path_schema(name))  # a path value is never null
+        # A one-line rule is implied by the segment's (its line breaks are all refused there).
+        if schema.get("pattern") == ONE_LINE_RAW_PATTERN or (
+                "pattern" not in schema and schema.get("type") == "string"):
             schema = {**schema, "pattern": SEGMENT_PATTERN}
         yield {"name": name, "in": "path", "required": True, "schema": schema}
+
+
+def not_null(schema: Schema) -> Schema:
+    """`schema` without `null` (in its type list or enum): what a path or query value can be."""
+    out = dict(schema)
+    kinds = out.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        rest = [k for k in kinds if k != "null"]
+        out["type"] = rest[0] if len(rest) == 1 else rest
+    if isinstance(out.get("enum"), list):
+        out["enum"] = [v for v in out["enum"] if v is not None]
+    return out
 
 
 def query_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:

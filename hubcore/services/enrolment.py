@@ -38,7 +38,7 @@ from hubcore.services import validate
 from hubcore.services.access import require_admin
 from hubcore.services.changes import Effects, owner_key
 from hubcore.services.core import Core
-from hubcore.services.fields import AgentId, DisplayName, Trimmed
+from hubcore.services.fields import LABEL_PATTERN, AgentId, DisplayName, Trimmed
 from hubcore.services.periodic import repeat
 from hubcore.services.posts import start_waiting
 from hubcore.services.requests import Request
@@ -73,7 +73,8 @@ class EnrolRequest(Request):
 
     display_name: DisplayName
     why: Annotated[str, Trimmed(WHY_MAX), AfterValidator(_reason),
-                   Field(description=f"one line saying why you should be admitted (under {WHY_MAX + 1} "
+                   Field(json_schema_extra={"pattern": LABEL_PATTERN},
+                         description=f"one line saying why you should be admitted (under {WHY_MAX + 1} "
                                      "characters)")]
     suggested_id: Annotated[AgentId | None, Field(
         description="the agent id you would like (a slug); another is chosen when it is taken")] = None

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from hubcore.errors import HubError, conflict, invalid
+from hubcore.services import validate
 
 BRAIN_NAMESPACES = ("/fs/", "/kv/")
 # A knowledge base page lives under /fs/ only (spec: Knowledge base page, Paths).
@@ -35,13 +36,14 @@ def canonical(path: Any, namespaces: tuple[str, ...] = BRAIN_NAMESPACES, *, allo
 
     As in a filesystem, `.` and empty components vanish and `..` climbs, but never above the
     namespace root (`/fs/..` is `/fs/`); a trailing slash is dropped. Refused: a control
-    character (NUL, line breaks, tab, DEL), a backslash, a namespace outside `namespaces`, a
+    character (C0 with NUL, line breaks and tab; DEL; C1 with NEL), a line or paragraph separator
+    (U+2028, U+2029: no address may hold what breaks a line), a backslash, a namespace outside `namespaces`, a
     canonical path over 512 bytes. With `allow_root`, a bare namespace (`/fs/`) is accepted, as
     a listing's directory; otherwise it names no entry and is refused.
     """
     if not isinstance(path, str) or not path:
         raise invalid(f"{field} must be a non-empty string", field=field)
-    if any(ord(c) < 0x20 or c == "\x7f" for c in path) or "\\" in path:
+    if not validate.is_label(path) or "\\" in path:
         raise invalid(f"{field} must not hold a control character or a backslash", field=field)
     parts = [p for p in path.split("/") if p not in ("", ".")]
     roots = [n.strip("/") for n in namespaces]
@@ -61,6 +63,21 @@ def canonical(path: Any, namespaces: tuple[str, ...] = BRAIN_NAMESPACES, *, allo
     if size > PATH_MAX_BYTES:
         raise invalid(f"{field} is {size} bytes once canonical; the limit is {PATH_MAX_BYTES}", field=field)
     return result
+
+
+# What `canonical` takes, as a pattern: leading empty or `.` components, the namespace, then
+# components without a control character, separator or backslash, one of them naming something
+# (not empty, `.` or `..`) unless the root is allowed. (`..` climbing back to the root, and the
+# byte limit, are beyond a pattern: the schema says `x-max-bytes-canonical`.)
+_COMPONENT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\\\/]"
+_NAMING = _COMPONENT.replace("/]", "/.]")
+_NAMED = f"(?:{_NAMING}{_COMPONENT}*|\\.{_NAMING}{_COMPONENT}*|\\.\\.{_COMPONENT}+)"
+
+
+def path_pattern(namespaces: tuple[str, ...], *, allow_root: bool) -> str:
+    roots = "|".join(n.strip("/") for n in namespaces)
+    rest = f"(?:/{_COMPONENT}*)*" if allow_root else f"(?:/{_COMPONENT}*)*/{_NAMED}(?:/{_COMPONENT}*)*"
+    return f"^(?:\\.?/)*(?:{roots}){rest}$"
 
 
 def page_path(path: Any, *, allow_root: bool = False, field: str = "path") -> str:

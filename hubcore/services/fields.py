@@ -46,6 +46,17 @@ ONE_LINE_PATTERN = "^\\s*[^\\x00\\n\\r\\x0b\\x0c\\x1c-\\x1e\\x85\\u2028\\u2029]*
 # One line (as above, nothing trimmed) holding a character that is not whitespace.
 _LINE_BREAKS = "\\x00\\n\\r\\x0b\\x0c\\x1c-\\x1e\\x85\\u2028\\u2029"
 NOT_BLANK_LINE_PATTERN = f"^[^{_LINE_BREAKS}]*[^\\s{_LINE_BREAKS}][^{_LINE_BREAKS}]*$"
+ONE_LINE_RAW_PATTERN = f"^[^{_LINE_BREAKS}]*$"  # one line, nothing trimmed (an id)
+
+
+# Holds a character `str.strip` keeps (every character `str.isspace` is not), spelled out: regex
+# `\s` differs between Python and the ECMA dialect OpenAPI readers use.
+SPACE = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+NOT_BLANK_PATTERN = f"[^{SPACE}]"
+# A finite float as Python's repr writes a timestamp (a cursor carries one: it round-trips exactly).
+# No exponent: one could overflow to infinity, and a timestamp's repr never takes one; the cursors'
+# length limits keep the digits finite.
+FLOAT_REPR_PATTERN = "-?[0-9]+(?:\\.[0-9]+)?"
 
 
 def _one_line(value: str) -> str:
@@ -181,7 +192,9 @@ class KindFilter:
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         known = "|".join(ev.KINDS)
         # Empty (every kind), or known kinds separated by commas (blanks around and between dropped).
-        listed = f"^$|^[\\s,]*(?:{known})(?:[\\s,]+(?:{known}))*[\\s,]*$"
+        # Parts between commas, each blank or a known kind with blanks around (`events.check_kinds`).
+        blank = f"[{SPACE}]*"
+        listed = f"^$|^(?:{blank},)*{blank}(?:{known}){blank}(?:,{blank}(?:(?:{known}){blank})?)*$"
         return {"description": "only these kinds: one kind, a comma-separated list, or a list",
                 "anyOf": [{"type": "string", "pattern": listed},
                           {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}]}
@@ -225,6 +238,7 @@ class EntryPath:
                                      handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         limit = entries.PATH_MAX_BYTES
         return {"type": "string", "minLength": 1, "x-max-bytes-canonical": limit,
+                "pattern": entries.path_pattern(entries.BRAIN_NAMESPACES, allow_root=self.allow_root),
                 "description": f"/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
                                f"at most {limit} bytes once canonical"}
 
@@ -284,7 +298,8 @@ Payload = Annotated[dict[str, Any], AfterValidator(_payload),
                           json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX})]
 ActorName = Annotated[str, StringConstraints(min_length=1, max_length=ACTOR_MAX), Field(
     description="only items or events by this actor")]
-SessionId = Annotated[str, StringConstraints(min_length=1, max_length=ev.SESSION_ID_MAX), AfterValidator(_one_line)]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=ev.SESSION_ID_MAX), AfterValidator(_one_line),
+                      Field(json_schema_extra={"pattern": ONE_LINE_RAW_PATTERN})]
 IdempotencyKey = Annotated[
     str, StringConstraints(min_length=1, max_length=idem.IDEMPOTENCY_KEY_MAX), AfterValidator(_not_blank),
     AfterValidator(_one_line),

@@ -27,6 +27,7 @@ from hubcore.services.changes import Change, Effects, owner_key
 from hubcore.services.core import Core
 from hubcore.services.cursors import advance_cursor, get_cursor
 from hubcore.services.fields import (
+    FLOAT_REPR_PATTERN,
     PAGE_DEFAULT,
     PAGE_MAX,
     WAIT_DEFAULT,
@@ -121,7 +122,11 @@ class InboxRead(Request):
 
 Order = Literal["newest", "oldest", "deadline"]
 LIST_CURSOR_MAX = 80  # an order letter, an event id and a deadline's repr fit well inside
-ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX),
+# What `encode_cursor` writes: the order's letter and an event id, and for the deadline order the
+# deadline (Python's repr of a finite float) or `-`.
+_EVENT_ID = ids.ID_RE.pattern.strip("^$")
+CURSOR_PATTERN = f"^(?:[no]\\.{_EVENT_ID}|d\\.{_EVENT_ID}\\.(?:-|{FLOAT_REPR_PATTERN}))$"
+ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX, pattern=CURSOR_PATTERN),
                        Field(description="the next_cursor of the previous page, with the same order")]
 
 

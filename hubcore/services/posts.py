@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -24,7 +24,16 @@ from hubcore.services.access import readable_project
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.cursors import seed_cursor
-from hubcore.services.fields import Body, IdempotencyKey, Payload, ProjectId, SessionId, Summary, WholeNumber
+from hubcore.services.fields import (
+    NOT_BLANK_PATTERN,
+    Body,
+    IdempotencyKey,
+    Payload,
+    ProjectId,
+    SessionId,
+    Summary,
+    WholeNumber,
+)
 from hubcore.services.inbox import WAIT_CURSOR, insert_item
 from hubcore.services.requests import Request
 
@@ -57,6 +66,14 @@ class PostRequest(Request):
 
 class IdeaPost(PostRequest):
     """An idea from the human (`POST /projects/:id/ideas`)."""
+
+    # The summary rule (`events.check_summary`) as the schema states it: a summary holding more
+    # than whitespace, or a string body to take it from (its first line: no NUL in it).
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["summary"], "properties": {"summary": {"type": "string", "pattern": NOT_BLANK_PATTERN}}},
+        {"required": ["body"], "properties": {"body": {"type": "string",
+                                                       "pattern": f"^[^\\x00]*{NOT_BLANK_PATTERN}[^\\x00]*$"}}},
+    ]})
 
     # Spec (event fields): a client-supplied actor is ignored; the actor is the caller's.
     actor: Annotated[Any, Field(exclude=True, description="ignored: the actor is always the caller")] = None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import ConfigDict, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -28,7 +28,7 @@ class ProjectCreate(Request):
 
     model_config = ConfigDict(extra="ignore")
 
-    id: ProjectId
+    id: Annotated[ProjectId, Field(json_schema_extra={"not": {"pattern": "^space-"}})]  # personal spaces'
     display_name: DisplayName | None = None
     confidential: bool = False
     artifact_password_policy: PasswordPolicy = "optional"

@@ -16,7 +16,7 @@ message and in `details.field`), never its value: the value may be megabytes lon
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
@@ -38,6 +38,16 @@ class Request(BaseModel):
     # Members for which JSON `null` means something of its own (an artifact update's `envelope:
     # null` makes the version plain, where an absent envelope keeps the protection): kept as sent.
     NULL_MEANS: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        """JSON `null` for a member the model knows reads as absent at every depth (a device's
+        `filters.content: null` is its default), as the published schema says (`HubJsonSchema`)."""
+        if not isinstance(data, dict):
+            return data
+        known, keep = cls.model_fields, cls.NULL_MEANS
+        return {k: v for k, v in data.items() if v is not None or k not in known or k in keep}
 
 
 class NoArguments(Request):

@@ -3,73 +3,35 @@ share links, the viewer pass, comments.
 
 Thin adapters over `hub.artifacts`, `hub.shares` and `hub.comments` (`hubcore.services.artifacts`):
 each route gathers its members (the path's, the query string's, the body's) into the operation's
-typed request. Query integers (`version`, `limit`) are ASCII digits, `live` is 1/0/true/false; a
-parameter the route does not take, or one given twice, is refused naming it. `/raw` answers the
-stored text as `text/plain`, or for a protected version `{envelope, ciphertext}` as JSON.
+typed request. The query string reads as every route's does (`hubhttp.api.query`: `version` and
+`limit` integers, `live` a flag); a parameter the route does not take, or one given twice, is
+refused naming it. `/raw` answers the stored text as `text/plain`, or for a protected version
+`{envelope, ciphertext}` as JSON.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
-from hubcore.errors import HubError
 from hubcore.services.artifacts import ArtifactGet, ArtifactList, ArtifactRef
 from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
 from hubcore.services.artifacts.scripts import ScriptsRef, ScriptsSet
 from hubcore.services.artifacts.shares import ShareRef
 from hubcore.services.requests import parse
+from hubhttp.api.query import merged, no_query
+from hubhttp.api.query import query as shared_query
 from hubhttp.context import caller, hub, json_body, json_response, no_content
 from hubhttp.pages.markdown import render
 
 bp = Blueprint("artifacts", __name__, url_prefix="/api/v1")
 
-INTEGERS = frozenset({"version", "limit"})
-INTEGER = re.compile(r"-?[0-9]{1,40}")
-FLAGS = {"1": True, "true": True, "0": False, "false": False}
-
 
 def query(*, renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The query string typed as the models take it; the models refuse unknown names."""
-    out: dict[str, Any] = {}
-    for name in request.args:
-        values = request.args.getlist(name)
-        shown = name[:64]
-        if len(values) > 1:
-            raise HubError("invalid_argument", f"query {shown} given more than once", details={"field": shown})
-        raw = values[0]
-        if name in INTEGERS:
-            if not INTEGER.fullmatch(raw):
-                raise HubError("invalid_argument", f"query {name} must be an integer", details={"field": name})
-            out[name] = int(raw)
-        elif name == "live":
-            if raw.lower() not in FLAGS:
-                raise HubError("invalid_argument", "query live must be 1 or 0 (true or false)",
-                               details={"field": name})
-            out[name] = FLAGS[raw.lower()]
-        else:
-            out[(renamed or {}).get(name, name)] = raw
-    return out
-
-
-def merged(*sources: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for source in sources:
-        for name, value in source.items():
-            if name in out:
-                raise HubError("invalid_argument", f"{name[:64]} given twice (once is enough)",
-                               details={"field": name[:64]})
-            out[name] = value
-    return out
-
-
-def no_query() -> None:
-    for name in request.args:
-        raise HubError("invalid_argument", f"query {name[:64]}: this route takes no query parameters",
-                       details={"field": name[:64]})
+    """The query string typed as the artifact models take it; the models refuse unknown names."""
+    return shared_query(integers=("version", "limit"), flags=("live",), renamed=renamed)
 
 
 # -- artifacts -----------------------------------------------------------------------------------

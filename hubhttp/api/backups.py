@@ -3,10 +3,11 @@ only under its configured `backup_dir`."""
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
 from hubcore.ops.backup import BackupCreate
 from hubcore.services.requests import parse
+from hubhttp.api.query import merged, query
 from hubhttp.api.responses import Out
 from hubhttp.context import caller, hub, json_body, json_response
 
@@ -29,5 +30,5 @@ class BackupOut(Out):
 
 @bp.post("/backups")
 async def create_backup() -> Response:
-    req = parse(BackupCreate, {**request.args.to_dict(), **await json_body(default={})})
+    req = parse(BackupCreate, merged(query(), await json_body(default={})))
     return json_response(await hub().backups.create(caller(), req), status=201)

@@ -16,15 +16,16 @@ from typing import Any
 
 from hubcore.ops.backup import BackupCreate
 from hubcore.services.agents import AgentCreate, GrantAdd
-from hubcore.services.artifacts import ArtifactGet
+from hubcore.services.artifacts import ArtifactGet, ArtifactList
 from hubcore.services.artifacts.comments import CommentDelete, CommentList, CommentPost, CommentResolve
 from hubcore.services.artifacts.scripts import ScriptsSet
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.enrolment import STATUS_WAIT_MAX, EnrolDecision, EnrolRequest
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
-from hubcore.services.fields import AGENT_ID_PATTERN, IF_VERSION_PATTERN, PROJECT_ID_PATTERN
+from hubcore.services.fields import AGENT_ID_PATTERN, IF_VERSION_PATTERN, NOT_BLANK_PATTERN, PROJECT_ID_PATTERN
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.kb import models as kb
+from hubcore.services.kb.paths import RESERVED_FINAL
 from hubcore.services.posts import IdeaPost
 from hubcore.services.projects import ProjectCreate, ProjectUpdate
 from hubcore.services.push.devices import DeviceCreate, DeviceRef, DeviceUpdate
@@ -38,7 +39,9 @@ from hubhttp.api import artifact_responses as ar
 from hubhttp.api import backups as bk
 from hubhttp.api import responses as r
 from hubhttp.api import search_responses as sr
+from hubhttp.api.query import FLAG_SCHEMA
 from hubhttp.api.responses import response_schema as R
+from hubhttp.openapi import not_null
 
 Schema = dict[str, Any]
 
@@ -96,6 +99,12 @@ class Doc:
     media: str = "application/json"
     # Further media types the success body may come in, each with its schema (`/raw`: text or JSON).
     alternatives: Mapping[str, Schema] = field(default_factory=dict)
+    # Text media types the request body may come in besides JSON (a page write: the page itself).
+    text_body: tuple[str, ...] = ()
+    # Query names that differ from the query model's member names (model member -> query name).
+    query_renamed: Mapping[str, str] = field(default_factory=dict)
+    # A rule that answers only 405 (an action's address under another method): not documented.
+    refusal_only: bool = False
 
     def request_schema(self, path_names: frozenset[str]) -> Schema | None:
         """The body's schema: the model's, less the members the path carries."""
@@ -117,15 +126,18 @@ class Doc:
         `query_required`."""
         if self.query_model is None:
             return frozenset(self.query_required)
-        return frozenset(input_schema(self.query_model, leave_out=tuple(sorted(path_names))).get("required", ()))
+        required = input_schema(self.query_model, leave_out=tuple(sorted(path_names))).get("required", ())
+        return frozenset(self.query_renamed.get(name, name) for name in required)
 
     def query_schemas(self, path_names: frozenset[str]) -> dict[str, Schema]:
         """The query parameters: the query model's members (less the path's), else `query`."""
-        if self.query_model is None:
-            return dict(self.query)
-        props = input_schema(self.query_model, leave_out=tuple(sorted(path_names)))["properties"]
-        return {name: _query_schema(schema) for name, schema in props.items()
-                if self.query_members is None or name in self.query_members}
+        out: dict[str, Schema] = {}
+        if self.query_model is not None:
+            props = input_schema(self.query_model, leave_out=tuple(sorted(path_names)))["properties"]
+            out = {self.query_renamed.get(name, name): schema for name, schema in props.items()
+                   if self.query_members is None or name in self.query_members}
+        out.update(self.query)  # written here: what the URL form changes (a page path), or no model
+        return {name: _query_schema(schema) for name, schema in out.items()}
 
 
 # Path members named alike everywhere, for the routes whose doc record has no model naming them.
@@ -136,9 +148,13 @@ NAMED_PATH: Mapping[str, Schema] = {
 
 
 def _query_schema(schema: Schema) -> Schema:
-    """A model member as a query parameter. A list default (the feed's `kind: []`, "every kind")
-    goes: a query string cannot spell it, and `[]` breaks the member's own `minItems: 1`."""
-    out = dict(schema)
+    """A member as a query parameter (`hubhttp.api.query` reads them): never null (absent is the
+    way to say nothing); a boolean is a flag in its one spelling. A list default (the feed's
+    `kind: []`, "every kind") goes: a query string cannot spell it, and `[]` breaks the member's own
+    `minItems: 1`."""
+    out = not_null(schema)
+    if out.get("type") == "boolean":
+        return {**FLAG_SCHEMA, **({"default": "true" if out["default"] else "false"} if "default" in out else {})}
     if isinstance(out.get("default"), list):
         out.pop("default")
     return out
@@ -147,19 +163,28 @@ def _query_schema(schema: Schema) -> Schema:
 # The knowledge base (spec "Knowledge base routes"): a page path in the URL or the `path`/`prefix`
 # query drops its leading slash and may omit `fs`, so those parameters are any string the service
 # canonicalises (the models' own path schemas say /fs/...).
-# entries.canonical refuses a control character (C0, DEL) and a backslash anywhere in a path.
-_PATH_CHARS = "[^\\x00-\\x1f\\x7f\\\\]"
-KB_PATH: Schema = {"type": "string", "minLength": 1, "pattern": f"^{_PATH_CHARS}+$",
+# In the URL a page path is segments the gate lets through (no control character, line separator,
+# backslash or `.`/`..` segment); its final segment is not an action's (`review`, `revert`: those
+# addresses are the actions'). In the query the service canonicalises what it is given.
+_SEG = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\\\/]"
+_SEG_NO_DOT = _SEG.replace("/]", "/.]")
+_URL_SEGMENT = f"(?:{_SEG_NO_DOT}{_SEG}*|\\.{_SEG_NO_DOT}{_SEG}*|\\.\\.{_SEG}+)"
+KB_PATH: Schema = {"type": "string", "minLength": 1, "pattern": f"^{_URL_SEGMENT}(?:/{_URL_SEGMENT})*$",
+                   "not": {"pattern": f"(?:^|/)(?:{'|'.join(RESERVED_FINAL)})$"},
                    "description": "page path without its leading slash; the fs/ namespace may be omitted"}
-KB_PREFIX: Schema = {"type": "string", "pattern": f"^{_PATH_CHARS}*$",
+_COMPONENT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\\\]"
+KB_QUERY_PATH: Schema = {"type": "string", "minLength": 1, "pattern": f"^{_COMPONENT}+$",
+                         "description": "page path, with or without its leading slash and fs/ namespace"}
+KB_PREFIX: Schema = {"type": "string", "pattern": f"^{_COMPONENT}*$",
                      "description": "directory, as a page path is written in a URL"}
-KB_FLAG: Schema = {"enum": ["1", "0", "true", "false"]}
+KB_FLAG: Schema = dict(FLAG_SCHEMA)
 KB_LIST_LIMIT: Schema = {"type": "integer", "minimum": 1, "maximum": 500}
 KB_HISTORY_LIMIT: Schema = {"type": "integer", "minimum": 0, "maximum": 200}
 KB_ROWS_LIMIT: Schema = {"type": "integer", "minimum": 1, "maximum": 200}
-KB_BEFORE: Schema = {"type": "integer", "minimum": 1}
+KB_BEFORE: Schema = {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
 KB_IF_VERSION: Schema = {"type": "string", "pattern": IF_VERSION_PATTERN}
-KB_VERSION: Schema = {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
+KB_ACTOR: Schema = not_null(input_schema(kb.KbHistory)["properties"]["actor"])
+KB_VERSION_ID: Schema = {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
 FINDING = obj("code", "path", "message", code=STR, path=STR, message=STR, line=INT, meta=ANY_OBJ)
 LINT = list_of(FINDING)
 KB_WRITTEN = obj("ok", "path", "version", "size_bytes", "lint", "warnings", ok=BOOL, path=STR, version=STR,
@@ -192,8 +217,12 @@ KB_STATS = obj("pages", "bytes", "unverified", "stale", "last_change_at", "last_
                bytes=INT, unverified=INT, stale=INT, last_change_at=N_STR, last_change_by=N_STR,
                needs_review=NEEDS_REVIEW)
 KB_PAGE_PATH = {"path": KB_PATH}
+# The search text: more than whitespace (a blank query is refused), at most 8 KiB as UTF-8.
+SEARCH_Q: Schema = {**not_null(input_schema(SearchRequest)["properties"]["q"]), "pattern": NOT_BLANK_PATTERN}
 KB_PAGE_PROBLEMS = (404, 409)
 BRAIN_QUERY = ("path", "store")  # hubhttp.api.sessions.brain_query
+# A session's brain over REST: the knowledge base has its own routes (`brains.check_store`).
+BRAIN_STORE: Schema = {"type": "string", "enum": ["session"], "description": "the session brain (the default)"}
 PROJECT, AGENT, GRANT = R(r.Project), R(r.Agent), R(r.Grant)
 SESSION, PAGE, PRUNED = R(r.Session), R(r.ProjectFeedPage), R(r.Pruned)
 MARKED, RESOLVED = R(r.Marked), R(r.Resolved)
@@ -237,7 +266,7 @@ DOCS: Mapping[str, Doc] = {
     "inbox.list_inbox": Doc("The inbox", R(r.ItemList), problems=(), query_model=InboxList),
     "search.search": Doc("Search feed events, artifacts, session brains and knowledge pages in the visible "
                          "projects (a blank query, an unknown parameter or value is 400)", R(sr.SearchPage),
-                         problems=(404,), query_model=SearchRequest),
+                         problems=(404,), query_model=SearchRequest, query={"q": SEARCH_Q}),
     "inbox.read_all": Doc("Mark every item read", R(r.MarkedAll), model=ReadAll, body_required=False),
     # No body: the model's one member is the path's (query_model gives the path its schema).
     "inbox.mark_read": Doc("Mark an item read", MARKED, query_model=InboxMark),
@@ -263,9 +292,10 @@ DOCS: Mapping[str, Doc] = {
     "sessions.reassign_session": Doc("Give a session to another agent", SESSION, problems=(404, 409),
                                      model=SessionReassign),
     "sessions.brain_level": Doc("A level of the session's brain", R(r.BrainLevel), problems=(404, 409),
-                                 query_model=BrainList, query_members=BRAIN_QUERY),
+                                 query_model=BrainList, query_members=BRAIN_QUERY, query={"store": BRAIN_STORE}),
     "sessions.brain_entry": Doc("One entry of the session's brain (409: the path is a directory)", R(r.BrainEntry),
-                                problems=(404, 409, 422), query_model=BrainGet, query_members=BRAIN_QUERY),
+                                problems=(404, 409, 422), query_model=BrainGet, query_members=BRAIN_QUERY,
+                                query={"store": BRAIN_STORE}),
     "sessions.replay": Doc("The session's call log", R(r.Replay)),
     "storage.report": Doc("The storage report", R(r.Storage), problems=()),
     # The prune routes take only their path (the models refuse any query or body member).
@@ -282,10 +312,10 @@ DOCS: Mapping[str, Doc] = {
                          problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIST_LIMIT, "meta": KB_FLAG}),
     "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included); "
                         "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE, problems=(404, 405),
-                        path=KB_PAGE_PATH, query={"version": KB_VERSION, "rendered": KB_FLAG}),
+                        path=KB_PAGE_PATH, query={"version": KB_VERSION_ID, "rendered": KB_FLAG}),
     "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
                          "with ?if_version=", KB_WRITTEN, problems=(404, 405, 409, 413), path=KB_PAGE_PATH,
-                         query={"if_version": KB_IF_VERSION},
+                         query={"if_version": KB_IF_VERSION}, text_body=("text/markdown", "text/plain"),
                          body=closed(obj("content", content=STR, if_version=KB_IF_VERSION))),
     "kb.delete_page": Doc("Delete a page (a directory only when empty); its versions stay kept",
                           obj("ok", "path", ok=BOOL, path=STR), problems=(404, 405, 409), path=KB_PAGE_PATH,
@@ -295,27 +325,30 @@ DOCS: Mapping[str, Doc] = {
                           body=closed(obj(if_version=KB_IF_VERSION, verified_by={"const": "human"}))),
     "kb.revert_page": Doc("Write a kept version back (changed: false when it is the held one)", KB_REVERTED,
                           problems=(404, 409, 413), path=KB_PAGE_PATH,
-                          body=closed(obj("version", version=KB_VERSION, if_version=KB_IF_VERSION))),
+                          body=closed(obj("version", version=KB_VERSION_ID, if_version=KB_IF_VERSION))),
+    "kb.action_other_method": Doc("An action's address under another method: 405", refusal_only=True),
     "kb.promote": Doc("Copy a session brain entry into a page citing the session", KB_PROMOTED,
                       problems=(404, 409, 413), model=kb.KbPromote),
     "kb.history": Doc("The knowledge base's write log, newest first (limit=0: the count only)", KB_HISTORY,
-                      query={"path": KB_PATH, "prefix": KB_PREFIX, "actor": STR, "op": {"enum": list(kb.OPS)},
-                             "before": KB_BEFORE, "limit": KB_HISTORY_LIMIT}),
+                      query={"path": KB_QUERY_PATH, "prefix": KB_PREFIX, "actor": KB_ACTOR,
+                             "op": {"type": "string", "enum": list(kb.OPS)}, "before": KB_BEFORE,
+                             "limit": KB_HISTORY_LIMIT}),
     "kb.versions": Doc("A page's versions newest first, with whether each is kept", KB_VERSIONS,
-                       query={"path": KB_PATH, "before": KB_BEFORE, "limit": KB_ROWS_LIMIT},
+                       query={"path": KB_QUERY_PATH, "before": KB_BEFORE, "limit": KB_ROWS_LIMIT},
                        query_required=("path",)),
     "kb.forget": Doc("Forget the kept bytes of a page's versions but the held one", KB_FORGOT, problems=(404, 409),
-                     query={"path": KB_PATH}, query_required=("path",), body_required=False),
+                     query={"path": KB_QUERY_PATH}, query_required=("path",), body_required=False),
     "kb.backlinks": Doc("The pages linking to a page, in path order", list_of(obj("path", "title", path=STR,
                                                                                     title=N_STR)),
-                        query={"path": KB_PATH}, query_required=("path",)),
+                        query={"path": KB_QUERY_PATH}, query_required=("path",)),
     "kb.lint": Doc("Lint findings over the whole knowledge base (fresh=1 walks again)",
                    obj("checked_at", "findings", checked_at=STR, findings=LINT), query={"fresh": KB_FLAG}),
     "kb.stats": Doc("The knowledge base's counts and what needs review", KB_STATS),
     "artifacts.list_artifacts": Doc("Artifacts of the projects the caller sees, newest updated first",
-                                    R(ar.ArtifactListOut), query={"project": STR, "session_id": STR, "limit": INT}),
+                                    R(ar.ArtifactListOut), query_model=ArtifactList,
+                                    query_renamed={"project_id": "project"}),
     "artifacts.project_artifacts": Doc("A project's artifacts, newest updated first", R(ar.ArtifactListOut),
-                                       query={"session_id": STR, "limit": INT}),
+                                       query_model=ArtifactList),
     "artifacts.get_artifact": Doc("An artifact at its current version, ?version=N, or ?live=1 (the live version)",
                                   R(ar.ArtifactOut), query_model=ArtifactGet, query_members=("version", "live")),
     "artifacts.artifact_versions": Doc("Every version, oldest first", R(ar.VersionsOut)),

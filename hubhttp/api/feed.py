@@ -4,36 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
-from hubcore.errors import HubError
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.posts import IdeaPost
 from hubcore.services.requests import parse
+from hubhttp.api.query import merged, query
 from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("feed", __name__, url_prefix="/api/v1")
 
 
-def optional_int(name: str) -> int | None:
-    """An integer query parameter, None when absent; the service checks its range."""
-    raw = request.args.get(name)
-    if raw is None or raw == "":
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise HubError("invalid_argument", f"query {name} must be an integer") from None
-
-
 def page_query() -> dict[str, Any]:
-    """The page members of the query string (typed as the model takes them); an empty cursor
-    reads as absent, and `kind` may repeat."""
-    args = request.args
-    kinds = [k for value in args.getlist("kind") for k in value.split(",")]
-    query = {"since": args.get("since") or None, "before": args.get("before") or None, "kind": kinds or None,
-             "session_id": args.get("session_id"), "limit": optional_int("limit")}
-    return {name: value for name, value in query.items() if value is not None}
+    """The page members of the query string, typed as the model takes them (`hubhttp.api.query`):
+    `kind` may repeat (each value one kind) or list kinds separated by commas; an empty `since`
+    is a cursor like any other, and refused (an event id is never empty)."""
+    return query(integers=("limit",), repeats=("kind",))
 
 
 @bp.get("/feed")
@@ -43,7 +29,7 @@ async def global_feed() -> Response:
 
 @bp.get("/projects/<project_id>/feed")
 async def project_feed(project_id: str) -> Response:
-    req = parse(FeedRead, {**page_query(), "project_id": project_id})
+    req = parse(FeedRead, merged(page_query(), {"project_id": project_id}))
     return json_response(await hub().feed.project_feed(caller(), req))
 
 

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
-from hubcore.errors import HubError
 from hubcore.services.inbox import InboxList, InboxMark, ReadAll
 from hubcore.services.requests import parse
 from hubcore.services.resolutions import AnswerPost, DecisionPost
-from hubhttp.api.feed import optional_int
+from hubhttp.api.query import query
 from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("inbox", __name__, url_prefix="/api/v1")
 
-FLAGS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False, "": False}
-
-
-def flag(name: str) -> bool:
-    raw = request.args.get(name)
-    if raw is None:
-        return False
-    if raw.lower() not in FLAGS:
-        raise HubError("invalid_argument", f"query {name} must be true or false")
-    return FLAGS[raw.lower()]
-
-
 @bp.get("/inbox")
 async def list_inbox() -> Response:
-    # The query typed as the model takes it: an empty value reads as absent, the flag a boolean.
-    args = request.args
-    query = {"status": args.get("status") or None, "project": args.get("project") or None,
-             "limit": optional_int("limit"), "unread_only": flag("unread_only"), "settled": flag("settled"),
-             "order": args.get("order") or None, "cursor": args.get("cursor") or None}
-    req = parse(InboxList, {name: value for name, value in query.items() if value is not None})
+    # The query typed as the model takes it (`hubhttp.api.query`); the model refuses an empty value.
+    req = parse(InboxList, query(integers=("limit",), flags=("unread_only", "settled")))
     return json_response(await hub().inbox.list_items(caller(), req))
 
 

@@ -14,7 +14,6 @@ that does not parse is 400 before anything is stored.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,54 +24,24 @@ from hubcore.errors import HubError
 from hubcore.services.kb import frontmatter, models
 from hubcore.services.kb.paths import RESERVED_FINAL, from_url
 from hubcore.services.requests import Request, parse
+from hubhttp.api.query import merged
+from hubhttp.api.query import query as shared_query
 from hubhttp.context import caller, hub, json_body, json_response
 from hubhttp.pages.markdown import render
 
 bp = Blueprint("kb", __name__, url_prefix="/api/v1/projects/<project_id>/kb")
 
-INTEGERS = frozenset({"limit", "before"})
-INTEGER = re.compile(r"-?[0-9]{1,40}")  # ASCII digits only; the model judges the range
-FLAGS = {"1": True, "true": True, "0": False, "false": False}
 TEXT_TYPES = ("text/markdown", "text/plain")
 
 
 def query(*, flags: Iterable[str] = ()) -> dict[str, Any]:
-    """The query string typed as the models take it: integers for `limit` and `before`, booleans
-    for `flags`, page paths in their URL form made canonical; anything else stays a string for the
-    model to judge (an unknown name is refused there)."""
-    out: dict[str, Any] = {}
-    for name in request.args:
-        values = request.args.getlist(name)
-        if len(values) > 1:
-            raise HubError("invalid_argument", f"query {name[:64]} given more than once", details={"field": name[:64]})
-        out[name] = _typed(name, values[0], frozenset(flags))
-    return out
-
-
-def _typed(name: str, raw: str, flags: frozenset[str]) -> Any:
-    if name in INTEGERS:
-        if not INTEGER.fullmatch(raw):
-            raise HubError("invalid_argument", f"query {name} must be an integer", details={"field": name})
-        return int(raw)
-    if name in flags:
-        if raw.lower() not in FLAGS:
-            raise HubError("invalid_argument", f"query {name} must be 1 or 0 (true or false)",
-                           details={"field": name})
-        return FLAGS[raw.lower()]
-    if name in ("path", "prefix"):
-        return from_url(raw, allow_root=name == "prefix", field=name)
-    return raw
-
-
-def merged(*sources: Mapping[str, Any]) -> dict[str, Any]:
-    """The members of several sources (path, query, body); one named twice is refused."""
-    out: dict[str, Any] = {}
-    for source in sources:
-        for name, value in source.items():
-            if name in out:
-                raise HubError("invalid_argument", f"{name[:64]} given twice (once is enough)",
-                               details={"field": name[:64]})
-            out[name] = value
+    """The query string typed as the models take it (`hubhttp.api.query`: `limit` and `before`
+    integers, `flags` booleans), page paths in their URL form made canonical; anything else stays
+    a string for the model to judge (an unknown name is refused there)."""
+    out = shared_query(integers=("limit", "before"), flags=flags)
+    for name in ("path", "prefix"):
+        if name in out:
+            out[name] = from_url(out[name], allow_root=name == "prefix", field=name)
     return out
 
 
@@ -143,6 +112,15 @@ async def delete_page(project_id: str, path: str) -> Response:
     not_an_action(path)
     req = typed(models.KbDelete, page(project_id, path), query(), await json_body(default={}))
     return json_response(await hub().kb.delete(caller(), req))
+
+
+@bp.route("/pages/<path:path>/review", methods=["GET", "PUT", "PATCH", "DELETE", "OPTIONS"])
+@bp.route("/pages/<path:path>/revert", methods=["GET", "PUT", "PATCH", "DELETE", "OPTIONS"])
+async def action_other_method(project_id: str, path: str) -> Response:
+    """An action's address under any other method: 405 naming POST alone. Without this rule the
+    router would offer the page routes' methods too (a page path can end anywhere), and a page of
+    that name cannot exist (`paths.require_writable`). Not in the OpenAPI document: it serves nothing."""
+    raise MethodNotAllowed(valid_methods=["POST"])
 
 
 @bp.post("/pages/<path:path>/review")

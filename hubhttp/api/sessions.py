@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from quart import Blueprint, Response, request
+from typing import Any
+
+from quart import Blueprint, Response
 
 from hubcore.services.brains import BrainGet, BrainList
 from hubcore.services.requests import parse
 from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
-from hubhttp.api.feed import optional_int
+from hubhttp.api.query import merged, query
 from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("sessions", __name__, url_prefix="/api/v1/sessions")
@@ -15,8 +17,7 @@ bp = Blueprint("sessions", __name__, url_prefix="/api/v1/sessions")
 
 @bp.get("")
 async def list_sessions() -> Response:
-    query = {"project": request.args.get("project") or None, "limit": optional_int("limit")}
-    req = parse(SessionPage, {name: value for name, value in query.items() if value is not None})
+    req = parse(SessionPage, query(integers=("limit",)))  # an empty `project=` is refused there
     return json_response(await hub().sessions.list(caller(), req.listing()))
 
 
@@ -37,20 +38,21 @@ async def reassign_session(session_id: str) -> Response:
     return json_response(await hub().sessions.reassign(caller(), req))
 
 
-def brain_query() -> dict[str, str]:
-    """The members of a brain read a query string carries; the session is the path's."""
-    return {name: request.args[name] for name in ("path", "store") if name in request.args}
+def brain_query() -> dict[str, Any]:
+    """The members of a brain read a query string carries (`path`, `store`); the session is the
+    path's, so a `session_id` in the query is refused as named twice."""
+    return query()
 
 
 @bp.get("/<session_id>/brain")
 async def brain_level(session_id: str) -> Response:
-    req = parse(BrainList, {**brain_query(), "session_id": session_id})
+    req = parse(BrainList, merged(brain_query(), {"session_id": session_id}))
     return json_response(await hub().brains.list_entries(caller(), req))
 
 
 @bp.get("/<session_id>/brain/entry")
 async def brain_entry(session_id: str) -> Response:
-    req = parse(BrainGet, {**brain_query(), "session_id": session_id})
+    req = parse(BrainGet, merged(brain_query(), {"session_id": session_id}))
     return json_response(await hub().brains.read_entry(caller(), req))
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
 from hubcore.services.requests import parse
 from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
+from hubhttp.api.query import merged, query
 from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("storage", __name__, url_prefix="/api/v1")
@@ -16,7 +17,7 @@ bp = Blueprint("storage", __name__, url_prefix="/api/v1")
 async def members(**path: str) -> dict[str, Any]:
     """Every member a prune or undo request carries: its query parameters and body members (which
     its model refuses: these routes take only their path), then the path's own."""
-    return {**request.args.to_dict(), **await json_body(default={}), **path}
+    return merged(query(), await json_body(default={}), path)
 
 
 @bp.get("/storage")

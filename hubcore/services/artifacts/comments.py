@@ -46,7 +46,7 @@ from hubcore.services.artifacts.comment_notes import notify_author
 from hubcore.services.artifacts.models import ArtifactId, Version
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
-from hubcore.services.fields import IdempotencyKey, Trimmed, WholeNumber
+from hubcore.services.fields import NOT_BLANK_PATTERN, IdempotencyKey, Trimmed, WholeNumber
 from hubcore.services.requests import Request
 from hubcore.store.blobs import BlobStore
 
@@ -82,7 +82,8 @@ def _fraction(value: float) -> float:
 
 CommentId = Annotated[str, StringConstraints(min_length=1, max_length=64), Field(description="comment id")]
 Body = Annotated[str, Trimmed(BODY_MAX, lines=True), AfterValidator(_not_blank),
-                 Field(description=f"the comment, 1 to {BODY_MAX} characters once trimmed")]
+                 Field(description=f"the comment, 1 to {BODY_MAX} characters once trimmed",
+                       json_schema_extra={"pattern": NOT_BLANK_PATTERN})]
 Fraction = Annotated[float, AfterValidator(_fraction), Field(description="0 to 1, a fraction of the page")]
 DeleteToken = Annotated[str, StringConstraints(min_length=1, max_length=TOKEN_HEX), Field(
     description="the delete_token comment_post returned (not needed when you can see the project)")]

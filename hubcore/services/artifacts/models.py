@@ -19,7 +19,15 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from hubcore.services import validate
-from hubcore.services.fields import EntryContent, IdempotencyKey, ProjectId, SessionId, Trimmed, WholeNumber
+from hubcore.services.fields import (
+    FLOAT_REPR_PATTERN,
+    EntryContent,
+    IdempotencyKey,
+    ProjectId,
+    SessionId,
+    Trimmed,
+    WholeNumber,
+)
 from hubcore.services.requests import Request
 from hubcore.store.blobs import BLOB_MAX
 
@@ -188,7 +196,9 @@ class ArtifactRef(Request):
 
 
 LIST_CURSOR_MAX = 80  # a float's repr, a separator and a 26-character id fit well inside
-ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX),
+# What `service.encode_list_cursor` writes: the float's repr, `~`, the artifact id (lowercase).
+LIST_CURSOR_PATTERN = f"^{FLOAT_REPR_PATTERN}~[0-7][0-9a-hjkmnp-tv-z]{{25}}$"
+ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX, pattern=LIST_CURSOR_PATTERN),
                        Field(description="the next_cursor of the previous page")]
 
 

@@ -95,7 +95,9 @@ class KbPromote(Request):
 
     project_id: ProjectId
     from_session_id: SessionId
-    from_path: Annotated[str, StringConstraints(min_length=1), Field(description="the brain entry's path")]
+    from_path: Annotated[str, StringConstraints(
+        min_length=1, pattern=entries.path_pattern(entries.BRAIN_NAMESPACES, allow_root=False)),
+        Field(description="the brain entry's path")]
     to_path: Annotated[str, PagePath(field="to_path")]
     type: Annotated[OneLine | None, Field(description=f"the page type ({PAGE_TYPES_HINT})")] = None
     title: OneLine | None = None

@@ -79,4 +79,5 @@ class PagePath:
         limit = entries.PATH_MAX_BYTES
         what = "a directory (/fs/ or beneath)" if self.allow_root else "/fs/<page path>"
         return {"type": "string", "minLength": 1, "x-max-bytes-canonical": limit,
+                "pattern": entries.path_pattern(entries.PAGE_NAMESPACES, allow_root=self.allow_root),
                 "description": f"{what}; canonicalised (., .., trailing slash), at most {limit} bytes once canonical"}
