@@ -9,6 +9,7 @@ import pytest
 from openapi_spec_validator import validate
 from quart import Response
 
+from hubhttp.api.docs import DOCS
 from hubhttp.app import create_app
 from hubhttp.openapi import API_PREFIX, DOCUMENT_KEY, SEGMENT_PATTERN, api_rules, build, document, openapi_path
 from hubhttp.routing import Access, RouteAccess
@@ -49,7 +50,7 @@ def test_an_app_with_another_url_map_gets_its_own_document() -> None:
 def test_every_api_rule_of_the_url_map_is_in_the_document() -> None:
     app = create_app()
     doc = build(app, "test")
-    missing = [f"{method} {rule.rule}" for rule in api_rules(app)
+    missing = [f"{method} {rule.rule}" for rule in api_rules(app) if not DOCS[str(rule.endpoint)].refusal_only
                for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})
                if method.lower() not in doc["paths"].get(openapi_path(rule.rule), {})]
     assert missing == []
@@ -145,3 +146,14 @@ async def test_urls_still_build_from_the_rules_whose_builders_compile_on_first_u
         assert url_for("projects.list_projects") == "/api/v1/projects"
         assert url_for("pages.artifact_page", artifact_id="a 1", version=2) == "/artifacts/a%201?version=2"
         assert url_for("pages.artifact_page", artifact_id="b") == "/artifacts/b"
+
+
+def test_a_refusal_only_rule_serves_nothing_the_document_lists() -> None:
+    """The rules that only answer 405 (an action's address under another method) are left out,
+    and every other method of those addresses is the action's POST alone."""
+    app = create_app()
+    doc = build(app, "test")
+    refusals = [rule for rule in api_rules(app) if DOCS[str(rule.endpoint)].refusal_only]
+    assert {r.rule.rsplit("/", 1)[-1] for r in refusals} == {"review", "revert"}
+    for rule in refusals:
+        assert set(doc["paths"][openapi_path(rule.rule)]) == {"post"}
