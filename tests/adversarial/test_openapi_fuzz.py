@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 HERE = Path(__file__).parent
+REPO = HERE.parent.parent  # on PYTHONPATH for the hub and for the hooks module the CLI imports
 CONFIG = HERE / "schemathesis.toml"
 ADMIN_TOKEN = "fuzz-admin-token-0123456789abcdef0123"
 EXAMPLES = 6  # drawn cases an operation in the fuzzing phase (coverage adds its boundary cases)
@@ -62,6 +63,7 @@ def test_the_rest_api_holds_to_its_document_under_every_check(tmp_path: Path) ->
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     env.update(HUB_CONFIG=str(tmp_path / "config.toml"), HUB_DATA_DIR=str(tmp_path / "data"),
                HUB_BIND=f"127.0.0.1:{port}", HUB_ADMIN_TOKEN=ADMIN_TOKEN, HUB_MIN_FREE_BYTES="0",
                HUB_LOG_LEVEL="warning", HUB_INBOX_OPEN_PER_PROJECT="0", HUB_INBOX_OPEN_PER_AGENT="0")
@@ -79,7 +81,7 @@ def test_the_rest_api_holds_to_its_document_under_every_check(tmp_path: Path) ->
                  "--output-truncate", "false"],
                 env={**env, "SCHEMATHESIS_HOOKS": "tests.adversarial.openapi_hooks",
                      "HUB_FUZZ_DB": str(tmp_path / "data" / "hub.db")},
-                capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path)  # its cache stays there
         finally:
             hub.terminate()
             hub.wait(30)
