@@ -22,6 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hubcore.services import entries
+from hubcore.services.fields import ONE_LINE_RAW_PATTERN
+
 # Member descriptions the guide already explains once (hubmcp/skill/SKILL.md, "Conventions").
 SAID_IN_GUIDE = frozenset({
     "project id (slug)",
@@ -38,6 +41,14 @@ CONVENTIONAL = frozenset({"project_id", "session_id", "artifact_id", "idempotenc
 # members once, not its two forms in full in every brain tool.
 SESSION_REFERENCE: dict[str, Any] = {"type": "object", "description": "{session_id} or {agent, name, project_id?}"}
 PROSE = ("description", "format", "examples", "title")
+# Patterns that spell out for REST readers a rule the guide gives in words (a brain or page path
+# starts /fs/ or /kv/ and holds no control character; an id is one line): left out, as a
+# conventional member's format is. The hub checks them whatever the schema says.
+SAID_IN_WORDS = frozenset({
+    *(entries.path_pattern(spaces, allow_root=root) for spaces in (entries.BRAIN_NAMESPACES, entries.PAGE_NAMESPACES)
+      for root in (True, False)),
+    ONE_LINE_RAW_PATTERN,
+})
 
 
 # Member descriptions that only restate the schema's own bounds, or what the tool's description
@@ -143,6 +154,8 @@ def _walk_input(node: Any, keep_null: frozenset[str] = frozenset(), depth: int =
         if (key.startswith("x-") and key not in KEPT_EXTENSIONS) or key in ("discriminator", "contentEncoding"):
             continue
         if key == "description" and (depth > 1 or value in SAID_IN_GUIDE):
+            continue
+        if key == "pattern" and value in SAID_IN_WORDS:
             continue
         if key == "properties" and isinstance(value, dict):
             required = set(node.get("required", ()))
