@@ -29,7 +29,7 @@ CONFIG = HERE / "schemathesis.toml"
 ADMIN_TOKEN = "fuzz-admin-token-0123456789abcdef0123"
 EXAMPLES = 6  # drawn cases an operation in the fuzzing phase (coverage adds its boundary cases)
 SEED = 28  # the same walk every run
-RUN_TIMEOUT = 240  # seconds of wall time on a loaded machine; the walk takes well under a minute of CPU
+RUN_TIMEOUT = 480  # seconds of wall time on a loaded machine; the walk takes well under a minute of CPU
 
 
 def free_port() -> int:
