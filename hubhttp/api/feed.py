@@ -6,6 +6,8 @@ from typing import Any
 
 from quart import Blueprint, Response
 
+from hubcore.errors import HubError
+from hubcore.services.events import KINDS
 from hubcore.services.feed import FeedPage, FeedRead, FeedSeen
 from hubcore.services.posts import IdeaPost
 from hubcore.services.requests import parse
@@ -19,7 +21,14 @@ def page_query() -> dict[str, Any]:
     """The page members of the query string, typed as the model takes them (`hubhttp.api.query`):
     `kind` may repeat (each value one kind) or list kinds separated by commas; an empty `since`
     is a cursor like any other, and refused (an event id is never empty)."""
-    return query(integers=("limit",), repeats=("kind",))
+    out = query(integers=("limit",), repeats=("kind",))
+    kinds = out.get("kind")
+    if isinstance(kinds, list):  # repeated: the document's array form, each value exactly one kind
+        for kind in kinds:
+            if kind not in KINDS:
+                raise HubError("invalid_argument", f"kind {kind[:64]!r}: a repeated kind names one kind each",
+                               details={"field": "kind"})
+    return out
 
 
 @bp.get("/feed")

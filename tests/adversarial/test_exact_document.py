@@ -152,6 +152,14 @@ async def test_a_kind_filter_separates_kinds_by_commas_only(client: HubClient, k
     await refused(client, "GET", "/api/v1/feed", params={"kind": kinds})
 
 
+@pytest.mark.parametrize("query", ["kind=idea&kind=", "kind=idea&kind=%20question", "kind=idea&kind=idea,question"])
+async def test_a_repeated_kind_names_one_kind_each(client: HubClient, query: str) -> None:
+    await seed(client)
+    await refused(client, "GET", f"/api/v1/feed?{query}")
+    r = await client.get("/api/v1/feed?kind=idea&kind=question", headers=ADMIN)
+    assert r.status_code == 200 and {e["kind"] for e in r.json()["events"]} == {"idea", "question"}
+
+
 async def test_a_kind_filter_with_blanks_around_commas_is_read(client: HubClient) -> None:
     await seed(client)
     r = await client.get("/api/v1/feed", params={"kind": " idea , ,question "}, headers=ADMIN)
