@@ -1,19 +1,29 @@
 """The ASGI composition root: one listener for the REST API, public pages, probes and /mcp.
 
-`HubASGI` owns the lifespan: on startup it opens the `Hub`, enters the MCP session manager (for the
-whole lifespan), then runs Quart's own startup; on shutdown it reverses that. Every HTTP request
-passes the `Gate` (global rules, and the token check /mcp needs before any MCP processing) and is
-counted in the metrics; then `/mcp` goes to hubmcp's endpoint and everything else to Quart. This is
-the one module allowed to import hubmcp (its app factory, which also renders the bootstrap guide).
+`HubASGI` owns the lifespan: on startup it opens the `Hub` and runs Quart's own startup, and the hub
+is ready; then it loads the MCP endpoint in the background and enters its session manager for the
+rest of the lifespan; on shutdown it reverses that. Every HTTP request passes the `Gate` (global
+rules, and the token check /mcp needs before any MCP processing) and is counted in the metrics; then
+`/mcp` goes to hubmcp's endpoint and everything else to Quart. This is the one module allowed to
+import hubmcp (its app factory, and the bootstrap guide's renderer).
+
+Why after ready: the mcp SDK's import is most of the start (about 450 ms of CPU and 19 MB, with the
+cryptography and starlette it pulls in), and nothing but `/mcp` needs it. It is imported in a
+worker thread the moment the hub is ready; an `/mcp` request that comes first waits for it (a
+fraction of a second), so no MCP call fails for it (docs/decisions.md, issue 26).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
+from anyio.abc import TaskGroup
 from quart import Quart
 
 from hubcore.clock import Clock
@@ -26,9 +36,13 @@ from hubhttp.context import HUB_KEY
 from hubhttp.gate import Gate, Message, Receive, Scope, Send
 from hubhttp.problems import send_problem
 from hubhttp.routing import Access, RouteAccess
-from hubmcp.http import McpEndpoint, create_endpoint
+from hubmcp.skills import render_bootstrap
+
+if TYPE_CHECKING:
+    from hubmcp.http import McpEndpoint
 
 MCP_PATH = "/mcp"
+MCP_MODULE = "hubmcp.http"  # imported after ready (the mcp SDK): see the module's docstring
 
 log = logging.getLogger("hubhttp.asgi")
 
@@ -42,6 +56,9 @@ class HubASGI:
         self.quart = quart if quart is not None else create_app()
         self._hub: Hub | None = None
         self._mcp: McpEndpoint | None = None
+        # Set once the endpoint serves, or once it never will (a failed load, the lifespan ending):
+        # an /mcp request that comes before waits on it.
+        self._mcp_settled = anyio.Event()
         # The gate judges the route `_route` will run: /mcp here, everything else by Quart's URL map.
         self.gate = Gate(self._route, self._current_hub, RouteAccess(self.quart, {MCP_PATH: Access.TOKEN}))
         self.on_started: list[Callable[[Hub], None]] = []
@@ -90,10 +107,39 @@ class HubASGI:
         await self.gate(scope, receive, counted_send)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"] == MCP_PATH and self._mcp is not None:
-            await self._mcp(scope, receive, send)
+        if scope["path"] == MCP_PATH:
+            mcp = self._mcp
+            if mcp is None:
+                await self._mcp_settled.wait()
+                mcp = self._mcp
+            if mcp is None:  # its load failed, or the hub is stopping
+                await send_problem(send, self._unready(), None)
+                return
+            await mcp(scope, receive, send)
             return
         await self.quart(scope, receive, send)  # type: ignore[arg-type]
+
+    async def _serve_mcp(self, hub: Hub, stopping: anyio.Event) -> None:
+        """Import the MCP endpoint (in a thread: the event loop keeps serving), serve it until the
+        lifespan ends. A failed load is logged; /mcp then answers 503 and the rest of the hub serves."""
+        try:
+            module = sys.modules.get(MCP_MODULE)
+            if module is None:
+                module = await anyio.to_thread.run_sync(importlib.import_module, MCP_MODULE)
+            endpoint: McpEndpoint = module.create_endpoint(hub)
+        except Exception:
+            log.exception("the MCP endpoint failed to load; /mcp answers 503")
+            self._mcp_settled.set()
+            return
+        try:
+            async with endpoint.run():
+                if not stopping.is_set():
+                    self._mcp = endpoint
+                self._mcp_settled.set()
+                await stopping.wait()
+        finally:
+            self._mcp = None
+            self._mcp_settled.set()
 
     def _unready(self) -> HubError:
         return HubError("unavailable", "the hub is starting or stopping", retryable=True)
@@ -101,26 +147,29 @@ class HubASGI:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         message = await receive()
         assert message["type"] == "lifespan.startup"
+        stopping = anyio.Event()
+        self._mcp_settled = anyio.Event()
         async with AsyncExitStack() as stack:
             try:
                 hub = await stack.enter_async_context(Hub.open(self.settings, clock=self.clock, serving_later=True))
                 self._hub = hub
                 self._counters = {}
                 self.quart.extensions[HUB_KEY] = hub
-                mcp = create_endpoint(hub)
-                await stack.enter_async_context(mcp.run())
-                self._mcp = mcp
-                self.quart.extensions[RENDERER_KEY] = mcp.render_bootstrap
+                self.quart.extensions[RENDERER_KEY] = render_bootstrap
+                # Unwound in reverse: Quart's shutdown, then the MCP endpoint told to stop and
+                # waited for (its sessions end), then the hub closes.
+                background: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(stopping.set)
                 await self.quart.startup()
                 stack.push_async_callback(self.quart.shutdown)
             except BaseException as exc:
                 log.error("startup failed: %s", exc)
                 self._hub = None
-                self._mcp = None
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 raise
             await send({"type": "lifespan.startup.complete"})
             hub.mark_serving()  # the background work held back for the start (the semantic model)
+            background.start_soon(self._serve_mcp, hub, stopping)
             for hook in self.on_started:
                 hook(hub)
             message = await receive()

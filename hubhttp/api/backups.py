@@ -8,24 +8,11 @@ from quart import Blueprint, Response
 from hubcore.ops.backup import BackupCreate
 from hubcore.services.requests import parse
 from hubhttp.api.query import merged, query
-from hubhttp.api.responses import Out
 from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("backups", __name__, url_prefix="/api/v1")
 
-
-class BackupManifestOut(Out):
-    schema_version: int
-    created_at: str
-    files: int
-    bytes: int
-
-
-class BackupOut(Out):
-    directory: str
-    path: str
-    manifest: BackupManifestOut
-    duration_ms: int
+# Its response model, BackupOut, is in hubhttp.api.backup_responses (loaded with the OpenAPI document).
 
 
 @bp.post("/backups")

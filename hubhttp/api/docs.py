@@ -36,7 +36,7 @@ from hubcore.services.search.models import SearchRequest
 from hubcore.services.sessions import SessionEnd, SessionPage, SessionReassign
 from hubcore.services.storage import PruneAll, PruneProject, PruneSession, PruneUndo
 from hubhttp.api import artifact_responses as ar
-from hubhttp.api import backups as bk
+from hubhttp.api import backup_responses as bk
 from hubhttp.api import responses as r
 from hubhttp.api import search_responses as sr
 from hubhttp.api.query import FLAG_SCHEMA

@@ -8,10 +8,13 @@ one (interleaved, so a noisy neighbour weighs on all alike), `--rounds` times; m
 
 Start-to-ready is the wall time from spawning the process to the first `200` from `/readyz` (polled
 every 2 ms over a raw socket, so the poll costs the hub next to nothing); RSS is the process's
-`VmRSS` read from /proc at that moment, and the hub is then stopped with SIGTERM. The floor is the
-wall time and peak RSS of a Python that only imports Quart and Hypercorn: what any hub built on
-them pays before it does anything of its own. Targets (issue 26): under 1 s empty, under 1.5 s with
-10,000 sessions, RSS under 90 MB.
+`VmRSS` read from /proc at that moment. Then one MCP call (`whoami`, 2026-07-28) is sent at once:
+the MCP endpoint loads in the background after ready (hubhttp/asgi.py), so "to MCP" is the wall
+time from spawn to that call's answer, with the RSS and CPU then (the endpoint loaded: what the hub
+holds from then on). The hub is then stopped with SIGTERM. The floor is the wall time and peak RSS
+(`VmHWM`) of a Python that only imports Quart and Hypercorn: what any hub built on them pays before
+it does anything of its own. Targets (issue 26): under 1 s empty, under 1.5 s with 10,000 sessions,
+RSS under 90 MB.
 
 The loaded directory is built once per run: 10,000 sessions started through the services (one
 agent, one project), one real brain file written through them, copied under every other session's
@@ -51,8 +54,15 @@ from hubcore.services.requests import parse
 from hubcore.services.sessions import SessionStart
 
 ADMIN = Caller.admin()
-FLOOR = ("import quart, hypercorn, resource, sys; u = resource.getrusage(resource.RUSAGE_SELF); "
-         "sys.stdout.write(f'{u.ru_maxrss} {u.ru_utime + u.ru_stime}')")
+# The floor's peak RSS is VmHWM, not getrusage's ru_maxrss: on Linux a child's ru_maxrss starts from
+# its parent's peak at the fork (this bench's, which holds a loaded hub's code), not from its own.
+FLOOR = ("import quart, hypercorn, os, sys; t = os.times(); "
+         "hwm = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')); "
+         "sys.stdout.write(f'{hwm} {t.user + t.system}')")
+TOKEN = "bench-admin-token-0123456789abcdef"
+MCP_CALL = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},'
+            b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
 TICKS = os.sysconf("SC_CLK_TCK")
 READY_TIMEOUT = 60.0
 
@@ -90,6 +100,20 @@ def ready(port: int) -> bool:
         return False
 
 
+def mcp_answers(port: int) -> bool:
+    """One `whoami` over /mcp (2026-07-28, answered as one JSON body): True on its 200."""
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: whoami\r\n"
+            f"Content-Length: {len(MCP_CALL)}\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=READY_TIMEOUT) as s:
+        s.sendall(head.encode() + MCP_CALL)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    return answer.startswith(b"HTTP/1.1 200") and b'"actor":"human"' in answer
+
+
 def cpu_secs(pid: int) -> float:
     """User and system CPU time the process has used (less disturbed by a busy machine than the wall)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -109,12 +133,16 @@ def hub_command() -> list[str]:
     return [sys.executable, "-m", "hubcli", "serve"]
 
 
-def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[float, float, float]:
-    """Seconds from spawn to the first 200 from /readyz, RSS (MB) and CPU seconds then. `code`: a
-    checkout whose code runs instead (PYTHONPATH), for a before-and-after in the same run."""
+Sample = tuple[float, float, float]
+
+
+def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[Sample, Sample]:
+    """Seconds from spawn to the first 200 from /readyz, RSS (MB) and CPU seconds then; the same at
+    the answer of an MCP call sent right after. `code`: a checkout whose code runs instead
+    (PYTHONPATH), for a before-and-after in the same run."""
     port = free_port()
     config = work / "config.toml"
-    config.write_text('[hub]\nadmin_token = "bench-admin-token-0123456789abcdef"\n')
+    config.write_text(f'[hub]\nadmin_token = "{TOKEN}"\n')
     env = {**os.environ, "HUB_CONFIG": str(config), "HUB_DATA_DIR": str(data_dir),
            "HUB_BIND": f"127.0.0.1:{port}", "HUB_LOG_LEVEL": "warning"}
     if code is not None:
@@ -130,8 +158,10 @@ def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[floa
             if time.perf_counter() - started > READY_TIMEOUT:
                 raise RuntimeError("the hub was not ready in time")
             time.sleep(0.002)
-        elapsed = time.perf_counter() - started
-        return elapsed, rss_mb(proc.pid), cpu_secs(proc.pid)
+        at_ready = (time.perf_counter() - started, rss_mb(proc.pid), cpu_secs(proc.pid))
+        if not mcp_answers(port):
+            raise RuntimeError("the MCP call was not answered")
+        return at_ready, (time.perf_counter() - started, rss_mb(proc.pid), cpu_secs(proc.pid))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -142,11 +172,17 @@ def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[floa
         proc.stderr.close()
 
 
-def floor() -> tuple[float, float, float]:
+def floor() -> Sample:
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", FLOOR], capture_output=True, text=True, check=True)
     rss, cpu = out.stdout.split()
     return time.perf_counter() - started, int(rss) / 1024, float(cpu)
+
+
+def start_both(runs: dict[str, list[Sample]], name: str, data_dir: Path, work: Path, code: str | None = None) -> None:
+    ready_at, mcp_at = start_hub(data_dir, work, code)
+    runs[name].append(ready_at)
+    runs[f"{name}, to MCP"].append(mcp_at)
 
 
 def loadavg() -> str:
@@ -167,19 +203,19 @@ def main() -> None:
         built = time.perf_counter()
         anyio.run(load, loaded, args.sessions)
         print(f"loaded {args.sessions} sessions in {time.perf_counter() - built:.0f} s", file=sys.stderr)
-        runs: dict[str, list[tuple[float, float, float]]] = {"floor": [], "empty": [], "loaded": [],
-                                                             "other empty": [], "other loaded": []}
+        names = ("floor", "empty", "loaded", "other empty", "other loaded")
+        runs: dict[str, list[Sample]] = {n: [] for n in names} | {f"{n}, to MCP": [] for n in names}
         loads = [loadavg()]
         for _ in range(args.rounds):
             runs["floor"].append(floor())
             empty = work / "empty"
             shutil.rmtree(empty, ignore_errors=True)
-            runs["empty"].append(start_hub(empty, work))
-            runs["loaded"].append(start_hub(loaded, work))
+            start_both(runs, "empty", empty, work)
+            start_both(runs, "loaded", loaded, work)
             if args.compare:
                 shutil.rmtree(empty, ignore_errors=True)
-                runs["other empty"].append(start_hub(empty, work, args.compare))
-                runs["other loaded"].append(start_hub(loaded, work, args.compare))
+                start_both(runs, "other empty", empty, work, args.compare)
+                start_both(runs, "other loaded", loaded, work, args.compare)
         loads.append(loadavg())
     base = [statistics.median(r[i] for r in runs["floor"]) for i in range(3)]
     print(f"start-to-ready, RSS and CPU at ready, median of {args.rounds} (load {loads[0]} to {loads[-1]})")
@@ -187,6 +223,8 @@ def main() -> None:
             ("loaded", f"hub, {args.sessions:,} sessions")]
     if args.compare:
         rows += [("other empty", f"{args.compare}, empty"), ("other loaded", f"{args.compare}, {args.sessions:,}")]
+    rows = [row for name, label in rows for row in ((name, label), (f"{name}, to MCP", "  answered an MCP call"))
+            if row[0] != "floor, to MCP"]
     for name, label in rows:
         t, m, c = (statistics.median(r[i] for r in runs[name]) for i in range(3))
         print(f"  {label:<32} {t * 1000:6.0f} ms ({t / base[0]:3.1f}x floor)  RSS {m:5.1f} MB "

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import orjson
-from cryptography.hazmat.primitives.asymmetric import ec
 from pydantic import AfterValidator, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
@@ -44,6 +43,9 @@ def _endpoint(url: str) -> str:
 
 
 def _p256dh(text: str) -> str:
+    # Imported on the first registration: cryptography is 6.7 MB and nothing at the start needs it.
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     try:
         ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(text))
     except (ValueError, TypeError):

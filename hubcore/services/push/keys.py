@@ -15,8 +15,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+# cryptography (6.7 MB resident, 11 ms to import) is imported where a key is made or read, not with
+# the module: a hub whose keys exist reads them as text at its start and needs it only to push.
 
 KEYS_PATH = "push/keys.json"  # relative to the data directory (backup lists it by this name)
 
@@ -37,6 +37,9 @@ class PushKeys:
     @property
     def public_key(self) -> str:
         """The VAPID public key as the browser's `applicationServerKey` takes it (base64url, 65 bytes)."""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         key = serialization.load_pem_private_key(self.private_pem.encode("ascii"), password=None)
         assert isinstance(key, ec.EllipticCurvePrivateKey)
         raw = key.public_key().public_bytes(serialization.Encoding.X962,
@@ -45,6 +48,9 @@ class PushKeys:
 
 
 def _new() -> PushKeys:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     key = ec.generate_private_key(ec.SECP256R1())
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()).decode("ascii")
