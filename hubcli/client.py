@@ -6,10 +6,11 @@ map to the command line's exit codes: unreachable 69, token refused 77, hub refu
 
 from __future__ import annotations
 
+import base64
 import itertools
+import re
 from typing import Any
 
-import httpx
 import orjson
 
 from hubcli import exits
@@ -17,6 +18,11 @@ from hubcli import exits
 PROTOCOL = "2026-07-28"
 CLIENT_INFO = {"name": "hub-cli", "version": "1.0.0"}
 _ids = itertools.count(1)
+# The `Mcp-Name` header's encoding (SEP-2243), as the mcp SDK's `mcp.shared.inbound.encode_header_value`
+# writes it: importing the SDK for these three lines cost each `hub-cli call` about 0.4 s of CPU
+# (tests/cli/test_call_header.py holds the two to the same output).
+_HEADER_SAFE = re.compile(r"^[\x20-\x7E]*$")
+_B64_SENTINEL = re.compile(r"^=\?base64\?(?P<payload>.*)\?=$")
 
 
 class CliFailure(Exception):
@@ -25,6 +31,14 @@ class CliFailure(Exception):
     def __init__(self, code: int, message: str, body: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.body = code, message, body
+
+
+def header_value(value: str) -> str:
+    """`value` verbatim when it is printable ASCII without edge whitespace and does not look like the
+    sentinel; otherwise its UTF-8 bytes wrapped as `=?base64?...?=`."""
+    if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not _B64_SENTINEL.fullmatch(value):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
 
 
 def endpoint(hub_url: str) -> str:
@@ -58,11 +72,11 @@ async def request(hub_url: str, token: str | None, method: str, params: dict[str
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
                "MCP-Protocol-Version": PROTOCOL, "Mcp-Method": method}
     if method == "tools/call" and params:
-        from mcp.shared.inbound import encode_header_value
-
-        headers["Mcp-Name"] = encode_header_value(str(params.get("name", "")))
+        headers["Mcp-Name"] = header_value(str(params.get("name", "")))
     if token:
         headers["Authorization"] = f"Bearer {token}"
+    import httpx  # here, not with the module: local commands import CliFailure and never send
+
     try:
         async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as http:
             r = await http.post(endpoint(hub_url), content=orjson.dumps(body), headers=headers)

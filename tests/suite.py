@@ -19,12 +19,20 @@ seconds per test; a test not in it counts DEFAULT_SECS), so the last ones to sta
 the workers finish together; the queue is the collection order, hence `--no-loadscope-reorder`,
 which stops xdist from re-sorting it by test count. `--store-durations` records the run's seconds
 into tests/durations.json (stale or missing entries only make the order a little worse).
+
+Bytecode: the suite starts a few hundred Python processes (`hub-cli` for each command-line case,
+`hub-cli serve`, the bench scripts), each importing some 300 of the hub's modules. Where
+PYTHONDONTWRITEBYTECODE is set, every one of them compiled every module from source (about 0.1 s of
+CPU a process). The suite then writes bytecode under a cache directory beside its temporary files
+instead (PYTHONPYCACHEPREFIX, for itself and every process it starts), so the tree stays as clean as
+the variable asked and each module is compiled once; a PYTHONPYCACHEPREFIX set by the caller is kept.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -131,9 +139,23 @@ def in_memory_tmp(config: pytest.Config) -> None:
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
+def cached_bytecode() -> None:
+    """Bytecode written under a cache directory outside the tree where PYTHONDONTWRITEBYTECODE
+    forbade writing it beside the sources, for this process and everything it starts."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return
+    default = Path(tempfile.gettempdir()) / f"agent-hub-pycache-{os.getuid()}"
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX") or str(default)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = prefix
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config, "workerinput", None) is not None:
         return  # a worker: it inherited the controller's TMPDIR and was given its basetemp
     in_memory_tmp(config)
+    cached_bytecode()
     if config.getoption("store_durations"):
         config.pluginmanager.register(Recorder(), "store-durations")
