@@ -2,15 +2,16 @@
 
     .venv/bin/python -m tools.chaos.kill_loop --runs 30 --seconds 3
 
-Starts a real `hub-cli serve` on a free loopback port over one data directory and, each run,
-drives mixed writes concurrently for a random moment: feed events (MCP `signal_append` over
-2026-07-28 requests and REST ideas), session starts (MCP `session_start` on a `Hub-Connection`)
-and brain writes (MCP `brain_put` into the connection's active session). It records every write
-the hub acknowledged (its id and content), SIGKILLs the process, runs `PRAGMA integrity_check` on
-every SQLite file the kill left (hub.db, brains/*.db, kb/*.db), restarts the hub, measures the time
-to ready (`/readyz` 200), and reads every acknowledged write back through the hub: events by id
-from the project's feed, sessions by id, brain entries by path with their exact content. After the
-last run it reads everything back once more, stops the hub with SIGTERM and checks the files again.
+Starts a real `hub-cli serve` on a free loopback port over one data directory and, each run, drives
+mixed writes concurrently for a random moment: feed events (MCP `signal_append` over 2026-07-28
+requests and REST ideas), session starts (MCP `session_start` on a `Hub-Connection`) and brain
+writes (MCP `brain_put` into the connection's active session). It records every write the hub
+acknowledged (its id and content), SIGKILLs the process, runs `PRAGMA integrity_check` on every
+SQLite file the kill left (hub.db, brains/*.db, kb/*.db), restarts the hub, measures the time to
+ready (`/readyz` 200; the writers then wait for the MCP endpoint, which loads after ready), and
+reads every acknowledged write back through the hub: events by id from the project's feed, sessions
+by id, brain entries by path with their exact content. After the last run it reads everything back
+once more, stops the hub with SIGTERM and checks the files again.
 
 Prints a summary (runs, acknowledged writes, lost, integrity failures, time to ready) and exits
 non-zero on any loss, integrity failure, hub that exits before it is killed, or hub that does not
@@ -110,7 +111,9 @@ class Hub:
         while time.monotonic() - started < READY_TIMEOUT:
             try:
                 if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
-                    return (time.monotonic() - started) * 1000
+                    ready_ms = (time.monotonic() - started) * 1000
+                    self.wait_mcp()
+                    return ready_ms
             except httpx.HTTPError:
                 pass
             if self.proc.poll() is not None:
@@ -118,6 +121,17 @@ class Hub:
             time.sleep(0.01)
         self.kill()
         raise HubDidNotStart(f"the hub did not become ready; see {self.work / 'hub.log'}")
+
+    def wait_mcp(self) -> None:
+        """One MCP call, answered once the endpoint has loaded (it loads just after ready): the
+        writers' time starts with every surface serving, so their MCP writes are not all spent waiting."""
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}, "_meta": META}}
+        headers = {"Authorization": f"Bearer {self.admin_token}", "Accept": "application/json, text/event-stream",
+                   "Content-Type": "application/json", "MCP-Protocol-Version": PROTOCOL,
+                   "Mcp-Method": "tools/call", "Mcp-Name": "whoami"}
+        httpx.post(f"{self.url}/mcp", content=orjson.dumps(body), headers=headers,
+                   timeout=READY_TIMEOUT).raise_for_status()
 
     def kill(self) -> bool:
         """SIGKILL the hub; False when it had already exited on its own."""
