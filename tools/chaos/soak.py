@@ -24,8 +24,9 @@ run) and the level after the clients closed, against the targets (under 1 MiB a 
 10% of warm), with the rate reached and the load average. `--samples FILE` writes every sample as
 JSON lines. Exit status 0 when both targets are met, 1 when not, 2 when the hub failed.
 
-`HUB_TRACEMALLOC=1` in the soak's environment is passed to the hub (see hubcli serve): the hub then
-writes a tracemalloc comparison to its log on SIGUSR2; `--trace` sends it at warm and at the end.
+`HUB_TRACEMALLOC=N` in the soak's environment is passed to the hub (hubcli/memtrace.py): the hub
+then traces N frames per allocation and writes what grew to its log on each SIGUSR2; `--trace`
+sends one at warm and one at the end (the log is kept).
 All traffic goes to 127.0.0.1; every loop is bounded in count and time.
 """
 
@@ -68,6 +69,9 @@ WAIT_SECONDS = 20  # each parked wait's wait_seconds (renewed on return)
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
          "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango")
 MIB = 1024 * 1024
+LEGACY_CLIENTS = 4  # 2025-11-25 sessions held at once
+LEGACY_CALLS = 20  # calls in one before it ends
+LEGACY_ABANDON = 10  # one ending in this many is an abandoned session (the hub holds it 30 minutes)
 
 
 def free_port() -> int:
@@ -151,7 +155,7 @@ class Hub:
                       kib.get("RssAnon", 0), kib.get("RssFile", 0) + kib.get("RssShmem", 0))
 
     def dump(self) -> None:
-        """Ask the hub for a tracemalloc comparison (only when it runs with HUB_TRACEMALLOC=1)."""
+        """Ask the hub for a tracemalloc comparison (only when it runs with HUB_TRACEMALLOC set)."""
         if self.alive():
             assert self.proc is not None
             self.proc.send_signal(signal.SIGUSR2)
@@ -205,6 +209,7 @@ class Clients:
         self.artifacts: list[str] = []
         self.sessions: dict[int, str] = {}  # writer token index -> its connection's session name
         self.written: dict[str, list[str]] = {}  # session name -> brain paths written in it
+        self.legacy: dict[int, tuple[dict[str, str], int]] = {}  # slot -> its session's headers, calls made
         self.tasks: list[asyncio.Task[None]] = []
 
     async def call(self, token: str, name: str, arguments: dict[str, Any], *, connection: str | None = None,
@@ -300,7 +305,30 @@ class Clients:
             await self.call(token, "search", {"query": query, "project_id": PROJECT})
 
     async def op_legacy(self) -> None:
-        """A 2025-11-25 client: initialize, a few calls in the MCP session, then end it or walk away."""
+        """A call from a 2025-11-25 client: one of `LEGACY_CLIENTS` MCP sessions, each opened with
+        `initialize` and used for `LEGACY_CALLS` calls, then ended (DELETE) or, one time in
+        `LEGACY_ABANDON`, left to the hub's idle timeout, as a crashed client leaves it."""
+        slot = random.randrange(LEGACY_CLIENTS)
+        held = self.legacy.get(slot)
+        if held is None or held[1] >= LEGACY_CALLS:
+            if held is not None:
+                if random.randrange(LEGACY_ABANDON):
+                    r = await self.http.delete("/mcp", headers=held[0])
+                    self.tally.count("legacy session end", r.status_code in (200, 202, 204))
+                else:
+                    self.tally.count("legacy session abandoned", True)
+                del self.legacy[slot]
+            headers = await self.legacy_session()
+            if headers is None:
+                return
+            held = self.legacy[slot] = (headers, 0)
+        self.legacy[slot] = (held[0], held[1] + 1)
+        body = {"jsonrpc": "2.0", "id": held[1] + 2, "method": "tools/call",
+                "params": {"name": "signal_append", "arguments": {"project_id": PROJECT, "summary": words(5)}}}
+        r = await self.http.post("/mcp", content=orjson.dumps(body), headers=held[0])
+        self.tally.count("legacy signal_append", structured(r) is not None)
+
+    async def legacy_session(self) -> dict[str, str] | None:
         _, token = self.token()
         base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
                 "Content-Type": "application/json", "MCP-Protocol-Version": LEGACY_PROTOCOL}
@@ -311,22 +339,15 @@ class Clients:
         session = r.headers.get("mcp-session-id")
         self.tally.count("legacy initialize", r.status_code == 200 and bool(session))
         if not session:
-            return
+            return None
         headers = {**base, "Mcp-Session-Id": session}
         await self.http.post("/mcp", content=orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
                              headers=headers)
-        for n in range(random.randint(1, 4)):
-            body = {"jsonrpc": "2.0", "id": n + 2, "method": "tools/call",
-                    "params": {"name": "signal_append", "arguments": {"project_id": PROJECT, "summary": words(5)}}}
-            r = await self.http.post("/mcp", content=orjson.dumps(body), headers=headers)
-            self.tally.count("legacy signal_append", structured(r) is not None)
-        if random.random() < 0.5:
-            r = await self.http.delete("/mcp", headers=headers)
-            self.tally.count("legacy session end", r.status_code in (200, 202, 204))
+        return headers
 
     def mix(self) -> list[tuple[Callable[[], Awaitable[None]], int]]:
         return [(self.op_signal, 25), (self.op_question, 8), (self.op_answer, 8), (self.op_brain, 25),
-                (self.op_artifact, 10), (self.op_kb, 8), (self.op_search, 12), (self.op_legacy, 4)]
+                (self.op_artifact, 10), (self.op_kb, 8), (self.op_search, 12), (self.op_legacy, 8)]
 
     async def writer(self, interval: float) -> None:
         ops, weights = zip(*self.mix(), strict=True)
