@@ -51,6 +51,8 @@ class Dumper:
         current, peak = tracemalloc.get_traced_memory()
         log.warning("tracemalloc: traced %.1f MiB (peak %.1f MiB); SQLite holds %s; the process: %s",
                     current / 2**20, peak / 2**20, sqlite_memory(), resident())
+        freed = trim()
+        log.warning("malloc_trim: %s; the process now: %s", freed, resident())
         if self.baseline is None:
             self.baseline = now
             for stat in now.statistics("traceback")[:TOP]:
@@ -77,6 +79,18 @@ def resident() -> str:
         return "unknown"
     rows = [line.partition(":") for line in status.read_text().splitlines()]
     return ", ".join(f"{k} {v.strip()}" for k, _, v in rows if k in ("VmRSS", "RssAnon", "RssFile"))
+
+
+def trim() -> str:
+    """Hand the C allocator's free pages back to the system (glibc's malloc_trim): what RSS drops
+    by then is memory freed but kept by the allocator, not memory anything holds."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return "no C library found"
+    libc = ctypes.CDLL(name)
+    if not hasattr(libc, "malloc_trim"):
+        return "the C library has no malloc_trim"
+    return "released memory" if libc.malloc_trim(0) else "nothing to release"
 
 
 def install(loop: asyncio.AbstractEventLoop) -> None:

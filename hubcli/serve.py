@@ -12,7 +12,7 @@ from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config
 from hypercorn.utils import wrap_app
 
-from hubcli import exits, memtrace
+from hubcli import exits, malloc, memtrace
 from hubcli.firstrun import make_admin_token
 from hubcore.config import HubSettings, Settings, is_loopback
 from hubcore.hub import data_dir_in_use
@@ -62,6 +62,7 @@ def run_serve(settings: Settings) -> int:
     bound = [s.getsockname() for s in (*sockets.secure_sockets, *sockets.insecure_sockets)]
     scheme = "https" if config.ssl_enabled else "http"
     address = f"{scheme}://{_fmt(bound[0])}" if bound else hub.bind
+    malloc.limit_arenas()
     memtrace.start()
     app = HubASGI(hub)
 
