@@ -356,9 +356,9 @@ class Clients:
             op = random.choices(ops, weights)[0]
             try:
                 await op()
-            except httpx.HTTPError as exc:
-                self.tally.count(f"{op.__name__} transport error", False)
-                self.note(f"{op.__name__}: {type(exc).__name__}")
+            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:  # one op fails, the soak goes on
+                self.tally.count(f"{op.__name__} error", False)
+                self.note(f"{op.__name__}: {type(exc).__name__}: {exc}"[:200])
             next_at = max(next_at + interval, time.monotonic() - 1.0)  # never catch up more than a second
             await self.pause(next_at - time.monotonic())
 
