@@ -12,7 +12,7 @@ from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config
 from hypercorn.utils import wrap_app
 
-from hubcli import exits
+from hubcli import exits, malloc, memtrace
 from hubcli.firstrun import make_admin_token
 from hubcore.config import HubSettings, Settings, is_loopback
 from hubcore.hub import data_dir_in_use
@@ -62,6 +62,8 @@ def run_serve(settings: Settings) -> int:
     bound = [s.getsockname() for s in (*sockets.secure_sockets, *sockets.insecure_sockets)]
     scheme = "https" if config.ssl_enabled else "http"
     address = f"{scheme}://{_fmt(bound[0])}" if bound else hub.bind
+    malloc.limit_arenas()
+    memtrace.start()
     app = HubASGI(hub)
 
     def announce(_hub: object) -> None:
@@ -97,5 +99,6 @@ async def _serve(app: HubASGI, config: Config, sockets: object) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
+    memtrace.install(loop)
     await worker_serve(wrap_app(app, config.wsgi_max_body_size, "asgi"), config,  # type: ignore[arg-type]
                        sockets=sockets, shutdown_trigger=stop.wait)  # type: ignore[arg-type]

@@ -66,8 +66,16 @@ class Change:
         "live_rev"}`): what a stream hands on, rendered once per change however many streams hand
         it on."""
         if self.topic == "artifact-live":
-            return orjson.dumps({"artifact_id": self.event_id, "version": self.version, "live_rev": self.live_rev})
-        return orjson.dumps({"project_id": self.project_id, "event_id": self.event_id})
+            live = {"artifact_id": self.event_id, "version": self.version, "live_rev": self.live_rev}
+            return exact(orjson.dumps(live))
+        return exact(orjson.dumps({"project_id": self.project_id, "event_id": self.event_id}))
+
+
+def exact(data: bytes) -> bytes:
+    """`data` in a bytes object of its own size. orjson hands back its working buffer, at least
+    4 KiB however short the JSON (orjson 3.13); the change log keeps 4,096 changes with their `ids`,
+    which held 16 MiB that way (the soak, docs/benchmarks.md, issue 28 part 4)."""
+    return bytes(memoryview(data))
 
 
 def owner_key(actor: str) -> Hashable:
