@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 
 TOKEN_PREFIX = "hub_"
@@ -15,8 +14,3 @@ def new_token() -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def same_secret(given: str, expected: str) -> bool:
-    """Constant-time comparison that also hides the expected secret's length."""
-    return hmac.compare_digest(token_hash(given), token_hash(expected))

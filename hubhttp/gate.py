@@ -51,10 +51,22 @@ def _bad(message: str) -> HubError:
     return HubError("invalid_argument", message)
 
 
+# A target of these bytes only decodes to itself: no percent escape, no control character, no
+# byte outside ASCII. The common case, checked by one match instead of a decode and a scan.
+PLAIN_TARGET = re.compile(rb"[A-Za-z0-9/\-._~!$&'()*+,;=:@]*")
+
+
 def check_target(scope: Scope) -> None:
     """400 for a path or query string that does not decode, or a target not in canonical form."""
     raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
     raw_target = raw_path.split(b"?", 1)[0]
+    query: bytes = scope.get("query_string", b"")
+    if PLAIN_TARGET.fullmatch(raw_target) and scope["path"] == raw_target.decode("ascii"):
+        if not canonical(raw_target):
+            raise _bad(NOT_CANONICAL)
+        if query and not PLAIN_TARGET.fullmatch(query):
+            _check_query(query)
+        return
     try:
         decoded = unquote_to_bytes(raw_target).decode("utf-8")
     except UnicodeDecodeError:
@@ -62,9 +74,15 @@ def check_target(scope: Scope) -> None:
     if not validate.is_label(decoded):  # C0, DEL, C1, U+2028 and U+2029: what no path value may hold
         raise _bad("the request path holds a control character or a line separator")
     if not (canonical(raw_target) and canonical(str(scope["path"]).encode("utf-8", "surrogateescape"))):
-        raise _bad("the request target must be a path starting with one '/', with single slashes, "
-                   "no '.' or '..' segments and no encoded slashes")
-    query: bytes = scope.get("query_string", b"")
+        raise _bad(NOT_CANONICAL)
+    _check_query(query)
+
+
+NOT_CANONICAL = ("the request target must be a path starting with one '/', with single slashes, "
+                 "no '.' or '..' segments and no encoded slashes")
+
+
+def _check_query(query: bytes) -> None:
     try:
         parse_qsl(query.decode("ascii"), keep_blank_values=True, errors="strict")
     except (UnicodeDecodeError, ValueError):
@@ -86,15 +104,22 @@ def canonical(target: bytes) -> bool:
     return True
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
+Heads = dict[bytes, str]
+GATE_HEADERS = frozenset({b"authorization", b"content-length", b"content-type", b"transfer-encoding"})
 
 
-def _declared_length(scope: Scope) -> int | None:
-    raw = _header(scope, b"content-length")
+def gate_headers(scope: Scope) -> Heads:
+    """The headers the gate reads (the first of each name), found in one pass."""
+    found: Heads = {}
+    for key, value in scope.get("headers", ()):
+        name = key.lower()
+        if name in GATE_HEADERS and name not in found:
+            found[name] = bytes(value).decode("latin-1")
+    return found
+
+
+def _declared_length(heads: Heads) -> int | None:
+    raw = heads.get(b"content-length")
     if raw is None:
         return None
     if not raw.strip().isdigit():
@@ -102,20 +127,20 @@ def _declared_length(scope: Scope) -> int | None:
     return int(raw)
 
 
-def _has_body(scope: Scope) -> bool:
-    length = _declared_length(scope)
+def _has_body(heads: Heads) -> bool:
+    length = _declared_length(heads)
     if length is not None:
         return length > 0
-    return _header(scope, b"transfer-encoding") is not None
+    return b"transfer-encoding" in heads
 
 
-def check_content_type(scope: Scope) -> None:
-    if scope["method"] not in BODY_METHODS or not _has_body(scope):
+def check_content_type(scope: Scope, heads: Heads) -> None:
+    if scope["method"] not in BODY_METHODS or not _has_body(heads):
         return
     path = scope["path"]
     if path == "/mcp":
         return  # the MCP transport answers its own content-type errors
-    media = (_header(scope, b"content-type") or "").split(";", 1)[0].strip().lower()
+    media = heads.get(b"content-type", "").split(";", 1)[0].strip().lower()
     allowed = PAGE_TYPES if scope["method"] == "PUT" and PAGE_WRITE_RE.match(path) else PAGE_TYPES[:1]
     if media not in allowed:
         raise HubError(
@@ -163,11 +188,19 @@ def too_slow(pace: BodyPace) -> HubError:
 async def read_capped(receive: Receive, limit: int, pace: BodyPace) -> bytes:
     """The whole body; `payload_too_large` as soon as it passes `limit`, or the 408 refusal as soon
     as it falls behind `pace` (the rest is not read)."""
+    loop = _asyncio_loop()
+    # anyio's clock under asyncio is the loop's own: read it directly (anyio first asks sniffio
+    # which library runs, on every call).
+    clock = loop.time if loop is not None else anyio.current_time
     chunks: list[bytes] = []
     size = 0
-    started = last = anyio.current_time()
+    started = last = clock()
     while True:
-        message = await _receive_by(receive, pace.deadline(started, last, size))
+        deadline = pace.deadline(started, last, size)
+        if loop is not None and math.isfinite(deadline):
+            message = await _receive_by_asyncio(loop, receive, deadline)
+        else:
+            message = await _receive_by(receive, deadline)
         if message is None:
             raise too_slow(pace)
         if message["type"] == "http.disconnect":
@@ -177,33 +210,31 @@ async def read_capped(receive: Receive, limit: int, pace: BodyPace) -> bytes:
         if size > limit:
             raise too_large()
         if chunk:
-            last = anyio.current_time()
+            last = clock()
         chunks.append(chunk)
         if not message.get("more_body", False):
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _on_asyncio() -> bool:
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
     try:
-        asyncio.get_running_loop()
+        return asyncio.get_running_loop()
     except RuntimeError:  # trio (the body pace tests run there under a virtual clock)
-        return False
-    return True
+        return None
 
 
 async def _receive_by(receive: Receive, deadline: float) -> Message | None:
-    """The next message, or None once `deadline` (anyio's clock) passes first. Under asyncio (how
-    the hub is served) a timer on the loop's own clock cancels the waiting task: an anyio cancel
-    scope (or `asyncio.timeout`) costs every request's body read several times as much."""
-    if math.isfinite(deadline) and _on_asyncio():
-        return await _receive_by_asyncio(receive, deadline)
+    """The next message, or None once `deadline` (anyio's clock) passes first."""
     with anyio.move_on_after(deadline - anyio.current_time()) as timer:
         return await receive()
     assert timer.cancelled_caught
     return None
 
 
-async def _receive_by_asyncio(receive: Receive, deadline: float) -> Message | None:
+async def _receive_by_asyncio(loop: asyncio.AbstractEventLoop, receive: Receive, deadline: float) -> Message | None:
+    """`_receive_by` under asyncio (how the hub is served): a timer on the loop's own clock cancels
+    the waiting task; an anyio cancel scope (or `asyncio.timeout`) costs every request's body read
+    several times as much."""
     task = asyncio.current_task()
     assert task is not None
     expired = False
@@ -213,7 +244,7 @@ async def _receive_by_asyncio(receive: Receive, deadline: float) -> Message | No
         expired = True
         task.cancel()
 
-    timer = asyncio.get_running_loop().call_at(deadline, expire)
+    timer = loop.call_at(deadline, expire)
     try:
         return await receive()
     except asyncio.CancelledError:
@@ -250,9 +281,9 @@ def _closing(send: Send) -> Send:
     return inner
 
 
-def _body_expected(scope: Scope) -> bool:
+def _body_expected(heads: Heads) -> bool:
     try:
-        return _has_body(scope)
+        return _has_body(heads)
     except HubError:
         return True  # an unreadable Content-Length: assume bytes follow
 
@@ -295,21 +326,28 @@ class Gate:
         self.app = app
         self.hub = hub
         self.access = access
+        self._pace: tuple[HubSettings | None, BodyPace] = (None, BodyPace(0, 0))  # per settings, once
+
+    def _pace_of(self, settings: HubSettings) -> BodyPace:
+        if self._pace[0] is not settings:
+            self._pace = (settings, BodyPace.from_settings(settings))
+        return self._pace[1]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         hub = self.hub()
+        heads = gate_headers(scope)
         try:
             check_target(scope)
-            caller = await self._caller(hub, scope)
-            check_content_type(scope)
-            length = _declared_length(scope)
+            caller = await self._caller(hub, scope, heads)
+            check_content_type(scope, heads)
+            length = _declared_length(heads)
             if length is not None and length > MAX_BODY:
                 raise too_large()
-            if scope["method"] in BODY_METHODS and _has_body(scope):
-                body = await read_capped(receive, MAX_BODY, BodyPace.from_settings(hub.settings))
+            if scope["method"] in BODY_METHODS and _has_body(heads):
+                body = await read_capped(receive, MAX_BODY, self._pace_of(hub.settings))
                 receive = replay(body, receive)
         except HubError as err:
-            if _body_expected(scope) and scope.get("http_version", "1.1") in ("1.0", "1.1"):
+            if _body_expected(heads) and scope.get("http_version", "1.1") in ("1.0", "1.1"):
                 send = _closing(send)  # HTTP/2 has no such header: its stream simply ends
             if scope["path"] == MCP_PATH and err.code == "unauthenticated":
                 await send_mcp_refusal(send, err, hub.metrics)
@@ -319,11 +357,11 @@ class Gate:
         scope["hub.caller"] = caller
         await self.app(scope, receive, send)
 
-    async def _caller(self, hub: Hub, scope: Scope) -> Caller:
+    async def _caller(self, hub: Hub, scope: Scope, heads: Heads) -> Caller:
         if scope["path"].startswith(OAUTH_DISCOVERY):
             raise HubError("not_found", NO_OAUTH)
         needed = self.access(scope)
-        caller = await hub.auth.resolve(_header(scope, b"authorization"))
+        caller = await hub.auth.resolve(heads.get(b"authorization"))
         if needed is Access.ADMIN and (caller is None or not caller.is_admin):
             raise HubError("unauthenticated", "this route needs the admin token")
         if needed is Access.TOKEN and caller is None:

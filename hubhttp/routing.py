@@ -89,20 +89,23 @@ class RouteAccess:
         self._outside = dict(outside)  # exact paths routed before Quart sees the request
         self._table = table
         # Answers by (method, root, path): matching the URL map costs every request (Quart matches
-        # it again to dispatch). Bounded: paths carry ids; the oldest answer goes first. Valid
-        # while the URL map is the one it was worked out on (the map's rules are counted).
+        # it again to dispatch). Bounded: paths carry ids; the oldest answer goes first. Dropped
+        # when the URL map changes: werkzeug marks the map for re-sorting on every rule added, and
+        # the endpoints are counted (a dict's size, where counting the rules builds a list of
+        # them, 10 us a request).
         self._known: dict[tuple[str, str, str], Access] = {}
-        self._rules = -1
+        self._endpoints = -1
 
     def __call__(self, scope: Mapping[str, Any]) -> Access:
         outside = self._outside.get(str(scope["path"]))
         if outside is not None:
             return outside
         key = (str(scope["method"]), str(scope.get("root_path", "")), dispatch_path(scope))
-        rules = len(self._map._rules)
-        if rules != self._rules:
+        endpoints = len(self._map._rules_by_endpoint)
+        if self._map._remap or endpoints != self._endpoints:
+            self._map.update()  # the re-sort a match would do; it clears the mark
             self._known.clear()
-            self._rules = rules
+            self._endpoints = endpoints
         known = self._known.get(key)
         if known is None:
             known = self._known[key] = self.for_path(key[2], key[0], key[1])

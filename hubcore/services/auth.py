@@ -10,15 +10,17 @@ active agent calls `forget_tokens` after its commit. Unknown tokens are never re
 
 from __future__ import annotations
 
+import hmac
 import sqlite3
 
 from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.services.core import Core
-from hubcore.tokens import same_secret, token_hash
+from hubcore.tokens import token_hash
 
 LAST_SEEN_RESOLUTION_SECS = 60.0
 TOKEN_CACHE_SIZE = 4096
+ADMIN = Caller.admin()
 
 
 def bearer(authorization: str | None) -> str | None:
@@ -64,24 +66,38 @@ class AuthService:
         self.core = core
         self._seen_written: dict[str, float] = {}
         self._tokens = TokenCache()
+        self._admin: tuple[str, str] = ("", "")  # the admin token and its digest, worked out once
 
     def forget_tokens(self) -> None:
         """Called after any commit that issues or revokes a token or changes an agent's status."""
         self._tokens.forget()
 
-    def is_admin_token(self, token: str | None) -> bool:
+    def _admin_digest(self) -> str | None:
         admin = self.core.settings.admin_token
-        return bool(token and admin and same_secret(token, admin))
+        if not admin:
+            return None
+        if self._admin[0] != admin:
+            self._admin = (admin, token_hash(admin))
+        return self._admin[1]
+
+    def _is_admin_digest(self, digest: str) -> bool:
+        """Digests compared in constant time: hides the admin token's length and content."""
+        expected = self._admin_digest()
+        return expected is not None and hmac.compare_digest(digest, expected)
+
+    def is_admin_token(self, token: str | None) -> bool:
+        return bool(token) and self._is_admin_digest(token_hash(token or ""))
 
     async def resolve(self, authorization: str | None) -> Caller | None:
         """The caller a header names, or None when it names nobody usable."""
         token = bearer(authorization)
         if token is None:
             return None
-        if self.is_admin_token(token):
-            return Caller.admin()
-        # The digest is looked up by dict and by index; equality on a 256-bit hash leaks nothing useful.
+        # One digest per request: compared with the admin token's, then looked up by dict and by
+        # index (equality on a 256-bit hash leaks nothing useful).
         digest = token_hash(token)
+        if self._is_admin_digest(digest):
+            return ADMIN
         agent_id = self._tokens.get(digest)
         if agent_id is None:
             agent_id = await self._lookup(digest)

@@ -100,12 +100,17 @@ class RawConn:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.last_head = b""
+        self.closing = False
 
     async def open(self) -> RawConn:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.closing = False
         return self
 
     async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        if self.closing:  # the server ends a connection after so many requests (Hypercorn: 1,000)
+            await self.close()
+            await self.open()
         assert self.reader is not None and self.writer is not None
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         self.writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{head}"
@@ -114,6 +119,7 @@ class RawConn:
         raw = await self.reader.readuntil(b"\r\n\r\n")
         status = int(raw.split(b" ", 2)[1])
         lowered = self.last_head = raw.lower()
+        self.closing = b"\r\nconnection: close" in lowered
         if b"content-length:" in lowered:
             length = int(lowered.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
             return status, await self.reader.readexactly(length)
