@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 import orjson
 from mcp.server import Server
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -110,6 +111,10 @@ class HubMcp:
         server.add_request_handler("skills/list", CursorParams, self._skills_list)
         server.add_request_handler("skills/get", UriParams, self._skills_get)
         server.add_request_handler("resources/directory/read", DirectoryParams, self._directory_read)
+        # The SDK wraps every request in an OpenTelemetry span by default. The hub sets no tracer
+        # provider and exports no traces, and the span it never records still cost a tenth to a
+        # quarter of a tool call's CPU (docs/benchmarks.md, issue 27): left out.
+        server.middleware[:] = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
         server.middleware.append(self._advertise_extensions)
         return server
 

@@ -39,6 +39,7 @@ from anyio.abc import TaskStatus
 
 from hubcore.errors import StoreBroken, StoreClosed, refusal_of
 from hubcore.store.connection import connect
+from hubcore.store.hops import ReadHops
 from hubcore.store.readers import ReaderPool
 from hubcore.store.writer import Command, Writer, WriterThread, running_asyncio_loop
 
@@ -48,6 +49,7 @@ log = logging.getLogger("hubcore.store")
 
 T = TypeVar("T")
 U = TypeVar("U")
+READ_HOPS = 2  # hand-overs under way at once (the machine the hub targets has a core or two)
 Setup = Callable[[sqlite3.Connection], None]
 BatchHook = Callable[[int, float], None]
 """Called on the event loop after each batch: (commands in the batch, seconds spent writing it)."""
@@ -155,6 +157,7 @@ class StoreActor:
         self._writer: Writer | None = None
         self._thread: WriterThread | None = None
         self._readers = ReaderPool(path, readers)
+        self._hops = ReadHops(READ_HOPS)  # `read_then`'s hand-overs to worker threads, shared under load
         self._reads = 0
         self._reads_done: anyio.Event | None = None
         self._started = False
@@ -451,8 +454,7 @@ class StoreActor:
             raise self._refusal()
         self._reads += 1
         try:
-            return await anyio.to_thread.run_sync(lambda: then(self._readers.run(fn)),
-                                                  limiter=limiter or self._readers.limiter)
+            return await self._hops.run(lambda: then(self._readers.run(fn)), limiter or self._readers.limiter)
         finally:
             self._reads -= 1
             if not self._reads and self._reads_done is not None:

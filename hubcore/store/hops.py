@@ -1,0 +1,110 @@
+"""Reads that share a worker-thread hop.
+
+Handing one read to a worker thread and its answer back costs the event loop about as much as the
+read itself (a queue put, a condition notify, a wake-up of the loop), and a read paid that per
+call where a write, batched by its store's actor, pays it per batch. Here, reads that arrive while
+`hops` hand-overs are already under way wait, and the next hand-over runs all of them one after
+the other on one worker thread: under load, one hop per batch; alone, a read still hops at once.
+
+One read leads each hop: it takes every read waiting (its own among them), runs them, wakes their
+callers, and hands the lead to the first read that arrived meanwhile. A read whose caller is
+cancelled while it waits is withdrawn; one cancelled while leading still has its batch run (the
+hop is not abandoned) and still hands the lead on, so no read is left without a hop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import anyio
+
+T = TypeVar("T")
+
+
+class _Read(Generic[T]):
+    __slots__ = ("error", "job", "lead", "ran", "value", "woken")
+
+    def __init__(self, job: Callable[[], T]) -> None:
+        self.job = job
+        self.ran = False
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.woken = anyio.Event()
+        self.lead = False  # woken to lead the next hop, not with an answer
+
+    def run(self) -> None:
+        try:
+            self.value = self.job()
+        except BaseException as exc:  # the caller's to raise, on its own task
+            self.error = exc
+        self.ran = True
+
+    def answer(self) -> T:
+        if self.error is not None:
+            raise self.error
+        result: T = self.value
+        return result
+
+
+class ReadHops:
+    def __init__(self, hops: int, max_batch: int = 64) -> None:
+        self._free = hops
+        self._max_batch = max_batch
+        self._waiting: list[_Read[Any]] = []
+
+    async def run(self, job: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
+        """`job()` on a worker thread (under `limiter`), in a hop shared with the reads waiting."""
+        read: _Read[T] = _Read(job)
+        self._waiting.append(read)
+        if self._free:
+            self._free -= 1
+        else:
+            try:
+                await read.woken.wait()
+            except BaseException:
+                self._withdraw(read)
+                raise
+            if read.ran and not read.lead:  # another hop answered it
+                return read.answer()
+        try:
+            while not read.ran:
+                await self._hop(limiter)
+        except BaseException:
+            if read in self._waiting:  # cancelled before its batch reached the thread
+                self._waiting.remove(read)
+            raise
+        finally:
+            self._hand_on()
+        return read.answer()
+
+    def _withdraw(self, read: _Read[Any]) -> None:
+        if read in self._waiting:
+            self._waiting.remove(read)
+        if read.lead:
+            self._hand_on()  # it was given the lead and will not take it
+
+    def _hand_on(self) -> None:
+        if self._waiting:
+            nxt = self._waiting[0]
+            nxt.lead = True
+            nxt.woken.set()
+        else:
+            self._free += 1
+
+    async def _hop(self, limiter: anyio.CapacityLimiter) -> None:
+        batch = self._waiting[:self._max_batch]
+        del self._waiting[:len(batch)]
+
+        def work() -> None:
+            for read in batch:
+                read.run()
+
+        try:
+            await anyio.to_thread.run_sync(work, limiter=limiter)
+        finally:
+            unran = [read for read in batch if not read.ran]  # cancelled before the thread started
+            self._waiting[:0] = unran
+            for read in batch:
+                if read.ran:
+                    read.woken.set()
