@@ -16,7 +16,7 @@ from hubcli import exits, malloc, memtrace
 from hubcli.firstrun import make_admin_token
 from hubcore.config import HubSettings, Settings, is_loopback
 from hubcore.hub import data_dir_in_use
-from hubhttp.asgi import HubASGI
+from hubhttp.asgi import HubASGI, settle_heap
 
 log = logging.getLogger("hubcli.serve")
 
@@ -75,6 +75,7 @@ def run_serve(settings: Settings) -> int:
                              f"Connect: {address}/#connect\n")
         sys.stdout.flush()
 
+    app.on_settled.append(settle_heap)
     app.on_started.append(announce)
     try:
         asyncio.run(_serve(app, config, sockets))

@@ -15,6 +15,7 @@ fraction of a second), so no MCP call fails for it (docs/decisions.md, issue 26)
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import sys
@@ -47,6 +48,18 @@ MCP_MODULE = "hubmcp.http"  # imported after ready (the mcp SDK): see the module
 log = logging.getLogger("hubhttp.asgi")
 
 
+def settle_heap(_hub: Hub) -> None:
+    """An `on_settled` hook for a process that serves one hub: what startup built (modules, the
+    app, the catalogue, the stores' state: over 100,000 objects) is collected once, then frozen out
+    of the collector's sight. Otherwise every full collection walks all of it again, about every
+    6,000 requests (85 ms each on the shared bench machine: some 50 us a request, a third of
+    what the hub costs over a bare app; docs/benchmarks.md, issue 27). What requests create is
+    collected as before. Not for a process that starts hub after hub (the tests): a freeze keeps
+    what was alive at that moment for good."""
+    gc.collect()
+    gc.freeze()
+
+
 class HubASGI:
     def __init__(self, settings: HubSettings, *, clock: Clock | None = None, quart: Quart | None = None) -> None:
         """`quart`: an app from `create_app` that no other HubASGI is serving (the test harness
@@ -62,6 +75,8 @@ class HubASGI:
         # The gate judges the route `_route` will run: /mcp here, everything else by Quart's URL map.
         self.gate = Gate(self._route, self._current_hub, RouteAccess(self.quart, {MCP_PATH: Access.TOKEN}))
         self.on_started: list[Callable[[Hub], None]] = []
+        # Run once the MCP endpoint serves (or failed to load): the whole process is built.
+        self.on_settled: list[Callable[[Hub], None]] = []
         # The request counter's child per (method, status class), for the hub being served.
         self._counters: dict[tuple[str, int], Any] = {}
 
@@ -130,16 +145,22 @@ class HubASGI:
         except Exception:
             log.exception("the MCP endpoint failed to load; /mcp answers 503")
             self._mcp_settled.set()
+            self._settled(hub)
             return
         try:
             async with endpoint.run():
                 if not stopping.is_set():
                     self._mcp = endpoint
                 self._mcp_settled.set()
+                self._settled(hub)
                 await stopping.wait()
         finally:
             self._mcp = None
             self._mcp_settled.set()
+
+    def _settled(self, hub: Hub) -> None:
+        for hook in self.on_settled:
+            hook(hub)
 
     def _unready(self) -> HubError:
         return HubError("unavailable", "the hub is starting or stopping", retryable=True)

@@ -61,13 +61,14 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 from quart import Blueprint, Response
 from hubcore.config import HubSettings
-from hubhttp.asgi import HubASGI
+from hubhttp.asgi import HubASGI, settle_heap
 
 data_dir, port, token, open_max = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 extra = {"open_stores_max": open_max} if open_max > 0 else {}
 settings = HubSettings(data_dir=data_dir, admin_token=token, min_free_bytes=0, bind=f"127.0.0.1:{port}",
                        inbox_open_per_project=0, inbox_open_per_agent=0, **extra)
 app = HubASGI(settings)
+app.on_settled.append(settle_heap)  # as `hub-cli serve` does
 noop = Blueprint("bench_noop", __name__)
 
 @noop.post("/bench/noop")
