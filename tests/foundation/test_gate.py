@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import anyio
 import orjson
@@ -10,7 +11,7 @@ import pytest
 from trio.testing import MockClock
 
 from hubcore.errors import HubError
-from hubhttp.gate import MAX_BODY, BodyPace, read_capped
+from hubhttp.gate import MAX_BODY, BodyPace, check_target, read_capped
 from tests.harness import ADMIN, HubClient, hub_client
 from tests.harness import test_settings as settings_for
 
@@ -324,3 +325,31 @@ async def _call_version(
     }
     await client.app(scope, receive, send)
     return answer["status"], answer["headers"], answer["body"]
+
+
+@pytest.mark.parametrize(("raw", "query", "refused"), [
+    (b"/api/v1/projects/p-1_x~y", b"", False),
+    (b"/.well-known/x", b"", False),  # a segment starting with a dot is not a dot segment
+    (b"/api/v1/a//b", b"", True),
+    (b"/api/v1/./b", b"", True),
+    (b"/api/v1/a/..", b"", True),
+    (b"api/v1/home", b"", True),
+    (b"/api/v1/%2e%2e/b", b"", True),  # the same, encoded: the slow path
+    (b"/api/v1/a%2Fb", b"", True),
+    (b"/api/v1/caf%C3%A9", b"", False),
+    (b"/api/v1/%FF", b"", True),
+    (b"/api/v1/a%01", b"", True),
+    (b"/api/v1/home", b"limit=5&cursor=a-b", False),
+    (b"/api/v1/home", b"q=caf%C3%A9", False),
+    (b"/api/v1/home", b"q=%FF", True),
+])
+def test_the_plain_path_and_the_decoding_path_judge_targets_alike(raw: bytes, query: bytes, refused: bool) -> None:
+    """A plain target (issue 27: checked by one match) gets the answers the full check gives."""
+    scope = {"raw_path": raw, "path": unquote_to_bytes(raw).decode("utf-8", "surrogateescape"),
+             "query_string": query}
+    if refused:
+        with pytest.raises(HubError) as caught:
+            check_target(scope)
+        assert caught.value.code == "invalid_argument"
+    else:
+        check_target(scope)
