@@ -513,5 +513,9 @@ class SessionsService:
                 raise conflict(f"session {row['id']} has ended; its brain is read-only")
             return row
 
-        return await self.core.store.read(read)
+        # A point read, like a brain get's: it shares their worker-thread hops (`read_then`).
+        return await self.core.store.read_then(read, _same)
 
+
+def _same(row: sqlite3.Row) -> sqlite3.Row:
+    return row
