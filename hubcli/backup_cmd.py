@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from hubcli import exits
+from hubcli.settings import settings_or_exit
 
 if TYPE_CHECKING:
     from hubcore.config import Settings
@@ -38,12 +39,6 @@ def _err(command: str, message: str) -> None:
     sys.stderr.write(f"hub-cli {command}: {message}\n")
 
 
-def _settings() -> Settings:
-    from hubcli.main import settings_or_exit
-
-    return settings_or_exit()
-
-
 def backup(
     url: str = typer.Option(None, "--url", help="The running hub to take an online backup."),
     out: Path = typer.Option(None, "--out", help="Directory to write an offline backup under."),
@@ -55,7 +50,7 @@ def backup(
     if url is not None and data_dir is not None:
         _err("backup", "--data-dir goes with --out: an online backup is of the hub's own data directory")
         raise typer.Exit(exits.USAGE)
-    settings = _settings()
+    settings = settings_or_exit()
     raise typer.Exit(_online(settings, url) if url is not None else _offline(settings, out, data_dir))
 
 
@@ -110,7 +105,7 @@ def restore(
     from hubcore.ops.restore import restore as run_restore
     from hubcore.store.migrations import supported_version
 
-    target = data_dir if data_dir is not None else _settings().hub.data_path
+    target = data_dir if data_dir is not None else settings_or_exit().hub.data_path
     try:
         done = run_restore(source.expanduser().absolute(), target.expanduser(), force=force,
                            supported_version=supported_version())

@@ -39,6 +39,13 @@ def page_arg(raw: str, *, is_directory: bool = False) -> str:
         raise CliFailure(exits.USAGE, f"{exc.code}: {exc.message}") from None
 
 
+def lint_line(finding: dict[str, Any]) -> str:
+    """`lint <code> <path>:<line>: <message>` (without `:<line>` when the finding has none): how
+    `kb put` and `kb import` print a lint finding."""
+    where = finding["path"] if finding.get("line") is None else f"{finding['path']}:{finding['line']}"
+    return f"lint {finding['code']} {where}: {finding['message']}"
+
+
 class Kb(Protocol):
     """One project's knowledge base."""
 

@@ -42,7 +42,7 @@ def _run(project: str | None, work: Callable[[Kb], Awaitable[Any]]) -> Any:
     stderr, nothing on stdout)."""
     from hubcli.client import CliFailure
     from hubcli.kb_backend import run_kb
-    from hubcli.main import settings_or_exit
+    from hubcli.settings import settings_or_exit
 
     settings = settings_or_exit()
     target = project or settings.client.project
@@ -76,16 +76,12 @@ def _json(value: Any) -> None:
 
 def _notes(result: dict[str, Any]) -> None:
     """A write's lint findings and warnings, on stderr (they never fail a write)."""
+    from hubcli.kb_backend import lint_line
+
     for finding in result.get("lint") or []:
         sys.stderr.write(lint_line(finding) + "\n")
     for warning in result.get("warnings") or []:
         _err(f"warning: {warning}")
-
-
-def lint_line(finding: dict[str, Any]) -> str:
-    """`lint <code> <path>:<line>: <message>` (without `:<line>` when the finding has none)."""
-    where = finding["path"] if finding.get("line") is None else f"{finding['path']}:{finding['line']}"
-    return f"lint {finding['code']} {where}: {finding['message']}"
 
 
 @kb_app.command("get")

@@ -21,7 +21,7 @@ import anyio
 from hubcli import exits
 from hubcli import kb_folder as rules
 from hubcli.client import CliFailure
-from hubcli.kb_backend import Kb, hub_code, page_arg, version_or_none
+from hubcli.kb_backend import Kb, hub_code, lint_line, page_arg, version_or_none
 from hubcli.kb_export import list_pages
 from hubcli.kb_folder import refuse
 from hubcore.errors import HubError
@@ -253,8 +253,6 @@ def summary(steps: list[Step], *, dry_run: bool) -> str:
 def _lint(pages: dict[str, bytes], steps: list[Step]) -> None:
     """Print the lint lines of the pages to be written on stderr; a `CliFailure` (exit 1) when a
     refusing code is among them."""
-    from hubcli.kb_cmd import lint_line
-
     written = [s.path for s in steps if s.kind in ("create", "update")]
     if not written:
         return

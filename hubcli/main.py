@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,9 +10,7 @@ from hubcli import backup_cmd, exits, service_cmd
 from hubcli.kb_cmd import kb_app
 from hubcli.ops_cmd import register as register_ops
 from hubcli.project_cmd import project_app
-
-if TYPE_CHECKING:
-    from hubcore.config import Settings
+from hubcli.settings import settings_or_exit
 
 app = typer.Typer(
     name="hub-cli",
@@ -23,17 +20,6 @@ app = typer.Typer(
     no_args_is_help=False,
     pretty_exceptions_enable=False,
 )
-
-
-def settings_or_exit() -> Settings:
-    """The settings, or exit 78 naming what is wrong with them."""
-    from hubcore.config import ConfigError, load
-
-    try:
-        return load()
-    except ConfigError as exc:
-        sys.stderr.write(f"hub-cli: {exc.message}\n")
-        raise typer.Exit(exits.NOT_CONFIGURED) from None
 
 
 @app.callback(invoke_without_command=True)

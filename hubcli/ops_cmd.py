@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from hubcli import exits
+from hubcli.settings import settings_or_exit
 
 if TYPE_CHECKING:
     from hubcore.config import Settings
@@ -23,12 +24,6 @@ if TYPE_CHECKING:
 
 DEFAULT_HEALTH_URL = "http://127.0.0.1:8080"
 DATA_DIR_HELP = "The data directory, or a backup directory (default: the configured data_dir)."
-
-
-def _settings() -> Settings:
-    from hubcli.main import settings_or_exit
-
-    return settings_or_exit()
 
 
 def _directory(settings: Settings, data_dir: Path | None) -> Path:
@@ -58,7 +53,7 @@ def check(data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP))
     from hubcore.ops.check import check as run_check
     from hubcore.ops.datadir import OpsRefused
 
-    settings = _settings()
+    settings = settings_or_exit()
     root = _directory(settings, data_dir)
     try:
         findings = anyio.run(lambda: run_check(root, settings.hub))
@@ -76,7 +71,7 @@ def doctor(data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP)
 
     from hubcore.ops.doctor import doctor as run_doctor
 
-    settings = _settings()
+    settings = settings_or_exit()
     root = _directory(settings, data_dir)
     findings = run_doctor(root, min_free_bytes=settings.hub.min_free_bytes, now=time.time())
     raise typer.Exit(_report("doctor", root, findings))
@@ -92,7 +87,7 @@ def health(url: str = typer.Option(DEFAULT_HEALTH_URL, "--url", help="The hub's 
     if parts.scheme != "http" or not parts.netloc:
         sys.stderr.write(f"hub-cli health: {url!r} is not an http:// URL (health speaks plain HTTP only)\n")
         raise typer.Exit(exits.USAGE)
-    raise typer.Exit(_health(url, _settings().client.timeout))
+    raise typer.Exit(_health(url, settings_or_exit().client.timeout))
 
 
 def _health(url: str, timeout: float) -> int:

@@ -42,7 +42,7 @@ def _run(rest_op: RestOp, local_op: LocalOp) -> tuple[int, Any]:
     import anyio
 
     from hubcli.client import CliFailure
-    from hubcli.main import settings_or_exit
+    from hubcli.settings import settings_or_exit
 
     settings: Settings = settings_or_exit()
     try:
@@ -125,7 +125,7 @@ def delete(
 
     Its feed, sessions, artifacts and knowledge base go with it; a personal space cannot be
     deleted. Over HUB_URL the token must be the admin token."""
-    from hubcli.main import settings_or_exit
+    from hubcli.settings import settings_or_exit
 
     target = project_id or settings_or_exit().client.project
     if not target:

@@ -16,7 +16,7 @@ The registry lives in memory for the life of the serving process; it is bounded,
 longer than `idle_secs` are forgotten. Beside each session id it remembers the session's project
 and the sessions service's `generation` when the session was last known to run and be the
 caller's: while the generation has not moved (no session ended, was reassigned, pruned or deleted
-since), the session tools trust it without reading hub.db (`hubmcp.tools.sessions.active`).
+since), the session tools trust it without reading hub.db (`hubmcp.tools.current.active`).
 """
 
 from __future__ import annotations

@@ -19,18 +19,12 @@ from hubcore.services.kb.agent import BrainHistory, BrainPromote, BrainRevert
 from hubcore.services.requests import parse
 from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
+from hubmcp.tools.current import active
 
 NO_PROJECT = ("project_id: name the project (this connection has no active session whose project "
               "it could default to)")
 NO_SESSION = ("no active session to promote from: pass session_id (the id session_start returned); a client "
               "that opens a new MCP session per call keeps no active session between calls")
-
-
-async def active(call: CallContext) -> tuple[str, str] | None:
-    """The connection's active session (id, project), as the session tools know it."""
-    from hubmcp.tools import sessions  # imported here: the session tools import this module
-
-    return await sessions.active(call)
 
 
 async def project_of(call: CallContext, named: str | None) -> str:
