@@ -50,10 +50,6 @@ class CallContext:
         """`scheme://host[:port]` the client used, or None when it came over stdio with no public URL."""
         return self.origin_of()
 
-    @property
-    def modern(self) -> bool:
-        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
-
     def guide_url(self) -> str | None:
         return f"{self.origin}/bootstrap/SKILL.md" if self.origin else None
 

@@ -94,13 +94,6 @@ def resource_missing(uri: str, message: str | None = None) -> MCPError:
     })
 
 
-def resource_invalid(uri: str, message: str) -> MCPError:
-    err = HubError("invalid_argument", message)
-    return MCPError(code=INVALID_PARAMS, message=f"invalid_argument: {message}", data={
-        "uri": uri, "error": tool_error(err),
-    })
-
-
 def unknown_tool(name: str) -> CallToolResult:
     shown = name if len(name) <= 64 else name[:64] + "..."  # never echo a large value back
     return error_result(HubError("not_found", f"no tool named {shown!r}; tools/list names every tool"))

@@ -87,8 +87,8 @@ class _JsonOnlyResponses:
     async def __aenter__(self) -> _JsonOnlyResponses:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
-                        exc_tb: TracebackType | None) -> bool | None:
+    async def __aexit__(self, _exc_type: type[BaseException] | None, _exc_val: BaseException | None,
+                        _exc_tb: TracebackType | None) -> bool | None:
         await self.aclose()
         return None
 

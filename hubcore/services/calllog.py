@@ -69,7 +69,6 @@ class CallLog:
         self._wake: anyio.Event | None = None
         self._lock: anyio.Lock | None = None
         self.dropped = 0
-        self.flushes = 0
 
     # -- noting ------------------------------------------------------------------------------------
 
@@ -149,7 +148,6 @@ class CallLog:
             calls, touches = self._take(session_id)
             if not calls and not touches:
                 return
-            self.flushes += 1
             limiter = anyio.CapacityLimiter(CONCURRENT_BRAINS)
             async with anyio.create_task_group() as tg:
                 for sid, rows in calls.items():

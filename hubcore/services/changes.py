@@ -337,11 +337,6 @@ class Effects:
         """Note that a live artifact version moved (drafted, mutated in place, or sealed)."""
         self.changes.append(Change("artifact-live", project_id, artifact_id, version=version, live_rev=live_rev))
 
-    def merge(self, other: Effects) -> None:
-        self.changes.extend(other.changes)
-        self.kinds.extend(other.kinds)
-        self.started_waiting = self.started_waiting or other.started_waiting
-
 
 class ListenerCollector(Collector):
     """Gauges of what holds requests open: waits in progress and open streams, read at scrape time."""

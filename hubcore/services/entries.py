@@ -106,16 +106,6 @@ def version_of(data: bytes) -> str:
     return VERSION_PREFIX + hashlib.sha256(data).hexdigest()
 
 
-def parse_if_version(value: Any) -> str | None:
-    """An `if_version` argument: None (no condition), `absent`, or a version `sha256:<64 hex>`
-    (the one rule: `fields.IfVersion` states it as this pattern)."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not IF_VERSION_RE.fullmatch(value):
-        raise invalid("if_version must be 'absent' or a version 'sha256:<64 hex digits>'", field="if_version")
-    return value
-
-
 def require_version(held: str | None, wanted: str | None) -> None:
     """The `if_version` rule, the one place it is decided: `held` is the stored version (None
     when nothing is stored), `wanted` a parsed condition. No condition always holds; `absent`

@@ -116,15 +116,6 @@ def wide_integer_at(value: Any, path: str, depth: int = 0) -> str | None:
     return next((found for where, v in items if (found := wide_integer_at(v, where, depth + 1)) is not None), None)
 
 
-def check_session_id(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value or len(value) > SESSION_ID_MAX or not one_line(value):
-        raise invalid(f"session_id must be a non-empty string of at most {SESSION_ID_MAX} characters",
-                      field="session_id")
-    return value
-
-
 def check_kinds(value: Any) -> tuple[str, ...]:
     """A kind filter: one kind, a comma-separated list, or a list; every entry a known kind."""
     if value is None or value == "" or value == []:
@@ -212,12 +203,6 @@ def render_event(row: sqlite3.Row) -> dict[str, Any]:
         "thread_id": row["thread_id"],
         "created_at": iso(row["created_at"]),
     }
-
-
-def event_row(conn: sqlite3.Connection, event_id: str) -> sqlite3.Row | None:
-    row: sqlite3.Row | None = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ?",
-                                           (event_id,)).fetchone()
-    return row
 
 
 def remove_events(conn: sqlite3.Connection, event_ids: list[str]) -> int:

@@ -307,7 +307,7 @@ IdempotencyKey = Annotated[
           json_schema_extra={"pattern": NOT_BLANK_LINE_PATTERN}),
 ]
 # The one `if_version` of every surface (session brains and knowledge bases alike): `absent`, or
-# a version as the hub writes it (`entries.parse_if_version` holds the same rule).
+# a version as the hub writes it (`entries.require_version` decides whether it holds).
 IF_VERSION_PATTERN = entries.IF_VERSION_RE.pattern
 IfVersion = Annotated[str, StringConstraints(pattern=IF_VERSION_PATTERN), Field(
     description=f"write only if the stored version is this {entries.VERSION_PREFIX}<64 hex digits>, or "

@@ -13,20 +13,9 @@ from typing import Any
 
 import orjson
 
-from hubcore.errors import conflict, invalid
-from hubcore.services.validate import one_line
+from hubcore.errors import conflict
 
 IDEMPOTENCY_KEY_MAX = 200
-
-
-def check_key(value: Any) -> str | None:
-    if value is None:
-        return None
-    if (not isinstance(value, str) or not value.strip() or len(value) > IDEMPOTENCY_KEY_MAX
-            or not one_line(value)):
-        raise invalid(f"idempotency_key must be one line of 1 to {IDEMPOTENCY_KEY_MAX} characters",
-                      field="idempotency_key")
-    return value
 
 
 def replayed(conn: sqlite3.Connection, actor: str, scope: str, key: str | None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 import anyio
 import orjson
@@ -41,9 +41,7 @@ from hubcore.services.fields import (
 from hubcore.services.requests import Request
 
 Status = Literal["unread", "read", "waiting", "resolved"]
-STATUSES = get_args(Status)
 WAITING_KINDS = ("question", "approval", "enrol_request")
-READ_STATE_KINDS = ("idea",)
 LIST_DEFAULT, LIST_MAX = PAGE_DEFAULT, PAGE_MAX
 WAIT_CURSOR = "inbox_wait"
 

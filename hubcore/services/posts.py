@@ -38,7 +38,6 @@ from hubcore.services.inbox import WAIT_CURSOR, insert_item
 from hubcore.services.requests import Request
 
 SignalKind = Literal["signal", "finished", "idea", "approval"]
-SIGNAL_KINDS = get_args(SignalKind)
 DEADLINE_MIN, DEADLINE_MAX = 60, 2_592_000
 OPTIONS_MIN, OPTIONS_MAX, OPTION_CHARS = 2, 6, 80
 OnExpiry = Literal["approve", "decline"]

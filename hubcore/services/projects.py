@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -20,7 +20,6 @@ from hubcore.services.fields import DisplayName, ProjectId
 from hubcore.services.requests import Request
 
 PasswordPolicy = Literal["off", "optional", "required"]
-PASSWORD_POLICIES = get_args(PasswordPolicy)
 
 
 class ProjectCreate(Request):

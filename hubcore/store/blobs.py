@@ -109,9 +109,6 @@ class BlobStore:
         """A body's bytes (blocking: call from a worker thread or a read command)."""
         return self.path_of(digest).read_bytes()
 
-    async def read_async(self, digest: str) -> bytes:
-        return await anyio.to_thread.run_sync(self.read, digest)
-
     def exists(self, digest: str) -> bool:
         return self.path_of(digest).is_file()
 

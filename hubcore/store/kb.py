@@ -191,10 +191,6 @@ def put_page(conn: sqlite3.Connection, p: Page) -> None:
     )
 
 
-def set_trust(conn: sqlite3.Connection, path: str, trust: str) -> None:
-    conn.execute("UPDATE pages SET trust = ? WHERE path = ?", (trust, path))
-
-
 def remove_page(conn: sqlite3.Connection, path: str) -> bool:
     return conn.execute("DELETE FROM pages WHERE path = ?", (path,)).rowcount > 0
 
@@ -210,10 +206,6 @@ def stale_pages(conn: sqlite3.Connection, today: str, limit: int) -> tuple[list[
 
 
 # -- kept bytes ------------------------------------------------------------------------------------
-
-
-def has_blob(conn: sqlite3.Connection, version: str) -> bool:
-    return conn.execute("SELECT 1 FROM blobs WHERE version = ?", (version,)).fetchone() is not None
 
 
 def blob(conn: sqlite3.Connection, version: str) -> bytes | None:

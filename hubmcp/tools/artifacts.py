@@ -19,7 +19,6 @@ from hubcore.services.artifacts import (
     ArtifactRef,
     ArtifactUpdate,
 )
-from hubcore.services.artifacts.models import ALG, ITERATIONS, KDF
 from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
 
@@ -78,12 +77,6 @@ VERSION = {"type": "object", "required": ["version", "size_bytes", "protected", 
 DIFF = {"type": ["object", "null"], "description": "a diff's summary: files [{path, old_path, status, added, "
         "removed, hunks, binary}], added, removed, hunks"}
 WROTE = outputs({"artifact_id": STR, "version": INT}, ("artifact_id", "version"))
-PROTECTION = (
-    f"To protect it, send `content` as base64 ciphertext with an `envelope` {{alg: \"{ALG}\", kdf: \"{KDF}\", "
-    f"iterations: {ITERATIONS}, salt, iv}} (base64); through hub-cli or the stdio bridge give a `password` "
-    "instead and the content is encrypted on your machine. The project's password policy may require or "
-    "refuse protection; the error says what to send.")
-
 TOOLS = (
     Tool(
         name="artifact_publish",

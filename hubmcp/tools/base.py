@@ -19,29 +19,11 @@ if TYPE_CHECKING:  # jsonschema loads only for a tool without a typed request (n
 # converted to a typed request yet.
 Handler = Callable[[CallContext, Any], Awaitable[dict[str, Any]]]
 
-PROJECT_ID: dict[str, Any] = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$",
-                              "description": "project id (slug)"}
-EVENT_ID: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 64, "description": "event id"}
-IDEMPOTENCY_KEY: dict[str, Any] = {
-    "type": "string", "minLength": 1, "maxLength": 200,
-    "description": "retrying with the same key returns the original result and writes nothing new",
-}
-WAIT_SECONDS: dict[str, Any] = {
-    "type": "number", "minimum": 0, "maximum": 60, "default": 30,
-    "description": "how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
-}
 # What a wait says when it cut the asked wait to fit the clients' 60-second request timeout.
 CAPPED_OUT: dict[str, Any] = {
     "capped": {"type": "boolean", "description": "true when the wait was cut to wait_seconds"},
     "wait_seconds": {"type": "number", "description": "the wait the hub applied, when capped"},
 }
-
-
-def inputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": dict(properties), "additionalProperties": False}
-    if required:
-        schema["required"] = list(required)
-    return schema
 
 
 def outputs(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -8,6 +8,8 @@ import pytest
 
 from hubcore.errors import HubError
 from hubcore.services import entries
+from hubcore.services.brains import BrainPut
+from hubcore.services.requests import parse
 
 
 def refused(code: str, fn: Any, *args: Any, **kwargs: Any) -> HubError:
@@ -102,20 +104,22 @@ def test_if_version_is_one_rule() -> None:
     assert err.message.endswith("current_version=absent")
 
 
-@pytest.mark.parametrize("bad", ["", "sha1:00", "ABSENT", 3, ["absent"]])
+def write_with(if_version: Any) -> BrainPut:
+    """A brain write carrying `if_version`, parsed as every surface parses it (`fields.IfVersion`)."""
+    return parse(BrainPut, {"path": "/kv/a", "content": "x", "store": "session", "if_version": if_version})
+
+
+@pytest.mark.parametrize("bad", ["", "sha1:00", "ABSENT", 3, ["absent"], "sha256:ab", "sha256:xyz", "absent "])
 def test_if_version_form_is_checked_before_anything(bad: Any) -> None:
-    err = refused("invalid_argument", entries.parse_if_version, bad)
+    err = refused("invalid_argument", write_with, bad)
     assert (err.details or {}).get("field") == "if_version"
 
 
 def test_if_version_forms_accepted() -> None:
-    assert entries.parse_if_version(None) is None
-    assert entries.parse_if_version("absent") == "absent"
+    assert write_with(None).if_version is None
+    assert write_with("absent").if_version == "absent"
     held = "sha256:" + "ab" * 32
-    assert entries.parse_if_version(held) == held
-    for bad in ("sha256:ab", "sha256:xyz", "absent ", ""):
-        with pytest.raises(HubError):
-            entries.parse_if_version(bad)
+    assert write_with(held).if_version == held
 
 
 def test_file_growth_warns_then_refuses() -> None:

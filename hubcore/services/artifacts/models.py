@@ -210,7 +210,3 @@ class ArtifactList(Request):
     session_id: Annotated[SessionId | None, Field(description="only artifacts published in this session")] = None
     limit: Annotated[int, Field(ge=1, le=LIST_MAX, description=f"at most this many, 1 to {LIST_MAX}")] = LIST_DEFAULT
     cursor: ListCursor | None = None
-
-
-def envelope_dict(envelope: Envelope | None) -> dict[str, Any] | None:
-    return None if envelope is None else envelope.model_dump()

@@ -41,7 +41,6 @@ from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.store.blobs import BlobStore
 
-POLICIES = ("off", "optional", "required")
 READ_ATTEMPTS = 5  # a read racing live drafts retries; each draft replaces the body it read
 
 

@@ -95,7 +95,8 @@ def _page_link(path: str, link: links.Link) -> PageLink:
 @dataclass(frozen=True, slots=True)
 class PageFacts:
     """One page as the walk gives it to the views: the store's row and its derivation.
-    `trust` is decided by the store from the write log (one of TRUST); times are ISO 8601 UTC."""
+    `trust` is decided by the store from the write log (one of the levels `hubcore.services.kb.trust`
+    names); times are ISO 8601 UTC."""
 
     path: str
     size_bytes: int
@@ -104,9 +105,6 @@ class PageFacts:
     trust: str
     last_write_by: str | None = None
     last_write_at: str | None = None
-
-
-TRUST = ("unverified", "human_reviewed", "machine_confirmed", "edited_since_review")
 
 
 # --- storage form ------------------------------------------------------------------------------

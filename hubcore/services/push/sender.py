@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import anyio
@@ -40,7 +39,6 @@ QUEUE_MAX = 1000
 JOBS_AT_ONCE = 16
 RETRIES = 3
 BACKOFF_SECS = (1.0, 4.0, 15.0)
-RETRY_AFTER_MAX = 60.0
 TIMEOUT_SECS = 10.0
 ITEM_TTL_SECS = 86400
 REMEMBERED_ITEMS = 10_000  # items whose devices are remembered for the close update
@@ -96,7 +94,6 @@ class ProcessTransport:
 class Job:
     kind: Literal["item", "close"]
     event_id: str
-    queued: float = field(default_factory=time.perf_counter)
 
 
 class PushSender:
