@@ -39,12 +39,13 @@ import anyio
 from hubcore.caller import Caller
 from hubcore.clock import Clock
 from hubcore.errors import HubError
-from hubcore.ops.datadir import OpsRefused, fsync_all, fsync_dir, held_by_hub, hold, is_inside
+from hubcore.ops.datadir import OpsRefused, fsync_all, held_by_hub, hold, is_inside
 from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
 from hubcore.services.push.keys import KEYS_PATH
 from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
+from hubcore.store.fsync import fsync_dir
 from hubcore.store.migrations import read_version
 
 log = logging.getLogger("hubcore.ops.backup")

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Final
 
+from hubcore.store.fsync import fsync_path
+
 LOCK_NAME: Final = ".hub.lock"
 FSYNC_THREADS: Final = 16  # the name `hubcore.hub.LOCK_NAME` holds (a test pins them equal)
 
@@ -60,20 +62,4 @@ def fsync_all(paths: Iterable[Path]) -> None:
     commit (about 10 ms here); sixteen in flight share commits, twenty times faster for a backup's
     thousand small files."""
     with ThreadPoolExecutor(max_workers=FSYNC_THREADS) as pool:
-        list(pool.map(_fsync_path, paths))
-
-
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        list(pool.map(fsync_path, paths))

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_all, fsync_dir, held_by_hub, hold
+from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_all, held_by_hub, hold
 from hubcore.ops.manifest import Manifest, ManifestError, ManifestFile, read_manifest, verify_manifest
+from hubcore.store.fsync import fsync_dir
 
 log = logging.getLogger("hubcore.ops.restore")
 

@@ -163,7 +163,7 @@ def input_schema(model: type[Request], *, leave_out: tuple[str, ...] = ()) -> di
     """The model's JSON Schema: `$defs` inlined, no titles, `additionalProperties: false`, an
     optional member's `null` folded into its type list. `leave_out` drops members a surface fills
     itself (a REST path parameter)."""
-    schema = _inline(model.model_json_schema(schema_generator=HubJsonSchema))
+    schema = inline_refs(model.model_json_schema(schema_generator=HubJsonSchema))
     # A model that ignores unknown members (the spec's project bodies) says so; the rest refuse them.
     schema["additionalProperties"] = model.model_config.get("extra") == "ignore"
     if leave_out:
@@ -175,7 +175,10 @@ def input_schema(model: type[Request], *, leave_out: tuple[str, ...] = ()) -> di
     return schema
 
 
-def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its `$defs` inlined where they are referenced (MCP clients that do not resolve
+    references see plain objects), titles dropped, and an `anyOf [X, null]` folded into X's own
+    `type` list or `enum` where X is that simple (JSON null reads as absent)."""
     defs = schema.get("$defs", {})
 
     def walk(node: Any) -> Any:

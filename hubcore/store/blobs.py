@@ -32,6 +32,7 @@ from pathlib import Path
 import anyio
 
 from hubcore.errors import is_volume_full, too_large, volume_full
+from hubcore.store.fsync import fsync_dir
 
 log = logging.getLogger("hubcore.blobs")
 
@@ -161,7 +162,7 @@ class BlobStore:
             if new_shard:
                 _remove_if_empty(shard)
             raise
-        _fsync_dir(shard)
+        fsync_dir(shard)
         self.writes += 1
 
     async def remove_unreferenced(self, digests: Iterable[str],
@@ -188,7 +189,7 @@ class BlobStore:
             except FileNotFoundError:
                 continue
             removed += 1
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
         return removed
 
     def digests(self) -> list[str]:
@@ -206,14 +207,6 @@ class BlobStore:
             except FileNotFoundError:
                 continue
         return total
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove_if_empty(shard: Path) -> None:

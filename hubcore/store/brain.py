@@ -12,6 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from hubcore.store.schema import setup_file
+
 SCHEMA_VERSION = 1
 """The brain file's `PRAGMA user_version`: 1 added the seal. A file at 0 is new or predates it."""
 
@@ -22,20 +24,13 @@ known yet; its first write learns it from hub.db (and commits it, unless that wr
 
 def setup(conn: sqlite3.Connection) -> None:
     """Create (or migrate) the brain's tables, in one transaction so a crash leaves it redoable."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-        return  # the common case, on every open of the file's actor: nothing to write
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        _create_tables(conn)
-        if version == 0:  # new, or written before seals: the first write learns the session's state
-            conn.execute("INSERT OR IGNORE INTO seal (id, state, at) VALUES (1, ?, NULL)", (UNSYNCED,))
-        if version < SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    setup_file(conn, SCHEMA_VERSION, _create)
+
+
+def _create(conn: sqlite3.Connection, version: int) -> None:
+    _create_tables(conn)
+    if version == 0:  # new, or written before seals: the first write learns the session's state
+        conn.execute("INSERT OR IGNORE INTO seal (id, state, at) VALUES (1, ?, NULL)", (UNSYNCED,))
 
 
 def _create_tables(conn: sqlite3.Connection) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hubcore.store.schema import setup_file
+
 SCHEMA_VERSION = 1
 """The file's `PRAGMA user_version`."""
 
@@ -26,19 +28,10 @@ TOP = "\U0010ffff"  # sorts after every character a path may hold: `prefix < pat
 
 def setup(conn: sqlite3.Connection) -> None:
     """Create the tables, in one transaction so a crash leaves the file redoable."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _create_tables(conn)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    setup_file(conn, SCHEMA_VERSION, _create_tables)
 
 
-def _create_tables(conn: sqlite3.Connection) -> None:
+def _create_tables(conn: sqlite3.Connection, _version: int) -> None:
     # Rowid tables: a page's bytes (up to 1 MiB) and its derived JSON are large rows, which a
     # WITHOUT ROWID b-tree would carry in its interior pages.
     conn.execute("""CREATE TABLE IF NOT EXISTS blobs (

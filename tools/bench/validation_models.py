@@ -20,6 +20,8 @@ import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
+from hubcore.services import requests
+
 SUMMARY_MAX = 1024
 PAYLOAD_MAX = 256 * 1024
 SESSION_ID_MAX = 128
@@ -147,42 +149,16 @@ def session_ref_checked(ref: Any) -> Any:
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """A schema with its `$defs` inlined where they are referenced (MCP clients that do not
-    resolve references see plain objects); titles and `default: null` dropped; an `anyOf [X, null]`
-    (JSON null reads as absent, so the schema says null is accepted) folded into X's own `type`
-    list or `enum` where X is that simple."""
-    defs = schema.get("$defs", {})
+    """A library's schema as the hub publishes its own: `default: null` dropped (the hub's schema
+    generator never writes it; a library's may), then the hub's `requests.inline_refs` ($defs
+    inlined, no titles, `anyOf [X, null]` folded into X where X is that simple)."""
 
-    def walk(node: Any) -> Any:
+    def drop(node: Any) -> Any:
         if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                return walk(defs[ref.removeprefix("#/$defs/")])
-            out = {k: walk(v) for k, v in node.items()
-                   if k not in ("$defs", "title") and not (k == "default" and v is None)}
-            branches = out.get("anyOf")
-            if isinstance(branches, list) and {"type": "null"} in branches:
-                return nullable(out, [b for b in branches if b != {"type": "null"}])
-            return out
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
+            return {k: drop(v) for k, v in node.items() if not (k == "default" and v is None)}
+        return [drop(v) for v in node] if isinstance(node, list) else node
 
-    return dict(walk(schema))
-
-
-def nullable(node: dict[str, Any], kept: list[Any]) -> dict[str, Any]:
-    rest = {k: v for k, v in node.items() if k != "anyOf"}
-    if len(kept) != 1:
-        return {**rest, "anyOf": [*kept, {"type": "null"}]}
-    inner = dict(kept[0])
-    if isinstance(inner.get("type"), str):
-        inner["type"] = [inner["type"], "null"]
-    elif isinstance(inner.get("enum"), list):
-        inner["enum"] = [*inner["enum"], None]
-    else:
-        return {**rest, "anyOf": [inner, {"type": "null"}]}
-    return {**rest, **inner}
+    return requests.inline_refs(drop(schema))
 
 
 def versions() -> str:

@@ -18,6 +18,8 @@ from pathlib import Path
 # cryptography (6.7 MB resident, 11 ms to import) is imported where a key is made or read, not with
 # the module: a hub whose keys exist reads them as text at its start and needs it only to push.
 
+from hubcore.store.fsync import fsync_dir
+
 KEYS_PATH = "push/keys.json"  # relative to the data directory (backup lists it by this name)
 
 
@@ -69,11 +71,7 @@ def _write(path: Path, keys: PushKeys) -> None:
     finally:
         os.close(fd)
     os.replace(temp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    fsync_dir(path.parent)
 
 
 def load_or_create(data_dir: Path) -> PushKeys:
