@@ -45,7 +45,7 @@ from hubcore.services.artifacts import ArtifactPublish
 from hubcore.services.artifacts.shares import ShareRef
 from hubhttp.asgi import HubASGI
 from tools.bench.feed import ADMIN_TOKEN, lifespan, pct
-from tools.bench.mcp_calls import mcp_headers, result_of, tool_body
+from tools.bench.mcp_wire import mcp_headers, result_of, tool_body
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 MIB = 1 << 20

@@ -26,7 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -68,24 +68,29 @@ def report(name: str, samples: list[float]) -> str:
 
 def bulk_events(conn: sqlite3.Connection, project: str, start: int, count: int, base_ms: int,
                 kind: str = "signal") -> list[str]:
-    """Insert `count` events as `insert_event` would, with ids one millisecond apart."""
-    made = []
-    rows = []
+    """Append `count` events one millisecond apart, with the tallies `insert_event` keeps (a store
+    that keeps an unseen count gets it too: every loaded event is the newest, so above the cursor)."""
+    made, rows = [], []
     for n in range(start, start + count):
         eid = ids.encode(base_ms + n, secrets.randbits(80))
-        payload = orjson.dumps({"body": f"event {n} body text"}).decode()
-        rows.append((eid, project, kind, "bot", f"event {n} did something", payload, None, None,
-                     (base_ms + n) / 1000))
+        summary, payload = f"event {n} did something", orjson.dumps({"body": f"event {n} body text"}).decode()
+        rows.append((eid, project, kind, "bot", summary, payload, None, None, (base_ms + n) / 1000))
         made.append(eid)
     conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
                      "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    # The loaded events are the feed's newest, so every one is above the human's cursor (unseen).
+    weight = sum(len(r[4].encode()) + len(r[5].encode()) for r in rows)
+    kept = "unseen" in {c[1] for c in conn.execute("PRAGMA table_info(feed_stats)")}
     conn.execute(
-        """INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at, unseen) VALUES (?, ?, 0, ?, ?, ?)
-           ON CONFLICT (project_id) DO UPDATE SET events = events + excluded.events,
-           newest_id = excluded.newest_id, newest_at = excluded.newest_at, unseen = unseen + excluded.unseen""",
-        (project, count, made[-1], rows[-1][-1], count),
+        f"""INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at{', unseen' if kept else ''})
+            VALUES (:p, :n, :b, :id, :at{', :n' if kept else ''})
+            ON CONFLICT (project_id) DO UPDATE SET events = events + excluded.events, bytes = bytes + excluded.bytes,
+            newest_id = excluded.newest_id, newest_at = excluded.newest_at{
+                ', unseen = unseen + excluded.unseen' if kept else ''}""",
+        {"p": project, "n": count, "b": weight, "id": made[-1], "at": rows[-1][-1]},
     )
+    conn.execute("""INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, 'bot', ?, ?)
+                    ON CONFLICT (project_id, actor) DO UPDATE SET events = events + excluded.events,
+                    last_at = excluded.last_at""", (project, count, rows[-1][-1]))
     conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)",
                  (ids.MARK_KEY, str(base_ms + start + count)))
     return made
@@ -93,9 +98,9 @@ def bulk_events(conn: sqlite3.Connection, project: str, start: int, count: int, 
 
 @asynccontextmanager
 async def lifespan(app: HubASGI) -> AsyncIterator[None]:
-    to_app, app_in = anyio.create_memory_object_stream[dict[str, Any]](4)
-    app_out, from_app = anyio.create_memory_object_stream[dict[str, Any]](4)
-    async with anyio.create_task_group() as tg:
+    to_app, app_in = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
+    app_out, from_app = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
+    async with to_app, app_in, app_out, from_app, anyio.create_task_group() as tg:
         tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
                       app_in.receive, app_out.send)
         await to_app.send({"type": "lifespan.startup"})
@@ -105,7 +110,24 @@ async def lifespan(app: HubASGI) -> AsyncIterator[None]:
         await from_app.receive()
 
 
-async def timed(fn: Callable[[], Awaitable[Any]], times: int) -> list[float]:
+@asynccontextmanager
+async def served(data_root: str | None, **settings: Any) -> AsyncIterator[tuple[HubASGI, httpx.AsyncClient]]:
+    """A hub on a fresh temporary data directory (under `data_root`, else the system's), started in
+    this process with `settings` on top of the benches' own, and a client reaching it through ASGI."""
+    with tempfile.TemporaryDirectory(dir=data_root) as tmp:
+        app = HubASGI(HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0,
+                                  **settings))
+        async with lifespan(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
+                yield app, client
+
+
+async def timed(fn: Callable[[], Awaitable[Any]], times: int, *, warm: bool = False) -> list[float]:
+    """`times` timings of `fn`, in seconds; with `warm`, one untimed call first (the first read opens a
+    connection and fills the page cache)."""
+    if warm:
+        await fn()
     samples = []
     for _ in range(times):
         start = time.perf_counter()
@@ -255,19 +277,13 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0,
-                               inbox_open_per_agent=0, inbox_open_per_project=0,
-                               streams_per_token=0)  # every stream here is the admin's
-        app = HubASGI(settings)
-        out: list[str] = []
-        async with lifespan(app):
-            transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
-                await bench_feed(app, args, out)
-                await bench_inbox(app, client, args, out)
-                await bench_stream(app, args, out)
-        print("\n".join(out))
+    out: list[str] = []
+    # Every stream here is the admin's: no per-token cap.
+    async with served(args.dir, inbox_open_per_agent=0, inbox_open_per_project=0, streams_per_token=0) as (app, client):
+        await bench_feed(app, args, out)
+        await bench_inbox(app, client, args, out)
+        await bench_stream(app, args, out)
+    print("\n".join(out))
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

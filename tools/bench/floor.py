@@ -36,7 +36,8 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.brains import ADMIN, SERVER, RawConn, cpu_seconds, free_port
+from tools.bench.brains import cpu_seconds
+from tools.bench.mcp_wire import ADMIN, SERVER, RawConn, free_port
 
 TARGET = 1.15
 BARE = r'''
@@ -83,7 +84,7 @@ def servers() -> Iterator[dict[str, tuple[int, subprocess.Popen[bytes]]]]:
 async def ready(port: int) -> None:
     for _ in range(300):
         try:
-            conn = await RawConn(port).open()
+            conn = await RawConn("127.0.0.1", port).open()
         except OSError:
             await asyncio.sleep(0.1)
             continue
@@ -98,7 +99,7 @@ async def ready(port: int) -> None:
 
 
 async def client(port: int, count: int) -> None:
-    conn = await RawConn(port).open()
+    conn = await RawConn("127.0.0.1", port).open()
     try:
         for _ in range(count):
             status, body = await conn.post("/bench/noop", b"{}", HEADERS)

@@ -33,7 +33,6 @@ import os
 import random
 import sqlite3
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -47,18 +46,16 @@ import anyio
 import httpx
 
 from hubcore.caller import Caller
-from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services.brains import BrainPut
 from hubcore.services.kb import models
 from hubcore.services.projects import ProjectCreate
 from hubcore.services.requests import parse
 from hubcore.services.sessions import SessionStart
-from hubhttp.asgi import HubASGI
 from hubmcp.active import ActiveSessions
 from hubmcp.context import CallContext
 from hubmcp.resources import Resources
-from tools.bench.feed import ADMIN_TOKEN, lifespan, pct, report
+from tools.bench.feed import ADMIN_TOKEN, pct, report, served
 
 ADMIN = Caller.admin()
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -284,26 +281,21 @@ async def churn(hub: Hub, args: argparse.Namespace, out: list[str]) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
-        app = HubASGI(settings)
-        out: list[str] = []
-        async with lifespan(app):
-            bundle = Bundle(args.pages)
-            cpu = time.process_time()
-            took, samples = await load(app.hub, "big", bundle)
-            cpu = time.process_time() - cpu
-            out.append(f"Loaded {len(samples):,} pages in {took:.1f} s through the service "
-                       f"(write p50 {pct(samples, 0.5) * 1000:.2f} ms, p99 {pct(samples, 0.99) * 1000:.2f} ms, "
-                       f"{cpu / max(len(samples), 1) * 1000:.2f} ms CPU a page); load average "
-                       f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.\n")
-            await in_process(app.hub, bundle, args, out)
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
-                await over_rest(client, bundle, args, out)
-            await churn(app.hub, args, out)
-        out.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
-        print("\n".join(out))
+    out: list[str] = []
+    async with served(args.dir) as (app, client):
+        bundle = Bundle(args.pages)
+        cpu = time.process_time()
+        took, samples = await load(app.hub, "big", bundle)
+        cpu = time.process_time() - cpu
+        out.append(f"Loaded {len(samples):,} pages in {took:.1f} s through the service "
+                   f"(write p50 {pct(samples, 0.5) * 1000:.2f} ms, p99 {pct(samples, 0.99) * 1000:.2f} ms, "
+                   f"{cpu / max(len(samples), 1) * 1000:.2f} ms CPU a page); load average "
+                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.\n")
+        await in_process(app.hub, bundle, args, out)
+        await over_rest(client, bundle, args, out)
+        await churn(app.hub, args, out)
+    out.append(f"Load average at the end: {os.getloadavg()[0]:.2f}.")
+    print("\n".join(out))
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

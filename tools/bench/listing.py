@@ -25,14 +25,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import secrets
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from contextlib import asynccontextmanager, closing
+from collections.abc import Awaitable, Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -43,78 +41,14 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 
 import anyio
 import httpx
-import orjson
 
-from hubcore.caller import Caller
-from hubcore.config import HubSettings
-from hubcore.services import ids
 from hubcore.services.feed import FeedSeen
 from hubcore.services.projects import ProjectCreate, unseen_counts
 from hubcore.services.requests import parse as parse_request
 from hubhttp.asgi import HubASGI
+from tools.bench.feed import ADMIN, ADMIN_TOKEN, CHUNK, bulk_events, pct, served, timed
 
-ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789abcdef"
-ADMIN = Caller.admin()
 HEADERS = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-CHUNK = 100_000
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def bulk_events(conn: sqlite3.Connection, project: str, start: int, count: int, base_ms: int) -> list[str]:
-    """Append `count` events one millisecond apart, with the tallies `insert_event` keeps (a store
-    that keeps an unseen count gets it too: every loaded event is the newest, so above the cursor)."""
-    made, rows = [], []
-    for n in range(start, start + count):
-        eid = ids.encode(base_ms + n, secrets.randbits(80))
-        summary, payload = f"event {n} did something", orjson.dumps({"body": f"event {n} body text"}).decode()
-        rows.append((eid, project, "signal", "bot", summary, payload, None, None, (base_ms + n) / 1000))
-        made.append(eid)
-    conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
-                     "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    weight = sum(len(r[4].encode()) + len(r[5].encode()) for r in rows)
-    kept = "unseen" in {c[1] for c in conn.execute("PRAGMA table_info(feed_stats)")}
-    conn.execute(
-        f"""INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at{', unseen' if kept else ''})
-            VALUES (:p, :n, :b, :id, :at{', :n' if kept else ''})
-            ON CONFLICT (project_id) DO UPDATE SET events = events + excluded.events, bytes = bytes + excluded.bytes,
-            newest_id = excluded.newest_id, newest_at = excluded.newest_at{
-                ', unseen = unseen + excluded.unseen' if kept else ''}""",
-        {"p": project, "n": count, "b": weight, "id": made[-1], "at": rows[-1][-1]},
-    )
-    conn.execute("""INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, 'bot', ?, ?)
-                    ON CONFLICT (project_id, actor) DO UPDATE SET events = events + excluded.events,
-                    last_at = excluded.last_at""", (project, count, rows[-1][-1]))
-    conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)",
-                 (ids.MARK_KEY, str(base_ms + start + count)))
-    return made
-
-
-@asynccontextmanager
-async def lifespan(app: HubASGI) -> AsyncIterator[None]:
-    to_app, app_in = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
-    app_out, from_app = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
-    async with to_app, app_in, app_out, from_app, anyio.create_task_group() as tg:
-        tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
-                      app_in.receive, app_out.send)
-        await to_app.send({"type": "lifespan.startup"})
-        assert (await from_app.receive())["type"] == "lifespan.startup.complete"
-        yield
-        await to_app.send({"type": "lifespan.shutdown"})
-        await from_app.receive()
-
-
-async def timed(fn: Callable[[], Awaitable[Any]], times: int) -> list[float]:
-    await fn()  # warm: the first read opens a connection and fills the page cache
-    samples = []
-    for _ in range(times):
-        start = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 class Feeds:
@@ -182,13 +116,13 @@ async def measure(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namesp
     unseen = {p["id"]: p["unseen_events"] for p in await app.hub.projects.list(ADMIN)}
     assert unseen["big"] == args.behind, unseen
     with closing(sqlite3.connect(f"file:{app.hub.data_dir / 'hub.db'}?mode=ro", uri=True)) as conn:
-        behind = {name: await timed(fn, args.reads) for name, fn in reads(app, client, conn).items()}
+        behind = {name: await timed(fn, args.reads, warm=True) for name, fn in reads(app, client, conn).items()}
         jump = await feeds.seen("big", 10)
         to_newest = await feeds.seen("big", None)
         for project in feeds.ids:
             if project != "big":
                 await feeds.seen(project, None)
-        floor = {name: await timed(fn, args.reads) for name, fn in reads(app, client, conn).items()}
+        floor = {name: await timed(fn, args.reads, warm=True) for name, fn in reads(app, client, conn).items()}
     out.append(f"The human's cursor {args.behind:,} events behind in `big` (and mid-feed in the others), "
                f"against every cursor at its newest event (the floor, same run); {args.reads} reads each:\n")
     out.append("| read | p50 ms | p99 ms | floor p50 ms | floor p99 ms | p99 / floor p99 |\n|---|---|---|---|---|---|")
@@ -209,15 +143,10 @@ async def measure(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namesp
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
-        app = HubASGI(settings)
-        out: list[str] = []
-        async with lifespan(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
-                await measure(app, client, args, out)
-        print("\n".join(out))
+    out: list[str] = []
+    async with served(args.dir) as (app, client):
+        await measure(app, client, args, out)
+    print("\n".join(out))
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

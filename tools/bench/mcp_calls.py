@@ -24,60 +24,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
+import importlib.util
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import httpx
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 import orjson
 
-ADMIN = "hub_bench-admin-token-0123456789abcdef"
-PROTOCOL = "2026-07-28"
-LEGACY_PROTOCOL = "2025-11-25"
-META = {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
-
-SERVER = r'''
-import asyncio, sys
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
-from quart import Blueprint, Response
-from hubcore.config import HubSettings
-from hubhttp.asgi import HubASGI
-
-data_dir, port, token = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-settings = HubSettings(data_dir=data_dir, admin_token=token, min_free_bytes=0, bind=f"127.0.0.1:{port}",
-                       inbox_open_per_project=0, inbox_open_per_agent=0)
-app = HubASGI(settings)
-noop = Blueprint("bench_noop", __name__)
-
-@noop.post("/bench/noop")
-async def nothing() -> Response:
-    return Response(b"{}", content_type="application/json")
-
-app.quart.register_blueprint(noop)
-config = Config()
-config.bind = [f"127.0.0.1:{port}"]
-config.accesslog = None
-config.backlog = 2048
-asyncio.run(serve(app, config))
-'''
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tools.bench.mcp_wire import (
+    ADMIN,
+    LEGACY,
+    MODERN,
+    RawConn,
+    free_port,
+    hub_process,
+    legacy_session,
+    mcp_headers,
+    prepare_hub,
+    result_of,
+    tool_body,
+)
 
 
 def ulid_seconds(event_id: str) -> float:
@@ -94,87 +67,6 @@ def rss_bytes(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
-
-
-_ids = itertools.count(1)
-
-
-def tool_body(name: str, arguments: dict[str, Any], *, modern: bool = True) -> bytes:
-    params: dict[str, Any] = {"name": name, "arguments": arguments}
-    if modern:
-        params["_meta"] = META
-    return orjson.dumps({"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call", "params": params})
-
-
-async def legacy_session(conn: RawConn, token: str) -> dict[str, str]:
-    """Open a 2025-11-25 session on `conn` (initialize, initialized); the headers its calls carry."""
-    base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json"}
-    status, _ = await conn.post("/mcp", orjson.dumps({
-        "jsonrpc": "2.0", "id": next(_ids), "method": "initialize", "params": {
-            "protocolVersion": LEGACY_PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"}}}), base)
-    assert status == 200, status
-    session = conn.last_head.split(b"mcp-session-id:", 1)[1].split(b"\r\n", 1)[0].strip().decode()
-    headers = {**base, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY_PROTOCOL}
-    status, _ = await conn.post("/mcp", b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', headers)
-    assert status == 202, status
-    return headers
-
-
-def mcp_headers(token: str, name: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json", "MCP-Protocol-Version": PROTOCOL,
-            "Mcp-Method": "tools/call", "Mcp-Name": name}
-
-
-class RawConn:
-    """One keep-alive HTTP/1.1 connection with hand-built requests: cheap enough that the client
-    process is not what the benchmark measures (httpx costs a few ms of CPU per request)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-        self.last_head = b""  # the status line and headers of the last reply, lower-cased
-
-    async def open(self) -> RawConn:
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        return self
-
-    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-        assert self.reader is not None and self.writer is not None
-        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
-                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-        await self.writer.drain()
-        raw = await self.reader.readuntil(b"\r\n\r\n")
-        status = int(raw.split(b" ", 2)[1])
-        lowered = self.last_head = raw.lower()
-        if b"content-length:" in lowered:
-            length = int(lowered.split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
-            return status, await self.reader.readexactly(length)
-        chunks: list[bytes] = []  # chunked (an SSE reply that outlived the JSON deferral window)
-        while True:
-            size = int((await self.reader.readuntil(b"\r\n")).strip(), 16)
-            chunk = await self.reader.readexactly(size + 2)
-            if size == 0:
-                return status, b"".join(chunks)
-            chunks.append(chunk[:-2])
-
-    async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-
-
-def result_of(body: bytes) -> dict[str, Any]:
-    text = body.decode()
-    if text.lstrip().startswith(("event:", ":", "data:")):
-        text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")][-1]
-    reply = orjson.loads(text)
-    if "error" in reply:
-        raise RuntimeError(reply["error"])
-    return dict(reply["result"]["structuredContent"])
 
 
 async def throughput(host: str, port: int, token: str, clients: int, seconds: float,
@@ -279,38 +171,9 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
     }
 
 
-@contextmanager
-def hub_process(port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """A hub serving a fresh temporary data directory on `port`, stopped on exit."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
-        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN],
-                                  env=env, stderr=subprocess.DEVNULL)
-        try:
-            yield server
-        finally:
-            server.terminate()
-            server.wait(30)
-
-
-async def prepare_hub(port: int) -> str:
-    """Wait for the hub on `port`, make the bench project and agent; the agent's token."""
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
-        for _ in range(200):
-            try:
-                if (await http.get("/healthz")).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                await asyncio.sleep(0.1)
-        admin = {"Authorization": f"Bearer {ADMIN}"}
-        await http.post("/api/v1/projects", json={"id": "bench"}, headers=admin)
-        await http.post("/api/v1/agents", json={"id": "bench-agent"}, headers=admin)
-        return str((await http.post("/api/v1/agents/bench-agent/token", headers=admin)).json()["token"])
-
-
 # The calls timed against the no-op floor: (rates key, label, target ratio of the floor).
-CALLS = (("signal_append", f"signal_append {PROTOCOL}", 0.6),
-         ("signal_append_legacy", f"signal_append {LEGACY_PROTOCOL} session", 0.5))
+CALLS = (("signal_append", f"signal_append {MODERN}", 0.6),
+         ("signal_append_legacy", f"signal_append {LEGACY} session", 0.5))
 
 
 def report_throughput(rates: dict[str, list[float]], args: argparse.Namespace) -> None:

@@ -26,7 +26,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.mcp_calls import (
+from tools.bench.mcp_wire import (
     ADMIN,
     RawConn,
     free_port,

@@ -33,7 +33,8 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.brains import cpu_seconds, free_port, hub_process, prepare, worker
+from tools.bench.brains import cpu_seconds, prepare, worker
+from tools.bench.mcp_wire import free_port, hub_process
 
 KINDS = ("noop_post", "signal_append", "brain_get", "brain_put")
 # Where a sample's time goes, by the innermost frame that matches (file path fragments).

@@ -31,7 +31,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.mcp_calls import RawConn, free_port, mcp_headers, tool_body
+from tools.bench.mcp_wire import RawConn, free_port, mcp_headers, tool_body
 
 ADMIN = "hub_bench-admin-token-0123456789abcdef"
 PROJECT = "bench"
