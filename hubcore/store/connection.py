@@ -37,6 +37,18 @@ def connect(path: Path, *, readonly: bool = False, synchronous: str = "normal",
     return conn
 
 
+def end_read(conn: sqlite3.Connection) -> bool:
+    """End a pooled reader's read transaction: True when the connection can be reused; one left in
+    an unknown state is closed instead (False)."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        conn.close()
+        return False
+    return True
+
+
 def allow_open_files(connections: int, other: int = 1024) -> int:
     """Raise this process's soft limit on open files so that `connections` store connections and
     `other` sockets and files fit (the per-file pools are sized by settings; a typical service

@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import anyio
 
-from hubcore.store.connection import connect
+from hubcore.store.connection import connect, end_read
 
 T = TypeVar("T")
 READ_THREADS = 8  # brain reads on worker threads at once (sqlite releases the GIL while it works)
@@ -77,13 +77,8 @@ class ReadCache:
 
     def _end(self, key: str, conn: sqlite3.Connection) -> None:
         """End the read transaction and keep the connection; one in an unknown state is closed."""
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            conn.close()
-            return
-        self._checkin(key, conn)
+        if end_read(conn):
+            self._checkin(key, conn)
 
     def _checkin(self, key: str, conn: sqlite3.Connection) -> None:
         surplus: list[sqlite3.Connection] = []

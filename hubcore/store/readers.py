@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import anyio
 
-from hubcore.store.connection import READ_MMAP_BYTES, connect
+from hubcore.store.connection import READ_MMAP_BYTES, connect, end_read
 
 T = TypeVar("T")
 
@@ -40,13 +40,8 @@ class ReaderPool:
 
     def _end(self, conn: sqlite3.Connection) -> None:
         """End the read transaction; a connection left in an unknown state is closed, not reused."""
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            conn.close()
-            return
-        self._checkin(conn)
+        if end_read(conn):
+            self._checkin(conn)
 
     def _checkout(self) -> sqlite3.Connection:
         with self._lock:
