@@ -40,17 +40,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.mcp_wire import (
-    ADMIN,
-    RawConn,
-    free_port,
-    hub_process,
-    legacy_session,
-    mcp_headers,
-    prepare_hub,
-    result_of,
-    tool_body,
-)
+from tools.bench import mcp_wire as wire
 
 VALUE = "v" * 2048
 TICK = os.sysconf("SC_CLK_TCK")
@@ -70,13 +60,13 @@ def arguments(tool: str, sid: str, n: int) -> dict[str, Any]:
 
 
 async def worker(port: int, token: str, kind: str, sessions: list[str], stop: float, counts: list[int]) -> None:
-    conn = await RawConn("127.0.0.1", port).open()
+    conn = await wire.RawConn("127.0.0.1", port).open()
     tool, legacy = kind.removesuffix("_legacy"), kind.endswith("_legacy")
     try:
         if kind == "noop_post":
-            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"}
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {wire.ADMIN}"}
         else:
-            headers = await legacy_session(conn, token) if legacy else mcp_headers(token, tool)
+            headers = await wire.legacy_session(conn, token) if legacy else wire.mcp_headers(token, tool)
         for n in itertools.count():
             if time.perf_counter() >= stop:
                 return
@@ -84,9 +74,9 @@ async def worker(port: int, token: str, kind: str, sessions: list[str], stop: fl
                 status, body = await conn.post("/bench/noop", b"{}", headers)
             else:
                 sid = sessions[n % len(sessions)]
-                status, body = await conn.post("/mcp", tool_body(tool, arguments(tool, sid, n // len(sessions)),
+                status, body = await conn.post("/mcp", wire.tool_body(tool, arguments(tool, sid, n // len(sessions)),
                                                                  modern=not legacy), headers)
-                result_of(body)
+                wire.result_of(body)
             assert status == 200, (status, body[:200])
             counts[0] += 1
     finally:
@@ -118,19 +108,19 @@ async def rates(port: int, pid: int, token: str, ids: list[str], args: argparse.
 async def prepare(port: int, n_sessions: int) -> tuple[str, list[str]]:
     """Wait for the hub, make the agent, project and sessions; (token, session ids), and one
     brain_put per key and session so that every get finds its entry."""
-    token = await prepare_hub(port, "bench")
-    conn = await RawConn("127.0.0.1", port).open()
+    token = await wire.prepare_hub(port, "bench")
+    conn = await wire.RawConn("127.0.0.1", port).open()
     try:
         ids = []
         for i in range(n_sessions):
-            _, body = await conn.post("/mcp", tool_body("session_start", {"project_id": "bench", "name": f"s{i}"},
-                                                        modern=True), mcp_headers(token, "session_start"))
-            sid = str(result_of(body)["session_id"])
+            _, body = await conn.post("/mcp", wire.tool_body("session_start", {"project_id": "bench", "name": f"s{i}"},
+                                                        modern=True), wire.mcp_headers(token, "session_start"))
+            sid = str(wire.result_of(body)["session_id"])
             ids.append(sid)
             for k in range(KEYS):
-                _, body = await conn.post("/mcp", tool_body("brain_put", arguments("brain_put", sid, k), modern=True),
-                                          mcp_headers(token, "brain_put"))
-                result_of(body)
+                put = wire.tool_body("brain_put", arguments("brain_put", sid, k), modern=True)
+                _, body = await conn.post("/mcp", put, wire.mcp_headers(token, "brain_put"))
+                wire.result_of(body)
         return token, ids
     finally:
         await conn.close()
@@ -160,8 +150,8 @@ def report(out: dict[str, list[float]], args: argparse.Namespace) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    port = free_port()
-    with hub_process(port, args.open_max) as server:
+    port = wire.free_port()
+    with wire.hub_process(port, args.open_max) as server:
         token, ids = await prepare(port, args.sessions)
         report(await rates(port, server.pid, token, ids, args), args)
 

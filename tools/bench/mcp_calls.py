@@ -38,19 +38,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 
 import orjson
 
-from tools.bench.mcp_wire import (
-    ADMIN,
-    LEGACY,
-    MODERN,
-    RawConn,
-    free_port,
-    hub_process,
-    legacy_session,
-    mcp_headers,
-    prepare_hub,
-    result_of,
-    tool_body,
-)
+from tools.bench import mcp_wire as wire
 
 
 def ulid_seconds(event_id: str) -> float:
@@ -74,18 +62,18 @@ async def throughput(host: str, port: int, token: str, clients: int, seconds: fl
     """Per round, `seconds` of no-op POSTs then `seconds` of `signal_append` (and with `legacy`,
     `seconds` of it over 2025-11-25 sessions): rates per round."""
     # The gate refuses a route it has no entry for without the admin token (deny by default).
-    noop_headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"}
-    append_headers = mcp_headers(token, "signal_append")
+    noop_headers = {"Content-Type": "application/json", "Authorization": f"Bearer {wire.ADMIN}"}
+    append_headers = wire.mcp_headers(token, "signal_append")
 
     async def worker(kind: str, stop: float, counts: list[int]) -> None:
-        conn = await RawConn(host, port).open()
+        conn = await wire.RawConn(host, port).open()
         try:
-            headers = await legacy_session(conn, token) if kind == "signal_append_legacy" else append_headers
+            headers = await wire.legacy_session(conn, token) if kind == "signal_append_legacy" else append_headers
             while time.perf_counter() < stop:
                 if kind == "noop_post":
                     status, _ = await conn.post("/bench/noop", b"{}", noop_headers)
                 else:
-                    status, _ = await conn.post("/mcp", tool_body("signal_append", {
+                    status, _ = await conn.post("/mcp", wire.tool_body("signal_append", {
                         "project_id": "bench", "summary": "progress"}, modern=kind == "signal_append"), headers)
                 assert status == 200, status
                 counts[0] += 1
@@ -106,35 +94,35 @@ async def throughput(host: str, port: int, token: str, clients: int, seconds: fl
 
 
 async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> dict[str, float]:
-    admin = {"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"}
+    admin = {"Authorization": f"Bearer {wire.ADMIN}", "Content-Type": "application/json"}
     sem = asyncio.Semaphore(32)
 
     async def make(n: int) -> tuple[str, str]:
         async with sem:
-            conn = await RawConn(host, port).open()
+            conn = await wire.RawConn(host, port).open()
             try:
                 agent = f"w{n:04d}"
                 status, _ = await conn.post("/api/v1/agents", orjson.dumps({"id": agent}), admin)
                 assert status == 201, status
                 _, body = await conn.post(f"/api/v1/agents/{agent}/token", b"", admin)
                 token = orjson.loads(body)["token"]
-                _, body = await conn.post("/mcp", tool_body("question_post", {
-                    "project_id": f"space-{agent}", "summary": "go?"}), mcp_headers(token, "question_post"))
-                return token, result_of(body)["question_id"]
+                _, body = await conn.post("/mcp", wire.tool_body("question_post", {
+                    "project_id": f"space-{agent}", "summary": "go?"}), wire.mcp_headers(token, "question_post"))
+                return token, wire.result_of(body)["question_id"]
             finally:
                 await conn.close()
 
     made = await asyncio.gather(*(make(n) for n in range(waiters)))
-    conns = [await RawConn(host, port).open() for _ in made]
+    conns = [await wire.RawConn(host, port).open() for _ in made]
     await asyncio.sleep(1)
     base_rss = rss_bytes(pid)
     returned: dict[str, float] = {}
 
-    async def wait(conn: RawConn, token: str, qid: str) -> None:
-        _, body = await conn.post("/mcp", tool_body("inbox_wait", {"wait_seconds": 60}),
-                                  mcp_headers(token, "inbox_wait"))
+    async def wait(conn: wire.RawConn, token: str, qid: str) -> None:
+        _, body = await conn.post("/mcp", wire.tool_body("inbox_wait", {"wait_seconds": 60}),
+                                  wire.mcp_headers(token, "inbox_wait"))
         returned[qid] = time.time()
-        assert result_of(body)["timed_out"] is False
+        assert wire.result_of(body)["timed_out"] is False
 
     tasks = [asyncio.create_task(wait(c, t, q)) for c, (t, q) in zip(conns, made, strict=True)]
     await asyncio.sleep(5)  # every waiter is parked on the server
@@ -143,7 +131,7 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
 
     async def answer(qid: str) -> None:
         async with sem:
-            conn = await RawConn(host, port).open()
+            conn = await wire.RawConn(host, port).open()
             try:
                 status, body = await conn.post(f"/api/v1/questions/{qid}/answer", b'{"body": "yes"}', admin)
                 assert status == 200, (status, body)
@@ -172,8 +160,8 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
 
 
 # The calls timed against the no-op floor: (rates key, label, target ratio of the floor).
-CALLS = (("signal_append", f"signal_append {MODERN}", 0.6),
-         ("signal_append_legacy", f"signal_append {LEGACY} session", 0.5))
+CALLS = (("signal_append", f"signal_append {wire.MODERN}", 0.6),
+         ("signal_append_legacy", f"signal_append {wire.LEGACY} session", 0.5))
 
 
 def report_throughput(rates: dict[str, list[float]], args: argparse.Namespace) -> None:
@@ -196,9 +184,9 @@ def report_throughput(rates: dict[str, list[float]], args: argparse.Namespace) -
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    port = free_port()
-    with hub_process(port) as server:
-        token = await prepare_hub(port)
+    port = wire.free_port()
+    with wire.hub_process(port) as server:
+        token = await wire.prepare_hub(port)
         rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds,
                                  args.legacy)
         report_throughput(rates, args)

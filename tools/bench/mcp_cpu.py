@@ -26,16 +26,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.mcp_wire import (
-    ADMIN,
-    RawConn,
-    free_port,
-    hub_process,
-    legacy_session,
-    mcp_headers,
-    prepare_hub,
-    tool_body,
-)
+from tools.bench import mcp_wire as wire
 
 TICK = os.sysconf("SC_CLK_TCK")
 KINDS = ("noop_post", "signal_append", "signal_append_legacy")
@@ -47,19 +38,19 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def send(port: int, token: str, kind: str, count: int) -> None:
-    conn = await RawConn("127.0.0.1", port).open()
+    conn = await wire.RawConn("127.0.0.1", port).open()
     try:
         if kind == "noop_post":
-            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"}
+            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {wire.ADMIN}"}
         elif kind == "signal_append_legacy":
-            headers = await legacy_session(conn, token)
+            headers = await wire.legacy_session(conn, token)
         else:
-            headers = mcp_headers(token, "signal_append")
+            headers = wire.mcp_headers(token, "signal_append")
         for _ in range(count):
             if kind == "noop_post":
                 status, _ = await conn.post("/bench/noop", b"{}", headers)
             else:
-                status, _ = await conn.post("/mcp", tool_body("signal_append", {
+                status, _ = await conn.post("/mcp", wire.tool_body("signal_append", {
                     "project_id": "bench", "summary": "progress"}, modern=kind == "signal_append"), headers)
             assert status == 200, status
     finally:
@@ -79,9 +70,9 @@ async def rounds(port: int, pid: int, token: str, args: argparse.Namespace) -> d
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    port = free_port()
-    with hub_process(port) as server:
-        token = await prepare_hub(port)
+    port = wire.free_port()
+    with wire.hub_process(port) as server:
+        token = await wire.prepare_hub(port)
         cpu = await rounds(port, server.pid, token, args)
     med = {kind: statistics.median(values) for kind, values in cpu.items()}
     print(f"server CPU per request, median of {args.rounds} rounds of {args.requests} requests "
