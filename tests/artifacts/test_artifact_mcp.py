@@ -7,15 +7,13 @@ leaving rows, events, keys and blobs as they were. Missing and denied artifacts 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
-from mcp.client import Client
 
 from hubcore.config import HubSettings
 from hubcore.services.artifacts.models import DESCRIPTION_MAX, LABEL_MAX_BYTES
 from tests.artifacts.support import CIPHERTEXT, ENVELOPE, blob_files, query, state
-from tests.mcp.live import ERAS, MODERN, LiveHub, live_hub, structured, tool_error
+from tests.mcp.live import ERAS, MODERN, LiveHub, call, live_hub, refuser
 
 pytestmark = pytest.mark.anyio
 
@@ -29,16 +27,7 @@ async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
         yield hub
 
 
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return structured(await client.call_tool(tool, arguments))
-
-
-async def refused(live: LiveHub, client: Client, code: str, tool: str, **arguments: Any) -> dict[str, Any]:
-    """The call is a tool error with `code`, and nothing was written (rows, events, keys, blobs)."""
-    before = state(live.app.hub)
-    error = tool_error(await client.call_tool(tool, arguments), code)
-    assert state(live.app.hub) == before
-    return error
+refused = refuser(lambda live: state(live.app.hub))  # nothing written: rows, events, keys, blobs
 
 
 def headers_for(mode: str) -> dict[str, str] | None:

@@ -5,15 +5,13 @@ over REST, as the web app does) rides the author agent's `notifications` trailer
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
-from mcp.client import Client
 
 from hubcore.config import HubSettings
 from tests.artifacts.support import state
 from tests.harness import ADMIN
-from tests.mcp.live import ERAS, MODERN, LiveHub, live_hub, structured, tool_error
+from tests.mcp.live import ERAS, MODERN, LiveHub, call, live_hub, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -23,10 +21,6 @@ async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
     async with live_hub(settings) as hub:
         await hub.make_project("web")
         yield hub
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return structured(await client.call_tool(tool, arguments))
 
 
 def connection(mode: str) -> dict[str, str] | None:

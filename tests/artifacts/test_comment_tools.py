@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from mcp.client import Client
 
 from hubcore.caller import Caller
 from hubcore.config import HubSettings
@@ -17,7 +16,8 @@ from hubcore.services.artifacts import ArtifactPublish
 from hubcore.services.artifacts.comments import CommentPost
 from hubcore.services.projects import ProjectUpdate
 from tests.artifacts.support import CIPHERTEXT, ENVELOPE, query, state
-from tests.mcp.live import ERAS, MODERN, LiveHub, error_in_text, live_hub, structured, tool_error
+from tests.cast import web_and_vault
+from tests.mcp.live import ERAS, MODERN, LiveHub, call, error_in_text, live_hub, refuser
 
 pytestmark = pytest.mark.anyio
 
@@ -25,8 +25,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
     async with live_hub(settings) as hub:
-        await hub.make_project("web")
-        await hub.make_project("vault", confidential=True)
+        await web_and_vault(hub)
         yield hub
 
 
@@ -40,15 +39,7 @@ async def publish(hub: Hub, project: str = "web", **fields: Any) -> str:
     return str(found["artifact_id"])
 
 
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return structured(await client.call_tool(tool, arguments))
-
-
-async def refused(live: LiveHub, client: Client, code: str, tool: str, **arguments: Any) -> dict[str, Any]:
-    before = everything(live.app.hub)
-    error = tool_error(await client.call_tool(tool, arguments), code)
-    assert everything(live.app.hub) == before
-    return error
+refused = refuser(lambda live: everything(live.app.hub))
 
 
 def connection(mode: str, name: str) -> dict[str, str] | None:

@@ -11,14 +11,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from mcp.client import Client
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.services.artifacts import diffs
 from tests.artifacts.support import CIPHERTEXT, ENVELOPE, query, state
 from tests.harness import ADMIN
-from tests.mcp.live import LiveHub, live_hub, structured, tool_error
+from tests.mcp.live import LiveHub, call, live_hub, refuser, tool_error
 
 pytestmark = pytest.mark.anyio
 API = "/api/v1"
@@ -55,21 +54,13 @@ async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
         yield hub
 
 
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return structured(await client.call_tool(tool, arguments))
-
-
 def everything(live: LiveHub) -> tuple[Any, ...]:
     hub = live.app.hub
     return (*state(hub), query(hub, "SELECT * FROM artifact_comments ORDER BY id"),
             query(hub, "SELECT event_id, status FROM inbox ORDER BY event_id"))
 
 
-async def refused(live: LiveHub, client: Client, code: str, tool: str, **arguments: Any) -> dict[str, Any]:
-    before = everything(live)
-    error = tool_error(await client.call_tool(tool, arguments), code)
-    assert everything(live) == before
-    return error
+refused = refuser(everything)
 
 
 async def test_publish_read_and_refusals(live: LiveHub) -> None:

@@ -10,20 +10,18 @@ would send what it stole, and records every connection that reaches it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import socket
 import subprocess
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.catchers import Catcher, catching
 from tests.chromium import launched_chromium
 from tests.foundation.test_serve_e2e import base_env, serve, wait_ready
 from tests.mcp.test_stdio import HUB_CLI
@@ -34,43 +32,10 @@ PASSWORD = "open sesame 42"
 pytestmark = pytest.mark.browser
 
 
-@dataclass
-class Listener:
-    """A TCP listener on 127.0.0.1 that counts the connections reaching it (it answers none)."""
-
-    port: int
-    sock: socket.socket
-    connections: list[bytes] = field(default_factory=list)
-
-    def serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return  # closed: the session is over
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.connections.append(conn.recv(1024))
-                except OSError:
-                    self.connections.append(b"")
-
-
 @pytest.fixture(scope="package")
-def listener() -> Iterator[Listener]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    found = Listener(int(sock.getsockname()[1]), sock)
-    thread = threading.Thread(target=found.serve, daemon=True)
-    thread.start()
-    try:
+def listener() -> Iterator[Catcher]:
+    with catching("tcp") as found:
         yield found
-    finally:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept
-        sock.close()
-        thread.join(5)
 
 
 @dataclass

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import PASSWORD, Hub, Listener
+from tests.browser.conftest import PASSWORD, Hub
+from tests.catchers import Catcher
 
 pytestmark = pytest.mark.browser
 
@@ -127,7 +128,7 @@ def test_protected_artifact_opens_with_the_right_password_only(hub: Hub, page: A
     page.frame_locator("#artifact-frame").locator("#plan:has-text('ship on Friday')").wait_for()
 
 
-def test_hostile_html_reaches_nothing(hub: Hub, page: Any, listener: Listener) -> None:
+def test_hostile_html_reaches_nothing(hub: Hub, page: Any, listener: Catcher) -> None:
     content = HOSTILE.replace("PORT", str(listener.port)).replace("HUB", hub.url)
     done = hub.call("artifact_publish", {"project_id": "gallery", "kind": "html", "title": "Hostile",
                                          "content": content})
@@ -141,4 +142,4 @@ def test_hostile_html_reaches_nothing(hub: Hub, page: Any, listener: Listener) -
     seen = json.loads(frame.text_content("#out"))
     assert {k: v for k, v in seen.items() if k != "beacon"} == {k: "blocked" for k in ATTEMPTS if k != "beacon"}
     assert page.evaluate("localStorage.getItem('k')") is None and page.title().startswith("Hostile")
-    assert listener.connections == []
+    assert listener.received == []

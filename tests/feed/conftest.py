@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from tests.harness import HubClient, hub_client, test_settings
-from tests.requests import a_question, a_signal
+from tests.requests import a_question, a_signal, an_inbox_wait
 
 pytestmark = pytest.mark.anyio
 
@@ -71,6 +72,21 @@ async def signal(hub: Hub, who: Caller, project: str = "proj", text: str = "hell
     result = await hub.posts.signal_append(who, a_signal(
         project_id=project, kind=kw.pop("kind", "signal"), summary=text, **kw))
     return str(result["event_id"])
+
+
+async def wait_through(hub: Hub, who: Caller, act: Callable[[], Awaitable[object]]) -> dict[str, Any]:
+    """`inbox_wait` (up to 10 s) for `who`, parked before `act` runs: the one result it returned."""
+    results: list[dict[str, Any]] = []
+
+    async def waiting() -> None:
+        results.append(await hub.inbox.wait(who, an_inbox_wait(wait_seconds=10)))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(waiting)
+        await anyio.wait_all_tasks_blocked()
+        await act()
+    (result,) = results
+    return result
 
 
 async def iterate(n: int) -> AsyncIterator[int]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
+from tests.feed.conftest import wait_through
 from tests.harness import test_settings as settings_for
 from tests.requests import (
     a_feed_read,
@@ -19,7 +19,6 @@ from tests.requests import (
     an_agent,
     an_answer,
     an_inbox_read,
-    an_inbox_wait,
 )
 
 pytestmark = pytest.mark.anyio
@@ -35,16 +34,9 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         bot = Caller.agent("bot")
         q = (await hub.posts.question_post(bot, a_question(
             project_id="proj", summary="Ship it?", options=["yes", "no"])))["event_id"]
-        results: list[dict] = []  # type: ignore[type-arg]
-
-        async def waiting() -> None:
-            results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=10)))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(waiting)
-            await anyio.wait_all_tasks_blocked()
-            await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="yes"))
-        assert results[0]["items"][0]["answer"]["body"] == "yes"
+        result = await wait_through(hub, bot, lambda: hub.resolutions.answer(HUMAN, an_answer(question_id=q,
+                                                                                             body="yes")))
+        assert result["items"][0]["answer"]["body"] == "yes"
         a = (await hub.posts.signal_append(bot, a_signal(
             project_id="proj", kind="approval", summary="Deploy?", expires_in_seconds=60,
             on_expiry="approve")))["event_id"]

@@ -14,7 +14,7 @@ from hubcore.caller import Caller
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubcore.services.changes import Change, Notifier, feed_key, owner_key
-from tests.feed.conftest import approval, ask, signal
+from tests.feed.conftest import approval, ask, signal, wait_through
 from tests.harness import HubClient
 from tests.requests import a_decision, a_notify_wait, a_subscription, an_answer, an_inbox_wait
 
@@ -140,16 +140,7 @@ async def test_a_zero_wait_during_shutdown_is_an_ordinary_poll(hub: Hub, bot: Ca
 
 async def test_wait_wakes_on_the_callers_own_resolution(hub: Hub, bot: Caller, client: HubClient) -> None:
     q = await ask(hub, bot)
-    results: list[dict] = []  # type: ignore[type-arg]
-
-    async def waiting() -> None:
-        results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=10)))
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(waiting)
-        await anyio.wait_all_tasks_blocked()
-        await hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="go"))
-    (result,) = results
+    result = await wait_through(hub, bot, lambda: hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="go")))
     assert [i["event_id"] for i in result["items"]] == [q] and result["timed_out"] is False
     assert result["items"][0]["answer"]["body"] == "go"
     # Delivered once: the durable cursor moved past it.
@@ -190,17 +181,13 @@ async def test_wait_times_out_and_zero_polls_once(hub: Hub, bot: Caller) -> None
 
 async def test_wait_wakes_for_an_expiry(hub: Hub, bot: Caller, clock) -> None:  # type: ignore[no-untyped-def]
     q = await ask(hub, bot, expires_in_seconds=60)
-    results: list[dict] = []  # type: ignore[type-arg]
 
-    async def waiting() -> None:
-        results.append(await hub.inbox.wait(bot, an_inbox_wait(wait_seconds=10)))
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(waiting)
-        await anyio.wait_all_tasks_blocked()
+    async def expire() -> None:
         clock.advance(60)
         await hub.resolutions.sweep()
-    assert results[0]["items"][0]["event_id"] == q and results[0]["items"][0]["expired"] is True
+
+    result = await wait_through(hub, bot, expire)
+    assert result["items"][0]["event_id"] == q and result["items"][0]["expired"] is True
 
 
 async def test_wait_with_explicit_since(hub: Hub, bot: Caller) -> None:

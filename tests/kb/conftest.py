@@ -1,31 +1,19 @@
-"""Fixtures of the knowledge base's service tests: a hub with agents alice and bob, the ordinary
-project `web`, and the confidential project `vault` that neither agent may see."""
+"""Fixtures of the knowledge base's service tests: the cast of `tests.cast` (agents alice and bob,
+the ordinary project `web`, and the confidential project `vault` that neither agent may see)."""
 
 from __future__ import annotations
 
 import pytest
 
-from hubcore.caller import Caller
 from hubcore.hub import Hub
+from tests.cast import admin, alice, bob, cast
 from tests.harness import HubClient
+
+__all__ = ["admin", "alice", "bob"]
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 async def hub(client: HubClient) -> Hub:
-    await client.make_agent("alice")
-    await client.make_agent("bob")
-    await client.make_project("web")
-    await client.make_project("vault", confidential=True)
-    return client.app.hub
-
-
-@pytest.fixture
-def admin() -> Caller:
-    return Caller.admin()
-
-
-@pytest.fixture
-def alice() -> Caller:
-    return Caller.agent("alice")
+    return await cast(client)

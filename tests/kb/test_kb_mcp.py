@@ -17,8 +17,9 @@ from mcp.shared.exceptions import MCPError
 
 from hubcore.config import HubSettings
 from hubmcp import skills
+from tests.cast import web_and_vault
 from tests.kb.support import kb_rows, state
-from tests.mcp.live import ERAS, LEGACY, MODERN, LiveHub, live_hub, structured, tool_error
+from tests.mcp.live import ERAS, LEGACY, MODERN, LiveHub, call, live_hub, refuser, structured
 from tests.mcp.test_stdio import cli_env, stdio
 
 pytestmark = pytest.mark.anyio
@@ -29,22 +30,11 @@ STATICS = 1 + len(skills.load().files)  # the bootstrap guide and the skill file
 @pytest.fixture
 async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
     async with live_hub(settings) as hub:
-        await hub.make_project("web")
-        await hub.make_project("vault", confidential=True)
+        await web_and_vault(hub)
         yield hub
 
 
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return structured(await client.call_tool(tool, arguments))
-
-
-async def refused(live: LiveHub, client: Client, code: str, tool: str, **arguments: Any) -> dict[str, Any]:
-    """The call is a tool error with `code`, and no knowledge base changed."""
-    hub = live.app.hub
-    before = [state(hub, p) for p in ("web", "vault")]
-    error = tool_error(await client.call_tool(tool, arguments), code)
-    assert [state(hub, p) for p in ("web", "vault")] == before
-    return error
+refused = refuser(lambda live: [state(live.app.hub, p) for p in ("web", "vault")])  # no knowledge base changed
 
 
 @pytest.mark.parametrize("mode", ERAS)

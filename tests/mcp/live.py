@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -132,3 +132,25 @@ def tool_error(result: CallToolResult, code: str) -> dict[str, Any]:
     assert block.text.startswith(f"{code}: {error['message']}")
     assert "notifications" not in block.text.split("\n", 1)[0]
     return dict(error)
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """A tool call that must succeed: its structured result."""
+    return structured(await client.call_tool(tool, arguments))
+
+
+Refused = Callable[..., Awaitable[dict[str, Any]]]
+
+
+def refuser(snapshot: Callable[[LiveHub], object]) -> Refused:
+    """`refused(live, client, code, tool, **arguments)`: the call is a tool error with `code` (its
+    error object is returned), and `snapshot` of the live hub (what the test's stores hold) is the
+    same after it: nothing was written."""
+
+    async def refused(live: LiveHub, client: Client, code: str, tool: str, **arguments: Any) -> dict[str, Any]:
+        before = snapshot(live)
+        error = tool_error(await client.call_tool(tool, arguments), code)
+        assert snapshot(live) == before
+        return error
+
+    return refused

@@ -7,17 +7,14 @@ listener, so the probe is real and the setting is what keeps it quiet."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
+from tests.catchers import Catcher, catching
 from tests.webapp.conftest import Hub
 from tests.webapp.test_artifacts import PASSWORD, publish, viewer
 
@@ -33,37 +30,10 @@ pc.createOffer().then((offer) => pc.setLocalDescription(offer));
 </script>"""
 
 
-@dataclass
-class Udp:
-    """A UDP socket on 127.0.0.1 that keeps every datagram reaching it."""
-
-    port: int
-    sock: socket.socket
-    datagrams: list[bytes] = field(default_factory=list)
-
-    def serve(self) -> None:
-        while True:
-            try:
-                data, _ = self.sock.recvfrom(4096)
-            except OSError:
-                return  # closed: the test is over
-            self.datagrams.append(data)
-
-
 @pytest.fixture
-def udp() -> Iterator[Udp]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind(("127.0.0.1", 0))
-    found = Udp(int(sock.getsockname()[1]), sock)
-    thread = threading.Thread(target=found.serve, daemon=True)
-    thread.start()
-    try:
+def udp() -> Iterator[Catcher]:
+    with catching("udp") as found:
         yield found
-    finally:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-        sock.close()
-        thread.join(5)
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +41,13 @@ def prober(hub: Hub) -> str:
     return hub.new_agent("prober")
 
 
-def quiet(udp: Udp) -> None:
+def quiet(udp: Catcher) -> None:
     time.sleep(QUIET_SECS)
-    assert udp.datagrams == []
+    assert udp.received == []
 
 
 def test_no_datagram_from_the_viewer_the_public_page_or_the_share_page(hub: Hub, prober: str, app_page: Any,
-                                                                        udp: Udp) -> None:
+                                                                        udp: Catcher) -> None:
     project = hub.new_project("rtc")
     aid = publish(hub, prober, project, "Probe", PROBE.replace("PORT", str(udp.port)))
     assert hub.rest("GET", f"/artifacts/{aid}/scripts") == {"artifact_id": aid, "scripts": False}
@@ -95,7 +65,7 @@ def test_no_datagram_from_the_viewer_the_public_page_or_the_share_page(hub: Hub,
     quiet(udp)
 
 
-def test_a_protected_artifact_is_as_quiet(hub: Hub, prober: str, app_page: Any, udp: Udp) -> None:
+def test_a_protected_artifact_is_as_quiet(hub: Hub, prober: str, app_page: Any, udp: Catcher) -> None:
     project = hub.new_project("rtcp")
     done = hub.agent_call(prober, "artifact_publish", {
         "project_id": project, "title": "Locked probe", "kind": "html",
@@ -111,7 +81,7 @@ def test_a_protected_artifact_is_as_quiet(hub: Hub, prober: str, app_page: Any, 
 
 
 def test_the_human_turns_scripts_on_and_then_the_probe_reaches_the_listener(hub: Hub, prober: str,
-                                                                            app_page: Any, udp: Udp) -> None:
+                                                                            app_page: Any, udp: Catcher) -> None:
     project = hub.new_project("rtcon")
     aid = publish(hub, prober, project, "Trusted", PROBE.replace("PORT", str(udp.port)))
     main = viewer(app_page, aid)
@@ -123,9 +93,9 @@ def test_the_human_turns_scripts_on_and_then_the_probe_reaches_the_listener(hub:
     assert hub.rest("GET", f"/artifacts/{aid}/scripts") == {"artifact_id": aid, "scripts": True}
     expect(app_page.frame_locator("main iframe.art-frame").locator("#ran")).to_have_text("yes")
     deadline = time.monotonic() + 10
-    while not udp.datagrams and time.monotonic() < deadline:
+    while not udp.received and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert udp.datagrams, "with scripts on, the probe's STUN request should reach the listener"
+    assert udp.received, "with scripts on, the probe's STUN request should reach the listener"
     main.get_by_role("button", name="Scripts on: turn off").click()
     expect(main.get_by_role("button", name="Scripts off: turn on")).to_be_visible()
     expect(app_page.frame_locator("main iframe.art-frame").locator("#ran")).to_have_text("no")
