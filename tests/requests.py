@@ -136,3 +136,11 @@ def a_brain_delete(**fields: Any) -> BrainDelete:
 def a_session_start(project_id: Any, name: Any, source: Any = None) -> SessionStart:
     """`source` is the request's `from` (a Python keyword)."""
     return parse(SessionStart, {"project_id": project_id, "name": name, "from": source})
+
+
+def nested(depth: int) -> Any:
+    """A JSON value `depth` lists deep: a wrong type for any member, and a parser's depth test."""
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value

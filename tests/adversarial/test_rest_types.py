@@ -19,16 +19,18 @@ from hubcore.hub import Hub
 from tests.adversarial.rest_support import ALICE, HUMAN, seed, snapshot, subscription
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
-from tests.requests import a_decision, a_question, a_read_all, a_seen, a_session_end, a_session_start, an_answer
+from tests.requests import (
+    a_decision,
+    a_question,
+    a_read_all,
+    a_seen,
+    a_session_end,
+    a_session_start,
+    an_answer,
+    nested,
+)
 
 pytestmark = pytest.mark.anyio
-
-def nested(depth: int) -> Any:
-    value: Any = []
-    for _ in range(depth):
-        value = [value]
-    return value
-
 
 # Every wrong-type value the walk sends; a member lists the ones that are right for it.
 WRONG: dict[str, Any] = {

@@ -10,15 +10,9 @@ import pytest
 
 from tests.enrol.conftest import ask, fingerprint, from_peer
 from tests.harness import ADMIN, HubClient
+from tests.requests import nested
 
 pytestmark = pytest.mark.anyio
-
-
-def nested(depth: int) -> Any:
-    value: Any = []
-    for _ in range(depth):
-        value = [value]
-    return value
 
 
 WRONG_TYPES: list[Any] = [[], {}, 0, 12, False, True, 1e300, 2**70, nested(200), {"a": {"b": [1]}}]
