@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -256,17 +257,13 @@ async def test_a_slow_body_is_answered_408_and_the_connection_closed(tmp_path: A
         assert project_count(client) == before
 
 
-async def _call_hanging(
-    client: HubClient, chunks: list[bytes], headers: list[tuple[bytes, bytes]]
-) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """Send `chunks` of a longer body, then nothing more (the client hangs, never disconnects)."""
-    answer: dict[str, Any] = {"body": b""}
-    queue = list(chunks)
+Reply = tuple[int, list[tuple[bytes, bytes]], bytes]
 
-    async def receive() -> dict[str, Any]:
-        if not queue:
-            await anyio.sleep_forever()
-        return {"type": "http.request", "body": queue.pop(0), "more_body": True}
+
+async def _asgi(client: HubClient, receive: Callable[[], Awaitable[dict[str, Any]]], *, version: str, method: str,
+                path: str, headers: list[tuple[bytes, bytes]]) -> Reply:
+    """One request straight into the app's ASGI callable: its status, headers and body."""
+    answer: dict[str, Any] = {"body": b""}
 
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
@@ -275,13 +272,25 @@ async def _call_hanging(
             answer["body"] += message.get("body", b"")
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/api/v1/projects", "raw_path": b"/api/v1/projects", "query_string": b"",
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": version, "method": method,
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
         "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
     }
-    with anyio.fail_after(10):  # a hang guard only
-        await client.app(scope, receive, send)
+    await client.app(scope, receive, send)
     return answer["status"], answer["headers"], answer["body"]
+
+
+async def _call_hanging(client: HubClient, chunks: list[bytes], headers: list[tuple[bytes, bytes]]) -> Reply:
+    """Send `chunks` of a longer body, then nothing more (the client hangs, never disconnects)."""
+    queue = list(chunks)
+
+    async def receive() -> dict[str, Any]:
+        if not queue:
+            await anyio.sleep_forever()
+        return {"type": "http.request", "body": queue.pop(0), "more_body": True}
+
+    with anyio.fail_after(10):  # a hang guard only
+        return await _asgi(client, receive, version="1.1", method="POST", path="/api/v1/projects", headers=headers)
 
 
 async def test_refusals_before_the_body_close_http1_connections_only(client: HubClient) -> None:
@@ -304,27 +313,11 @@ async def test_refusals_before_the_body_close_http1_connections_only(client: Hub
     assert got == 401 and (b"connection", b"close") not in response_headers
 
 
-async def _call_version(
-    client: HubClient, version: str, method: str, headers: list[tuple[bytes, bytes]]
-) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    answer: dict[str, Any] = {"body": b""}
-
+async def _call_version(client: HubClient, version: str, method: str, headers: list[tuple[bytes, bytes]]) -> Reply:
     async def receive() -> dict[str, Any]:
         raise AssertionError("the body must not be read")
 
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            answer["status"], answer["headers"] = message["status"], list(message["headers"])
-        else:
-            answer["body"] += message.get("body", b"")
-
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": version, "method": method,
-        "scheme": "http", "path": "/api/v1/agents", "raw_path": b"/api/v1/agents", "query_string": b"",
-        "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
-    }
-    await client.app(scope, receive, send)
-    return answer["status"], answer["headers"], answer["body"]
+    return await _asgi(client, receive, version=version, method=method, path="/api/v1/agents", headers=headers)
 
 
 @pytest.mark.parametrize(("raw", "query", "refused"), [
