@@ -65,6 +65,17 @@ async def queue_in_order(
         await wait_until(lambda d=depth: actor.queue_depth() == d + 1, f"{name} to be queued")  # type: ignore[misc]
 
 
+async def one_batch(actor: StoreActor, commands: dict[str, Callable[[sqlite3.Connection], Any]]) -> Results:
+    """Run `commands` as one batch behind a held writer, queued in order: each one's result or
+    error (and the gate's)."""
+    results: Results = {}
+    async with anyio.create_task_group() as tg:
+        gate = await hold_writer(tg, actor, results)
+        await queue_in_order(tg, actor, commands, results)
+        gate.open()
+    return results
+
+
 def interrupted_bulk_insert(conn: sqlite3.Connection) -> None:
     """A command SQLite interrupts mid-statement: SQLite then rolls back the whole transaction."""
     ticks = 0
@@ -114,12 +125,8 @@ async def test_failing_command_gets_its_own_error_and_its_batch_mates_commit(tmp
     failure = ValueError("the command refused")
     commands = {f"ok{i}": insert(f"ok{i}") for i in range(5)}
     commands[f"ok{position}"] = insert_then_fail("bad", failure)
-    results: Results = {}
     async with running(new_actor(tmp_path)) as actor:
-        async with anyio.create_task_group() as tg:
-            gate = await hold_writer(tg, actor, results)
-            await queue_in_order(tg, actor, commands, results)
-            gate.open()
+        results = await one_batch(actor, commands)
         stats = actor.statistics()
     assert results[f"ok{position}"] is failure
     assert all(isinstance(results[f"ok{i}"], int) for i in range(5) if i != position)
@@ -128,11 +135,8 @@ async def test_failing_command_gets_its_own_error_and_its_batch_mates_commit(tmp
 
 
 async def test_constraint_violation_is_the_violating_commands_own(tmp_path: Path) -> None:
-    results: Results = {}
-    async with running(new_actor(tmp_path)) as actor, anyio.create_task_group() as tg:
-        gate = await hold_writer(tg, actor, results)
-        await queue_in_order(tg, actor, {"a": insert("a"), "dup": insert("a"), "b": insert("b")}, results)
-        gate.open()
+    async with running(new_actor(tmp_path)) as actor:
+        results = await one_batch(actor, {"a": insert("a"), "dup": insert("a"), "b": insert("b")})
     assert isinstance(results["dup"], sqlite3.IntegrityError)
     assert stored_tags(tmp_path / "store.db") == ["gate", "a", "b"]
 
@@ -140,12 +144,8 @@ async def test_constraint_violation_is_the_violating_commands_own(tmp_path: Path
 async def test_command_that_aborts_the_transaction_fails_only_what_it_took_down(tmp_path: Path) -> None:
     commands = {"before1": insert("before1"), "before2": insert("before2"), "abort": interrupted_bulk_insert}
     commands |= {"after1": insert("after1"), "after2": insert("after2")}
-    results: Results = {}
     async with running(new_actor(tmp_path)) as actor:
-        async with anyio.create_task_group() as tg:
-            gate = await hold_writer(tg, actor, results)
-            await queue_in_order(tg, actor, commands, results)
-            gate.open()
+        results = await one_batch(actor, commands)
         assert await actor.execute(insert("later")) > 0
     assert isinstance(results["abort"], sqlite3.OperationalError)
     for name in ("before1", "before2"):  # rolled back with the transaction: told so, retryable
@@ -159,12 +159,8 @@ async def test_failed_commit_fails_every_command_of_the_batch_and_the_actor_goes
     def orphan(conn: sqlite3.Connection) -> None:  # the deferred foreign key fails only at COMMIT
         conn.execute("INSERT INTO child (parent_id) VALUES (42)")
 
-    results: Results = {}
     async with running(new_actor(tmp_path)) as actor:
-        async with anyio.create_task_group() as tg:
-            gate = await hold_writer(tg, actor, results)
-            await queue_in_order(tg, actor, {"a": insert("a"), "orphan": orphan, "b": insert("b")}, results)
-            gate.open()
+        results = await one_batch(actor, {"a": insert("a"), "orphan": orphan, "b": insert("b")})
         await actor.execute(insert("later"))
         assert not actor.broken
     for name in ("a", "orphan", "b"):
