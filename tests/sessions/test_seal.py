@@ -144,6 +144,21 @@ def refusal(outcome: Outcome | HubError) -> str:
     return outcome.code
 
 
+async def write_held_across_the_end(hub: Hub, monkeypatch: pytest.MonkeyPatch, sid: str,
+                                    meanwhile: Callable[[], Awaitable[None]] | None = None) -> Outcome | HubError:
+    """A write of `/kv/late` held past its checks while the session ends (and `meanwhile` runs), then
+    let go: its outcome."""
+    held, outcomes = HeldWrite(hub, monkeypatch), dict[str, Outcome | HubError]()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
+        await held.checked.wait()
+        await hub.sessions.end(ALICE, a_session_end(session_id=sid))
+        if meanwhile is not None:
+            await meanwhile()
+        held.release()
+    return outcomes["late"]
+
+
 async def test_end_seals_behind_queued_writes_and_refuses_later_ones(
         hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = await start(hub)
@@ -176,14 +191,8 @@ async def test_end_seals_behind_queued_writes_and_refuses_later_ones(
 async def test_a_write_racing_the_end_of_a_session_without_a_file_lands_nothing(
         hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = await start(hub)
-    held, outcomes = HeldWrite(hub, monkeypatch), dict[str, Any]()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
-        await held.checked.wait()
-        # the write in flight makes the end seal through the mailbox
-        await hub.sessions.end(ALICE, a_session_end(session_id=sid))
-        held.release()
-    assert refusal(outcomes["late"]) == "conflict"
+    # the write in flight makes the end seal through the mailbox
+    assert refusal(await write_held_across_the_end(hub, monkeypatch, sid)) == "conflict"
     assert stored(hub, sid) == [] and seal_in_file(hub, sid) == brain.ENDED
 
 
@@ -204,15 +213,11 @@ async def test_the_seal_outlives_the_actor_and_a_restart(tmp_path: Path, monkeyp
         await hub.agents.create(HUMAN, an_agent(id="bob"))
         sid = await start(hub)
         await put(hub, sid, "/kv/a")
-        held, outcomes = HeldWrite(hub, monkeypatch), dict[str, Any]()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
-            await held.checked.wait()
-            await hub.sessions.end(ALICE, a_session_end(session_id=sid))
-            await hub.brains.pool.close(sid)  # as when idle: the next write opens a new actor
+        async def idle() -> None:  # as when idle: the next write opens a new actor
+            await hub.brains.pool.close(sid)
             assert not hub.brains.pool.is_open(sid)
-            held.release()
-        assert refusal(outcomes["late"]) == "conflict"
+
+        assert refusal(await write_held_across_the_end(hub, monkeypatch, sid, idle)) == "conflict"
         assert stored(hub, sid) == ["/kv/a"]
     async with open_hub(data) as hub:
         assert seal_in_file(hub, sid) == brain.ENDED
@@ -231,16 +236,12 @@ async def test_a_brain_from_before_seals_learns_its_session_state_on_first_write
         hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
-    held, outcomes = HeldWrite(hub, monkeypatch), dict[str, Any]()
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(settle, outcomes, "late", lambda: put(hub, sid, "/kv/late"))
-        await held.checked.wait()
-        await hub.sessions.end(ALICE, a_session_end(session_id=sid))
+    async def downgrade() -> None:
         async with hub.brains.pool.use(sid) as actor:  # back to the schema before seals, by its own actor
             await actor.execute(before_seals)
         await hub.brains.pool.close(sid)  # the next write opens the old file afresh, as after an upgrade
-        held.release()
-    assert refusal(outcomes["late"]) == "conflict"
+
+    assert refusal(await write_held_across_the_end(hub, monkeypatch, sid, downgrade)) == "conflict"
     # The refused write's command rolled back whole, its look at hub.db included: still unsynced.
     assert stored(hub, sid) == ["/kv/a"] and seal_in_file(hub, sid) == brain.UNSYNCED
     with sqlite3.connect(hub.brains.path_of(sid)) as conn:
