@@ -3,6 +3,7 @@ the exact findings expected; backlinks; stats; the meta listing; the per-project
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Any
 
@@ -280,6 +281,21 @@ class Loader:
         return Walk([], checked_at)
 
 
+def held() -> tuple[ViewCache, Loader]:
+    """A cache whose loader holds every walk until `load.release` is set."""
+    cache, load = ViewCache(FakeClock()), Loader()
+    load.release = anyio.Event()
+    return cache, load
+
+
+def reader(cache: ViewCache, load: Loader, got: list[Walk]) -> Callable[[], Awaitable[None]]:
+    """A task that reads web's walk at generation 0 into `got`."""
+    async def read() -> None:
+        got.append(await cache.get("web", 0, load))
+
+    return read
+
+
 @pytest.mark.anyio
 async def test_a_walk_is_kept_while_nothing_is_written() -> None:
     clock, load = FakeClock(), Loader()
@@ -332,13 +348,9 @@ async def test_projects_are_kept_apart() -> None:
 
 @pytest.mark.anyio
 async def test_concurrent_readers_share_one_walk() -> None:
-    cache, load = ViewCache(FakeClock()), Loader()
-    load.release = anyio.Event()
+    cache, load = held()
     got: list[Walk] = []
-
-    async def read() -> None:
-        got.append(await cache.get("web", 0, load))
-
+    read = reader(cache, load, got)
     async with anyio.create_task_group() as tg:
         for _ in range(3):
             tg.start_soon(read)
@@ -350,8 +362,7 @@ async def test_concurrent_readers_share_one_walk() -> None:
 
 @pytest.mark.anyio
 async def test_a_reader_at_a_newer_generation_does_not_wait_for_an_older_walk() -> None:
-    cache, load = ViewCache(FakeClock()), Loader()
-    load.release = anyio.Event()
+    cache, load = held()
     got: dict[int, Walk] = {}
 
     async def read(generation: int) -> None:
@@ -372,8 +383,8 @@ async def test_a_reader_at_a_newer_generation_does_not_wait_for_an_older_walk() 
 
 @pytest.mark.anyio
 async def test_a_failed_walk_reaches_its_waiters_and_is_not_kept() -> None:
-    cache, load = ViewCache(FakeClock()), Loader()
-    load.release, load.fail = anyio.Event(), RuntimeError("locked")
+    cache, load = held()
+    load.fail = RuntimeError("locked")
     errors: list[BaseException] = []
 
     async def read() -> None:
@@ -395,13 +406,9 @@ async def test_a_failed_walk_reaches_its_waiters_and_is_not_kept() -> None:
 
 @pytest.mark.anyio
 async def test_a_waiter_takes_the_walk_when_its_taker_is_cancelled() -> None:
-    cache, load = ViewCache(FakeClock()), Loader()
-    load.release = anyio.Event()
+    cache, load = held()
     got: list[Walk] = []
-
-    async def read() -> None:
-        got.append(await cache.get("web", 0, load))
-
+    read = reader(cache, load, got)
     async with anyio.create_task_group() as tg:
         taker = anyio.CancelScope()
         tg.start_soon(_cancellable, cache, load, taker)
