@@ -25,7 +25,6 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -40,11 +39,10 @@ import anyio
 import httpx
 
 from hubcore.caller import Caller
-from hubcore.config import HubSettings
 from hubcore.services.artifacts import ArtifactPublish
 from hubcore.services.artifacts.shares import ShareRef
 from hubhttp.asgi import HubASGI
-from tools.bench.feed import ADMIN_TOKEN, lifespan, pct
+from tools.bench.feed import ADMIN_TOKEN, pct, served
 from tools.bench.mcp_wire import mcp_headers, result_of, tool_body
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -153,20 +151,15 @@ async def bench_reads(client: httpx.AsyncClient, made: list[tuple[str, str]], re
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        data_dir = Path(tmp) / "data"
-        app = HubASGI(HubSettings(data_dir=str(data_dir), admin_token=ADMIN_TOKEN, min_free_bytes=0))
-        out: list[str] = []
-        async with lifespan(app):
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
-                r = await client.post("/api/v1/projects", json={"id": "web"}, headers=ADMIN)
-                assert r.status_code == 201, r.text
-                if args.rounds:
-                    await bench_publish(client, data_dir, args.rounds, out)
-                made = await load(app, args.artifacts)
-                await bench_reads(client, made, args.reads, out)
-        print("\n".join(out))
+    out: list[str] = []
+    async with served(args.dir) as (app, client):
+        r = await client.post("/api/v1/projects", json={"id": "web"}, headers=ADMIN)
+        assert r.status_code == 201, r.text
+        if args.rounds:
+            await bench_publish(client, app.hub.settings.data_path, args.rounds, out)
+        made = await load(app, args.artifacts)
+        await bench_reads(client, made, args.reads, out)
+    print("\n".join(out))
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -42,7 +42,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +67,7 @@ from hubcore.services.requests import parse
 from hubcore.services.search.models import SearchRequest
 from hubcore.services.sessions import SessionStart
 from hubhttp.asgi import HubASGI
-from tools.bench.feed import ADMIN_TOKEN, lifespan, pct
+from tools.bench.feed import ADMIN_TOKEN, lifespan, pct, timed
 
 ADMIN = Caller.admin()
 AGENT = Caller.agent("reader")
@@ -183,15 +182,6 @@ async def load_services(hub: Hub, words: Words, pages: int, artifacts: int, entr
         for n in range(entries // sessions):
             await hub.brains.write_entry(ADMIN, parse(BrainPut, {
                 "path": f"/fs/notes/n{n}.md", "content": words.text(60), "store": "session", "session_id": sid}))
-
-
-async def timed(fn: Callable[[], Awaitable[Any]], times: int) -> list[float]:
-    samples = []
-    for _ in range(times):
-        started = time.perf_counter()
-        await fn()
-        samples.append(time.perf_counter() - started)
-    return samples
 
 
 def row(name: str, samples: list[float], q: float, target_ms: float | None = None) -> str:
