@@ -22,6 +22,7 @@ import orjson
 from quart import Blueprint, Quart, Response, current_app
 from werkzeug.routing import Map, Rule
 
+from hubhttp.api.values import not_null
 from hubhttp.problems import PROBLEM_TYPE
 
 if TYPE_CHECKING:  # the records (and the response models they import) load when the document is built
@@ -172,18 +173,6 @@ def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
                 "pattern" not in schema and schema.get("type") == "string"):
             schema = {**schema, "pattern": SEGMENT_PATTERN}
         yield {"name": name, "in": "path", "required": True, "schema": schema}
-
-
-def not_null(schema: Schema) -> Schema:
-    """`schema` without `null` (in its type list or enum): what a path or query value can be."""
-    out = dict(schema)
-    kinds = out.get("type")
-    if isinstance(kinds, list) and "null" in kinds:
-        rest = [k for k in kinds if k != "null"]
-        out["type"] = rest[0] if len(rest) == 1 else rest
-    if isinstance(out.get("enum"), list):
-        out["enum"] = [v for v in out["enum"] if v is not None]
-    return out
 
 
 def query_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:

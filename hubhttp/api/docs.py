@@ -41,7 +41,7 @@ from hubhttp.api import responses as r
 from hubhttp.api import search_responses as sr
 from hubhttp.api.query import FLAG_SCHEMA
 from hubhttp.api.responses import response_schema as R
-from hubhttp.openapi import not_null
+from hubhttp.api.values import not_null
 
 Schema = dict[str, Any]
 
