@@ -14,7 +14,7 @@ FILES_PER_CONNECTION = 3  # the database, its write-ahead log and its shared-mem
 # connection's own 2 MiB cache. At a million events this cut a search ranking statement's CPU
 # time by 8 to 30% (docs/benchmarks.md, "Search"). The map is address space backed by the file,
 # shared with the page cache and every other connection, not memory of its own (docs/decisions.md,
-# "Search speed").
+# "Performance").
 READ_MMAP_BYTES = 2**31
 
 

@@ -352,7 +352,7 @@ V12_SEARCH_PREFIXES = statements(
 
 # HTML artifacts run no script unless the human turns scripts on for the artifact (issue 28): the
 # frame cannot keep WebRTC from reaching the network while its scripts run (docs/decisions.md,
-# "Artifact sandbox"). A row is the human's yes; it goes with its artifact.
+# "Artifacts"). A row is the human's yes; it goes with its artifact.
 V13_ARTIFACT_SCRIPTS = statements(
     """CREATE TABLE artifact_scripts (
         artifact_id TEXT PRIMARY KEY REFERENCES artifacts(id) ON DELETE CASCADE,

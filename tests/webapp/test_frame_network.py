@@ -1,8 +1,8 @@
 """The artifact frame has no network (issue 28 part 2): an HTML artifact that opens a WebRTC
 connection with a STUN server at a local UDP listener sends it nothing from the app's viewer, the
 public page or the share page, protected or not, because its scripts do not run until the human
-turns them on (no CSP directive this Chromium honours stops WebRTC: docs/decisions.md, "Artifact
-sandbox"). The control: once the human turns scripts on in the app, the same artifact does reach the
+turns them on (no CSP directive this Chromium honours stops WebRTC: docs/decisions.md,
+"Artifacts"). The control: once the human turns scripts on in the app, the same artifact does reach the
 listener, so the probe is real and the setting is what keeps it quiet."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 The artifact frame's CSP and sandbox keep fetch, WebSocket, beacons, storage and the parent away
 from a script, but no CSP directive this Chromium honours keeps WebRTC from sending datagrams (ICE
 and STUN are not `connect-src`; `webrtc 'block'` is an unrecognised directive: measured, see
-docs/decisions.md, "Artifact sandbox"). So a script in an artifact runs only once the human says
+docs/decisions.md, "Artifacts"). So a script in an artifact runs only once the human says
 so: the frame is served with `script-src 'none'` and the CSP `sandbox` without `allow-scripts`
 until then, and a protected artifact's decrypted document is put in a frame sandboxed without
 scripts. Markdown artifacts are unaffected: the hub renders them with raw HTML escaped, so no
