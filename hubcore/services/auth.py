@@ -85,9 +85,6 @@ class AuthService:
         expected = self._admin_digest()
         return expected is not None and hmac.compare_digest(digest, expected)
 
-    def is_admin_token(self, token: str | None) -> bool:
-        return bool(token) and self._is_admin_digest(token_hash(token or ""))
-
     async def resolve(self, authorization: str | None) -> Caller | None:
         """The caller a header names, or None when it names nobody usable."""
         token = bearer(authorization)

@@ -15,10 +15,10 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from hubcore.store.fsync import fsync_dir
+
 # cryptography (6.7 MB resident, 11 ms to import) is imported where a key is made or read, not with
 # the module: a hub whose keys exist reads them as text at its start and needs it only to push.
-
-from hubcore.store.fsync import fsync_dir
 
 KEYS_PATH = "push/keys.json"  # relative to the data directory (backup lists it by this name)
 
