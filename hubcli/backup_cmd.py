@@ -101,9 +101,9 @@ def restore(
     data_dir: Path = typer.Option(None, "--data-dir", help="The data directory to restore into."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty data directory (it is kept aside)."),
 ) -> None:
+    from hubcore.hub import supported_version
     from hubcore.ops.datadir import OpsRefused
     from hubcore.ops.restore import restore as run_restore
-    from hubcore.store.migrations import supported_version
 
     target = data_dir if data_dir is not None else settings_or_exit().hub.data_path
     try:

@@ -1,9 +1,9 @@
 """The hub: one data directory, its stores, its services and its background work.
 
 `Hub.open(settings)` is an async context manager. On entry it takes the data directory's lock (so
-a second hub, or a standalone `hub-cli mcp`, cannot open the same directory), migrates `hub.db`,
-starts the hub store's actor and the services. On exit it stops background work and closes every
-actor, which checkpoints its file.
+a second hub, or a standalone `hub-cli mcp`, cannot open the same directory), migrates `hub.db`
+through the parts' steps (`hub_migrations`), starts the hub store's actor and the services. On
+exit it stops background work and closes every actor, which checkpoints its file.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from hubcore.errors import HubError
 from hubcore.metrics import HubMetrics
 from hubcore.ops.backup import BackupService
 from hubcore.ops.restore import tidy_restored
-from hubcore.parts import Part, overrides
 from hubcore.parts.artifacts import ArtifactsPart
 from hubcore.parts.enrolment import EnrolmentPart
 from hubcore.parts.feeds import FeedsPart
 from hubcore.parts.integrity import IntegrityPart
 from hubcore.parts.kb import KbPart
 from hubcore.parts.projects import ProjectsPart
+from hubcore.parts.protocol import Part, overrides
 from hubcore.parts.push import PushPart
 from hubcore.parts.search import SearchPart
 from hubcore.parts.sessions import SessionsPart
@@ -47,7 +47,8 @@ from hubcore.services.kb.files import kb_factory
 from hubcore.services.sessions import SessionRef
 from hubcore.store.actor import StoreActor
 from hubcore.store.connection import allow_open_files
-from hubcore.store.migrations import migrate
+from hubcore.store.migrations import Migration, chain, migrate
+from hubcore.store.migrations import supported_version as newest
 from hubcore.store.pool import ActorPool
 
 log = logging.getLogger("hubcore.hub")
@@ -92,12 +93,29 @@ def data_dir_in_use(data_dir: Path) -> bool:
     return False
 
 
+# The hub's parts, in the order `build_parts` makes them (a test holds the two alike): hub.db is
+# migrated from their classes' steps before any part is built.
+PART_TYPES: tuple[type[Part], ...] = (ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
+                                      EnrolmentPart, IntegrityPart, PushPart)
+
+
+def hub_migrations(parts: tuple[type[Part], ...] = PART_TYPES) -> tuple[Migration, ...]:
+    """hub.db's one chain: every part's steps (`Part.migrations`), in version order."""
+    return chain(step for part in parts for step in part.migrations())
+
+
+def supported_version() -> int:
+    """The newest hub.db schema version this binary's parts make."""
+    return newest(hub_migrations())
+
+
 def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
                 kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
                                              EnrolmentPart, IntegrityPart, PushPart]:
-    """The hub's parts: the one list. A new feature is one more entry here (and in `Hub`'s view of
-    the services it exposes to the adapters); no other part's module changes."""
-    projects, feeds = ProjectsPart(core, opened_version=opened_version), FeedsPart(core)
+    """The hub's parts: the one list. A new feature is one more entry here and in `PART_TYPES` (and
+    in `Hub`'s view of the services it exposes to the adapters); no other part's module changes."""
+    projects = ProjectsPart(core, opened_version=opened_version, supported_version=supported_version())
+    feeds = FeedsPart(core)
     sessions = SessionsPart(core, brain_pool)
 
     async def brain_entry(caller: Caller, session_id: str, path: str) -> dict[str, Any]:
@@ -205,7 +223,7 @@ class Hub:
         try:
             db = data_dir / "hub.db"
             version = await anyio.to_thread.run_sync(
-                lambda: migrate(db, now=clock.now(), synchronous=settings.synchronous)
+                lambda: migrate(db, now=clock.now(), migrations=hub_migrations(), synchronous=settings.synchronous)
             )
             # A restored directory's first start: drop the blobs and brain files hub.db does not name.
             await anyio.to_thread.run_sync(tidy_restored, data_dir)

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from hubcore.errors import HubError
-from hubcore.parts import Part
+from hubcore.parts.protocol import Part
 from hubmcp import skills
 from hubmcp.context import CallContext
 from hubmcp.errors import agent_view, resource_missing, to_mcp_error

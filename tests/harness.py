@@ -128,7 +128,13 @@ async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> A
             transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
             # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
             checker = response_checker(document(app.quart))
+
+            async def settled(_: httpx.Response) -> None:
+                """The search index follows each write on the write side, after its reply: a test
+                reads the stores once the pass covering what the request wrote has landed."""
+                await app.hub.search_index.settled()
+
             async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
-                                 event_hooks={"response": [checker.hook]}) as client:
+                                 event_hooks={"response": [checker.hook, settled]}) as client:
                 client.app = app
                 yield client

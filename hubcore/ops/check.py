@@ -32,7 +32,7 @@ import anyio
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.errors import HubError, is_volume_full
-from hubcore.hub import DataDirLocked, Hub
+from hubcore.hub import DataDirLocked, Hub, supported_version
 from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import OpsRefused, held_by_hub
 from hubcore.ops.findings import Finding, not_a_directory
@@ -40,9 +40,9 @@ from hubcore.ops.integrity import check_file
 from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, file_digest, verify_manifest
 from hubcore.ops.restore import RESTORED_MARK
 from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
-from hubcore.parts import overrides
+from hubcore.parts.protocol import overrides
 from hubcore.services.kb import signals as kb_signals
-from hubcore.store.migrations import read_version, supported_version
+from hubcore.store.migrations import read_version
 
 KB_ACTIONS = tuple(kb_signals.VERBS)  # the actions of the signals every knowledge base write appends
 MAX_LINES_PER_FILE = 5

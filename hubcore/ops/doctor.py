@@ -23,7 +23,7 @@ from hubcore.ops.restore import RESTORED_MARK
 from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
 from hubcore.services import ids
 from hubcore.store import brain, kb
-from hubcore.store.migrations import STORE_KIND, read_version, supported_version
+from hubcore.store.migrations import STORE_KIND, read_version
 
 MAX_LISTED = 50  # missing blobs named one by one; past it, a count
 
@@ -74,6 +74,8 @@ def _hub_store(db: Path, now: float) -> list[Finding]:
 
 
 def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Finding]:
+    from hubcore.hub import supported_version  # the parts' steps (a hub's whole import: only here)
+
     st = os.stat(db)
     found = [Finding(HUB_DB, f"device {st.st_dev}, inode {st.st_ino}, {st.st_size} bytes", problem=False)]
     version, binary = read_version(conn), supported_version()

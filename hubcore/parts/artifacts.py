@@ -16,15 +16,16 @@ from typing import Any
 
 import anyio
 
-from hubcore.parts import Part, SearchBatch, SearchDoc, Task
-from hubcore.services.artifacts import reviews, rows
+from hubcore.parts.protocol import Part, SearchBatch, SearchFamily, Task, Touched
+from hubcore.services.artifacts import reviews, rows, schema
+from hubcore.services.artifacts import search as search
 from hubcore.services.artifacts.comments import CommentService
 from hubcore.services.artifacts.scripts import ScriptsService
 from hubcore.services.artifacts.service import READ_ATTEMPTS, ArtifactService
 from hubcore.services.artifacts.shares import ShareService
 from hubcore.services.core import Core
-from hubcore.services.search import sources as search
 from hubcore.store.blobs import BlobStore
+from hubcore.store.migrations import Migration
 
 log = logging.getLogger("hubcore.artifacts")
 
@@ -39,10 +40,15 @@ class ArtifactsPart(Part):
         self.comments = CommentService(core, self.blobs)
         self.shares = ShareService(core)
         self.scripts = ScriptsService(core)
+        self.touched = self.artifacts.touched = Touched(core.nudge.note)
         # Bodies a project's deletion dropped, from its command to the removal after its commit
         # (per hub, keyed by project: a delete refused after `purge_rows` leaves a stale entry that
         # the next delete of that project replaces).
         self._dropped: dict[str, list[str]] = {}
+
+    @classmethod
+    def migrations(cls) -> Sequence[Migration]:
+        return schema.MIGRATIONS
 
     def writes(self) -> int:
         return self.blobs.writes
@@ -62,33 +68,34 @@ class ArtifactsPart(Part):
     # The search index takes each artifact as one source ("artifact:<id>"): its current version.
     # A delete needs no note: its search rows and mark go in the delete's own command (a trigger).
     def search_touched(self) -> set[str]:
-        touched, self.artifacts.touched = self.artifacts.touched, set()
-        return {search.artifact_source(a) for a in touched}
+        return {search.source(a) for a in self.touched.take()}
 
     async def search_sources(self) -> Mapping[str, str]:
-        return await self.core.store.read(search.artifact_marks)
+        return await self.core.store.read(search.marks)
 
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
-        artifact_id = source.removeprefix("artifact:")
+        artifact_id = source.removeprefix(search.PREFIX)
         row: sqlite3.Row | None = None
         for _ in range(READ_ATTEMPTS):
-            row = await self.core.store.read(lambda conn: search.artifact_row(conn, artifact_id))
+            row = await self.core.store.read(lambda conn: search.row_of(conn, artifact_id))
             if row is None:
                 return None
             if row["envelope"] is not None:  # protected: the title only, never the ciphertext
-                return SearchBatch([search.artifact_doc(row, None)], search.artifact_mark(row))
+                return search.batch(row, None)
             try:  # off the event loop: a body is up to 50 MiB, and HTML is parsed for its text
-                doc = await anyio.to_thread.run_sync(self._indexed, row)
+                return await anyio.to_thread.run_sync(self._indexed, row)
             except FileNotFoundError:  # deleted since the row was read: read it again
                 continue
-            return SearchBatch([doc], search.artifact_mark(row))
         if row is None:
             return None
         log.warning("artifact %s: its body is missing from the blob store; indexed without its text", artifact_id)
-        return SearchBatch([search.artifact_doc(row, "")], search.artifact_mark(row))
+        return search.batch(row, "")
 
-    def _indexed(self, row: sqlite3.Row) -> SearchDoc:
-        return search.artifact_doc(row, self.blobs.read(row["sha256"]).decode("utf-8", "replace"))
+    def _indexed(self, row: sqlite3.Row) -> SearchBatch:
+        return search.batch(row, self.blobs.read(row["sha256"]).decode("utf-8", "replace"))
+
+    def search_families(self) -> Sequence[SearchFamily]:
+        return (SearchFamily(search.FAMILY, search.hit),)
 
     # A review: an approval naming a diff (issue 29), and the verdict its decision carries.
     def review_subject(self, conn: sqlite3.Connection, project_id: str, artifact_id: str) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from hubcore.parts import DecisionHook, Part, Task
+from hubcore.parts.protocol import DecisionHook, Part, Task
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.enrolment import KIND, Decide, EnrolmentService, admit_or_refuse

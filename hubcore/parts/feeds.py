@@ -6,17 +6,19 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from hubcore.parts import Part, SearchBatch, Task
+from hubcore.parts.protocol import Part, SearchBatch, SearchFamily, Task
 from hubcore.services import events as ev
+from hubcore.services import feed_search
 from hubcore.services.attention import AttentionService, purge_subscriptions
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.feed import FeedService
+from hubcore.services.feeds_schema import MIGRATIONS
 from hubcore.services.inbox import InboxService
 from hubcore.services.posts import PostsService
 from hubcore.services.resolutions import ResolutionsService
-from hubcore.services.search import sources as search
 from hubcore.services.webhook import Webhook
+from hubcore.store.migrations import Migration
 
 
 class FeedsPart(Part):
@@ -33,6 +35,10 @@ class FeedsPart(Part):
         self.attention = AttentionService(core, settle)
         self.webhook = Webhook(core.settings, core.metrics)
 
+    @classmethod
+    def migrations(cls) -> Sequence[Migration]:
+        return MIGRATIONS
+
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         """The project's events, audit events, inbox items, cursors, keys and scoped subscriptions."""
         ev.purge_project(conn, project_id)
@@ -43,17 +49,21 @@ class FeedsPart(Part):
         self.webhook.on_commit(effects)
         if effects.kinds:
             self._search_touched = True
+            self.core.nudge.note()
 
     # The search index takes events in id order from the newest it holds (one source, "feed").
     def search_touched(self) -> set[str]:
         touched, self._search_touched = self._search_touched, False
-        return {"feed"} if touched else set()
+        return {feed_search.SOURCE} if touched else set()
 
     async def search_sources(self) -> Mapping[str, str]:
-        return {"feed": await self.core.store.read(search.feed_mark)}
+        return {feed_search.SOURCE: await self.core.store.read(feed_search.mark)}
 
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
-        return await self.core.store.read(lambda conn: search.feed_batch(conn, mark))
+        return await self.core.store.read(lambda conn: feed_search.batch(conn, mark))
+
+    def search_families(self) -> Sequence[SearchFamily]:
+        return (SearchFamily(feed_search.FAMILY, feed_search.hit),)
 
     def background(self) -> Sequence[Task]:
         tasks: list[Task] = [self.resolutions.run_sweeper]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hubcore.ops.integrity import IntegrityCollector, IntegritySampler
-from hubcore.parts import Part, Task
+from hubcore.parts.protocol import Part, Task
 from hubcore.services.core import Core
 
 if TYPE_CHECKING:

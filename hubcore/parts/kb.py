@@ -18,15 +18,15 @@ from typing import Any
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.parts import Part, Resource, ResourceTemplate, SearchBatch, Task
+from hubcore.parts.protocol import Part, Resource, ResourceTemplate, SearchBatch, SearchFamily, Task, Touched
 from hubcore.services.brief import STALE_MAX, section
 from hubcore.services.core import Core
 from hubcore.services.kb import resources
+from hubcore.services.kb import search as search
 from hubcore.services.kb.derive import decoded
 from hubcore.services.kb.files import KbFiles
 from hubcore.services.kb.pages import BrainEntry
 from hubcore.services.kb.service import KbService
-from hubcore.services.search import sources as search
 from hubcore.store import kb
 from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
@@ -40,6 +40,7 @@ class KbPart(Part):
     def __init__(self, core: Core, pool: ActorPool, brain_entry: BrainEntry | None = None) -> None:
         self.core = core
         self.store = KbFiles(pool, core.settings.data_path / "kb")
+        self.touched = self.store.touched = Touched(core.nudge.note)
         self.kb = KbService(core, self.store, brain_entry)
         self.pages = resources.KbResources(core, self.store, self.kb)
 
@@ -97,20 +98,25 @@ class KbPart(Part):
 
     # The search index takes each project's pages as one source ("kb:<project_id>"), indexed whole.
     def search_touched(self) -> set[str]:
-        touched, self.store.touched = self.store.touched, set()
-        return {search.kb_source(pid) for pid in touched}
+        return {search.source(pid) for pid in self.touched.take()}
 
     async def search_sources(self) -> Mapping[str, str]:
         marks = {}
         for path in self.store.files():
-            mark = await self.store.read(path.stem, search.kb_mark, None)
+            mark = await self.store.read(path.stem, search.mark, None)
             if mark is not None:
-                marks[search.kb_source(path.stem)] = mark
+                marks[search.source(path.stem)] = mark
         return marks
 
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
-        pid = source.removeprefix("kb:")
-        return await self.store.read(pid, lambda conn: search.kb_batch(conn, pid, mark), None)
+        pid = source.removeprefix(search.PREFIX)
+        return await self.store.read(pid, lambda conn: search.batch(conn, pid, mark), None)
+
+    def search_families(self) -> Sequence[SearchFamily]:
+        return (SearchFamily(search.FAMILY, search.hit),)
+
+    def search_project_sources(self, project_id: str) -> Iterable[str]:
+        return (search.source(project_id),)
 
     def background(self) -> Sequence[Task]:
         return (self.store.pool.run_sweeper, self.store.run_checkpointer)

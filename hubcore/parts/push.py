@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Counter
 
-from hubcore.parts import Part, Task
+from hubcore.parts.protocol import Part, Task
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
+from hubcore.services.push import schema
 from hubcore.services.push.keys import load_or_create
 from hubcore.services.push.sender import PushSender, Transport
 from hubcore.services.push.service import PushService
 from hubcore.services.resolutions import ResolutionsService
+from hubcore.store.migrations import Migration
 
 if TYPE_CHECKING:
     from prometheus_client.registry import Collector
@@ -34,6 +36,10 @@ class PushPart(Part):
                                "dropped)", ["result"], registry=None)
         self.sender = PushSender(core, keys, self.counter, transport=transport)
         self.push = PushService(core, keys, self.sender, resolutions, notify_state)
+
+    @classmethod
+    def migrations(cls) -> Sequence[Migration]:
+        return schema.MIGRATIONS
 
     def on_commit(self, effects: Effects) -> None:
         self.sender.on_commit(effects)

@@ -12,12 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hubcore.parts import Part, SearchBatch, Task
+from hubcore.parts.protocol import Part, SearchBatch, SearchFamily, SearchScope, Task, Touched
+from hubcore.services import brain_search as search
 from hubcore.services.brains import BrainsService
 from hubcore.services.core import Core
-from hubcore.services.search import sources as search
 from hubcore.services.sessions import SessionsService
+from hubcore.services.sessions_schema import MIGRATIONS
 from hubcore.services.storage import StorageService
+from hubcore.store.migrations import Migration
 from hubcore.store.pool import ActorPool
 
 
@@ -30,10 +32,15 @@ class SessionsPart(Part):
         self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal,
                                         flush_calls=self.brains.calls.flush)
         self.brains.sessions = self.sessions  # the two halves of this one part (see the docstring)
+        self.touched = self.brains.touched = Touched(core.nudge.note)
         self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
                                       writes=lambda: core.store.statistics().commands + self.brains.writes,
                                       changing=self.sessions.changing)
         self._doomed: dict[str, list[str]] = {}
+
+    @classmethod
+    def migrations(cls) -> Sequence[Migration]:
+        return MIGRATIONS
 
     def writes(self) -> int:
         return self.brains.writes
@@ -60,27 +67,34 @@ class SessionsPart(Part):
 
     # The search index takes each session's brain as one source ("brain:<id>"), indexed whole.
     def search_touched(self) -> set[str]:
-        touched, self.brains.touched = self.brains.touched, set()
-        return {search.brain_source(sid) for sid in touched}
+        return {search.source(sid) for sid in self.touched.take()}
 
     async def search_sources(self) -> Mapping[str, str]:
         ids = await self.core.store.read(lambda conn: [r[0] for r in conn.execute("SELECT id FROM sessions")])
         marks = {}
         for sid in ids:
-            mark = await self.brains.read_file(sid, search.brain_mark)
+            mark = await self.brains.read_file(sid, search.mark)
             if mark is not None:
-                marks[search.brain_source(sid)] = mark
+                marks[search.source(sid)] = mark
         return marks
 
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
-        sid = source.removeprefix("brain:")
+        sid = source.removeprefix(search.PREFIX)
         row = await self.core.store.read(
             lambda conn: conn.execute("SELECT project_id FROM sessions WHERE id = ?", (sid,)).fetchone())
         if row is None:
             return None
-        found = await self.brains.read_file(sid, lambda conn: (search.brain_mark(conn),
-                                                                search.brain_docs(conn, sid, row[0])))
-        return None if found is None else SearchBatch(found[1], found[0])
+        found = await self.brains.read_file(sid, lambda conn: (search.mark(conn), search.docs(conn, sid, row[0])))
+        return None if found is None else SearchBatch(found[1], found[0], still=search.standing(sid))
+
+    def search_families(self) -> Sequence[SearchFamily]:
+        return (SearchFamily(search.FAMILY, search.hit),)
+
+    def search_scope(self) -> SearchScope | None:
+        return search.SCOPE
+
+    def search_project_sources(self, project_id: str) -> Iterable[str]:
+        return [search.source(sid) for sid in self._doomed.get(project_id, [])]
 
     def background(self) -> Sequence[Task]:
         return (self.storage.run_sweeper, self.brains.pool.run_sweeper, self.brains.run_background)

@@ -18,7 +18,7 @@ import orjson
 
 from hubcore.caller import HUMAN, Caller
 from hubcore.clock import iso
-from hubcore.parts import Part
+from hubcore.parts.protocol import Part
 from hubcore.services.access import readable_project
 from hubcore.services.core import Core
 from hubcore.services.cursors import get_cursor

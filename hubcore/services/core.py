@@ -12,10 +12,29 @@ import anyio
 from hubcore.clock import Clock
 from hubcore.config import HubSettings
 from hubcore.metrics import HubMetrics
-from hubcore.parts import Part
+from hubcore.parts.protocol import Part
 from hubcore.services.changes import Publisher
 from hubcore.services.volume import DataDir
 from hubcore.store.actor import StoreActor
+
+
+class Nudge:
+    """Counts the writes that background work following the stores has to catch up with (the
+    search index: a part noting a changed source calls `note`), and wakes that work. One waiter."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._event = anyio.Event()
+
+    def note(self) -> None:
+        self.count += 1
+        self._event.set()
+
+    async def wait(self, seen: int) -> None:
+        """Return once `count` has moved past `seen`."""
+        while self.count == seen:
+            await self._event.wait()
+            self._event = anyio.Event()
 
 
 @dataclass
@@ -30,6 +49,8 @@ class Core:
     # Set once the hub answers requests (`Hub.mark_serving`): background work that would slow the
     # start (loading the semantic model) waits for it.
     serving: anyio.Event = field(init=False, default_factory=anyio.Event)
+    # Moved by every change of a search source (`hubcore.parts.protocol.Touched`): the index follows.
+    nudge: Nudge = field(init=False, default_factory=Nudge)
 
     def __post_init__(self) -> None:
         self.datadir = DataDir(self.settings, self.write_count)

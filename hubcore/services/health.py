@@ -10,7 +10,7 @@ from pathlib import Path
 from hubcore.errors import HubError, StoreBroken, StoreClosed, unavailable
 from hubcore.metrics import free_bytes
 from hubcore.services.core import Core
-from hubcore.store.migrations import STORE_KIND, read_version, supported_version
+from hubcore.store.migrations import STORE_KIND, read_version
 
 
 @dataclass(frozen=True)
@@ -25,9 +25,10 @@ class Identity:
 
 
 class HealthService:
-    def __init__(self, core: Core, *, opened_version: int) -> None:
+    def __init__(self, core: Core, *, opened_version: int, supported_version: int) -> None:
         self.core = core
         self.opened_version = opened_version
+        self.supported_version = supported_version  # the newest of the parts' hub.db steps
         self.data_dir = core.settings.data_path
         self.db_path = self.data_dir / "hub.db"
         self.dir_identity = Identity.of(self.data_dir)
@@ -61,8 +62,8 @@ class HealthService:
             version = await self.core.store.read(read_version)
         except (sqlite3.Error, StoreBroken, StoreClosed) as exc:
             raise self._fail("schema", f"schema version unreadable: {exc}") from None
-        if version > supported_version():
-            raise self._fail("schema", f"schema v{version} is newer than supported v{supported_version()}")
+        if version > self.supported_version:
+            raise self._fail("schema", f"schema v{version} is newer than supported v{self.supported_version}")
         if version != self.opened_version:
             raise self._fail("schema", f"schema v{version} differs from v{self.opened_version} opened")
         return version

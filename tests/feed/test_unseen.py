@@ -9,6 +9,7 @@ The migration that introduced the count back-fills it to the same figure.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -25,10 +26,10 @@ from hypothesis import strategies as st
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.errors import HubError
-from hubcore.hub import Hub
+from hubcore.hub import Hub, hub_migrations, supported_version
 from hubcore.services import events as ev
 from hubcore.services import feed, ids
-from hubcore.store.migrations import MIGRATIONS, migrate, supported_version
+from hubcore.store import migrations as store_migrations
 from tests import harness
 from tests.requests import (
     a_decision,
@@ -76,6 +77,10 @@ ARGUMENTS: dict[str, st.SearchStrategy[tuple[Any, ...]]] = {
 WEIGHTS = {"append": 8, "seen": 5, "remove": 2, "answer": 1, "decide": 1, "expire": 1, "read_all": 1, "mark": 1,
            "delete": 1, "hide": 1}
 OPERATIONS = st.sampled_from([name for name, n in WEIGHTS.items() for _ in range(n)]).flatmap(ARGUMENTS.__getitem__)
+
+MIGRATIONS = hub_migrations()  # hub.db's chain, gathered from the parts
+migrate = functools.partial(store_migrations.migrate, migrations=MIGRATIONS)
+
 
 
 def counted(conn: sqlite3.Connection) -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from pathlib import Path
 
@@ -9,16 +10,12 @@ import pytest
 
 from hubcore.config import HubSettings
 from hubcore.errors import HubError
-from hubcore.hub import Hub
-from hubcore.store.migrations import (
-    MIGRATIONS,
-    Migration,
-    StoreTooNew,
-    migrate,
-    read_version,
-    statements,
-    supported_version,
-)
+from hubcore.hub import Hub, hub_migrations, supported_version
+from hubcore.store import migrations as store_migrations
+from hubcore.store.migrations import Migration, StoreTooNew, read_version, statements
+
+MIGRATIONS = hub_migrations()  # hub.db's chain, gathered from the parts
+migrate = functools.partial(store_migrations.migrate, migrations=MIGRATIONS)
 
 NOW = 1_800_000_000.0
 

@@ -11,14 +11,13 @@ import pytest
 
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
-from hubcore.hub import Hub, lock_data_dir
+from hubcore.hub import Hub, lock_data_dir, supported_version
 from hubcore.ops.backup import offline_backup, store_files
 from hubcore.ops.check import check
 from hubcore.ops.datadir import OpsRefused
 from hubcore.ops.stores import quiet_connection
 from hubcore.services.requests import parse
 from hubcore.services.search.models import SearchRequest
-from hubcore.store.migrations import supported_version
 from tests.backup.support import tree
 from tests.ops.support import Made, make_hub_dir, problem_lines, readings
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from hubcore.clock import FakeClock
-from hubcore.hub import Hub
+from hubcore.hub import Hub, supported_version
 from hubcore.ops.doctor import doctor
 from hubcore.ops.stores import quiet_connection
 from hubcore.services import ids
-from hubcore.store.migrations import supported_version
 from tests.backup.support import tree
 from tests.ops.support import Made, make_hub_dir, problem_lines, readings
 

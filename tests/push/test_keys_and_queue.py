@@ -13,7 +13,7 @@ from prometheus_client import Counter
 
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
-from hubcore.hub import Hub
+from hubcore.hub import Hub, supported_version
 from hubcore.ops.backup import offline_backup
 from hubcore.ops.restore import restore
 from hubcore.services.changes import Effects
@@ -22,7 +22,6 @@ from hubcore.services.push.devices import DeviceCreate
 from hubcore.services.push.keys import KEYS_PATH, load_or_create
 from hubcore.services.push.sender import Push, PushSender
 from hubcore.services.requests import parse
-from hubcore.store.migrations import supported_version
 from tests.harness import test_settings as settings_for
 from tests.push.receiver import Device
 from tests.requests import a_project, a_question, an_agent, an_answer

@@ -3,6 +3,7 @@ crash between a source's commit and its index update is healed when the hub star
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from pathlib import Path
 
@@ -10,9 +11,9 @@ import pytest
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
-from hubcore.hub import Hub
+from hubcore.hub import Hub, hub_migrations
 from hubcore.services.kb import models
-from hubcore.store.migrations import MIGRATIONS, migrate
+from hubcore.store import migrations as store_migrations
 from tests.harness import ADMIN, HubClient, hub_client
 from tests.kb.support import put as kb_put
 from tests.kb.support import req
@@ -20,6 +21,10 @@ from tests.requests import a_brain_delete, a_brain_put, a_session_end, a_session
 from tests.search.conftest import ADMIN_CALLER, ALICE, hits, search
 
 pytestmark = pytest.mark.anyio
+
+MIGRATIONS = hub_migrations()  # hub.db's chain, gathered from the parts
+migrate = functools.partial(store_migrations.migrate, migrations=MIGRATIONS)
+
 
 
 def index_rows(data: Path, project_id: str) -> int:

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from hubcore.hub import Hub
+from hubcore.parts.protocol import Part, SearchScope
+from hubcore.services import brain_search
 from hubcore.services.search import rank
 from hubcore.services.search.query import parse as parse_query
 from hubcore.services.search.rank import (
@@ -28,12 +30,23 @@ from hubcore.services.search.rank import (
     totals,
     varint,
 )
-from hubcore.services.search.service import HIT_JOINS, HIT_LIVE, HIT_SQL
+from hubcore.services.search.service import QuerySql
 from tests.requests import a_signal
 from tests.search.conftest import ADMIN_CALLER, ALICE, hits, search
 
 pytestmark = pytest.mark.anyio
 WORDS = ["otter", "heron", "marten", "vole", "stoat", "lynx"]
+
+
+class _Sessions(Part):
+    """The one part whose scope the query carries here (the sessions' liveness)."""
+
+    def search_scope(self) -> SearchScope:
+        return brain_search.SCOPE
+
+
+SQL = QuerySql.of([_Sessions()])
+HIT_SQL, HIT_JOINS, HIT_LIVE = SQL.hit, SQL.joins, SQL.live
 
 
 @pytest.mark.parametrize(("text", "fast"), [

@@ -1,19 +1,23 @@
 """The search index's upkeep: documents in, documents out, and the reconcile that makes it whole.
 
 The index is derived data. Each part writes its own store first; the index follows in its own
-commands on hub.db (`write_batch`), so an indexing failure never fails a write. Two ways in:
-- `catch_up` indexes what the parts noted as touched since (`Part.search_touched`); every query
-  runs it first, so what a write committed is searchable by the next query. (It is not run after
-  each commit in the background: a write behind every write would change hub.db after the write
-  replied, which the suite's "a refusal writes nothing" snapshots of the whole store cannot tell
-  from a refusal that wrote. See the search part.)
-- `reconcile` (once at start, and on `rebuild`) compares every source's mark with the mark it was
-  indexed at and indexes again what differs; indexed sources no longer listed are removed. A crash
-  between a source's commit and its index update is healed here.
+commands on hub.db (`write_batch`), so an indexing failure never fails a write. It follows on the
+write side, never in a query:
+- `run` (the search part's background task) makes a pass whenever a part notes a changed source
+  (`Core.nudge`, moved by `Touched.add`): `catch_up` indexes what the parts noted since
+  (`Part.search_touched`). A query only reads: it waits for the pass that covers every change
+  noted before it (`settled`), so what a write committed is searchable by the next query, and a
+  query writes nothing.
+- `reconcile` (the first pass after start, after a failed pass, and `rebuild`) compares every
+  source's mark with the mark it was indexed at and indexes again what differs; indexed sources no
+  longer listed are removed. A crash between a source's commit and its index update is healed here.
+So an index write lands behind the write that caused it, never behind a query; what waits for "the
+hub wrote nothing more" (a snapshot after a refusal) waits for `settled` first.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -22,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import orjson
 
-from hubcore.parts import Part, SearchBatch, SearchDoc, overrides
+from hubcore.parts.protocol import Part, SearchBatch, SearchDoc, overrides
 
 if TYPE_CHECKING:
     from hubcore.services.core import Core
 
 log = logging.getLogger("hubcore.search")
+
+SETTLE_MAX_SECS = 30.0  # a query waits at most this long for the index (then answers from what it holds)
 
 
 def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch,
@@ -38,7 +44,15 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch,
     batch is compared with what the source holds: only documents that changed are written and
     those no longer in it removed (a page write in a project of 1,000 pages rewrites one
     document, not 1,000, and an unchanged document keeps its row and its vector). Rows go in
-    with one statement per table for the whole batch (a feed batch is 2,000 events)."""
+    with one statement per table for the whole batch (a feed batch is 2,000 events). Documents
+    whose rows went while the batch was read are left out (`SearchBatch.still`)."""
+    if batch.still is not None:
+        standing = batch.still(conn, batch.docs)
+        if standing is None:  # the source itself went: its documents and mark with it
+            _forget_sources(conn, [source])
+            return
+        if len(standing) < len(batch.docs):
+            batch = dataclasses.replace(batch, docs=standing)
     stored = _stored(conn, source) if batch.replace else {}
     wanted = {(doc.family, doc.key) for doc in batch.docs}
     doomed = [row[0] for key, row in stored.items() if key not in wanted] + _ids_of(conn, batch.gone)
@@ -130,16 +144,12 @@ def drop_source(conn: sqlite3.Connection, source: str) -> None:
     _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE source = ?", (source,))])
 
 
-def purge_project(conn: sqlite3.Connection, project_id: str) -> None:
-    """A deleted project's documents and the marks of its own sources (brains, pages), inside the
-    project delete's command. The parts before this one have already removed their rows (the
-    sessions among them), so a brain's mark is found by its documents; its events and artifacts
-    went with their rows (triggers)."""
-    conn.execute("""DELETE FROM search_marks WHERE source IN (SELECT DISTINCT source FROM search_docs
-                    WHERE project_id = ? AND family IN ('brain', 'kb'))""", (project_id,))
-    conn.execute("DELETE FROM search_marks WHERE source = ?", (f"kb:{project_id}",))
-    conn.execute("DELETE FROM search_marks WHERE source IN (SELECT 'brain:' || id FROM sessions WHERE project_id = ?)",
-                 (project_id,))
+def purge_project(conn: sqlite3.Connection, project_id: str, sources: Iterable[str]) -> None:
+    """A deleted project's documents and the marks of the sources it ends (the parts say which:
+    `Part.search_project_sources`), inside the project delete's command. Its events and artifacts
+    took their own documents with their rows (triggers)."""
+    conn.execute("DELETE FROM search_marks WHERE source IN (SELECT value FROM json_each(?))",
+                 (orjson.dumps(sorted(sources)).decode(),))
     _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE project_id = ?", (project_id,))])
 
 
@@ -159,6 +169,38 @@ class SearchIndex:
         self._lock = anyio.Lock()
         self._reconciled = False
         self.failures = 0
+        self.passes = 0
+        self._covered = -1  # the nudge count the last finished pass covered (-1: none yet)
+        self._passed = anyio.Event()  # set when a pass ends (then replaced)
+
+    async def run(self) -> None:
+        """The background task: once the hub serves, a pass (the first reconciles), then one each
+        time the parts note a change. A failed pass is logged and the next one reconciles."""
+        await self.core.serving.wait()
+        while True:
+            covers = self.core.nudge.count  # read before the pass: a later note gets a pass of its own
+            try:
+                await self.catch_up()
+            except Exception:  # derived data: what was noted is found again by the marks
+                self.failures += 1
+                self._reconciled = False
+                log.exception("search index pass failed; the next pass reconciles")
+            self.passes += 1
+            self._covered = covers
+            self._passed.set()
+            self._passed = anyio.Event()
+            await self.core.nudge.wait(covers)
+
+    async def settled(self) -> None:
+        """Return once a pass covers every change noted before the call (a query's wait for what
+        committed before it; the query itself never writes). Bounded: past `SETTLE_MAX_SECS`, or
+        with no background pass running, it returns and the query reads what the index holds."""
+        wanted = self.core.nudge.count
+        if self._covered >= wanted:
+            return
+        with anyio.move_on_after(SETTLE_MAX_SECS):
+            while self._covered < wanted:
+                await self._passed.wait()
 
     def _feeders(self) -> list[Part]:
         return [p for p in self.core.parts if overrides(p, "search_documents")]

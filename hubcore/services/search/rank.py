@@ -52,7 +52,7 @@ K1, B = 1.2, 0.75  # bm25()'s constants (FTS5's fts5_aux.c)
 LONG_TOKENS = 16_384  # a row this long or longer (a size entry of 3 bytes or more) is never re-read
 SHORT = "length(z.sz) <= 2"
 # The row's id, what its counts are read from, and its size entry; {visible}, {scope}, {live} and
-# {joins} are the lexical query's own (service.HIT_SQL), so the same rows are ranked.
+# {joins} are the lexical query's own (`service.QuerySql`), so the same rows are ranked.
 _PASS_SQL = """SELECT d.id, CASE WHEN {short} THEN {counted} END AS tf, z.sz
 FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid JOIN search_docs d ON d.id = f.rowid {{joins}}
 WHERE search_fts MATCH :match AND f.rowid < :before AND {{visible}} AND {{scope}} AND {{live}}

@@ -1,10 +1,15 @@
 """Search queries over the one index, confined to what the caller may see.
 
 Visibility is decided in the query itself, from the live rows: a hit's project must be visible to
-the caller (`access.visibility`), a brain hit's session must exist unpruned, and a hit tied to a
-pruned session is never shown; a removed event or artifact took its documents in its own command.
-So a removal the index has not caught up with yet (an undo window, an abandoned enrolment's event)
-can never show a hit.
+the caller (`access.visibility`), and each part adds what its own rows decide (`Part.search_scope`:
+the sessions part shows a brain hit only while its session exists unpruned, and no hit tied to a
+pruned session); a removed event or artifact took its documents in its own command. So a removal
+the index has not caught up with yet (an undo window, an abandoned enrolment's event) can never
+show a hit. A hit's own members come from its family's part (`Part.search_families`). This module
+holds no other feature's SQL.
+
+A query only reads: the index is brought up to date on the write side (`SearchIndex.run`), and a
+query waits for the pass that covers the writes committed before it (`SearchIndex.settled`).
 """
 
 from __future__ import annotations
@@ -12,12 +17,15 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from hubcore.caller import Caller
 from hubcore.errors import invalid, not_found
+from hubcore.parts.protocol import HitOf, Part
 from hubcore.services.access import readable_project, visibility
 from hubcore.services.core import Core
 from hubcore.services.search.index import SearchIndex
@@ -28,24 +36,41 @@ from hubcore.services.search.semantic import LEXICAL_MAX, Searcher, SemanticInde
 
 log = logging.getLogger("hubcore.search")
 
-HIT_COLUMNS = """d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta,
-       p.display_name, s.name AS session_name, s.status AS session_status"""
-HIT_JOINS = "JOIN projects p ON p.id = d.project_id LEFT JOIN sessions s ON s.id = d.session_id"
-# A removed event or artifact takes its documents in its own command (triggers, migration v10),
-# so only sessions are checked here.
-HIT_LIVE = """(s.id IS NULL OR s.pruned_at IS NULL)
-  AND (d.family != 'brain' OR s.id IS NOT NULL)"""
-# Ranking reads only ids and scores (up to ROWS_MAX rows); the page's rows are read after, by id.
-HIT_SQL = f"""SELECT d.id, bm25(search_fts) AS score
-FROM search_fts f JOIN search_docs d ON d.id = f.rowid {HIT_JOINS}
-WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {HIT_LIVE}
-ORDER BY f.rowid DESC LIMIT :rows"""
-PAGE_SQL = f"""SELECT {HIT_COLUMNS} FROM search_docs d {HIT_JOINS}
-WHERE d.id IN (SELECT value FROM json_each(:ids))"""
-# The semantic candidates (`semantic.Searcher`) pass the same visibility, scope and liveness.
-VECTOR_SQL = f"""SELECT {HIT_COLUMNS}, v.vec
-FROM search_vectors v JOIN search_docs d ON d.id = v.doc_id {HIT_JOINS}
-WHERE v.doc_id IN (SELECT value FROM json_each(:ids)) AND {{visible}} AND {{scope}} AND {HIT_LIVE}"""
+INDEX_COLUMNS = "d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta, p.display_name"
+PROJECT_JOIN = "JOIN projects p ON p.id = d.project_id"  # the hub's visibility rule reads `p`
+
+
+@dataclass(frozen=True)
+class QuerySql:
+    """The query's SQL with every part's scope in it, made once from the hub's parts."""
+
+    joins: str
+    live: str
+    hit: str  # ranking reads only ids and scores (up to ROWS_MAX rows)
+    page: str  # the page's rows, read after the ranking, by id
+    vector: str  # the semantic candidates pass the same visibility, scope and liveness
+    families: Mapping[str, HitOf]
+
+    @classmethod
+    def of(cls, parts: Iterable[Part]) -> QuerySql:
+        parts = tuple(parts)
+        scopes = [s for part in parts if (s := part.search_scope()) is not None]
+        joins = " ".join([PROJECT_JOIN, *(s.joins for s in scopes if s.joins)])
+        columns = ", ".join([INDEX_COLUMNS, *(s.columns for s in scopes if s.columns)])
+        live = " AND ".join([f"({s.live})" for s in scopes if s.live] or ["1"])
+        families = {f.name: f.hit for part in parts for f in part.search_families()}
+        return cls(
+            joins=joins, live=live, families=families,
+            hit=f"""SELECT d.id, bm25(search_fts) AS score
+FROM search_fts f JOIN search_docs d ON d.id = f.rowid {joins}
+WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {live}
+ORDER BY f.rowid DESC LIMIT :rows""",
+            page=f"""SELECT {columns} FROM search_docs d {joins}
+WHERE d.id IN (SELECT value FROM json_each(:ids))""",
+            vector=f"""SELECT {columns}, v.vec
+FROM search_vectors v JOIN search_docs d ON d.id = v.doc_id {joins}
+WHERE v.doc_id IN (SELECT value FROM json_each(:ids)) AND {{visible}} AND {{scope}} AND {live}""",
+        )
 
 
 class SearchService:
@@ -54,6 +79,14 @@ class SearchService:
         self.index = index
         self.semantic = semantic
         self.ranking = Ranking()
+        self._sql: QuerySql | None = None
+
+    @property
+    def sql(self) -> QuerySql:
+        """Made on the first query: the parts are assembled after this service is built."""
+        if self._sql is None:
+            self._sql = QuerySql.of(self.core.parts)
+        return self._sql
 
     async def search(self, caller: Caller, req: SearchRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -66,10 +99,7 @@ class SearchService:
         if req.project is not None or req.session_id is not None:
             # A scope the caller may not see is refused before indexing or embedding writes anything.
             await self.core.store.read(lambda conn: _check_scope(conn, caller, req))
-        try:
-            await self.index.catch_up()  # what was committed before this query is searchable
-        except Exception:  # the index is derived: a failed catch-up still answers from what it holds
-            log.exception("search index catch-up failed")
+        await self.index.settled()  # what was committed before this query is searchable
         near = await self._semantic() if req.mode == "semantic" else None
         hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed, near))
         backend = "fts" if req.mode == "lexical" else "hybrid" if near is not None else "fts-fallback"
@@ -93,10 +123,11 @@ class SearchService:
               parsed: Parsed, near: Searcher | None = None) -> tuple[list[dict[str, Any]], bool]:
         if req.project is not None:
             readable_project(conn, caller, req.project)
+        sql = self.sql
         visible, params = visibility(caller)
         scope, scoped = _scope(conn, caller, req, visible, params)
-        bm25_sql = HIT_SQL.format(visible=visible, scope=scope)
-        fill = {"joins": HIT_JOINS, "visible": visible, "scope": scope, "live": HIT_LIVE}
+        bm25_sql = sql.hit.format(visible=visible, scope=scope)
+        fill = {"joins": sql.joins, "visible": visible, "scope": scope, "live": sql.live}
         keep = req.limit + 1 if near is None else max(req.limit + 1, LEXICAL_MAX)  # the rows read in full
         ranked: list[int] = []
         budget = ROWS_MAX
@@ -114,11 +145,11 @@ class SearchService:
             ranked.extend(r[0] for r in sorted(rows, key=lambda r: r[1]) if r[0] not in seen)
             if budget <= 0:
                 break
-        found = _rows(conn, PAGE_SQL, ranked[:keep])  # one read transaction: the same snapshot
+        found = _rows(conn, sql.page, ranked[:keep])  # one read transaction: the same snapshot
         if near is not None:
-            found = fuse(found, _neighbours(conn, near, req, visible, params, scope, scoped))
+            found = fuse(found, _neighbours(conn, near, req, sql.vector, visible, params, scope, scoped))
         truncated = budget <= 0 or len(ranked) > req.limit or len(found) > req.limit
-        return [_hit(r) for r in found[: req.limit]], truncated
+        return [_hit(r, sql.families) for r in found[: req.limit]], truncated
 
 
 def _rows(conn: sqlite3.Connection, sql: str, ids: list[int]) -> list[sqlite3.Row]:
@@ -129,12 +160,12 @@ def _rows(conn: sqlite3.Connection, sql: str, ids: list[int]) -> list[sqlite3.Ro
     return [by_id[i] for i in ids if i in by_id]
 
 
-def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, visible: str,
+def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, vector_sql: str, visible: str,
                 params: dict[str, Any], scope: str, scoped: dict[str, Any]) -> list[sqlite3.Row]:
     projects = None if visible == "1" and req.project is None else [  # None: every project (the admin)
         r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {visible}", params)
         if req.project is None or r[0] == req.project]
-    sql = VECTOR_SQL.format(visible=visible, scope=scope)
+    sql = vector_sql.format(visible=visible, scope=scope)
 
     def fetch(ids: list[int]) -> list[sqlite3.Row]:
         return conn.execute(sql, {**params, **scoped, "ids": orjson.dumps(ids).decode()}).fetchall()
@@ -168,20 +199,13 @@ def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible
     return " AND ".join(conds), args
 
 
-def _hit(row: sqlite3.Row) -> dict[str, Any]:
-    meta = orjson.loads(row["meta"])
+def _hit(row: sqlite3.Row, families: Mapping[str, HitOf]) -> dict[str, Any]:
+    """A hit: the index's members, then its family's own (from the part that feeds it)."""
     hit: dict[str, Any] = {"type": row["family"], "project_id": row["project_id"],
                            "project_display_name": row["display_name"], "snippet": row["snippet"]}
-    if row["family"] == "feed":
-        hit.update(event_id=meta["id"], event_kind=meta["event_kind"], actor=meta["actor"],
-                   session_id=row["session_id"])
-    elif row["family"] == "brain":
-        hit.update(session_id=row["session_id"], path=meta["path"], session_name=row["session_name"],
-                   session_status=row["session_status"])
-    elif row["family"] == "kb":
-        hit.update(path=meta["path"])
-    else:
-        hit.update(artifact_id=meta.get("id"), version=meta.get("version"), size_bytes=meta.get("size_bytes"))
+    own = families.get(row["family"])
+    if own is not None:
+        hit.update(own(row, orjson.loads(row["meta"])))
     return hit
 
 
