@@ -178,6 +178,7 @@ class Hub:
         """Hand the parts to the loops that span them, once: the services' loops (`core.parts`),
         the commit observers and the metrics collectors."""
         self.core.parts = parts
+        self.core.part_types = PART_TYPES
         self.publisher.observers = [part.on_commit for part in parts if overrides(part, "on_commit")]
         for part in parts:
             for collector in part.collectors():

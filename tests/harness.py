@@ -129,12 +129,13 @@ async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> A
             # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
             checker = response_checker(document(app.quart))
 
-            async def settled(_: httpx.Response) -> None:
+            async def settled(_: httpx.Request | httpx.Response) -> None:
                 """The search index follows each write on the write side, after its reply: a test
-                reads the stores once the pass covering what the request wrote has landed."""
+                sends and reads with the pass covering every write before (a service call's too)
+                landed, so what a request measures or snapshots is the hub at rest."""
                 await app.hub.search_index.settled()
 
             async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
-                                 event_hooks={"response": [checker.hook, settled]}) as client:
+                                 event_hooks={"request": [settled], "response": [checker.hook, settled]}) as client:
                 client.app = app
                 yield client

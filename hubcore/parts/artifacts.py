@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -32,6 +32,8 @@ log = logging.getLogger("hubcore.artifacts")
 
 class ArtifactsPart(Part):
     name = "artifacts"
+    stats_members = ("artifacts",)
+    storage_kinds: ClassVar[Mapping[str, str]] = {"artifacts": "artifact_bytes"}
 
     def __init__(self, core: Core) -> None:
         self.core = core

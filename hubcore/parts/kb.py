@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
@@ -36,6 +36,8 @@ log = logging.getLogger("hubcore.kb")
 
 class KbPart(Part):
     name = "knowledge-base"
+    stats_members = ("kb_pages",)
+    storage_kinds: ClassVar[Mapping[str, str]] = {"knowledge": "kb_bytes"}
 
     def __init__(self, core: Core, pool: ActorPool, brain_entry: BrainEntry | None = None) -> None:
         self.core = core

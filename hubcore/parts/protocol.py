@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from prometheus_client.registry import Collector
@@ -151,6 +151,11 @@ class Part:
     """What one feature brings to the hub. Override what the feature has; leave the rest."""
 
     name = "part"
+    # Declared on the class, so that a hub lacking the part still knows the names (`Core.part_types`,
+    # the binary's parts): a stats member the part fills reads as null where it is absent, and a
+    # storage kind as zero bytes held.
+    stats_members: ClassVar[Sequence[str]] = ()  # its members of `GET /projects/:id/stats`
+    storage_kinds: ClassVar[Mapping[str, str]] = {}  # storage kind -> the report row's column
 
     # -- stores --------------------------------------------------------------------------------
 
@@ -181,12 +186,13 @@ class Part:
         """Remove the project's files outside hub.db, after the delete committed."""
 
     async def project_stats(self, project_id: str) -> Mapping[str, int | None]:
-        """The part's members of `GET /projects/:id/stats`; `disk_bytes` adds up across parts."""
+        """The part's members of `GET /projects/:id/stats` (those `stats_members` names), and its
+        `disk_bytes`, which adds up across parts."""
         return {}
 
     async def project_bytes(self) -> Mapping[str, Mapping[str, int | None]]:
-        """Bytes each project holds in the part's stores, by storage kind (`sessions`,
-        `artifacts`, `knowledge`): {kind: {project_id: bytes, or None when unmeasurable}}."""
+        """Bytes each project holds in the part's stores, by the storage kinds it declares
+        (`storage_kinds`): {kind: {project_id: bytes, or None when unmeasurable}}."""
         return {}
 
     # -- what the human and the agents read ----------------------------------------------------

@@ -25,6 +25,7 @@ from hubcore.store.pool import ActorPool
 
 class SessionsPart(Part):
     name = "sessions-and-brains"
+    stats_members = ("sessions",)
 
     def __init__(self, core: Core, pool: ActorPool) -> None:
         self.core = core

@@ -45,6 +45,9 @@ class Core:
     metrics: HubMetrics
     publisher: Publisher
     parts: tuple[Part, ...] = ()  # set once by `Hub` from its one list; read only by the loops
+    # The binary's part types (`hubcore.hub.PART_TYPES`), set by `Hub`: their class-level
+    # declarations name what a part absent from `parts` would have filled.
+    part_types: tuple[type[Part], ...] = ()
     datadir: DataDir = field(init=False)  # the hub's own, whichever parts it has
     # Set once the hub answers requests (`Hub.mark_serving`): background work that would slow the
     # start (loading the semantic model) waits for it.

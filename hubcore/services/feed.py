@@ -29,10 +29,9 @@ ACTIVE_WINDOW_SECS = 900.0
 NOT_AGENTS = (HUMAN, ev.HUB_ACTOR, "public")
 
 Settle = Callable[[], Awaitable[None]]
-# The members of `GET /projects/:id/stats` (spec), in its order. The feed fills its own; the rest
-# come from the parts that hold them, and a member no part in the hub provides reads as null.
-STATS_MEMBERS = ("events", "artifacts", "sessions", "kb_pages", "agents_active", "threads", "agents_written",
-                 "disk_bytes")
+# The feed's own members of `GET /projects/:id/stats`; the rest are the parts' (`Part.stats_members`),
+# and a member of a part this hub lacks reads as null.
+STATS_MEMBERS = ("events", "agents_active", "threads", "agents_written", "disk_bytes")
 
 
 class FeedPage(Request):
@@ -281,6 +280,7 @@ class FeedService:
 
         own = await self.core.store.read(read)
         stats: dict[str, Any] = {name: own.get(name) for name in STATS_MEMBERS}
+        stats.update({name: None for kind in self.core.part_types for name in kind.stats_members})
         for part in self.core.parts:
             for name, value in (await part.project_stats(project_id)).items():
                 if name == "disk_bytes":

@@ -1,10 +1,11 @@
 """The storage report, and pruning ended sessions with an undo window.
 
-Arithmetic the report keeps (spec: Storage row arithmetic): each row's `session_bytes`,
-`artifact_bytes` and `kb_bytes` sum exactly to `by_kind.sessions`, `.artifacts`, `.knowledge`;
-rows' `events_bytes` plus `events_shared_bytes` equal `by_kind.events` (the hub store's file and its
-write-ahead log); `total_bytes` is `by_kind.sessions + .artifacts + .knowledge` (the three row kinds:
-the hub store is shared and counted in `used_bytes`, the whole data directory). Numbers that cost a syscall
+Arithmetic the report keeps (spec: Storage row arithmetic): each row's `session_bytes` and the
+columns of the parts' storage kinds (`Part.storage_kinds`: `artifact_bytes`, `kb_bytes`) sum
+exactly to `by_kind.sessions` and `by_kind.<kind>` (`.artifacts`, `.knowledge`); rows'
+`events_bytes` plus `events_shared_bytes` equal `by_kind.events` (the hub store's file and its
+write-ahead log); `total_bytes` is the sum of every row kind (the hub store is shared and counted in
+`used_bytes`, the whole data directory). Numbers that cost a syscall
 are memoised for ten seconds behind a write counter; counts are always read fresh. A number that
 cannot be measured is null, and then so is every sum it belongs to. The volume numbers and the node
 are the hub's own (`hubcore.services.volume`), the same in Home and whichever parts the hub has.
@@ -38,9 +39,6 @@ from hubcore.services.volume import Memo
 from hubcore.tokens import token_hash
 
 SWEEP_EVERY_SECS = 5.0
-# Row columns filled from the parts that hold those kinds (`Part.project_bytes`); the sessions
-# column is this part's own.
-PART_COLUMNS = {"artifacts": "artifact_bytes", "knowledge": "kb_bytes"}
 UNDO_TOKEN_BYTES = 24  # minted by `secrets.token_urlsafe`: 32 URL-safe characters
 UNDO_TOKEN_PATTERN = f"^[A-Za-z0-9_-]{{{(UNDO_TOKEN_BYTES * 4 + 2) // 3}}}$"
 
@@ -99,17 +97,17 @@ class StorageService:
         volume = await self.core.datadir.volume()
         hub_db = await self.memo.get("hub_db", lambda: store_bytes(data / "hub.db"))
         session_sizes = await self.memo.get("brains", lambda: {s["id"]: self._brain_bytes(s["id"]) for s in sessions})
-        held = await self._held_by_parts()
-        rows = [self._row(p, sessions, feed, session_sizes, held) for p in projects]
+        columns = self._columns()
+        held = await self._held_by_parts(columns)
+        rows = [self._row(p, sessions, feed, session_sizes, held, columns) for p in projects]
         by_kind = {
             "events": hub_db,
             "sessions": add(*(r["session_bytes"] for r in rows)),
-            "artifacts": add(*(r["artifact_bytes"] for r in rows)),
-            "knowledge": add(*(r["kb_bytes"] for r in rows)),
+            **{kind: add(*(r[column] for r in rows)) for kind, column in columns.items()},
         }
         events_rows = sum(r["events_bytes"] for r in rows)
         return {
-            "total_bytes": add(by_kind["sessions"], by_kind["artifacts"], by_kind["knowledge"]),
+            "total_bytes": add(by_kind["sessions"], *(by_kind[kind] for kind in columns)),
             "used_bytes": volume["used_bytes"],
             "capacity_bytes": volume["capacity_bytes"],
             "free_bytes": volume["free_bytes"],
@@ -122,7 +120,8 @@ class StorageService:
         }
 
     def _row(self, project: sqlite3.Row, sessions: list[sqlite3.Row], feed: dict[str, sqlite3.Row],
-             session_sizes: dict[str, int | None], held: dict[str, dict[str, int | None]]) -> dict[str, Any]:
+             session_sizes: dict[str, int | None], held: dict[str, dict[str, int | None]],
+             columns: dict[str, str]) -> dict[str, Any]:
         pid = project["id"]
         own = [s for s in sessions if s["project_id"] == pid]
         tally = feed.get(pid)
@@ -131,7 +130,7 @@ class StorageService:
             "project_display_name": project["display_name"],
             "events_bytes": int(tally["bytes"]) if tally is not None else 0,
             "session_bytes": add(*(session_sizes.get(s["id"], 0) for s in own)),
-            **{column: held[kind].get(pid, 0) for kind, column in PART_COLUMNS.items()},
+            **{column: held[kind].get(pid, 0) for kind, column in columns.items()},
             "prunable": _prunable(own, session_sizes),
         }
         last = max([s["last_activity_at"] for s in own] + ([tally["newest_at"]] if tally is not None else []),
@@ -140,10 +139,15 @@ class StorageService:
             row["last_write"] = iso(last)
         return row
 
-    async def _held_by_parts(self) -> dict[str, dict[str, int | None]]:
+    def _columns(self) -> dict[str, str]:
+        """The other parts' storage kinds with their row columns, from the binary's part types (a
+        part this hub lacks still has its column: zero bytes held)."""
+        return {kind: column for part in self.core.part_types for kind, column in part.storage_kinds.items()}
+
+    async def _held_by_parts(self, columns: dict[str, str]) -> dict[str, dict[str, int | None]]:
         """Each project's bytes in the other parts' stores, by kind. A kind no part in the hub
         holds is zero for every project: an absent store holds nothing."""
-        held: dict[str, dict[str, int | None]] = {kind: {} for kind in PART_COLUMNS}
+        held: dict[str, dict[str, int | None]] = {kind: {} for kind in columns}
         for part in self.core.parts:
             for kind, per_project in (await part.project_bytes()).items():
                 held.setdefault(kind, {}).update(per_project)

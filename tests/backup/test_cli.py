@@ -108,7 +108,8 @@ async def test_the_first_start_on_a_restored_directory_drops_what_hub_db_does_no
 async def test_offline_backup_is_refused_while_a_hub_holds_the_store(
         tmp_path: Path, filled: tuple[Path, dict[str, Any]]) -> None:
     data, _ = filled
-    async with Hub.open(settings_for(data)):
+    async with Hub.open(settings_for(data)) as hub:
+        await hub.search_index.settled()  # the start's reconcile of the index has landed: the hub is at rest
         before = tree(tmp_path)
         run = await cli(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", str(data))
         assert tree(tmp_path) == before
@@ -185,7 +186,8 @@ async def test_restore_into_a_held_or_non_empty_target(tmp_path: Path, filled: t
     data, _ = filled
     backup = await offline_backup(tmp_path, data)
     env = cli_env(tmp_path)
-    async with Hub.open(settings_for(data)):  # held, even with --force
+    async with Hub.open(settings_for(data)) as hub:  # held, even with --force
+        await hub.search_index.settled()  # the start's reconcile of the index has landed: the hub is at rest
         before = tree(tmp_path)
         run = await cli(env, "restore", "--from", str(backup), "--data-dir", str(data), "--force")
         assert run.code == 1 and "held by a running hub" in run.err

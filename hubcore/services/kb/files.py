@@ -85,6 +85,7 @@ class KbFiles:
         self._removals: dict[str, int] = {}  # how many times each project's file was removed
         self._in_use: dict[str, int] = {}  # reads and commands of each project in flight
         self._released: anyio.Event | None = None  # set when a project's last read or command ends
+        self._removing: set[str] = set()  # projects whose file is being removed: read as having none
 
     def path_of(self, project_id: str) -> Path:
         return self.directory / f"{project_id}.db"
@@ -106,8 +107,9 @@ class KbFiles:
         return self._removals.get(project_id, 0)
 
     async def read(self, project_id: str, fn: Callable[[sqlite3.Connection], T], default: T) -> T:
-        """`fn` on a read-only connection of the project's file, or `default` when there is none."""
-        if not self.exists(project_id):
+        """`fn` on a read-only connection of the project's file, or `default` when there is none
+        (or it is being removed: a read then would open the file again behind the removal)."""
+        if project_id in self._removing or not self.exists(project_id):
             return default
         with self._using(project_id):
             async with self.pool.use(project_id) as actor:
@@ -176,12 +178,16 @@ class KbFiles:
         self._removals[project_id] = self.epoch(project_id) + 1
         self._due.discard(project_id)
         self._since_checkpoint.pop(project_id, None)
-        while project_id in self._in_use:
-            if self._released is None:
-                self._released = anyio.Event()
-            await self._released.wait()
-        await self.pool.close(project_id)
-        await anyio.to_thread.run_sync(_unlink, self.path_of(project_id))
+        self._removing.add(project_id)
+        try:
+            while project_id in self._in_use:
+                if self._released is None:
+                    self._released = anyio.Event()
+                await self._released.wait()
+            await self.pool.close(project_id)
+            await anyio.to_thread.run_sync(_unlink, self.path_of(project_id))
+        finally:
+            self._removing.discard(project_id)
         self.wrote(project_id)
 
     def files(self) -> list[Path]:
