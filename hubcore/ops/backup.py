@@ -50,7 +50,6 @@ from hubcore.store.migrations import read_version
 
 log = logging.getLogger("hubcore.ops.backup")
 
-STORE_DIRS: Final = ("brains", "kb")  # the per-file stores: brains/<session>.db, kb/<project>.db
 KEY_FILES: Final = (KEYS_PATH,)
 PARTIAL_PREFIX: Final = ".partial-"
 _CHUNK: Final = 1 << 20
@@ -80,8 +79,11 @@ class BackupResult:
 
 
 def store_files(data_dir: Path) -> list[Path]:
-    """The per-file stores' SQLite files, found the way their parts list them (`Part.files`)."""
-    return [path for name in STORE_DIRS for path in sorted((data_dir / name).glob("*.db"))]
+    """The per-file stores' SQLite files, as the binary's parts list them (`Part.files`, asked of
+    their classes: no hub is built)."""
+    from hubcore.hub import PART_TYPES  # here: the hub imports this module
+
+    return [path for part in PART_TYPES for path in part.files(data_dir)]
 
 
 def key_files(data_dir: Path) -> list[Path]:

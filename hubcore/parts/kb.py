@@ -49,7 +49,8 @@ class KbPart(Part):
     def writes(self) -> int:
         return self.store.writes
 
-    def files(self, data_dir: Path) -> Iterable[Path]:
+    @classmethod
+    def files(cls, data_dir: Path) -> Iterable[Path]:
         return sorted((data_dir / "kb").glob("*.db"))
 
     async def after_delete(self, project_id: str) -> None:

@@ -13,6 +13,7 @@ observers, background tasks, decision hooks) read `Core.parts`, set once by `Hub
 
 from __future__ import annotations
 
+import inspect
 import re
 import sqlite3
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
@@ -139,12 +140,15 @@ class SearchFamily:
 class SearchScope:
     """What a part adds to every search query so that its own rows decide which documents are
     shown: `joins` onto the index's documents (`search_docs d`), `columns` read for its hits, and
-    `live`, a condition every hit must meet (e.g. a brain hit's session exists unpruned). The
-    project's visibility to the caller is the hub's own rule (`services.access`)."""
+    `live`, a condition every hit must meet (e.g. a brain hit's session exists unpruned); `session`,
+    from the part that owns sessions, a statement giving a row when `:sid` is a session the caller
+    may search within (`{visible}`: the caller's visibility over the projects `p`). The project's
+    visibility to the caller is the hub's own rule (`services.access`)."""
 
     joins: str = ""
     columns: str = ""
     live: str = ""
+    session: str = ""
 
 
 class Part:
@@ -167,8 +171,10 @@ class Part:
         free number. Asked of the class: the hub migrates before it builds its parts."""
         return ()
 
-    def files(self, data_dir: Path) -> Iterable[Path]:
-        """The store files the part keeps under `data_dir`, for backup and integrity check."""
+    @classmethod
+    def files(cls, data_dir: Path) -> Iterable[Path]:
+        """The store files the part keeps under `data_dir`, for backup and integrity check. Asked
+        of the class too: an offline backup or check of a directory builds no hub."""
         return ()
 
     def writes(self) -> int:
@@ -291,8 +297,9 @@ class Part:
 
 
 def overrides(part: Part, member: str) -> bool:
-    """Whether the part brings something for `member` (it overrides the default)."""
-    return getattr(type(part), member) is not getattr(Part, member)
+    """Whether the part brings something for `member` (it overrides the default; read statically,
+    so a class-level member such as `migrations` compares as declared, not as a new bound method)."""
+    return inspect.getattr_static(type(part), member) is not inspect.getattr_static(Part, member)
 
 
 def add(*values: int | None) -> int | None:

@@ -46,7 +46,8 @@ class SessionsPart(Part):
     def writes(self) -> int:
         return self.brains.writes
 
-    def files(self, data_dir: Path) -> Iterable[Path]:
+    @classmethod
+    def files(cls, data_dir: Path) -> Iterable[Path]:
         return sorted((data_dir / "brains").glob("*.db"))
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:

@@ -20,6 +20,8 @@ SCOPE = SearchScope(
     joins="LEFT JOIN sessions s ON s.id = d.session_id",
     columns="s.name AS session_name, s.status AS session_status",
     live="(s.id IS NULL OR s.pruned_at IS NULL) AND (d.family != 'brain' OR s.id IS NOT NULL)",
+    session="""SELECT 1 FROM sessions s JOIN projects p ON p.id = s.project_id
+               WHERE s.id = :sid AND s.pruned_at IS NULL AND {visible}""",
 )
 
 

@@ -49,6 +49,7 @@ class QuerySql:
     hit: str  # ranking reads only ids and scores (up to ROWS_MAX rows)
     page: str  # the page's rows, read after the ranking, by id
     vector: str  # the semantic candidates pass the same visibility, scope and liveness
+    session: str  # a row when `:sid` is a session the caller may search within ("": no part has sessions)
     families: Mapping[str, HitOf]
 
     @classmethod
@@ -60,7 +61,7 @@ class QuerySql:
         live = " AND ".join([f"({s.live})" for s in scopes if s.live] or ["1"])
         families = {f.name: f.hit for part in parts for f in part.search_families()}
         return cls(
-            joins=joins, live=live, families=families,
+            joins=joins, live=live, families=families, session=next((s.session for s in scopes if s.session), ""),
             hit=f"""SELECT d.id, bm25(search_fts) AS score
 FROM search_fts f JOIN search_docs d ON d.id = f.rowid {joins}
 WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {live}
@@ -98,7 +99,7 @@ class SearchService:
             raise invalid("project is only for scope=project", field="project")
         if req.project is not None or req.session_id is not None:
             # A scope the caller may not see is refused before indexing or embedding writes anything.
-            await self.core.store.read(lambda conn: _check_scope(conn, caller, req))
+            await self.core.store.read(lambda conn: _check_scope(conn, caller, req, self.sql.session))
         await self.index.settled()  # what was committed before this query is searchable
         near = await self._semantic() if req.mode == "semantic" else None
         hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed, near))
@@ -125,7 +126,7 @@ class SearchService:
             readable_project(conn, caller, req.project)
         sql = self.sql
         visible, params = visibility(caller)
-        scope, scoped = _scope(conn, caller, req, visible, params)
+        scope, scoped = _scope(conn, caller, req, visible, params, sql.session)
         bm25_sql = sql.hit.format(visible=visible, scope=scope)
         fill = {"joins": sql.joins, "visible": visible, "scope": scope, "live": sql.live}
         keep = req.limit + 1 if near is None else max(req.limit + 1, LEXICAL_MAX)  # the rows read in full
@@ -173,14 +174,14 @@ def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, ve
     return near.neighbours(conn, req.q, projects, req.type, req.session_id, fetch)
 
 
-def _check_scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest) -> None:
+def _check_scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, session_sql: str) -> None:
     if req.project is not None:
         readable_project(conn, caller, req.project)
-    _scope(conn, caller, req, *visibility(caller))
+    _scope(conn, caller, req, *visibility(caller), session_sql)
 
 
 def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str,
-           params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+           params: dict[str, Any], session_sql: str) -> tuple[str, dict[str, Any]]:
     conds, args = ["1"], {}
     if req.project is not None:
         conds.append("d.project_id = :project")
@@ -189,10 +190,10 @@ def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible
         conds.append("d.family = :family")
         args["family"] = req.type
     if req.session_id is not None:
-        row = conn.execute(f"""SELECT 1 FROM sessions s JOIN projects p ON p.id = s.project_id
-                               WHERE s.id = :sid AND s.pruned_at IS NULL AND {visible}""",
-                           {**params, "sid": req.session_id}).fetchone()
-        if row is None:
+        # The part that owns sessions says whether the caller may search within this one.
+        row = session_sql and conn.execute(session_sql.format(visible=visible),
+                                           {**params, "sid": req.session_id}).fetchone()
+        if not row:
             raise not_found(f"session {req.session_id!r} not found")
         conds.append("d.session_id = :sid")
         args["sid"] = req.session_id

@@ -1,0 +1,135 @@
+"""The index follows the writes on the write side, so a search query only reads (issue 27 part 5),
+and it takes each family's documents, hits and visibility from the part that owns the rows (issue
+28 part 5): search holds no other feature's SQL."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hubcore.config import HubSettings
+from hubcore.hub import Hub
+from hubcore.services.artifacts.models import ArtifactPublish
+from hubcore.services.requests import parse
+from hubcore.services.search import index
+from tests.harness import ADMIN, HubClient
+from tests.kb.support import put as kb_put
+from tests.requests import a_brain_put, a_session_end, a_session_start, a_signal
+from tests.search.conftest import ADMIN_CALLER, ALICE, BOB, hits, search
+
+pytestmark = pytest.mark.anyio
+
+SEARCH_DIR = Path(__file__).parents[2] / "hubcore" / "services" / "search"
+# Other features' tables (the hub's `projects`, which decides visibility, is the hub's own rule).
+OTHERS = ("events", "sessions", "entries", "pages", "log", "blobs", "artifacts", "artifact_versions", "inbox",
+          "agents", "grants", "artifact_comments")
+
+
+async def fill(hub: Hub) -> dict[str, Any]:
+    """One document of every family in `web`, and one event in `vault`."""
+    event = await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="quokka on the feed"))
+    await hub.posts.signal_append(BOB, a_signal(project_id="vault", summary="quokka in the vault"))
+    session = await hub.sessions.start(ALICE, a_session_start("web", "t"))
+    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/q", content="quokka in a brain", store="session",
+                                                    session_id=session["session_id"]))
+    await kb_put(hub, ALICE, "/fs/q.md", "---\ntype: Concept\n---\nquokka on a page\n", project_id="web")
+    artifact = await hub.artifacts.publish_artifact(ALICE, parse(ArtifactPublish, {
+        "project_id": "web", "title": "Quokka notes", "kind": "markdown", "content": "quokka in an artifact"}))
+    return {"event": event["event_id"], "session": session["session_id"], "artifact": artifact["artifact_id"]}
+
+
+def state(settings: HubSettings) -> tuple[str, list[tuple[str, int, int]]]:
+    """hub.db's every row, and each of its files' size and modification time."""
+    db = settings.data_path / "hub.db"
+    files = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(db.parent.glob("hub.db*"))]
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return "\n".join(conn.iterdump()), files
+    finally:
+        conn.close()
+
+
+async def test_a_write_is_indexed_without_any_query(hub: Hub, settings: HubSettings) -> None:
+    made = await fill(hub)
+    await hub.search_index.settled()  # no search ran: the passes followed the writes
+    conn = sqlite3.connect(f"file:{settings.data_path / 'hub.db'}?mode=ro", uri=True)
+    try:
+        families = dict(conn.execute("SELECT family, COUNT(*) FROM search_docs WHERE project_id = 'web' "
+                                     "GROUP BY family").fetchall())
+        keys = {r[0] for r in conn.execute("SELECT key FROM search_docs")}
+    finally:
+        conn.close()
+    assert set(families) == {"feed", "brain", "kb", "artifact"}
+    assert {made["event"], made["artifact"], f"{made['session']}:/kv/q", "web:/fs/q.md"} <= keys
+
+
+async def test_a_search_query_writes_nothing(client: HubClient, hub: Hub, settings: HubSettings) -> None:
+    made = await fill(hub)
+    await hub.search_index.settled()
+    commands, before = hub.core.store.statistics().commands, state(settings)
+    asked = [
+        (ALICE, {}), (BOB, {}), (ADMIN_CALLER, {}), (ALICE, {"scope": "project", "project": "web"}),
+        (ALICE, {"type": "brain"}), (ALICE, {"session_id": made["session"]}), (ALICE, {"type": "artifact"}),
+    ]
+    for who, fields in asked:
+        assert hits(await search(hub, who, "quokka", **fields)), fields
+    assert hits(await search(hub, ALICE, "quok"))  # a prefix
+    assert hits(await search(hub, ALICE, '"quokka in a brain"'))  # a phrase
+    assert hits(await search(hub, ALICE, "nothingmatchesthis")) == []
+    found = {h["type"] for h in hits(await search(hub, ALICE, "quokka"))}
+    assert found == {"feed", "brain", "kb", "artifact"}
+    r = await client.get("/api/v1/search", params={"q": "quokka"}, headers=ADMIN)
+    assert r.status_code == 200 and r.json()["count"] >= 6
+    assert hub.core.store.statistics().commands == commands  # no command reached hub.db's writer
+    assert state(settings) == before  # not a row, not a byte, not a modification time
+
+
+async def test_a_query_sees_the_write_committed_before_it(hub: Hub) -> None:
+    """The query does not index, but it waits for the pass that covers what committed before it."""
+    for n in range(5):
+        await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"wallaby {n}"))
+        assert len(hits(await search(hub, ALICE, "wallaby"))) == n + 1
+
+
+async def test_a_pass_that_read_a_source_before_its_deletion_writes_none_of_it(
+        client: HubClient, hub: Hub, settings: HubSettings) -> None:
+    """A pass reads a source, then writes it: a deletion committed in between wins (`still`)."""
+    await client.make_project("doomed")
+    await hub.posts.signal_append(ALICE, a_signal(project_id="doomed", summary="numbat"))
+    session = await hub.sessions.start(ALICE, a_session_start("doomed", "t"))
+    sid = session["session_id"]
+    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="numbat", store="session", session_id=sid))
+    await kb_put(hub, ALICE, "/fs/n.md", "---\ntype: Concept\n---\nnumbat\n", project_id="doomed")
+    await hub.search_index.settled()
+    by_part = {part.name: part for part in hub.parts}
+    read = [(f"brain:{sid}", await by_part["sessions-and-brains"].search_documents(f"brain:{sid}", None)),
+            ("kb:doomed", await by_part["knowledge-base"].search_documents("kb:doomed", None)),
+            ("feed", await by_part["feeds-and-inbox"].search_documents("feed", None))]
+    await hub.sessions.end(ALICE, a_session_end(session_id=sid))
+    assert (await client.delete("/api/v1/projects/doomed", headers=ADMIN)).status_code == 204
+    for source, batch in read:
+        assert batch is not None and batch.docs
+        await hub.core.store.execute(lambda conn, s=source, b=batch: index.write_batch(conn, s, b))
+    conn = sqlite3.connect(f"file:{settings.data_path / 'hub.db'}?mode=ro", uri=True)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM search_docs WHERE project_id = 'doomed'").fetchone()[0] == 0
+        marks = {r[0] for r in conn.execute("SELECT source FROM search_marks")}
+    finally:
+        conn.close()
+    assert f"brain:{sid}" not in marks and "kb:doomed" not in marks and "feed" in marks
+
+
+def test_search_holds_no_other_features_sql() -> None:
+    """The index's code reads and writes only its own tables; each family's rows are read by the
+    part that owns them (`Part.search_documents`, `search_scope`, `search_families`). Its schema's
+    v10 triggers, which sit on the feed's and the artifacts' tables, are history kept as written."""
+    pattern = re.compile(rf"\b(?:FROM|JOIN|INTO|UPDATE|ON)\s+({'|'.join(OTHERS)})\b", re.IGNORECASE)
+    for path in sorted(SEARCH_DIR.glob("*.py")):
+        if path.name == "schema.py":
+            continue
+        found = pattern.findall(path.read_text())
+        assert not found, f"{path.name} names {found}"
