@@ -38,6 +38,7 @@ async def seed(client: HubClient) -> dict[str, str]:
     device, _ = await hub.push.devices.create(HUMAN, parse(DeviceCreate, quiet))
     cap = caps.mint(hub.push.keys.act_secret, caps.Capability(
         device["id"], approval["event_id"], "approve", int(hub.core.now()) + 3600))
+    await hub.search_index.settled()  # the index has followed these writes: snapshots start at rest
     return {"idea": idea["event_id"], "question": question["question_id"], "approval": approval["event_id"],
             "session": session["session_id"], "other": other["session_id"], "device": device["id"], "cap": cap}
 

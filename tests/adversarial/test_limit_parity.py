@@ -259,6 +259,7 @@ def state(conn: sqlite3.Connection, op: Op) -> dict[str, list[str]]:
 async def both(live: LiveHub, mcp: Client, op: Op, members: dict[str, Any]) -> tuple[str, str, bool]:
     """(REST's code, MCP's code, whether the store is unchanged) for one request on each surface."""
     made = await targets(live, op)
+    await live.app.hub.search_index.settled()  # the index has followed those writes: the snapshot starts at rest
     db = Path(live.app.settings.data_path) / "hub.db"
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         before = state(conn, op)
@@ -360,6 +361,7 @@ async def test_brain_put_limits_answer_alike_over_http_and_in_process(live: Live
         for member, case in walked:
             args = {**BRAIN_PUT.base, member: case.value}
             made = await fresh_sessions(live)
+            await live.app.hub.search_index.settled()  # the last call's write is indexed: start at rest
             with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
                 before = state(conn, BRAIN_PUT)
                 http = await over_http(live, mcp, token, {"session_id": made["http"], **args})

@@ -64,6 +64,7 @@ async def scene(client: HubClient) -> dict[str, str]:
     gone = await hub.sessions.start(BOT, a_session_start("proj", "gone"))
     await hub.sessions.end(BOT, a_session_end(session_id=gone["session_id"]))
     pruned = await hub.storage.prune(ADMIN, a_prune(session_id=gone["session_id"]))
+    await hub.search_index.settled()  # the index has followed these writes: fingerprints start at rest
     with client.db() as conn:
         unread = conn.execute("SELECT event_id FROM inbox WHERE status = 'unread'").fetchone()[0]
     return {"unread": unread, "question": question["event_id"], "approval": approval["event_id"],
