@@ -32,6 +32,7 @@ class SearchPart(Part):
         self.index = SearchIndex(core)
         self.semantic = SemanticIndex(core)
         self.search = SearchService(core, self.index, self.semantic)
+        self.index.after_pass = self.semantic.follow  # vectors follow the index, on the write side
 
     @classmethod
     def migrations(cls) -> Sequence[Migration]:

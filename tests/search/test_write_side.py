@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hubcore.config import HubSettings
@@ -133,3 +134,22 @@ def test_search_holds_no_other_features_sql() -> None:
             continue
         found = pattern.findall(path.read_text())
         assert not found, f"{path.name} names {found}"
+
+
+async def test_a_semantic_query_writes_nothing_once_the_model_is_loaded(hub: Hub, settings: HubSettings) -> None:
+    """With the model loaded, each index pass has the background task embed the new documents:
+    a semantic query finds them embedded and only reads."""
+    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="database backups run nightly"))
+    first = await search(hub, ALICE, "when is our data saved", mode="semantic")  # loads the model
+    if hub.search.semantic.model is None:
+        pytest.skip("the semantic extra (wordllama) is not installed")
+    assert first["backend"] == "hybrid"
+    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="the checkout test is flaky in CI"))
+    await hub.search_index.settled()
+    with anyio.fail_after(30):
+        await hub.search.semantic.idle()  # embedded on the write side: no query asked
+    commands, before = hub.core.store.statistics().commands, state(settings)
+    found = await search(hub, ALICE, "unreliable billing check", mode="semantic")
+    assert found["backend"] == "hybrid" and any("flaky" in h["snippet"] for h in hits(found))
+    assert hub.core.store.statistics().commands == commands
+    assert state(settings) == before

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -172,6 +172,7 @@ class SearchIndex:
         self.passes = 0
         self._covered = -1  # the nudge count the last finished pass covered (-1: none yet)
         self._passed = anyio.Event()  # set when a pass ends (then replaced)
+        self.after_pass: Callable[[], None] = lambda: None  # what follows the index (semantic vectors)
 
     async def run(self) -> None:
         """The background task: once the hub serves, a pass (the first reconciles), then one each
@@ -186,6 +187,7 @@ class SearchIndex:
                 self._reconciled = False
                 log.exception("search index pass failed; the next pass reconciles")
             self.passes += 1
+            self.after_pass()
             self._covered = covers
             self._passed.set()
             self._passed = anyio.Event()

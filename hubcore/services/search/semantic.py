@@ -6,12 +6,13 @@ The model is wordllama's, inside its wheel (the `semantic` extra); it is loaded 
 first semantic query (or at start when vectors exist), in a worker thread. Without it, or while no
 vector exists, a semantic query answers lexically (`backend: fts-fallback`).
 
-Embedding never runs on a write's path. It follows the lexical index, which itself follows the
-queries (see `index`): a semantic query embeds a small backlog (`INLINE_MAX` documents) before it
-answers, as the lexical index does, so a reply is never followed by a write of its own; a larger
-backlog (the first semantic query over a big hub, a hub restarted with documents not yet embedded)
-is embedded by the background task in batches of `BATCH`, while queries answer with the vectors
-already there.
+Embedding never runs on a write's path, and never in a query: the background task writes every
+vector. It follows the lexical index, which follows the writes (see `index`): once the model is
+loaded, each index pass asks the task to embed the new documents (`follow`). A semantic query only
+reads: finding a small backlog (`INLINE_MAX` documents, e.g. the first semantic query after some
+writes) it asks the task and waits for it (at most `WAIT_MAX_SECS`); a larger one (the first
+semantic query over a big hub, a hub restarted with documents not yet embedded) is embedded by the
+task in batches of `BATCH` while queries answer with the vectors already there.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hubcore.search")
 
 BATCH = 256  # documents a background embedding command holds
-INLINE_MAX = 256  # a backlog a query embeds itself before answering
+INLINE_MAX = 256  # a backlog a query waits for the background task to embed before answering
+WAIT_MAX_SECS = 10.0  # how long it waits at most (then it answers with the vectors there)
 RRF_K = 60  # reciprocal rank fusion's constant (measured on the recall corpus, docs/benchmarks.md)
 FUSED_MAX = 100  # ranks of the nearest neighbours that take part in the fusion (a page holds at most 100)
 LEXICAL_MAX = FUSED_MAX  # ranks of the lexical hits that take part
@@ -77,7 +79,7 @@ class SemanticIndex:
         self._wake = anyio.Event()
         self._idle = anyio.Event()  # set while the background task has nothing left to embed
         self._checked_at = -1  # hub.db's command count when a query last found nothing to embed
-        self._inline = False  # a query holds the embedding lock (a small backlog), not the background
+        self._full = False  # the next background pass walks every document (not only the newest)
         self.embedded = 0  # vectors written since start
         self.failures = 0
 
@@ -104,30 +106,19 @@ class SemanticIndex:
         model = await self.load()
         if model is None:
             return None
-        # Skipped while the background task is at it (answer with what is there), and when hub.db
-        # committed nothing since a check found nothing to embed (no new document can exist); a
-        # query that finds another embedding a small backlog waits for it.
+        # Skipped when hub.db committed nothing since a check found nothing to embed (no new
+        # document can exist). The query itself writes nothing: the background task embeds.
         commands = self.core.store.statistics().commands  # read before the check: never misses a commit
         if commands != self._checked_at:
-            try:
-                self._embed_lock.acquire_nowait()
-            except anyio.WouldBlock:
-                if self._inline:  # another query embeds a small backlog: its vectors are moments away
-                    async with self._embed_lock:
-                        pass
+            pending = await self._pending(None, INLINE_MAX + 1)
+            if len(pending) > INLINE_MAX:
+                self._request(full=True)  # answer with what is there meanwhile
+            elif pending:
+                self._request()
+                with anyio.move_on_after(WAIT_MAX_SECS):  # a small backlog: its vectors are moments away
+                    await self.idle()
             else:
-                self._inline = True
-                try:
-                    pending = await self._pending(None, INLINE_MAX + 1)
-                    if len(pending) > INLINE_MAX:
-                        self._request()
-                    elif pending:
-                        await self._embed(model, pending)
-                    else:
-                        self._checked_at = commands
-                finally:
-                    self._inline = False
-                    self._embed_lock.release()
+                self._checked_at = commands
         vectors = await self._vector_set()
         return Searcher(self, model, vectors) if len(vectors) else None
 
@@ -177,12 +168,13 @@ class SemanticIndex:
                 if held.outgrown:  # its centre came from far fewer documents: read it again
                     self._stale = True
 
-    async def catch_up(self) -> int:
-        """Embed every document without a vector, in batches; returns how many were embedded."""
+    async def catch_up(self, *, full: bool = True) -> int:
+        """Embed every document without a vector, in batches (only those after the newest vector
+        unless `full`: an index lookup, what follows each index pass); returns how many."""
         model = await self.load()
         if model is None:
             return 0
-        done, after = 0, 0
+        done, after = 0, (0 if full else None)
         async with self._embed_lock:
             while rows := await self._pending(after, BATCH):
                 await self._embed(model, rows)
@@ -190,10 +182,17 @@ class SemanticIndex:
                 after = int(rows[-1][0])
         return done
 
+    def follow(self) -> None:
+        """An index pass ended: once the model is loaded, the new documents are embedded now, on
+        the write side (before it is loaded no query has asked for vectors)."""
+        if self.model is not None:
+            self._request()
+
     async def run(self) -> None:
         """The background task: at start, when the hub has vectors, read them into the set, load the
-        model and embed what is missing (a restart catches up); then embed a backlog whenever a
-        query finds one too big. The model loads once the hub serves, never on the way to ready."""
+        model and embed what is missing (a restart catches up); then embed what each index pass
+        added (`follow`) and the backlog a query asks for. The model loads once the hub serves,
+        never on the way to ready."""
         await self.core.serving.wait()
         try:
             has = await self.core.store.read(
@@ -201,30 +200,36 @@ class SemanticIndex:
         except Exception:  # derived data: the first query that asks will start it
             log.exception("reading whether the hub has search vectors failed")
             has = False
+        started = False
         while True:
+            full, self._full = self._full or not started, False
             if has:
                 try:
                     await self._vector_set()  # read before the first query needs it (a second a million)
-                    if done := await self.catch_up():
+                    if done := await self.catch_up(full=full):
                         log.info("embedded %d search documents", done)
-                except Exception:  # derived data: the next pass tries again
+                except Exception:  # derived data: the next pass tries again, walking every document
                     self.failures += 1
+                    self._full = True
                     log.exception("embedding search documents failed")
+            started = True
             if not self._wake.is_set():
                 self._idle.set()
             await self._wake.wait()
             self._wake = anyio.Event()
             has = True
 
-    def _request(self) -> None:
-        """Ask the background task for a pass over the documents without a vector."""
+    def _request(self, *, full: bool = False) -> None:
+        """Ask the background task for a pass over the documents without a vector (`full`: every
+        one; else those after the newest vector)."""
+        self._full = self._full or full
         self._wake.set()
         if self._idle.is_set():
             self._idle = anyio.Event()
 
     async def idle(self) -> None:
         """Return once the background task has embedded everything asked of it (for tools and
-        tests that need the vectors in place; a query never waits for it)."""
+        tests that need the vectors in place, and a query that found a small backlog)."""
         await self._idle.wait()
 
     def stale(self) -> None:
