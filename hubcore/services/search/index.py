@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -192,6 +193,13 @@ class SearchIndex:
             self._passed.set()
             self._passed = anyio.Event()
             await self.core.nudge.wait(covers)
+
+    @asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """No pass runs inside the block (changes are noted, and indexed once it ends): a bench's
+        baseline of writes with no indexing behind them."""
+        async with self._lock:
+            yield
 
     async def settled(self) -> None:
         """Return once a pass covers every change noted before the call (a query's wait for what
