@@ -146,7 +146,7 @@ async def load(hub: Hub, words: Words, args: argparse.Namespace, out: list[str])
     loaded = time.perf_counter() - started
     before = db_bytes(hub)
     started = time.perf_counter()
-    await hub.search_index.catch_up()  # the first pass reconciles: only the events exist so far
+    await hub.search_index.rebuild()  # every source from its mark: only the events exist so far
     indexed = time.perf_counter() - started
     per_event = (db_bytes(hub) - before) / events
     out.append(f"Loaded {events:,} events in {loaded:.1f} s; indexed them in {indexed:.1f} s "

@@ -4,7 +4,8 @@ The index is derived data. Each part writes its own store first; the index follo
 commands on hub.db (`write_batch`), so an indexing failure never fails a write. It follows on the
 write side, never in a query:
 - `run` (the search part's background task) makes a pass whenever a part notes a changed source
-  (`Core.nudge`, moved by `Touched.add`): `catch_up` indexes what the parts noted since
+  (`Core.nudge`, moved by `Touched.add`; within `GATHER_SECS`, so a burst of writes is indexed
+  in a few commands): `catch_up` indexes what the parts noted since
   (`Part.search_touched`). A query only reads: it waits for the pass that covers every change
   noted before it (`settled`), so what a write committed is searchable by the next query, and a
   query writes nothing.
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("hubcore.search")
 
 SETTLE_MAX_SECS = 30.0  # a query waits at most this long for the index (then answers from what it holds)
+# A pass starts at most this long after the change that woke it, so a burst of writes is indexed in
+# a few commands, not one each; a query waiting for the index (`settled`) starts it at once.
+GATHER_SECS = 0.1
 
 
 def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch,
@@ -173,6 +177,7 @@ class SearchIndex:
         self.passes = 0
         self._covered = -1  # the nudge count the last finished pass covered (-1: none yet)
         self._passed = anyio.Event()  # set when a pass ends (then replaced)
+        self._wanted = anyio.Event()  # set when a query waits for the index: the next pass starts now
         self.after_pass: Callable[[], None] = lambda: None  # what follows the index (semantic vectors)
 
     async def run(self) -> None:
@@ -193,6 +198,9 @@ class SearchIndex:
             self._passed.set()
             self._passed = anyio.Event()
             await self.core.nudge.wait(covers)
+            with anyio.move_on_after(GATHER_SECS):  # gather the burst, unless a query is waiting
+                await self._wanted.wait()
+            self._wanted = anyio.Event()
 
     @asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
@@ -208,6 +216,7 @@ class SearchIndex:
         wanted = self.core.nudge.count
         if self._covered >= wanted:
             return
+        self._wanted.set()
         with anyio.move_on_after(SETTLE_MAX_SECS):
             while self._covered < wanted:
                 await self._passed.wait()
