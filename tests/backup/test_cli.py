@@ -45,6 +45,14 @@ async def offline_backup(tmp_path: Path, data: Path) -> Path:
     return made
 
 
+async def at_rest(hub: Hub) -> None:
+    """The start's reconcile of the search index has landed, and a read after it has taken its read
+    mark in hub.db's wal-index (later reads of the same log write nothing there): the files stay as
+    they are while the hub holds them."""
+    await hub.search_index.settled()
+    await hub.core.store.read(lambda conn: conn.execute("SELECT COUNT(*) FROM search_marks").fetchone())
+
+
 def dump(path: Path) -> list[str]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -109,7 +117,7 @@ async def test_offline_backup_is_refused_while_a_hub_holds_the_store(
         tmp_path: Path, filled: tuple[Path, dict[str, Any]]) -> None:
     data, _ = filled
     async with Hub.open(settings_for(data)) as hub:
-        await hub.search_index.settled()  # the start's reconcile of the index has landed: the hub is at rest
+        await at_rest(hub)
         before = tree(tmp_path)
         run = await cli(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", str(data))
         assert tree(tmp_path) == before
@@ -187,7 +195,7 @@ async def test_restore_into_a_held_or_non_empty_target(tmp_path: Path, filled: t
     backup = await offline_backup(tmp_path, data)
     env = cli_env(tmp_path)
     async with Hub.open(settings_for(data)) as hub:  # held, even with --force
-        await hub.search_index.settled()  # the start's reconcile of the index has landed: the hub is at rest
+        await at_rest(hub)
         before = tree(tmp_path)
         run = await cli(env, "restore", "--from", str(backup), "--data-dir", str(data), "--force")
         assert run.code == 1 and "held by a running hub" in run.err
