@@ -1,14 +1,17 @@
 """The `Part` protocol: what one feature brings to the hub (DESIGN section 1, "Parts").
 
 A part declares what it brings by overriding the members of `Part`; every member has a default
-meaning "brings none", so a part overrides only what it has, and a member that only a future part
-needs (backup files, the search feed) is a declared slot, not a fake implementation. `Hub` builds
-its parts from one list (`hubcore.hub.build_parts`) and loops over them; no part holds a reference
-to another, and adding a part touches no other part's module. A feature that is absent is simply
-not in the list: what it would have counted reads as null, what it would have stored as nothing.
+meaning "brings none", so a part overrides only what it has. Each part owns its data: its hub.db
+steps (`migrations`), its store files (`files`), the SQL over its rows, what it feeds the search
+index (`search_*`) and its stats and storage members. `Hub` builds its parts from one list
+(`hubcore.hub.build_parts`, their classes `PART_TYPES`) and loops over them; no part holds a
+reference to another, and adding a part touches no other part's module. A feature that is absent is
+simply not in the list: what it would have counted reads as null, what it would have stored as
+nothing. What must be known without a hub (hub.db's steps, store files) or of an absent part (its
+stats members, its storage kinds) is declared on the class.
 
-The hub-wide loops (project deletion, project stats, Home, the brief, storage rows, commit
-observers, background tasks, decision hooks) read `Core.parts`, set once by `Hub`.
+The hub-wide loops (project deletion, project stats, Home, the brief, storage rows, the search
+index, commit observers, background tasks, decision hooks) read `Core.parts`, set once by `Hub`.
 """
 
 from __future__ import annotations
@@ -107,9 +110,9 @@ HitOf = Callable[[sqlite3.Row, Mapping[str, Any]], dict[str, Any]]
 
 
 class Touched(set[str]):
-    """The search sources a part changed since the index last took them: noting one (`add`) wakes
-    the index's pass on the write side (`wake`, the hub's `Core.nudge.note`), so a query finds the
-    index caught up and only reads."""
+    """What a part changed since the index last took it (session, project or artifact ids, which
+    the part names as its search sources): noting one (`add`) wakes the index's pass on the write
+    side (`wake`, the hub's `Core.nudge.note`), so a query finds the index caught up and only reads."""
 
     def __init__(self, wake: Callable[[], None]) -> None:
         super().__init__()
