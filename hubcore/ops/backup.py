@@ -42,7 +42,6 @@ from hubcore.errors import HubError
 from hubcore.ops.datadir import OpsRefused, fsync_all, held_by_hub, hold, is_inside
 from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
-from hubcore.services.push.keys import KEYS_PATH
 from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
 from hubcore.store.fsync import fsync_dir
@@ -50,7 +49,6 @@ from hubcore.store.migrations import read_version
 
 log = logging.getLogger("hubcore.ops.backup")
 
-KEY_FILES: Final = (KEYS_PATH,)
 PARTIAL_PREFIX: Final = ".partial-"
 _CHUNK: Final = 1 << 20
 
@@ -87,8 +85,11 @@ def store_files(data_dir: Path) -> list[Path]:
 
 
 def key_files(data_dir: Path) -> list[Path]:
-    """The secrets kept as plain files (the push keys), copied verbatim and restored at 0600."""
-    return [path for name in KEY_FILES if (path := data_dir / name).is_file()]
+    """The secrets the parts keep as plain files (`Part.key_files`: the push keys), copied verbatim
+    and restored at 0600."""
+    from hubcore.hub import PART_TYPES  # here: the hub imports this module
+
+    return [path for part in PART_TYPES for path in part.key_files(data_dir) if path.is_file()]
 
 
 def blob_files(data_dir: Path) -> list[Path]:

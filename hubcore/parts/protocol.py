@@ -180,6 +180,12 @@ class Part:
         of the class too: an offline backup or check of a directory builds no hub."""
         return ()
 
+    @classmethod
+    def key_files(cls, data_dir: Path) -> Iterable[Path]:
+        """Secrets the part keeps as plain files under `data_dir` (a backup copies them verbatim,
+        a restore writes them 0600). Asked of the class, like `files`."""
+        return ()
+
     def writes(self) -> int:
         """Writes to the part's stores outside hub.db so far; the hub's memoised measurements of
         the data directory are renewed when this or hub.db's command count moves."""

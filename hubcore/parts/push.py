@@ -7,7 +7,8 @@ background sender, and the `hub_push_sends_total{result}` counter. Its devices l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Counter
@@ -16,7 +17,7 @@ from hubcore.parts.protocol import Part, Task
 from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.push import schema
-from hubcore.services.push.keys import load_or_create
+from hubcore.services.push.keys import KEYS_PATH, load_or_create
 from hubcore.services.push.sender import PushSender, Transport
 from hubcore.services.push.service import PushService
 from hubcore.services.resolutions import ResolutionsService
@@ -40,6 +41,10 @@ class PushPart(Part):
     @classmethod
     def migrations(cls) -> Sequence[Migration]:
         return schema.MIGRATIONS
+
+    @classmethod
+    def key_files(cls, data_dir: Path) -> Iterable[Path]:
+        return (data_dir / KEYS_PATH,)
 
     def on_commit(self, effects: Effects) -> None:
         self.sender.on_commit(effects)

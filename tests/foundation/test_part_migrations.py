@@ -14,7 +14,7 @@ import pytest
 
 from hubcore.config import HubSettings
 from hubcore.hub import PART_TYPES, Hub, hub_migrations, supported_version
-from hubcore.ops.backup import store_files
+from hubcore.ops.backup import key_files, store_files
 from hubcore.parts.protocol import Part, overrides
 from hubcore.store.migrations import Migration, chain, migrate, statements
 from tests.harness import HubClient
@@ -110,3 +110,4 @@ async def test_the_hubs_parts_are_its_part_types_and_bring_their_files(client: H
     assert [type(p).files(data) for p in hub.parts] == [p.files(data) for p in hub.parts]
     assert store_files(data) == [f for p in PART_TYPES for f in p.files(data)]
     assert {p.name for p in hub.parts if overrides(p, "files")} == {"sessions-and-brains", "knowledge-base"}
+    assert key_files(data) == [data / "push" / "keys.json"]  # the push part's, made at its first start
