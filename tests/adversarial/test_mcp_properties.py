@@ -130,7 +130,15 @@ async def open_world(data_dir: Path) -> AsyncIterator[World]:
         listed = await clients[(LEGACY, False)].list_tools()
         tools = {tool.name: dict(tool.input_schema) for tool in listed.tools}
         assert "signal_append" in tools and "brain_put" in tools
-        yield World(data_dir, clients, tools, live.base, token, live.app.hub.brains.calls.flush)
+        hub = live.app.hub
+
+        async def settle() -> None:
+            """What the hub writes behind: the replay rows and touches, and the search index's pass
+            over what an accepted call wrote (it lands after the call's reply)."""
+            await hub.brains.calls.flush()
+            await hub.search_index.settled()
+
+        yield World(data_dir, clients, tools, live.base, token, settle)
 
 
 # -- building arguments from a schema ------------------------------------------------------------
