@@ -106,14 +106,18 @@ async def test_brain_reads_open_no_writer_and_each_file_once(hub: Hub) -> None:
         await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/n", content=str(n), store="session"),
                                      active=(sid, "web"))
         sids.append(sid)
+    await hub.search_index.settled()  # the index's pass read these brains too, through the same cache
     writers_opened = hub.brains.pool.opened_total
     assert hub.brains.pool.open_count <= 4
+    rounds = []
     for _ in range(2):
         for n, sid in enumerate(sids):
             got = await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/n", session_id=sid))
             assert got["content"] == str(n)
+        rounds.append(hub.brains.readers.opened_total)
     assert hub.brains.pool.opened_total == writers_opened  # no read opened a writer actor
-    assert hub.brains.readers.opened_total == 30  # one connection per file, kept for the second round
+    assert rounds[0] <= 30  # one connection per file, the index's reads and these alike
+    assert rounds[1] == rounds[0]  # kept for the second round
 
 
 def test_the_open_files_limit_is_raised_to_fit_the_pools_and_never_lowered() -> None:
