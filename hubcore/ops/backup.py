@@ -42,12 +42,15 @@ from hubcore.errors import HubError
 from hubcore.ops.datadir import OpsRefused, fsync_all, held_by_hub, hold, is_inside
 from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
 from hubcore.services.access import require_admin
+from hubcore.services.push.keys import KEYS_PATH
 from hubcore.services.requests import NoArguments
 from hubcore.store.blobs import BlobGate
 from hubcore.store.fsync import fsync_dir
 from hubcore.store.migrations import read_version
 
 log = logging.getLogger("hubcore.ops.backup")
+STORE_DIRS: Final = ("brains", "kb")  # the per-file stores (`Part.files`): brains/<session>.db, kb/<project>.db
+KEY_FILES: Final = (KEYS_PATH,)  # the parts' secrets kept as plain files (`Part.key_files`)
 
 PARTIAL_PREFIX: Final = ".partial-"
 _CHUNK: Final = 1 << 20
@@ -77,19 +80,15 @@ class BackupResult:
 
 
 def store_files(data_dir: Path) -> list[Path]:
-    """The per-file stores' SQLite files, as the binary's parts list them (`Part.files`, asked of
-    their classes: no hub is built)."""
-    from hubcore.hub import PART_TYPES  # here: the hub imports this module
-
-    return [path for part in PART_TYPES for path in part.files(data_dir)]
+    """The per-file stores' SQLite files, found the way their parts list them (`Part.files`; a
+    test keeps the two alike: the parts cannot be imported here, the hub imports this module)."""
+    return [path for name in STORE_DIRS for path in sorted((data_dir / name).glob("*.db"))]
 
 
 def key_files(data_dir: Path) -> list[Path]:
-    """The secrets the parts keep as plain files (`Part.key_files`: the push keys), copied verbatim
-    and restored at 0600."""
-    from hubcore.hub import PART_TYPES  # here: the hub imports this module
-
-    return [path for part in PART_TYPES for path in part.key_files(data_dir) if path.is_file()]
+    """The secrets the parts keep as plain files (`Part.key_files`: the push keys, a test keeps the
+    two alike), copied verbatim and restored at 0600."""
+    return [path for name in KEY_FILES if (path := data_dir / name).is_file()]
 
 
 def blob_files(data_dir: Path) -> list[Path]:
