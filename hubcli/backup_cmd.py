@@ -71,8 +71,10 @@ def _online(settings: Settings, url: str) -> int:
         _err("backup", failure.message)
         return failure.code
     manifest = reply["manifest"]
-    typer.echo(f"backup {reply['path']}: {manifest['files']} files, {manifest['bytes']} bytes, "
-               f"schema v{manifest['schema_version']}, {reply['duration_ms']} ms")
+    typer.echo(
+        f"backup {reply['path']}: {manifest['files']} files, {manifest['bytes']} bytes, "
+        f"schema v{manifest['schema_version']}, {reply['duration_ms']} ms"
+    )
     return exits.OK
 
 
@@ -91,8 +93,10 @@ def _offline(settings: Settings, out: Path, data_dir: Path | None) -> int:
     except OSError as exc:
         _err("backup", f"{exc.filename or out}: {exc.strerror}")
         return exits.REFUSED
-    typer.echo(f"backup {result.path}: {len(result.manifest.files)} files, {result.manifest.bytes} bytes, "
-               f"schema v{result.manifest.schema_version}, {result.duration_ms} ms")
+    typer.echo(
+        f"backup {result.path}: {len(result.manifest.files)} files, {result.manifest.bytes} bytes, "
+        f"schema v{result.manifest.schema_version}, {result.duration_ms} ms"
+    )
     return exits.OK
 
 
@@ -107,19 +111,25 @@ def restore(
 
     target = data_dir if data_dir is not None else settings_or_exit().hub.data_path
     try:
-        done = run_restore(source.expanduser().absolute(), target.expanduser(), force=force,
-                           supported_version=supported_version())
+        done = run_restore(
+            source.expanduser().absolute(), target.expanduser(), force=force, supported_version=supported_version()
+        )
     except OpsRefused as exc:
         _err("restore", str(exc))
         raise typer.Exit(exits.REFUSED) from None
     except OSError as exc:
         _err("restore", f"{exc.filename or target}: {exc.strerror}")
         raise typer.Exit(exits.REFUSED) from None
-    typer.echo(f"restored {len(done.manifest.files)} files ({done.manifest.bytes} bytes, backup of "
-               f"{done.manifest.created_at}, schema v{done.manifest.schema_version}) into {done.target}")
+    typer.echo(
+        f"restored {len(done.manifest.files)} files ({done.manifest.bytes} bytes, backup of "
+        f"{done.manifest.created_at}, schema v{done.manifest.schema_version}) into {done.target}"
+    )
     if done.ignored:
-        _err("restore", f"note: {len(done.ignored)} files in the backup directory are not in its manifest and "
-                        f"were not restored: {', '.join(done.ignored[:10])}")
+        _err(
+            "restore",
+            f"note: {len(done.ignored)} files in the backup directory are not in its manifest and "
+            f"were not restored: {', '.join(done.ignored[:10])}",
+        )
     if done.replaced is not None:
         typer.echo(f"the previous tree is kept at {done.replaced}")
     raise typer.Exit(exits.OK)

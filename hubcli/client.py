@@ -59,18 +59,30 @@ def _sse_messages(text: str) -> list[Any]:
     return messages
 
 
-async def request(hub_url: str, token: str | None, method: str, params: dict[str, Any] | None = None, *,
-                  timeout: float = 90.0) -> dict[str, Any]:
+async def request(
+    hub_url: str, token: str | None, method: str, params: dict[str, Any] | None = None, *, timeout: float = 90.0
+) -> dict[str, Any]:
     """Send one JSON-RPC request; its result, or `CliFailure`."""
     rid = next(_ids)
-    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {
-        **(params or {}),
-        "_meta": {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
-                  "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-                  "io.modelcontextprotocol/clientCapabilities": {}},
-    }}
-    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               "MCP-Protocol-Version": PROTOCOL, "Mcp-Method": method}
+    body = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": method,
+        "params": {
+            **(params or {}),
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+                "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": PROTOCOL,
+        "Mcp-Method": method,
+    }
     if method == "tools/call" and params:
         headers["Mcp-Name"] = header_value(str(params.get("name", "")))
     if token:

@@ -49,8 +49,16 @@ def _err(message: str) -> None:
     sys.stderr.write(f"hub-cli enrol: {message}\n")
 
 
-def plan(settings: Settings, *, why_arg: str | None, why: str | None, name: str | None, agent_id: str | None,
-         url: str | None, force: bool) -> Ask:
+def plan(
+    settings: Settings,
+    *,
+    why_arg: str | None,
+    why: str | None,
+    name: str | None,
+    agent_id: str | None,
+    url: str | None,
+    force: bool,
+) -> Ask:
     """What to ask, from the flags and the settings; `EnrolFailed` for usage errors."""
     hub_url = url or settings.client.url
     if not hub_url:
@@ -59,12 +67,14 @@ def plan(settings: Settings, *, why_arg: str | None, why: str | None, name: str 
         raise EnrolFailed(exits.USAGE, "give the reason once: as the argument or as --why")
     reason = (why if why is not None else why_arg or "").strip()
     if not reason:
-        raise EnrolFailed(exits.USAGE, "say why the hub should admit you: hub-cli enrol \"<one line>\"")
+        raise EnrolFailed(exits.USAGE, 'say why the hub should admit you: hub-cli enrol "<one line>"')
     if len(reason) > WHY_MAX_CLI:
         raise EnrolFailed(exits.USAGE, f"the reason is {len(reason)} characters; at most {WHY_MAX_CLI}")
     if settings.client.token and not force:
-        raise EnrolFailed(exits.USAGE, "a token is already configured (HUB_TOKEN or [client] token); "
-                                       "pass --force to enrol anyway and replace it")
+        raise EnrolFailed(
+            exits.USAGE,
+            "a token is already configured (HUB_TOKEN or [client] token); pass --force to enrol anyway and replace it",
+        )
     display = (name or settings.client.agent_id or socket.gethostname() or "agent").strip()
     return Ask(hub_url, display, reason, agent_id or settings.client.agent_id)
 
@@ -101,12 +111,18 @@ def wait_for_decision(http: httpx.Client, url: str, token: str) -> str:
     """Poll until admitted (returns the agent id); refused or abandoned is `EnrolFailed` 77."""
     status_url = api_base(url) + "/enrol/status"
     while True:
-        r = _request(http, "GET", status_url, params={"wait": POLL_WAIT_SECS},
-                     headers={"Authorization": f"Bearer {token}"},
-                     timeout=httpx.Timeout(POLL_WAIT_SECS + POLL_MARGIN_SECS))
+        r = _request(
+            http,
+            "GET",
+            status_url,
+            params={"wait": POLL_WAIT_SECS},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx.Timeout(POLL_WAIT_SECS + POLL_MARGIN_SECS),
+        )
         if r.status_code == 401:
-            raise EnrolFailed(exits.TOKEN_REFUSED, "the request was refused, or abandoned before the human "
-                                                   "decided; nothing was saved")
+            raise EnrolFailed(
+                exits.TOKEN_REFUSED, "the request was refused, or abandoned before the human decided; nothing was saved"
+            )
         if r.status_code != 200:
             raise EnrolFailed(exits.REFUSED, f"the hub refused the status poll: {_problem(r)}")
         status: dict[str, Any] = r.json()
@@ -114,15 +130,25 @@ def wait_for_decision(http: httpx.Client, url: str, token: str) -> str:
             return str(status["agent_id"])
 
 
-def run_enrol(settings: Settings, *, why_arg: str | None, why: str | None, name: str | None,
-              agent_id: str | None, url: str | None, force: bool) -> int:
+def run_enrol(
+    settings: Settings,
+    *,
+    why_arg: str | None,
+    why: str | None,
+    name: str | None,
+    agent_id: str | None,
+    url: str | None,
+    force: bool,
+) -> int:
     try:
         ask = plan(settings, why_arg=why_arg, why=why, name=name, agent_id=agent_id, url=url, force=force)
         verify = ask.url.startswith("https:")
         with httpx.Client(timeout=httpx.Timeout(settings.client.timeout), verify=verify) as http:
             pending = ask_to_join(http, ask)
-            _err(f"asked {ask.url} to admit agent {pending['agent_id']}; waiting for the human to decide "
-                 "(it shows in their inbox)")
+            _err(
+                f"asked {ask.url} to admit agent {pending['agent_id']}; waiting for the human to decide "
+                "(it shows in their inbox)"
+            )
             admitted = wait_for_decision(http, ask.url, str(pending["token"]))
         path: Path = settings.path or config_path()
         save_setting(path, "client", "url", ask.url)

@@ -85,9 +85,15 @@ class RestKb:
 
     async def write(self, path: str, content: str, if_version: str | None) -> dict[str, Any]:
         # Sent as text/markdown: the page's bytes as they are, never inflated by JSON escapes.
-        return dict(await self.rest.json("PUT", self._page(path), params=_some(if_version=if_version),
-                                         content=content.encode("utf-8"),
-                                         content_type="text/markdown; charset=utf-8"))
+        return dict(
+            await self.rest.json(
+                "PUT",
+                self._page(path),
+                params=_some(if_version=if_version),
+                content=content.encode("utf-8"),
+                content_type="text/markdown; charset=utf-8",
+            )
+        )
 
     async def listing(self, prefix: str, *, meta: bool = False) -> dict[str, Any]:
         params = _some(prefix=prefix, limit=500, meta=1 if meta else None)

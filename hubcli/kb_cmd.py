@@ -19,18 +19,21 @@ if TYPE_CHECKING:
 kb_app = typer.Typer(
     name="kb",
     help="Read and write a project's knowledge base.\n\nOn the hub at HUB_URL with the admin token as "
-         "HUB_TOKEN, or with no HUB_URL on the local data directory as the human admin (refused while a "
-         "running hub holds it). A path outside /fs is relative to it (notes/a.md is /fs/notes/a.md). "
-         "Exit 0 ok, 1 the hub refused (for get: the page is absent), 2 usage, 69 unreachable, "
-         "77 token refused, 78 no hub or token named.",
+    "HUB_TOKEN, or with no HUB_URL on the local data directory as the human admin (refused while a "
+    "running hub holds it). A path outside /fs is relative to it (notes/a.md is /fs/notes/a.md). "
+    "Exit 0 ok, 1 the hub refused (for get: the page is absent), 2 usage, 69 unreachable, "
+    "77 token refused, 78 no hub or token named.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 PROJECT = typer.Option(None, "--project", help="The project; HUB_PROJECT (or [client] project) when left out.")
 JSON = typer.Option(False, "--json", help="Print the hub's answer as JSON.")
-IF_VERSION = typer.Option(None, "--if-version", help="Only if the page is at this version (sha256:...), or "
-                                                     "'absent' for only if there is no page.")
+IF_VERSION = typer.Option(
+    None,
+    "--if-version",
+    help="Only if the page is at this version (sha256:...), or 'absent' for only if there is no page.",
+)
 
 
 def _err(message: str) -> None:
@@ -89,8 +92,11 @@ def get(
     path: str = typer.Argument("/fs/index.md", help="The page (default /fs/index.md)."),
     project: str = PROJECT,
     as_json: bool = JSON,
-    version: str = typer.Option(None, "--version", help="A kept version the page's history names "
-                                                        "(deleted pages too), instead of the page as it stands."),
+    version: str = typer.Option(
+        None,
+        "--version",
+        help="A kept version the page's history names (deleted pages too), instead of the page as it stands.",
+    ),
 ) -> None:
     """Print a page's content exactly as stored.
 
@@ -254,16 +260,21 @@ def forget(
     if as_json:
         _json(result)
     else:
-        sys.stdout.write(f"forgot {result['versions_forgotten']} versions of {result['path']} "
-                         f"({result['bytes_forgotten']} bytes)\n")
+        sys.stdout.write(
+            f"forgot {result['versions_forgotten']} versions of {result['path']} ({result['bytes_forgotten']} bytes)\n"
+        )
 
 
 @kb_app.command("export")
 def export(
     folder: Path = typer.Option(..., "--dir", help="The folder: created when absent (its parent must exist)."),
-    force: bool = typer.Option(False, "--force", help="Write into a non-empty folder, overwriting files, and "
-                                                      "remove files of pages the old manifest names that the "
-                                                      "hub no longer has."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Write into a non-empty folder, overwriting files, and "
+        "remove files of pages the old manifest names that the "
+        "hub no longer has.",
+    ),
     project: str = PROJECT,
 ) -> None:
     """Write every page into a folder, with the manifest .hub-kb.json.
@@ -283,10 +294,14 @@ def export(
 @kb_app.command("import")
 def import_(
     folder: Path = typer.Option(..., "--dir", help="The folder holding the pages (and .hub-kb.json)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done (would create, would "
-                                                          "update, would delete) and write nothing."),
-    prune: bool = typer.Option(False, "--prune", help="Delete hub pages the manifest names whose files are "
-                                                      "gone from the folder."),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Print what would be done (would create, would update, would delete) and write nothing.",
+    ),
+    prune: bool = typer.Option(
+        False, "--prune", help="Delete hub pages the manifest names whose files are gone from the folder."
+    ),
     project: str = PROJECT,
 ) -> None:
     """Bring a folder's pages into the knowledge base.

@@ -37,7 +37,7 @@ def refuse(message: str) -> CliFailure:
 
 def parts_of(page: str) -> list[str]:
     """`/fs/a/b.md` -> `["a", "b.md"]` (canonical page paths only)."""
-    return page[len(ROOT):].split("/")
+    return page[len(ROOT) :].split("/")
 
 
 def dot_named(page: str) -> bool:
@@ -215,8 +215,12 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
         body = json.loads(raw, object_pairs_hook=_no_repeats)
     except (ValueError, RepeatedKey) as exc:
         raise refuse(f"{target}: {exc}" if isinstance(exc, RepeatedKey) else f"{target} is not JSON") from None
-    if not isinstance(body, dict) or body.get("format") != FORMAT or not isinstance(body.get("project"), str) \
-            or not isinstance(body.get("pages"), dict):
+    if (
+        not isinstance(body, dict)
+        or body.get("format") != FORMAT
+        or not isinstance(body.get("project"), str)
+        or not isinstance(body.get("pages"), dict)
+    ):
         raise refuse(f"{target} is not a format {FORMAT} manifest (format, project, pages)")
     for page, version in body["pages"].items():
         try:

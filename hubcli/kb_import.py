@@ -85,10 +85,14 @@ def read_folder(folder: Path, project: str) -> Folder:
         # fwalk lists a symlink to a directory among the directories and does not descend into it.
         for name in [d for d in dirnames if not d.startswith(".")]:
             if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                problems.append(f"{_shown(name if base == '.' else f'{base}/{name}')}: a symlink; "
-                                "symlinks are never followed")
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
-                             and not stat.S_ISLNK(os.stat(d, dir_fd=dir_fd, follow_symlinks=False).st_mode))
+                problems.append(
+                    f"{_shown(name if base == '.' else f'{base}/{name}')}: a symlink; symlinks are never followed"
+                )
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and not stat.S_ISLNK(os.stat(d, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        )
         for name in sorted(n for n in filenames if not n.startswith(".")):
             rel = name if base == "." else f"{base}/{name}"
             page = _file_page(rel) if _utf8_name(rel) else None
@@ -234,11 +238,24 @@ async def make(run: Run, changes: list[Step]) -> None:
             await _apply(run, step)
 
 
-LOCAL_LINES = {"hub newer": "hub newer {path}: left as is", "keep": "keep {path}: {reason}",
-               "conflict": "conflict {path}: {reason}", "already gone": "delete {path}: already gone"}
-COUNTS = (("created", "create"), ("updated", "update"), ("deleted", "delete"), ("conflicts", "conflict"),
-          ("hub newer", "hub newer"), ("kept", "keep"), ("already gone", "already gone"),
-          ("not attempted", "not attempted"), ("failed", "failed"), ("unchanged", "none"))
+LOCAL_LINES = {
+    "hub newer": "hub newer {path}: left as is",
+    "keep": "keep {path}: {reason}",
+    "conflict": "conflict {path}: {reason}",
+    "already gone": "delete {path}: already gone",
+}
+COUNTS = (
+    ("created", "create"),
+    ("updated", "update"),
+    ("deleted", "delete"),
+    ("conflicts", "conflict"),
+    ("hub newer", "hub newer"),
+    ("kept", "keep"),
+    ("already gone", "already gone"),
+    ("not attempted", "not attempted"),
+    ("failed", "failed"),
+    ("unchanged", "none"),
+)
 
 
 def summary(steps: list[Step], *, dry_run: bool) -> str:
@@ -280,8 +297,10 @@ async def import_folder(kb: Kb, folder: Path, *, dry_run: bool, prune: bool) -> 
     manifest = found.manifest or {}
     paths = sorted(set(found.pages) | set(manifest))
     hub = dict.fromkeys(paths) | await hub_versions(kb, [p for p in paths if held is None or p in held])
-    steps = [decide(p, version_of(found.pages[p]) if p in found.pages else None, manifest.get(p), hub[p],
-                    prune=prune) for p in paths]
+    steps = [
+        decide(p, version_of(found.pages[p]) if p in found.pages else None, manifest.get(p), hub[p], prune=prune)
+        for p in paths
+    ]
     for step in steps:
         if step.kind in ("update", "delete") and step.version is None:
             step.version = manifest.get(step.path)  # what the manifest keeps if the change is not made

@@ -27,14 +27,17 @@ def local_caller(settings: Settings) -> Caller:
 
     label = settings.client.agent_id
     if label is not None and not AGENT_ID_RE.match(label):
-        raise CliFailure(exits.NOT_CONFIGURED, f"HUB_AGENT_ID {label!r} is not a valid actor label "
-                                               "(lowercase letters, digits, hyphens)")
+        raise CliFailure(
+            exits.NOT_CONFIGURED,
+            f"HUB_AGENT_ID {label!r} is not a valid actor label (lowercase letters, digits, hyphens)",
+        )
     return Caller.admin(label)
 
 
 def held(hub: HubSettings) -> CliFailure:
-    return CliFailure(exits.REFUSED, f"data directory {hub.data_path} is in use by a running hub; "
-                                     "set HUB_URL to reach it instead")
+    return CliFailure(
+        exits.REFUSED, f"data directory {hub.data_path} is in use by a running hub; set HUB_URL to reach it instead"
+    )
 
 
 def run_local(hub: HubSettings, work: Callable[[], Awaitable[T]]) -> T:

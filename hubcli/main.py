@@ -41,9 +41,13 @@ def serve() -> None:
 @app.command()
 def config(
     path: bool = typer.Option(False, "--path", help="Print the config file's path."),
-    check: bool = typer.Option(False, "--check", help="Check the file and HUB_* variables: exit 78 naming "
-                               "any unknown key under [hub] or [client] and any bad value; print `config ok` "
-                               "otherwise."),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Check the file and HUB_* variables: exit 78 naming "
+        "any unknown key under [hub] or [client] and any bad value; print `config ok` "
+        "otherwise.",
+    ),
 ) -> None:
     """Show where the settings live, or check them."""
     from hubcore import config as cfg
@@ -98,8 +102,11 @@ def enrol(
     why_arg: str = typer.Argument(None, metavar="WHY", help="One line: why the hub should admit you."),
     why: str = typer.Option(None, "--why", help="The reason (at most 200 characters), instead of the argument."),
     name: str = typer.Option(None, "--name", help="Your display name (default: HUB_AGENT_ID, else the host name)."),
-    agent_id: str = typer.Option(None, "--id", help="The agent id you would like (default: HUB_AGENT_ID); the "
-                                 "hub picks another when it is taken."),
+    agent_id: str = typer.Option(
+        None,
+        "--id",
+        help="The agent id you would like (default: HUB_AGENT_ID); the hub picks another when it is taken.",
+    ),
     url: str = typer.Option(None, "--url", help="The hub to ask (default: HUB_URL)."),
     force: bool = typer.Option(False, "--force", help="Enrol although a token is configured, replacing it."),
 ) -> None:
@@ -110,8 +117,9 @@ def enrol(
     --force), 69 unreachable, 77 refused by the human or abandoned, 78 no hub named."""
     from hubcli.enrol_cmd import run_enrol
 
-    raise typer.Exit(run_enrol(settings_or_exit(), why_arg=why_arg, why=why, name=name, agent_id=agent_id,
-                               url=url, force=force))
+    raise typer.Exit(
+        run_enrol(settings_or_exit(), why_arg=why_arg, why=why, name=name, agent_id=agent_id, url=url, force=force)
+    )
 
 
 @app.command()
@@ -120,8 +128,9 @@ def review(
     title: str = typer.Option(None, "--title", help="The review's title."),
     wait: bool = typer.Option(False, "--wait", help="Wait for the verdict."),
     timeout: float = typer.Option(3600.0, "--timeout", help="With --wait: give up after this many seconds (exit 75)."),
-    approval: str = typer.Option(None, "--approval", help="With --wait: wait again on this approval id; "
-                                 "publishes nothing."),
+    approval: str = typer.Option(
+        None, "--approval", help="With --wait: wait again on this approval id; publishes nothing."
+    ),
 ) -> None:
     """Publish the unified diff on stdin (git diff, diff -u) as a diff artifact at HUB_URL and ask the
     human to review it; prints `artifact ID` and `approval ID`. With --wait, wait for the verdict:
@@ -130,8 +139,9 @@ def review(
     refused, 78 no hub named."""
     from hubcli.review_cmd import run_review
 
-    raise typer.Exit(run_review(settings_or_exit(), project=project, title=title, wait=wait, timeout=timeout,
-                                approval=approval))
+    raise typer.Exit(
+        run_review(settings_or_exit(), project=project, title=title, wait=wait, timeout=timeout, approval=approval)
+    )
 
 
 app.add_typer(kb_app)

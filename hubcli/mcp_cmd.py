@@ -79,8 +79,15 @@ def run_call(settings: Settings, tool: str, raw: str | None) -> int:
         return exits.USAGE
     url, token = target
     try:
-        result = anyio.run(lambda: request(url, token, "tools/call", {"name": tool, "arguments": arguments},
-                                           timeout=max(settings.client.timeout, 90.0)))
+        result = anyio.run(
+            lambda: request(
+                url,
+                token,
+                "tools/call",
+                {"name": tool, "arguments": arguments},
+                timeout=max(settings.client.timeout, 90.0),
+            )
+        )
     except CliFailure as failure:
         _err("call", failure.message)
         if failure.body is not None:
@@ -133,8 +140,9 @@ def run_tools(settings: Settings, compact: bool) -> int:
         found: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
-            page = await request(url, token, "tools/list", {"cursor": cursor} if cursor else {},
-                                 timeout=settings.client.timeout)
+            page = await request(
+                url, token, "tools/list", {"cursor": cursor} if cursor else {}, timeout=settings.client.timeout
+            )
             found.extend(page.get("tools", []))
             cursor = page.get("nextCursor")
             if not cursor:

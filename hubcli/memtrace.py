@@ -42,15 +42,23 @@ class Dumper:
         self.baseline: tracemalloc.Snapshot | None = None
 
     def snapshot(self) -> tracemalloc.Snapshot:
-        return tracemalloc.take_snapshot().filter_traces((
-            tracemalloc.Filter(False, tracemalloc.__file__),
-            tracemalloc.Filter(False, "<frozen importlib._bootstrap>")))
+        return tracemalloc.take_snapshot().filter_traces(
+            (
+                tracemalloc.Filter(False, tracemalloc.__file__),
+                tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+            )
+        )
 
     def dump(self) -> None:
         now = self.snapshot()
         current, peak = tracemalloc.get_traced_memory()
-        log.warning("tracemalloc: traced %.1f MiB (peak %.1f MiB); SQLite holds %s; the process: %s",
-                    current / 2**20, peak / 2**20, sqlite_memory(), resident())
+        log.warning(
+            "tracemalloc: traced %.1f MiB (peak %.1f MiB); SQLite holds %s; the process: %s",
+            current / 2**20,
+            peak / 2**20,
+            sqlite_memory(),
+            resident(),
+        )
         freed = trim()
         log.warning("malloc_trim: %s; the process now: %s", freed, resident())
         if self.baseline is None:

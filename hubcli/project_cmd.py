@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 project_app = typer.Typer(
     name="project",
     help="Create, list and delete projects.\n\nOn the hub at HUB_URL (token HUB_TOKEN, else the admin "
-         "token), or with no HUB_URL on the local data directory as the human admin (refused while a "
-         "running hub holds it). Exit 0 ok, 1 the hub refused, 2 usage, 69 unreachable, 77 token "
-         "refused, 78 no hub or token named.",
+    "token), or with no HUB_URL on the local data directory as the human admin (refused while a "
+    "running hub holds it). Exit 0 ok, 1 the hub refused, 2 usage, 69 unreachable, 77 token "
+    "refused, 78 no hub or token named.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -61,8 +61,9 @@ def _run(rest_op: RestOp, local_op: LocalOp) -> tuple[int, Any]:
 
 @project_app.command("create")
 def create(
-    project_id: str = typer.Option(..., "--id", help="The new project's id: lowercase letters, digits and "
-                                                     "hyphens, not starting with space-."),
+    project_id: str = typer.Option(
+        ..., "--id", help="The new project's id: lowercase letters, digits and hyphens, not starting with space-."
+    ),
     name: str = typer.Option(None, "--name", help="Its display name (the id when left out)."),
 ) -> None:
     """Create a project and print `created <id>`.
@@ -118,8 +119,9 @@ def table(projects: list[dict[str, Any]]) -> str:
 
 @project_app.command("delete")
 def delete(
-    project_id: str = typer.Option(None, "--id", help="The project to delete; HUB_PROJECT (or [client] "
-                                                      "project) when left out."),
+    project_id: str = typer.Option(
+        None, "--id", help="The project to delete; HUB_PROJECT (or [client] project) when left out."
+    ),
 ) -> None:
     """Delete a project (admin).
 

@@ -76,15 +76,20 @@ class Rest:
             raise CliFailure(exits.NOT_CONFIGURED, "no hub named: set HUB_URL or [client] url in the config file")
         token = settings.client.token or settings.hub.admin_token
         if not token:
-            raise CliFailure(exits.NOT_CONFIGURED, "no token set: set HUB_TOKEN (the admin token for admin "
-                                                   "commands) or [client] token in the config file")
+            raise CliFailure(
+                exits.NOT_CONFIGURED,
+                "no token set: set HUB_TOKEN (the admin token for admin commands) or [client] token in the config file",
+            )
         return cls(settings.client.url, token, settings.client.timeout)
 
     def client(self) -> httpx.AsyncClient:
         # Plain HTTP needs no TLS context; building one costs more than a loopback request.
         verify = self.url.startswith("https:")
-        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), verify=verify,
-                                 limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout),
+            verify=verify,
+            limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+        )
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[Rest]:
@@ -92,9 +97,16 @@ class Rest:
         async with self.client() as http:
             yield replace(self, http=http)
 
-    async def send(self, method: str, path: str, *, params: dict[str, Any] | None = None,
-                   json: Any = None, content: bytes | None = None,
-                   content_type: str | None = None) -> httpx.Response:
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
+    ) -> httpx.Response:
         """The hub's successful answer; `CliFailure` for anything else. `path` is below `/api/v1`."""
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         if json is not None:
@@ -103,17 +115,21 @@ class Rest:
             headers["Content-Type"] = content_type
         try:
             if self.http is not None:
-                r = await self.http.request(method, api_base(self.url) + path, params=params, content=content,
-                                            headers=headers)
+                r = await self.http.request(
+                    method, api_base(self.url) + path, params=params, content=content, headers=headers
+                )
             else:
                 async with self.client() as http:
-                    r = await http.request(method, api_base(self.url) + path, params=params, content=content,
-                                           headers=headers)
+                    r = await http.request(
+                        method, api_base(self.url) + path, params=params, content=content, headers=headers
+                    )
         except httpx.HTTPError as exc:
             raise CliFailure(exits.UNREACHABLE, f"cannot reach the hub at {self.url}: {exc}") from None
         if r.status_code == 401:
-            raise CliFailure(exits.TOKEN_REFUSED, "the hub refused the token (HUB_TOKEN or [client] token; "
-                                                  "admin commands need the admin token)")
+            raise CliFailure(
+                exits.TOKEN_REFUSED,
+                "the hub refused the token (HUB_TOKEN or [client] token; admin commands need the admin token)",
+            )
         if r.status_code >= 300:
             raise HubRefused(_refusal(r))
         return r

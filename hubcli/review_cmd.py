@@ -68,8 +68,9 @@ async def _decision(url: str, token: str | None, approval_id: str, deadline: flo
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        waited = await _tool(url, token, "inbox_wait", {"since": since, "wait_seconds": int(
-            max(0, min(WAIT_CALL_SECS, left)))})
+        waited = await _tool(
+            url, token, "inbox_wait", {"since": since, "wait_seconds": int(max(0, min(WAIT_CALL_SECS, left)))}
+        )
         for item in waited.get("items", []):
             if item.get("event_id") == approval_id and item.get("decision"):
                 return dict(item)
@@ -79,15 +80,32 @@ async def _decision(url: str, token: str | None, approval_id: str, deadline: flo
             return None
 
 
-async def _run(url: str, token: str | None, project: str, title: str, diff: str | None, approval: str | None,
-               wait: bool, timeout: float) -> int:
+async def _run(
+    url: str,
+    token: str | None,
+    project: str,
+    title: str,
+    diff: str | None,
+    approval: str | None,
+    wait: bool,
+    timeout: float,
+) -> int:
     if approval is None:
         assert diff is not None
-        made = await _tool(url, token, "artifact_publish", {"project_id": project, "title": title, "kind": "diff",
-                                                             "content": diff})
-        asked = await _tool(url, token, "signal_append", {"project_id": project, "kind": "approval",
-                                                          "summary": f"Review: {title}"[:1024],
-                                                          "artifact_id": made["artifact_id"]})
+        made = await _tool(
+            url, token, "artifact_publish", {"project_id": project, "title": title, "kind": "diff", "content": diff}
+        )
+        asked = await _tool(
+            url,
+            token,
+            "signal_append",
+            {
+                "project_id": project,
+                "kind": "approval",
+                "summary": f"Review: {title}"[:1024],
+                "artifact_id": made["artifact_id"],
+            },
+        )
         approval = str(asked["event_id"])
         sys.stdout.write(f"artifact {made['artifact_id']}\napproval {approval}\n")
         sys.stdout.flush()
@@ -112,8 +130,9 @@ async def _run(url: str, token: str | None, project: str, title: str, diff: str 
     return exits.OK if approved else exits.REFUSED
 
 
-def run_review(settings: Settings, *, project: str | None, title: str | None, wait: bool, timeout: float,
-               approval: str | None) -> int:
+def run_review(
+    settings: Settings, *, project: str | None, title: str | None, wait: bool, timeout: float, approval: str | None
+) -> int:
     url, token = settings.client.url, settings.client.token
     if not url:
         _err("no hub named: set HUB_URL or [client] url in the config file")

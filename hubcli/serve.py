@@ -43,16 +43,19 @@ def run_serve(settings: Settings) -> int:
     first_token: str | None = None
     if not hub.admin_token:
         if not is_loopback(host):
-            _err(f"bind {hub.bind} is not loopback and no admin token is set "
-                 "(set admin_token under [hub] or HUB_ADMIN_TOKEN)")
+            _err(
+                f"bind {hub.bind} is not loopback and no admin token is set "
+                "(set admin_token under [hub] or HUB_ADMIN_TOKEN)"
+            )
             return exits.NOT_CONFIGURED
         first_token = make_admin_token(settings.path)
         hub = replace(hub, admin_token=first_token)
     if data_dir_in_use(hub.data_path):
         _err(f"data directory {hub.data_path} is in use by another hub process")
         return exits.REFUSED
-    logging.basicConfig(level=hub.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=hub.log_level.upper(), stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     config = _hypercorn_config(hub)
     try:
         sockets = config.create_sockets()
@@ -68,11 +71,13 @@ def run_serve(settings: Settings) -> int:
 
     def announce(_hub: object) -> None:
         token_state = "generated" if first_token else "set"
-        sys.stdout.write(f"Agent Hub listening on {address} (data directory {hub.data_path}; "
-                         f"admin token {token_state})\n")
+        sys.stdout.write(
+            f"Agent Hub listening on {address} (data directory {hub.data_path}; admin token {token_state})\n"
+        )
         if first_token:
-            sys.stdout.write(f"Admin token (shown once, saved to {settings.path}): {first_token}\n"
-                             f"Connect: {address}/#connect\n")
+            sys.stdout.write(
+                f"Admin token (shown once, saved to {settings.path}): {first_token}\nConnect: {address}/#connect\n"
+            )
         sys.stdout.flush()
 
     app.on_settled.append(settle_heap)
@@ -101,5 +106,9 @@ async def _serve(app: HubASGI, config: Config, sockets: object) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
     memtrace.install(loop)
-    await worker_serve(wrap_app(app, config.wsgi_max_body_size, "asgi"), config,  # type: ignore[arg-type]
-                       sockets=sockets, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+    await worker_serve(
+        wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]
+        config,
+        sockets=sockets,  # type: ignore[arg-type]
+        shutdown_trigger=stop.wait,
+    )

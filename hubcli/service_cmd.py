@@ -96,8 +96,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def service(
         print_unit: bool = typer.Option(False, "--print", help="Print the systemd unit to stdout."),
-        exec_path: Path = typer.Option(None, "--exec", help="The hub-cli the unit runs (default: this "
-                                       "installation's)."),
+        exec_path: Path = typer.Option(
+            None, "--exec", help="The hub-cli the unit runs (default: this installation's)."
+        ),
     ) -> None:
         """Print a hardened systemd unit that runs `hub-cli serve` as a service (DynamicUser, state in
         /var/lib/agent-hub, restarted on failure, logs in the journal). Install it as
@@ -107,7 +108,9 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(exits.USAGE)
         path = exec_path.absolute() if exec_path is not None else hub_cli_path()
         if str(path).startswith(HIDDEN):
-            sys.stderr.write(f"hub-cli service: warning: {path} lies under a home directory, which the "
-                             "unit hides from the service (ProtectHome=yes); install the hub system-wide "
-                             "(docs/operations.md) or give --exec\n")
+            sys.stderr.write(
+                f"hub-cli service: warning: {path} lies under a home directory, which the "
+                "unit hides from the service (ProtectHome=yes); install the hub system-wide "
+                "(docs/operations.md) or give --exec\n"
+            )
         sys.stdout.write(render_unit(path))

@@ -229,9 +229,20 @@ def validate(hub: HubSettings) -> None:
         raise ConfigError("hub.tls_cert and hub.tls_key must be set together")
     if not hub.push_contact.startswith(("mailto:", "https://")):
         raise ConfigError("hub.push_contact must be a mailto: or https:// address (the VAPID sub claim)")
-    for name in ("min_free_bytes", "events_per_project", "notify_interval_secs", "prune_undo_secs",
-                 "inbox_open_per_agent", "inbox_open_per_project", "enrol_pending_max", "enrol_pending_ttl_secs",
-                 "streams_per_token", "body_idle_secs", "body_min_rate", "integrity_sample_secs"):
+    for name in (
+        "min_free_bytes",
+        "events_per_project",
+        "notify_interval_secs",
+        "prune_undo_secs",
+        "inbox_open_per_agent",
+        "inbox_open_per_project",
+        "enrol_pending_max",
+        "enrol_pending_ttl_secs",
+        "streams_per_token",
+        "body_idle_secs",
+        "body_min_rate",
+        "integrity_sample_secs",
+    ):
         if getattr(hub, name) < 0:
             raise ConfigError(f"hub.{name} must not be negative")
     for entry in hub.trust_proxy:  # an entry that names nothing would silently trust nobody
@@ -244,8 +255,10 @@ def validate(hub: HubSettings) -> None:
     if hub.open_readers_max < 1:
         raise ConfigError("hub.open_readers_max must be at least 1")
     if hub.backup_dir and _within(Path(hub.backup_dir).expanduser(), hub.data_path):
-        raise ConfigError(f"hub.backup_dir {hub.backup_dir} lies inside the data directory {hub.data_path} "
-                          "(symlinks resolved): backups must live outside it")
+        raise ConfigError(
+            f"hub.backup_dir {hub.backup_dir} lies inside the data directory {hub.data_path} "
+            "(symlinks resolved): backups must live outside it"
+        )
 
 
 def _within(path: Path, root: Path) -> bool:

@@ -117,8 +117,7 @@ def is_volume_full(exc: BaseException | None) -> bool:
 def volume_full(cause: BaseException | None = None) -> HubError:
     """The spec's retryable `unavailable` for a write the full volume refused: nothing of it was
     kept, and the same call succeeds once space returns."""
-    err = unavailable("the hub's data volume is full; nothing was written; free space and retry",
-                      reason="volume_full")
+    err = unavailable("the hub's data volume is full; nothing was written; free space and retry", reason="volume_full")
     err.__cause__ = cause
     return err
 

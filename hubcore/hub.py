@@ -95,8 +95,17 @@ def data_dir_in_use(data_dir: Path) -> bool:
 
 # The hub's parts, in the order `build_parts` makes them (a test holds the two alike): hub.db is
 # migrated from their classes' steps before any part is built.
-PART_TYPES: tuple[type[Part], ...] = (ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
-                                      EnrolmentPart, IntegrityPart, PushPart)
+PART_TYPES: tuple[type[Part], ...] = (
+    ProjectsPart,
+    FeedsPart,
+    SessionsPart,
+    KbPart,
+    ArtifactsPart,
+    SearchPart,
+    EnrolmentPart,
+    IntegrityPart,
+    PushPart,
+)
 
 
 def hub_migrations(parts: tuple[type[Part], ...] = PART_TYPES) -> tuple[Migration, ...]:
@@ -109,9 +118,11 @@ def supported_version() -> int:
     return newest(hub_migrations())
 
 
-def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
-                kb_pool: ActorPool) -> tuple[ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart,
-                                             EnrolmentPart, IntegrityPart, PushPart]:
+def build_parts(
+    core: Core, *, opened_version: int, brain_pool: ActorPool, kb_pool: ActorPool
+) -> tuple[
+    ProjectsPart, FeedsPart, SessionsPart, KbPart, ArtifactsPart, SearchPart, EnrolmentPart, IntegrityPart, PushPart
+]:
     """The hub's parts: the one list. A new feature is one more entry here and in `PART_TYPES` (and
     in `Hub`'s view of the services it exposes to the adapters); no other part's module changes."""
     projects = ProjectsPart(core, opened_version=opened_version, supported_version=supported_version())
@@ -140,8 +151,9 @@ def build_parts(core: Core, *, opened_version: int, brain_pool: ActorPool,
 
 
 class Hub:
-    def __init__(self, core: Core, task_group: TaskGroup, *, opened_version: int, brain_pool: ActorPool,
-                 kb_pool: ActorPool) -> None:
+    def __init__(
+        self, core: Core, task_group: TaskGroup, *, opened_version: int, brain_pool: ActorPool, kb_pool: ActorPool
+    ) -> None:
         self.core = core
         self.settings = core.settings
         self.task_group = task_group
@@ -150,9 +162,9 @@ class Hub:
         self.publisher = core.publisher
         self.changes = core.publisher.changes
         projects, feeds, sessions, kb, artifacts, search, enrolment, integrity, push = build_parts(
-            core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool)
-        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment, integrity,
-                                        push)
+            core, opened_version=opened_version, brain_pool=brain_pool, kb_pool=kb_pool
+        )
+        self.parts: tuple[Part, ...] = (projects, feeds, sessions, kb, artifacts, search, enrolment, integrity, push)
         self._assemble(self.parts)
         # What the adapters call, by part.
         self.auth, self.projects, self.agents = projects.auth, projects.projects, projects.agents
@@ -165,8 +177,13 @@ class Hub:
         self.comments, self.shares, self.scripts = artifacts.comments, artifacts.shares, artifacts.scripts
         self.search, self.search_index = search.search, search.index
         self.backups = BackupService(
-            data_dir=self.settings.data_path, backup_dir=self.settings.backup_dir, clock=core.clock,
-            gate=artifacts.blobs.gate, schema_version=opened_version, engine_files=self.engine_files)
+            data_dir=self.settings.data_path,
+            backup_dir=self.settings.backup_dir,
+            clock=core.clock,
+            gate=artifacts.blobs.gate,
+            schema_version=opened_version,
+            engine_files=self.engine_files,
+        )
         self.enrolment = enrolment.enrolment
         self.integrity = integrity.sampler  # None unless integrity_sample_secs is set
         self.push = push.push
@@ -212,8 +229,9 @@ class Hub:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, settings: HubSettings, *, clock: Clock | None = None,
-                   serving_later: bool = False) -> AsyncIterator[Hub]:
+    async def open(
+        cls, settings: HubSettings, *, clock: Clock | None = None, serving_later: bool = False
+    ) -> AsyncIterator[Hub]:
         """The hub over `settings`' data directory, open until the block ends. It counts as serving
         (`mark_serving`) from the start, unless `serving_later`: a server marks it once ready."""
         clock = clock or SystemClock()
@@ -242,14 +260,19 @@ class Hub:
                     # Background work (sweepers, notify sends) lives in its own group so that it
                     # stops before the stores close under it.
                     brain_pool = ActorPool(
-                        stores, brain_factory(data_dir / "brains", settings.synchronous),
-                        max_open=settings.open_stores_max, idle_secs=settings.store_idle_secs,
+                        stores,
+                        brain_factory(data_dir / "brains", settings.synchronous),
+                        max_open=settings.open_stores_max,
+                        idle_secs=settings.store_idle_secs,
                     )
-                    kb_pool = ActorPool(stores, kb_factory(data_dir / "kb", settings.synchronous),
-                                        max_open=settings.open_stores_max, idle_secs=settings.store_idle_secs)
+                    kb_pool = ActorPool(
+                        stores,
+                        kb_factory(data_dir / "kb", settings.synchronous),
+                        max_open=settings.open_stores_max,
+                        idle_secs=settings.store_idle_secs,
+                    )
                     async with anyio.create_task_group() as background:
-                        hub = cls(core, background, opened_version=version, brain_pool=brain_pool,
-                                  kb_pool=kb_pool)
+                        hub = cls(core, background, opened_version=version, brain_pool=brain_pool, kb_pool=kb_pool)
                         await hub.start_background()
                         if not serving_later:
                             hub.mark_serving()

@@ -64,8 +64,10 @@ class HubMetrics:
     def __init__(self, data_dir: Path, *, event_kinds: Iterable[str] = ()) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.http_requests = Counter(
-            "hub_http_requests", "HTTP requests by method and status class",
-            ["method", "status_class"], registry=self.registry,
+            "hub_http_requests",
+            "HTTP requests by method and status class",
+            ["method", "status_class"],
+            registry=self.registry,
         )
         self.failed_responses = Counter(
             "hub_failed_responses", "Failed responses by hub error code", ["code"], registry=self.registry
@@ -74,12 +76,16 @@ class HubMetrics:
             "hub_events_appended", "Feed events appended, by kind", ["kind"], registry=self.registry
         )
         self.notify_sends = Counter(
-            "hub_notify_sends", "Notify target sends, by result (delivered or failed)", ["result"],
+            "hub_notify_sends",
+            "Notify target sends, by result (delivered or failed)",
+            ["result"],
             registry=self.registry,
         )
         self.tool_calls = Counter(
-            "hub_mcp_tool_calls", "Agent tool calls by tool and outcome (ok, error)",
-            ["tool", "outcome"], registry=self.registry,
+            "hub_mcp_tool_calls",
+            "Agent tool calls by tool and outcome (ok, error)",
+            ["tool", "outcome"],
+            registry=self.registry,
         )
         for kind in event_kinds:
             self.events_appended.labels(kind=kind)

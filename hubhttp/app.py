@@ -77,9 +77,25 @@ def create_app() -> Quart:
     app.url_rule_class = LazyRule
     app.config["MAX_CONTENT_LENGTH"] = None  # the gate enforces the limit while streaming
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
-    for bp in (probes_bp, projects.bp, agents.bp, enrol.bp, sessions.bp, storage.bp, feed.bp, inbox.bp, kb.bp,
-               artifacts.bp, search.bp, stream.bp, bootstrap.bp, openapi.bp, pages.bp, limits.bp,
-               push.bp):
+    for bp in (
+        probes_bp,
+        projects.bp,
+        agents.bp,
+        enrol.bp,
+        sessions.bp,
+        storage.bp,
+        feed.bp,
+        inbox.bp,
+        kb.bp,
+        artifacts.bp,
+        search.bp,
+        stream.bp,
+        bootstrap.bp,
+        openapi.bp,
+        pages.bp,
+        limits.bp,
+        push.bp,
+    ):
         app.register_blueprint(bp)
     app.register_blueprint(backups_bp)
     app.register_blueprint(webapp_bp)  # the web app at / (hubhttp.webapp)
@@ -106,8 +122,7 @@ def create_app() -> Quart:
         elif status == 404:
             detail = "no such route"
         count_failure(_metrics(app), code)
-        return Response(problem_body(status, code, detail), status=status, headers=headers,
-                        content_type=PROBLEM_TYPE)
+        return Response(problem_body(status, code, detail), status=status, headers=headers, content_type=PROBLEM_TYPE)
 
     @app.errorhandler(Exception)
     async def unexpected(err: Exception) -> Response:
@@ -115,7 +130,10 @@ def create_app() -> Quart:
             return await hub_error(volume_full(err))
         log.exception("unhandled error", exc_info=err)
         count_failure(_metrics(app), "internal")
-        return Response(problem_body(500, "internal", "the hub failed to answer this request"),
-                        status=500, content_type=PROBLEM_TYPE)
+        return Response(
+            problem_body(500, "internal", "the hub failed to answer this request"),
+            status=500,
+            content_type=PROBLEM_TYPE,
+        )
 
     return app

@@ -115,7 +115,8 @@ class HubASGI:
                 counter = counters.get(key)
                 if counter is None:  # prometheus' labels() locks and builds a key: once per pair
                     counter = counters[key] = self.hub.metrics.http_requests.labels(
-                        method=method, status_class=f"{key[1]}xx")
+                        method=method, status_class=f"{key[1]}xx"
+                    )
                 counter.inc()
             await send(message)
 

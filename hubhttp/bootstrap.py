@@ -35,5 +35,6 @@ def caller_origin() -> str:
 async def bootstrap_skill() -> Response:
     render: Callable[[str], str] = current_app.extensions[RENDERER_KEY]
     body = render(caller_origin())
-    return Response(body, status=200, content_type="text/markdown; charset=utf-8",
-                    headers={"Cache-Control": "no-cache"})
+    return Response(
+        body, status=200, content_type="text/markdown; charset=utf-8", headers={"Cache-Control": "no-cache"}
+    )

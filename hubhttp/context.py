@@ -62,8 +62,11 @@ async def no_members() -> None:
     body = await json_body(default={})
     if body:
         name = next(iter(body))
-        raise HubError("invalid_argument", f"{str(name)[:64]}: unknown member (this route takes no body members)",
-                       details={"field": str(name)[:64]})
+        raise HubError(
+            "invalid_argument",
+            f"{str(name)[:64]}: unknown member (this route takes no body members)",
+            details={"field": str(name)[:64]},
+        )
 
 
 # orjson reads an integer literal beyond 64 bits as a float, silently losing it; a body holding a

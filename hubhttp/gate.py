@@ -78,8 +78,10 @@ def check_target(scope: Scope) -> None:
     _check_query(query)
 
 
-NOT_CANONICAL = ("the request target must be a path starting with one '/', with single slashes, "
-                 "no '.' or '..' segments and no encoded slashes")
+NOT_CANONICAL = (
+    "the request target must be a path starting with one '/', with single slashes, "
+    "no '.' or '..' segments and no encoded slashes"
+)
 
 
 def _check_query(query: bytes) -> None:
@@ -292,8 +294,11 @@ MCP_PATH = "/mcp"
 # OAuth discovery documents (RFC 9728 protected resource, RFC 8414 authorization server) that MCP
 # clients look for after a 401: the hub offers no OAuth, and a 404 lets them fail fast instead of
 # reporting a bare "error response".
-OAUTH_DISCOVERY = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
-                   "/.well-known/openid-configuration")
+OAUTH_DISCOVERY = (
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+)
 NO_OAUTH = "this hub offers no OAuth; /mcp takes a bearer token the human issues (an agent token)"
 MCP_TOKEN_REFUSED = -32001
 
@@ -303,18 +308,33 @@ async def send_mcp_refusal(send: Send, err: HubError, metrics: Any) -> None:
     JSON-RPC error found in a non-2xx JSON body (and show only "Server returned an error response"
     for a problem document), so the person running the agent reads why. The id is null: the
     request was refused before its body was read."""
-    message = ("unauthenticated: the hub refused the bearer token (missing, unknown, revoked or not yet "
-               "approved); /mcp takes an agent token the human issues, and this hub offers no OAuth")
-    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {
-        "code": MCP_TOKEN_REFUSED, "message": message,
-        "data": {"error": {"code": err.code, "message": err.message, "retryable": False, "details": {}}},
-    }})
+    message = (
+        "unauthenticated: the hub refused the bearer token (missing, unknown, revoked or not yet "
+        "approved); /mcp takes an agent token the human issues, and this hub offers no OAuth"
+    )
+    body = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": MCP_TOKEN_REFUSED,
+                "message": message,
+                "data": {"error": {"code": err.code, "message": err.message, "retryable": False, "details": {}}},
+            },
+        }
+    )
     count_failure(metrics, err.code)
-    await send({"type": "http.response.start", "status": 401, "headers": [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"www-authenticate", b'Bearer realm="agent-hub", error="invalid_token"'),
-    ]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="agent-hub", error="invalid_token"'),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

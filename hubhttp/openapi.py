@@ -40,8 +40,11 @@ PROBLEM: Schema = {
     "type": "object",
     "required": ["type", "title", "status", "detail", "code"],
     "properties": {
-        "type": {"type": "string"}, "title": {"type": "string"}, "status": {"type": "integer"},
-        "detail": {"type": "string"}, "code": {"type": "string", "description": "the hub's error code"},
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "code": {"type": "string", "description": "the hub's error code"},
         "details": {"type": "object"},
     },
 }
@@ -51,8 +54,9 @@ bp = Blueprint("openapi", __name__)
 
 @bp.get(API_PREFIX + "/openapi.json")
 async def openapi_document() -> Response:
-    return Response(document(current_app), status=200, mimetype="application/json",
-                    headers={"Cache-Control": "no-cache"})
+    return Response(
+        document(current_app), status=200, mimetype="application/json", headers={"Cache-Control": "no-cache"}
+    )
 
 
 def install(app: Quart, version: str) -> None:
@@ -78,8 +82,9 @@ class _UrlMap:
 
     @classmethod
     def of(cls, app: Quart) -> _UrlMap:
-        return cls(tuple((r.rule, str(r.endpoint), tuple(sorted(r.methods or ()))) for r in api_rules(app)),
-                     app.url_map)
+        return cls(
+            tuple((r.rule, str(r.endpoint), tuple(sorted(r.methods or ()))) for r in api_rules(app)), app.url_map
+        )
 
 
 class _MapOnly:
@@ -95,8 +100,9 @@ def _shared(url_map: _UrlMap, version: str) -> bytes:
 
 
 def api_rules(app: Quart) -> list[Rule]:
-    return sorted((r for r in app.url_map.iter_rules() if r.rule.startswith(API_PREFIX)),
-                  key=lambda r: (r.rule, str(r.endpoint)))
+    return sorted(
+        (r for r in app.url_map.iter_rules() if r.rule.startswith(API_PREFIX)), key=lambda r: (r.rule, str(r.endpoint))
+    )
 
 
 def openapi_path(rule: str) -> str:
@@ -122,14 +128,18 @@ def build(app: Quart, version: str) -> dict[str, Any]:
             paths.setdefault(openapi_path(rule.rule), {})[method.lower()] = operation(rule, method, doc)
     return {
         "openapi": "3.1.0",
-        "info": {"title": "Agent Hub REST API", "version": version,
-                 "description": "Every error is an RFC 9457 problem document carrying the hub's `code`."},
+        "info": {
+            "title": "Agent Hub REST API",
+            "version": version,
+            "description": "Every error is an RFC 9457 problem document carrying the hub's `code`.",
+        },
         "servers": [{"url": "/"}],
         "paths": paths,
         "components": {
             "schemas": {"Problem": PROBLEM},
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                                           "description": "the admin token or an agent token"}},
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "the admin token or an agent token"}
+            },
         },
     }
 
@@ -148,9 +158,13 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
         op["security"] = [{"bearer": []}]
     body = doc.request_schema(frozenset(rule.arguments))
     if body is not None:
-        op["requestBody"] = {"required": doc.body_required,
-                             "content": {"application/json": {"schema": body},
-                                         **{media: {"schema": {"type": "string"}} for media in doc.text_body}}}
+        op["requestBody"] = {
+            "required": doc.body_required,
+            "content": {
+                "application/json": {"schema": body},
+                **{media: {"schema": {"type": "string"}} for media in doc.text_body},
+            },
+        }
     return op
 
 
@@ -160,7 +174,7 @@ def operation(rule: Rule, method: str, doc: Doc) -> dict[str, Any]:
 # lookarounds, which generators cannot read.
 SEGMENT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029/]"
 SEGMENT_NO_DOT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029/.]"
-SEGMENT_PATTERN = (f"^(?:{SEGMENT_NO_DOT}{SEGMENT}*|\\.{SEGMENT_NO_DOT}{SEGMENT}*|\\.\\.{SEGMENT}+)$")
+SEGMENT_PATTERN = f"^(?:{SEGMENT_NO_DOT}{SEGMENT}*|\\.{SEGMENT_NO_DOT}{SEGMENT}*|\\.\\.{SEGMENT}+)$"
 
 
 def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
@@ -170,7 +184,8 @@ def path_params(rule: Rule, doc: Doc) -> Iterable[dict[str, Any]]:
         schema = not_null(doc.path_schema(name))  # a path value is never null
         # A one-line rule is implied by the segment's (its line breaks are all refused there).
         if schema.get("pattern") == ONE_LINE_RAW_PATTERN or (
-                "pattern" not in schema and schema.get("type") == "string"):
+            "pattern" not in schema and schema.get("type") == "string"
+        ):
             schema = {**schema, "pattern": SEGMENT_PATTERN}
         yield {"name": name, "in": "path", "required": True, "schema": schema}
 
@@ -187,14 +202,20 @@ def responses(method: str, doc: Doc) -> dict[str, Any]:
     if doc.response is None:
         out[str(doc.status)] = {"description": doc.summary}
     else:
-        out[str(doc.status)] = {"description": doc.summary,
-                                "content": {doc.media: {"schema": doc.response},
-                                            **{m: {"schema": sch} for m, sch in doc.alternatives.items()}}}
+        out[str(doc.status)] = {
+            "description": doc.summary,
+            "content": {
+                doc.media: {"schema": doc.response},
+                **{m: {"schema": sch} for m, sch in doc.alternatives.items()},
+            },
+        }
     for status in doc.also:
         out[str(status)] = {"description": doc.summary, "content": {doc.media: {"schema": doc.response}}}
     for status in problem_statuses(method, doc):
-        out[str(status)] = {"description": PHRASES.get(status, "refused"),
-                            "content": {PROBLEM_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+        out[str(status)] = {
+            "description": PHRASES.get(status, "refused"),
+            "content": {PROBLEM_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
     return out
 
 

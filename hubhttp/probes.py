@@ -22,5 +22,6 @@ async def readyz() -> Response:
 
 @bp.get("/metrics")
 async def metrics() -> Response:
-    return Response(hub().metrics.render(), mimetype=CONTENT_TYPE_LATEST.split(";")[0],
-                    content_type=CONTENT_TYPE_LATEST)
+    return Response(
+        hub().metrics.render(), mimetype=CONTENT_TYPE_LATEST.split(";")[0], content_type=CONTENT_TYPE_LATEST
+    )

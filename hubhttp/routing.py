@@ -83,8 +83,9 @@ KNOWN_MAX = 4096
 class RouteAccess:
     """The access a request needs, from the endpoint the app's URL map will dispatch it to."""
 
-    def __init__(self, app: Quart, outside: Mapping[str, Access],
-                 table: Mapping[str, Access] = ENDPOINT_ACCESS) -> None:
+    def __init__(
+        self, app: Quart, outside: Mapping[str, Access], table: Mapping[str, Access] = ENDPOINT_ACCESS
+    ) -> None:
         self._map: Map = app.url_map
         self._outside = dict(outside)  # exact paths routed before Quart sees the request
         self._table = table
@@ -114,8 +115,7 @@ class RouteAccess:
         return known
 
     def for_path(self, path: str, method: str, root: str = "") -> Access:
-        adapter = self._map.bind("hub.invalid", script_name=root or None, path_info=path,
-                                 default_method=method)
+        adapter = self._map.bind("hub.invalid", script_name=root or None, path_info=path, default_method=method)
         try:
             rule, _ = adapter.match(return_rule=True)
         except MethodNotAllowed as refused:

@@ -39,17 +39,29 @@ from hubcore.errors import HubError
 log = logging.getLogger("hubhttp.webapp")
 
 APP_PREFIX = "/app/"
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-       "connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; frame-src 'self'; "
-       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-           "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
-           "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Resource-Policy": "same-origin"}
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self'; font-src 'self'; manifest-src 'self'; worker-src 'self'; frame-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 TYPES = {
-    ".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8", ".json": "application/json",
-    ".webmanifest": "application/manifest+json", ".png": "image/png", ".svg": "image/svg+xml",
-    ".txt": "text/plain; charset=utf-8", ".ico": "image/x-icon",
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".webmanifest": "application/manifest+json",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+    ".ico": "image/x-icon",
 }
 COMPRESSIBLE = (".html", ".css", ".js", ".json", ".webmanifest", ".svg", ".txt")
 # Served at the root (the worker's scope is the folder it is served from) rather than under /app/.
@@ -77,8 +89,9 @@ class Shell:
 
 def _file(data: bytes, suffix: str) -> File:
     gz = gzip.compress(data, compresslevel=9, mtime=0) if suffix in COMPRESSIBLE else None
-    return File(data, gz, TYPES.get(suffix, "application/octet-stream"),
-                '"' + hashlib.sha256(data).hexdigest()[:20] + '"')
+    return File(
+        data, gz, TYPES.get(suffix, "application/octet-stream"), '"' + hashlib.sha256(data).hexdigest()[:20] + '"'
+    )
 
 
 def url_for_file(rel: str) -> str:

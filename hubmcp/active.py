@@ -62,8 +62,13 @@ class Binding:
 class ActiveSessions:
     """Connection key -> the session that connection is working in."""
 
-    def __init__(self, *, max_keys: int = 100_000, idle_secs: float = 7 * 24 * 3600,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        max_keys: int = 100_000,
+        idle_secs: float = 7 * 24 * 3600,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._entries: OrderedDict[ConnectionKey, tuple[Binding, float]] = OrderedDict()
         self._max_keys = max_keys
         self._idle_secs = idle_secs

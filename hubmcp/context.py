@@ -90,8 +90,16 @@ class HttpBinding:
         else:
             sid = headers.get("mcp-session-id")
             key = legacy_key(sid) if sid else modern_key(caller.actor, headers.get(CONNECTION_HEADER))
-        return CallContext(self.hub, caller, key, self.sessions, lambda: self._origin(scope, headers),
-                           ctx.protocol_version, progress_of(ctx), self.waits)
+        return CallContext(
+            self.hub,
+            caller,
+            key,
+            self.sessions,
+            lambda: self._origin(scope, headers),
+            ctx.protocol_version,
+            progress_of(ctx),
+            self.waits,
+        )
 
     def _origin(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> str:
         client = scope.get("client")
@@ -108,13 +116,22 @@ class HttpBinding:
 class FixedBinding:
     """stdio: one pipe, one caller."""
 
-    def __init__(self, hub: Hub, caller: Caller, connection: ConnectionKey, sessions: ActiveSessions,
-                 origin: str | None) -> None:
+    def __init__(
+        self, hub: Hub, caller: Caller, connection: ConnectionKey, sessions: ActiveSessions, origin: str | None
+    ) -> None:
         self.hub, self.caller, self.connection = hub, caller, connection
         self.sessions, self.origin = sessions, origin
         self.waits = WaitPolicy()
 
     def context(self, ctx: ServerRequestContext[Any, Any]) -> CallContext:
         origin = self.origin
-        return CallContext(self.hub, self.caller, self.connection, self.sessions, lambda: origin,
-                           ctx.protocol_version, progress_of(ctx), self.waits)
+        return CallContext(
+            self.hub,
+            self.caller,
+            self.connection,
+            self.sessions,
+            lambda: origin,
+            ctx.protocol_version,
+            progress_of(ctx),
+            self.waits,
+        )

@@ -89,9 +89,14 @@ def to_mcp_error(err: HubError, **extra: Any) -> MCPError:
 
 def resource_missing(uri: str, message: str | None = None) -> MCPError:
     err = HubError("not_found", message or f"no resource {uri}")
-    return MCPError(code=INVALID_PARAMS, message=f"Resource not found: {err.message}", data={
-        "uri": uri, "error": tool_error(err),
-    })
+    return MCPError(
+        code=INVALID_PARAMS,
+        message=f"Resource not found: {err.message}",
+        data={
+            "uri": uri,
+            "error": tool_error(err),
+        },
+    )
 
 
 def unknown_tool(name: str) -> CallToolResult:

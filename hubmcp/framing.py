@@ -74,10 +74,12 @@ class _JsonOnlyResponses:
 
     async def send(self, item: SessionMessage, /) -> None:
         metadata = item.metadata
-        if (not isinstance(item.message, JSONRPCResponse | JSONRPCError)
-                and isinstance(metadata, ServerMessageMetadata)
-                and metadata.related_request_id is not None
-                and str(metadata.related_request_id) in self._json_requests):
+        if (
+            not isinstance(item.message, JSONRPCResponse | JSONRPCError)
+            and isinstance(metadata, ServerMessageMetadata)
+            and metadata.related_request_id is not None
+            and str(metadata.related_request_id) in self._json_requests
+        ):
             return
         await self._inner.send(item)
 
@@ -87,8 +89,9 @@ class _JsonOnlyResponses:
     async def __aenter__(self) -> _JsonOnlyResponses:
         return self
 
-    async def __aexit__(self, _exc_type: type[BaseException] | None, _exc_val: BaseException | None,
-                        _exc_tb: TracebackType | None) -> bool | None:
+    async def __aexit__(
+        self, _exc_type: type[BaseException] | None, _exc_val: BaseException | None, _exc_tb: TracebackType | None
+    ) -> bool | None:
         await self.aclose()
         return None
 

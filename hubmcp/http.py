@@ -74,10 +74,13 @@ def own_hosts(settings: HubSettings) -> list[str]:
 def security_settings(settings: HubSettings) -> TransportSecuritySettings:
     hosts = own_hosts(settings)
     allowed_hosts = [h for name in hosts for h in (name, f"{name}:*")]
-    allowed_origins = [o for name in hosts for scheme in ("http", "https")
-                       for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")]
+    allowed_origins = [
+        o for name in hosts for scheme in ("http", "https") for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+    ]
     return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
     )
 
 
@@ -101,7 +104,10 @@ class McpEndpoint:
         )
         # Only ever handed 2026-07-28 requests, which carry no session: stateless is moot.
         self.quick = StreamableHTTPSessionManager(
-            app=self.mcp.server, json_response=True, stateless=True, security_settings=security,
+            app=self.mcp.server,
+            json_response=True,
+            stateless=True,
+            security_settings=security,
         )
         self._waiting_tools = frozenset(name.encode() for name in waiting)
 

@@ -24,10 +24,11 @@ PROTECTED_TOOLS = frozenset({"artifact_publish", "artifact_update", "artifact_dr
 ALG, KDF, ITERATIONS = "AES-256-GCM", "PBKDF2-HMAC-SHA256", 600_000
 SALT_BYTES, IV_BYTES = 16, 12
 PASSWORD_SCHEMA: dict[str, Any] = {
-    "type": "string", "minLength": 1,
+    "type": "string",
+    "minLength": 1,
     "description": "protect this version: the content is encrypted on this machine with this password "
-                   "(AES-256-GCM, PBKDF2-HMAC-SHA256) and only ciphertext and its envelope reach the hub; "
-                   "the reader types the password in the page. Not with `envelope`.",
+    "(AES-256-GCM, PBKDF2-HMAC-SHA256) and only ciphertext and its envelope reach the hub; "
+    "the reader types the password in the page. Not with `envelope`.",
 }
 
 
@@ -45,8 +46,13 @@ def encrypt(plaintext: str, password: str) -> tuple[str, dict[str, Any]]:
     """(base64 ciphertext with its tag, envelope) of `plaintext` under `password`."""
     salt, iv = os.urandom(SALT_BYTES), os.urandom(IV_BYTES)
     sealed = AESGCM(_key(password, salt)).encrypt(iv, plaintext.encode("utf-8"), None)
-    envelope = {"alg": ALG, "kdf": KDF, "iterations": ITERATIONS,
-                "salt": base64.b64encode(salt).decode("ascii"), "iv": base64.b64encode(iv).decode("ascii")}
+    envelope = {
+        "alg": ALG,
+        "kdf": KDF,
+        "iterations": ITERATIONS,
+        "salt": base64.b64encode(salt).decode("ascii"),
+        "iv": base64.b64encode(iv).decode("ascii"),
+    }
     return base64.b64encode(sealed).decode("ascii"), envelope
 
 

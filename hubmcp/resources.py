@@ -60,20 +60,27 @@ class Resources:
 
     def _static(self) -> list[types.Resource]:
         entry = self.skill.frontmatter
-        out = [types.Resource(
-            uri=BOOTSTRAP_URI, name="hub-bootstrap", title="Agent Hub bootstrap guide",
-            description="How to connect to this hub and where to start", mime_type="text/markdown",
-        )]
+        out = [
+            types.Resource(
+                uri=BOOTSTRAP_URI,
+                name="hub-bootstrap",
+                title="Agent Hub bootstrap guide",
+                description="How to connect to this hub and where to start",
+                mime_type="text/markdown",
+            )
+        ]
         for f in sorted(self.skill.files, key=lambda f: (f.path != "SKILL.md", f.path)):
             is_root = f.path == "SKILL.md"
-            out.append(types.Resource(
-                uri=f.uri,
-                name=entry.get("name", "hub") if is_root else f.path,
-                title=f.title,
-                description=entry.get("description", "") if is_root else f"Agent Hub guide: {f.title}",
-                mime_type=f.mime_type,
-                size=f.size,
-            ))
+            out.append(
+                types.Resource(
+                    uri=f.uri,
+                    name=entry.get("name", "hub") if is_root else f.path,
+                    title=f.title,
+                    description=entry.get("description", "") if is_root else f"Agent Hub guide: {f.title}",
+                    mime_type=f.mime_type,
+                    size=f.size,
+                )
+            )
         return out
 
     async def _from_parts(self, call: CallContext, after: str | None, want: int) -> list[types.Resource]:
@@ -94,18 +101,27 @@ class Resources:
 
     async def list(self, call: CallContext, cursor: str | None) -> types.ListResourcesResult:
         if cursor is not None and cursor not in self.cursors:
-            raise MCPError(code=INVALID_PARAMS, message="invalid_argument: unknown cursor; list from the start",
-                           data={"error": {"code": "invalid_argument", "message": "unknown cursor",
-                                           "retryable": False, "details": {}}})
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message="invalid_argument: unknown cursor; list from the start",
+                data={
+                    "error": {
+                        "code": "invalid_argument",
+                        "message": "unknown cursor",
+                        "retryable": False,
+                        "details": {},
+                    }
+                },
+            )
         static = self._static()
         uris = [str(r.uri) for r in static]
         if cursor is None:
             page, after = static, None
         elif cursor in uris:
-            page, after = static[uris.index(cursor) + 1:], None
+            page, after = static[uris.index(cursor) + 1 :], None
         else:
             page, after = [], cursor
-        page = page[:PAGE_SIZE + 1]
+        page = page[: PAGE_SIZE + 1]
         page += await self._from_parts(call, after, PAGE_SIZE + 1 - len(page))
         more = len(page) > PAGE_SIZE
         page = page[:PAGE_SIZE]
@@ -113,9 +129,17 @@ class Resources:
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
     def templates(self, parts: Sequence[Part]) -> types.ListResourceTemplatesResult:
-        out = [types.ResourceTemplate(uri_template=t.uri_template, name=t.name, title=t.title or None,
-                                      description=t.description or None, mime_type=t.mime_type)
-               for part in parts for t in part.resource_templates()]
+        out = [
+            types.ResourceTemplate(
+                uri_template=t.uri_template,
+                name=t.name,
+                title=t.title or None,
+                description=t.description or None,
+                mime_type=t.mime_type,
+            )
+            for part in parts
+            for t in part.resource_templates()
+        ]
         if self.fixtures:
             out.append(types.ResourceTemplate(uri_template=FIXTURE_TEMPLATE, name="conformance-template"))
         return types.ListResourceTemplatesResult(resource_templates=out)
@@ -157,8 +181,9 @@ class Resources:
     def directory_read(self, uri: str, cursor: str | None) -> dict[str, Any]:
         rel = self.skill.directory_path(uri)
         if rel is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"{uri} is not a directory this server serves",
-                           data={"uri": uri})
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"{uri} is not a directory this server serves", data={"uri": uri}
+            )
         children = self.skill.children(rel)
         start = 0
         if cursor:
@@ -166,7 +191,7 @@ class Resources:
             if cursor not in uris:
                 raise MCPError(code=INVALID_PARAMS, message="unknown cursor", data={"uri": uri})
             start = uris.index(cursor) + 1
-        page = children[start:start + PAGE_SIZE]
+        page = children[start : start + PAGE_SIZE]
         result: dict[str, Any] = {"resources": page}
         if start + PAGE_SIZE < len(children):
             result["nextCursor"] = page[-1]["uri"]
@@ -194,7 +219,7 @@ def _fixture(uri: str) -> types.ReadResourceResult | None:
         return _text(uri, "This is the content of the static text resource.", "text/plain")
     prefix, suffix = "test://template/", "/data"
     if uri.startswith(prefix) and uri.endswith(suffix) and len(uri) > len(prefix) + len(suffix):
-        ident = uri[len(prefix):-len(suffix)]
+        ident = uri[len(prefix) : -len(suffix)]
         body = orjson.dumps({"id": ident, "templateTest": True, "data": f"Data for ID: {ident}"}).decode()
         return _text(uri, body, "application/json")
     return None

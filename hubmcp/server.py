@@ -136,30 +136,42 @@ class HubMcp:
         on every call is a tenth of a quick call's cost."""
         return self._header_schemas.get(name)
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
-                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         tools = [
             types.Tool(
-                name=t.name, description=t.description,
-                input_schema=t.input_schema, output_schema=t.output_schema,
+                name=t.name,
+                description=t.description,
+                input_schema=t.input_schema,
+                output_schema=t.output_schema,
                 annotations=READ_ONLY if t.read_only else None,
             )
             for t in self.tools.values()
         ]
         if self.fixtures:
-            tools.append(types.Tool(name=FIXTURE_CAPABILITY_TOOL, description="conformance fixture: needs sampling",
-                                    input_schema={"type": "object", "properties": {}}))
+            tools.append(
+                types.Tool(
+                    name=FIXTURE_CAPABILITY_TOOL,
+                    description="conformance fixture: needs sampling",
+                    input_schema={"type": "object", "properties": {}},
+                )
+            )
         return types.ListToolsResult(tools=tools)
 
     def _fixture_call(self, ctx: ServerRequestContext[Any, Any]) -> types.CallToolResult:
         """The conformance suite's diagnostic tool: refuses a client that did not declare sampling."""
         if not ctx.session.check_client_capability(types.ClientCapabilities(sampling=types.SamplingCapability())):
-            raise MCPError(code=MISSING_REQUIRED_CLIENT_CAPABILITY, message="this tool needs the sampling capability",
-                           data={"requiredCapabilities": {"sampling": {}}})
+            raise MCPError(
+                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message="this tool needs the sampling capability",
+                data={"requiredCapabilities": {"sampling": {}}},
+            )
         return types.CallToolResult(content=[types.TextContent(type="text", text="sampling declared")])
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
-                         params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         metrics = self.hub.metrics
         if self.fixtures and params.name == FIXTURE_CAPABILITY_TOOL:
             return self._fixture_call(ctx)
@@ -184,8 +196,9 @@ class HubMcp:
             if is_volume_full(exc):  # a file write the services did not name: still retryable
                 return await self._failed(call, tool.name, params.arguments, volume_full(exc))
             log.exception("tool %s failed", tool.name)
-            return await self._failed(call, tool.name, params.arguments,
-                                      HubError("internal", "the hub failed to answer this call"))
+            return await self._failed(
+                call, tool.name, params.arguments, HubError("internal", "the hub failed to answer this call")
+            )
         metrics.tool_calls.labels(tool=tool.name, outcome="ok").inc()
         await self._record(call, tool.name, params.arguments, "ok")
         return types.CallToolResult(
@@ -193,8 +206,9 @@ class HubMcp:
             structured_content=result,
         )
 
-    async def _failed(self, call: CallContext | None, name: str, arguments: dict[str, Any] | None,
-                      err: HubError) -> types.CallToolResult:
+    async def _failed(
+        self, call: CallContext | None, name: str, arguments: dict[str, Any] | None, err: HubError
+    ) -> types.CallToolResult:
         """A tool execution error: recorded, counted, and answered as an `isError` result the
         model reads (MCP's convention; a JSON-RPC error's details never reach the model)."""
         err = errors.agent_view(err, call.caller if call is not None else None)
@@ -218,20 +232,23 @@ class HubMcp:
         except HubError as err:
             raise errors.to_mcp_error(err) from None
 
-    async def _list_resources(self, ctx: ServerRequestContext[Any, Any],
-                              params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         cursor = params.cursor if params else None
         try:
             return await self.resources.list(self._call(ctx), cursor)
         except HubError as err:
             raise errors.to_mcp_error(err) from None
 
-    async def _list_templates(self, ctx: ServerRequestContext[Any, Any],
-                              params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+    async def _list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
         return self.resources.templates(self.hub.core.parts)
 
-    async def _read_resource(self, ctx: ServerRequestContext[Any, Any],
-                             params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         try:
             return await self.resources.read(self._call(ctx), str(params.uri))
         except HubError as err:
@@ -248,12 +265,14 @@ class HubMcp:
 
     # -- prompts (none; listed empty so generic clients and cache checks see a well-formed answer) --
 
-    async def _list_prompts(self, ctx: ServerRequestContext[Any, Any],
-                            params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[])
 
-    async def _get_prompt(self, ctx: ServerRequestContext[Any, Any],
-                          params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         raise MCPError(code=INVALID_PARAMS, message=f"no prompt named {params.name!r}; this hub has none")
 
 

@@ -21,9 +21,11 @@ SKILL_ROOT = f"skill://{SKILL_NAME}"
 SKILL_MD_URI = f"{SKILL_ROOT}/SKILL.md"
 DIRECTORY_MIME = "inode/directory"
 ORIGIN_MARK = "{{ORIGIN}}"
-STANDALONE_NOTE = ("You reach it through this stdio MCP server (`hub-cli mcp` serving the hub's data directory\n"
-                   "itself), as the human's admin connection: you are connected already, and no network\n"
-                   "address serves this hub here.")
+STANDALONE_NOTE = (
+    "You reach it through this stdio MCP server (`hub-cli mcp` serving the hub's data directory\n"
+    "itself), as the human's admin connection: you are connected already, and no network\n"
+    "address serves this hub here."
+)
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ class Skill:
     def file_for(self, uri: str) -> SkillFile | None:
         if not uri.startswith(SKILL_ROOT + "/"):
             return None
-        return self.by_path.get(uri[len(SKILL_ROOT) + 1:])
+        return self.by_path.get(uri[len(SKILL_ROOT) + 1 :])
 
     def directories(self) -> set[str]:
         """Every directory of the skill as a relative path ("" is the root)."""
@@ -129,22 +131,27 @@ class Skill:
             return ""
         if not uri.startswith(SKILL_ROOT + "/"):
             return None
-        rel = uri[len(SKILL_ROOT) + 1:].rstrip("/")
+        rel = uri[len(SKILL_ROOT) + 1 :].rstrip("/")
         return rel if rel in self.directories() else None
 
     def children(self, rel: str) -> list[dict[str, Any]]:
         """Direct children of a directory, as resource descriptors (directories first)."""
         prefix = f"{rel}/" if rel else ""
-        subdirs = sorted({d for d in self.directories() if d and d.startswith(prefix)
-                          and "/" not in d[len(prefix):]})
+        subdirs = sorted({d for d in self.directories() if d and d.startswith(prefix) and "/" not in d[len(prefix) :]})
         out: list[dict[str, Any]] = [
-            {"uri": f"{SKILL_ROOT}/{d}", "name": d.rsplit("/", 1)[-1], "mimeType": DIRECTORY_MIME}
-            for d in subdirs
+            {"uri": f"{SKILL_ROOT}/{d}", "name": d.rsplit("/", 1)[-1], "mimeType": DIRECTORY_MIME} for d in subdirs
         ]
         for f in self.files:
-            if f.path.startswith(prefix) and "/" not in f.path[len(prefix):]:
-                out.append({"uri": f.uri, "name": f.path.rsplit("/", 1)[-1], "title": f.title,
-                            "mimeType": f.mime_type, "size": f.size})
+            if f.path.startswith(prefix) and "/" not in f.path[len(prefix) :]:
+                out.append(
+                    {
+                        "uri": f.uri,
+                        "name": f.path.rsplit("/", 1)[-1],
+                        "title": f.title,
+                        "mimeType": f.mime_type,
+                        "size": f.size,
+                    }
+                )
         return out
 
     def bootstrap(self, origin: str) -> str:

@@ -40,16 +40,33 @@ from hubmcp.server import HubMcp
 
 log = logging.getLogger("hubmcp.stdio")
 
-CACHEABLE = frozenset({"tools/list", "prompts/list", "resources/list", "resources/templates/list",
-                       "resources/read", "skills/list", "skills/get", "resources/directory/read"})
+CACHEABLE = frozenset(
+    {
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "skills/list",
+        "skills/get",
+        "resources/directory/read",
+    }
+)
 
 
-async def serve_standalone(settings: HubSettings, *, label: str | None = None,
-                           stdin: Any = None, stdout: Any = None, clock: Clock | None = None) -> None:
+async def serve_standalone(
+    settings: HubSettings,
+    *,
+    label: str | None = None,
+    stdin: Any = None,
+    stdout: Any = None,
+    clock: Clock | None = None,
+) -> None:
     """Serve the local data directory over stdio until the client closes the pipe."""
     async with Hub.open(settings, clock=clock) as hub:
-        binding = FixedBinding(hub, Caller.admin(label), ConnectionKey("stdio", uuid.uuid4().hex),
-                               ActiveSessions(), settings.public_url)
+        binding = FixedBinding(
+            hub, Caller.admin(label), ConnectionKey("stdio", uuid.uuid4().hex), ActiveSessions(), settings.public_url
+        )
         mcp = HubMcp(hub, binding)
         async with stdio_server(stdin, stdout) as (read, write):
             await mcp.server.run(read, write, mcp.server.create_initialization_options())
@@ -111,8 +128,9 @@ class Pump:
                 self.legacy_version = version if isinstance(version, str) else None
                 self.initialize_id = None
             if message.id in self.tool_lists and isinstance((message.result or {}).get("tools"), list):
-                message = JSONRPCResponse(jsonrpc="2.0", id=message.id,
-                                          result={**message.result, "tools": advertise(message.result["tools"])})
+                message = JSONRPCResponse(
+                    jsonrpc="2.0", id=message.id, result={**message.result, "tools": advertise(message.result["tools"])}
+                )
             self.tool_lists.discard(message.id)
             method = self.modern_methods.pop(message.id, None)
             if method is not None and isinstance(message.result, dict):
@@ -130,12 +148,16 @@ class Pump:
 def refusal(request_id: Any, message: str) -> JSONRPCResponse:
     """The tool error a refused `password` gets, answered locally: nothing was sent to the hub."""
     error = {"code": "invalid_argument", "message": message, "retryable": False, "details": {"field": "password"}}
-    return JSONRPCResponse(jsonrpc="2.0", id=request_id, result={
-        "content": [{"type": "text", "text": errors.error_text(error)}], "isError": True})
+    return JSONRPCResponse(
+        jsonrpc="2.0",
+        id=request_id,
+        result={"content": [{"type": "text", "text": errors.error_text(error)}], "isError": True},
+    )
 
 
-async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0,
-                       stdin: Any = None, stdout: Any = None) -> None:
+async def serve_bridge(
+    hub_url: str, token: str | None, *, timeout: float = 30.0, stdin: Any = None, stdout: Any = None
+) -> None:
     """Pump messages between stdio and the hub at `hub_url` until either side closes."""
     headers = {CONNECTION_HEADER: uuid.uuid4().hex}
     if token:
@@ -147,6 +169,7 @@ async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0
         streamable_http_client(endpoint_url(hub_url), http_client=http) as (remote_read, remote_write),
         anyio.create_task_group() as tg,
     ):
+
         async def outbound() -> None:
             async for item in local_read:
                 if isinstance(item, Exception):
@@ -158,8 +181,7 @@ async def serve_bridge(hub_url: str, token: str | None, *, timeout: float = 30.0
                     await local_write.send(SessionMessage(refusal(item.message.id, str(refused))))
                     continue
                 extra = pump.headers_for(message)
-                await remote_write.send(SessionMessage(message,
-                                                       metadata=ClientMessageMetadata(headers=extra or None)))
+                await remote_write.send(SessionMessage(message, metadata=ClientMessageMetadata(headers=extra or None)))
             tg.cancel_scope.cancel()
 
         async def inbound() -> None:

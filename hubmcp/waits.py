@@ -27,8 +27,9 @@ class WaitPolicy:
     progress_every: float = 15.0
 
 
-async def capped_wait(report: Report | None, policy: WaitPolicy, asked: float,
-                      work: Callable[[float], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+async def capped_wait(
+    report: Report | None, policy: WaitPolicy, asked: float, work: Callable[[float], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
     """Run `work(seconds)` with the wait cut to the cap, reporting progress while it runs."""
     seconds = min(float(asked), policy.cap)
     if report is None or seconds <= 0:
@@ -40,8 +41,9 @@ async def capped_wait(report: Report | None, policy: WaitPolicy, asked: float,
     return result
 
 
-async def _with_progress(report: Report, every: float, seconds: float,
-                         work: Callable[[float], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+async def _with_progress(
+    report: Report, every: float, seconds: float, work: Callable[[float], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
     async def tick() -> None:
         started = anyio.current_time()
         try:

@@ -135,7 +135,10 @@ async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> A
                 landed, so what a request measures or snapshots is the hub at rest."""
                 await app.hub.search_index.settled()
 
-            async with HubClient(transport=transport, base_url="http://127.0.0.1:8080",
-                                 event_hooks={"request": [settled], "response": [checker.hook, settled]}) as client:
+            async with HubClient(
+                transport=transport,
+                base_url="http://127.0.0.1:8080",
+                event_hooks={"request": [settled], "response": [checker.hook, settled]},
+            ) as client:
                 client.app = app
                 yield client

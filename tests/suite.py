@@ -47,8 +47,11 @@ TMPFS = Path("/dev/shm")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--store-durations", action="store_true",
-                     help="record each test's seconds (setup, call, teardown) into tests/durations.json")
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help="record each test's seconds (setup, call, teardown) into tests/durations.json",
+    )
 
 
 def shared_group(item: pytest.Item) -> str | None:

@@ -43,19 +43,28 @@ def response_fields(path: str) -> frozenset[int]:
             models.add(name)
         return found
 
-    return frozenset(stmt.lineno for name, node in classes.items() if name != RESPONSE_ROOT and is_model(name)
-                     for stmt in node.body if isinstance(stmt, ast.AnnAssign))
+    return frozenset(
+        stmt.lineno
+        for name, node in classes.items()
+        if name != RESPONSE_ROOT and is_model(name)
+        for stmt in node.body
+        if isinstance(stmt, ast.AnnAssign)
+    )
 
 
 def is_response_field(finding: str) -> bool:
     match = FINDING.match(finding)
-    return (match is not None and match["path"].startswith("hubhttp/")
-            and int(match["line"]) in response_fields(match["path"]))
+    return (
+        match is not None
+        and match["path"].startswith("hubhttp/")
+        and int(match["line"]) in response_fields(match["path"])
+    )
 
 
 def findings() -> list[str]:
-    result = subprocess.run([sys.executable, "-m", "vulture"], cwd=ROOT, capture_output=True, text=True,
-                            timeout=300, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "vulture"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
     if result.returncode not in (0, 3):  # 3: vulture found dead code; anything else: it failed
         raise RuntimeError(f"vulture failed ({result.returncode}): {result.stderr.strip()}")
     return [line for line in result.stdout.splitlines() if line.strip() and not is_response_field(line)]

@@ -78,8 +78,9 @@ def svg() -> str:
     lines, dots = [], []
     for deg in SPOKES:
         c, s = math.cos(math.radians(deg)), -math.sin(math.radians(deg))
-        lines.append(f'<line x1="{50 + 12 * c:.1f}" y1="{50 + 12 * s:.1f}" '
-                     f'x2="{50 + 30 * c:.1f}" y2="{50 + 30 * s:.1f}"/>')
+        lines.append(
+            f'<line x1="{50 + 12 * c:.1f}" y1="{50 + 12 * s:.1f}" x2="{50 + 30 * c:.1f}" y2="{50 + 30 * s:.1f}"/>'
+        )
         dots.append(f'<circle cx="{50 + 30 * c:.1f}" cy="{50 + 30 * s:.1f}" r="7.5"/>')
     return SVG.format(blue=BLUE, lines="".join(lines), dots="".join(dots))
 

@@ -57,10 +57,19 @@ def free_port() -> int:
 def served(root: Path) -> Iterator[str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update({"HUB_CONFIG": str(root / "config.toml"), "HUB_DATA_DIR": str(root / "data"), "HUB_ADMIN_TOKEN": TOKEN,
-                "HUB_BIND": f"127.0.0.1:{port}", "HUB_MIN_FREE_BYTES": "0", "HUB_SHUTDOWN_GRACE_SECS": "3"})
-    with subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, cwd=ROOT,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+    env.update(
+        {
+            "HUB_CONFIG": str(root / "config.toml"),
+            "HUB_DATA_DIR": str(root / "data"),
+            "HUB_ADMIN_TOKEN": TOKEN,
+            "HUB_BIND": f"127.0.0.1:{port}",
+            "HUB_MIN_FREE_BYTES": "0",
+            "HUB_SHUTDOWN_GRACE_SECS": "3",
+        }
+    )
+    with subprocess.Popen(
+        [sys.executable, "-m", "hubcli", "serve"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    ) as proc:
         url = f"http://127.0.0.1:{port}"
         try:
             for _ in range(600):
@@ -94,11 +103,22 @@ class Seeder:
 
     def mcp(self, token: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         self.n += 1
-        r = self.http.post("/mcp", json={"jsonrpc": "2.0", "id": self.n, "method": "tools/call",
-                                         "params": {"name": tool, "arguments": args, "_meta": META}},
-                           headers={"Authorization": f"Bearer {token}", "MCP-Protocol-Version": MODERN,
-                                    "Mcp-Method": "tools/call", "Mcp-Name": tool,
-                                    "Accept": "application/json, text/event-stream"})
+        r = self.http.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": self.n,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": args, "_meta": META},
+            },
+            headers={
+                "Authorization": f"Bearer {token}",
+                "MCP-Protocol-Version": MODERN,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": tool,
+                "Accept": "application/json, text/event-stream",
+            },
+        )
         r.raise_for_status()
         result = r.json()["result"]
         if result.get("isError"):
@@ -114,25 +134,62 @@ def seed(url: str) -> dict[str, str]:
     s.rest("POST", "/projects", {"id": "webshop", "display_name": "Web shop"})
     s.rest("POST", "/projects", {"id": "research", "display_name": "Research notes"})
     old = s.mcp(scout, "session_start", {"project_id": "research", "name": "survey"})["session_id"]
-    s.mcp(scout, "brain_put", {"session_id": old, "store": "session", "path": "/fs/notes/sources.md",
-                               "content": "# Sources\n\n- the vendor's changelog\n- two benchmarks\n"})
+    s.mcp(
+        scout,
+        "brain_put",
+        {
+            "session_id": old,
+            "store": "session",
+            "path": "/fs/notes/sources.md",
+            "content": "# Sources\n\n- the vendor's changelog\n- two benchmarks\n",
+        },
+    )
     s.mcp(scout, "session_end", {"session_id": old, "handoff": "Survey done; the summary is in notes/."})
     session = s.mcp(builder, "session_start", {"project_id": "webshop", "name": "checkout-flow"})["session_id"]
-    s.mcp(builder, "brain_put", {"session_id": session, "store": "session", "path": "/fs/plan.md",
-                                 "content": "# Plan\n\n1. Cart\n2. Payment\n3. Receipt\n"})
+    s.mcp(
+        builder,
+        "brain_put",
+        {
+            "session_id": session,
+            "store": "session",
+            "path": "/fs/plan.md",
+            "content": "# Plan\n\n1. Cart\n2. Payment\n3. Receipt\n",
+        },
+    )
     for summary in ("Cart totals fixed", "Payment form wired to the sandbox", "Receipt e-mail drafted"):
         s.mcp(builder, "signal_append", {"project_id": "webshop", "summary": summary, "session_id": session})
     s.mcp(scout, "signal_append", {"project_id": "research", "kind": "finished", "summary": "Survey finished"})
-    s.mcp(scout, "signal_append", {"project_id": "research", "kind": "idea",
-                                   "summary": "Cache the vendor's API answers for a day"})
-    s.mcp(builder, "question_post", {"project_id": "webshop", "summary": "Which payment provider for launch?",
-                                     "body": "Both have a sandbox; fees differ by 0.3 %.",
-                                     "options": ["Stripe", "Adyen", "Decide later"]})
-    s.mcp(builder, "question_post", {"project_id": "webshop", "summary": "What should the order e-mail say?",
-                                     "expires_in_seconds": 7200})
-    s.mcp(builder, "signal_append", {"project_id": "webshop", "kind": "approval",
-                                     "summary": "Deploy the checkout to staging?", "body": "All tests pass.",
-                                     "expires_in_seconds": 3600})
+    s.mcp(
+        scout,
+        "signal_append",
+        {"project_id": "research", "kind": "idea", "summary": "Cache the vendor's API answers for a day"},
+    )
+    s.mcp(
+        builder,
+        "question_post",
+        {
+            "project_id": "webshop",
+            "summary": "Which payment provider for launch?",
+            "body": "Both have a sandbox; fees differ by 0.3 %.",
+            "options": ["Stripe", "Adyen", "Decide later"],
+        },
+    )
+    s.mcp(
+        builder,
+        "question_post",
+        {"project_id": "webshop", "summary": "What should the order e-mail say?", "expires_in_seconds": 7200},
+    )
+    s.mcp(
+        builder,
+        "signal_append",
+        {
+            "project_id": "webshop",
+            "kind": "approval",
+            "summary": "Deploy the checkout to staging?",
+            "body": "All tests pass.",
+            "expires_in_seconds": 3600,
+        },
+    )
     seed_wiki(s, builder)
     return {"id": "webshop", "session": str(session), "artifact": seed_artifacts(s, builder, str(session))}
 
@@ -142,17 +199,51 @@ def seed_artifacts(s: Seeder, builder: str, session: str) -> str:
     from hubmcp.protect import protect_arguments
 
     page = "<main style='font:16px system-ui;padding:1rem'><h1>Checkout</h1><p>Pay in three steps.</p></main>"
-    art = str(s.mcp(builder, "artifact_publish", {"project_id": "webshop", "title": "Checkout mock-up", "kind": "html",
-                                                  "content": page, "session_id": session})["artifact_id"])
-    s.rest("POST", f"/artifacts/{art}/comments", {"body": "Say how long each step takes",
-                                                   "anchor": {"mode": "text", "quote": "Pay in three steps."}})
-    s.mcp(builder, "artifact_draft", {"artifact_id": art, "content": page.replace("three", "two"),
-                                      "session_id": session})
-    s.mcp(builder, "artifact_publish", {"project_id": "webshop", "title": "Launch notes", "kind": "markdown",
-                                        "content": "# Launch\n\n- staging first\n- then production\n"})
-    s.mcp(builder, "artifact_publish", protect_arguments("artifact_publish", {
-        "project_id": "webshop", "title": "Provider contract terms", "kind": "markdown",
-        "content": "Fees: 1.4 %", "password": "screenshots only"}))
+    art = str(
+        s.mcp(
+            builder,
+            "artifact_publish",
+            {
+                "project_id": "webshop",
+                "title": "Checkout mock-up",
+                "kind": "html",
+                "content": page,
+                "session_id": session,
+            },
+        )["artifact_id"]
+    )
+    s.rest(
+        "POST",
+        f"/artifacts/{art}/comments",
+        {"body": "Say how long each step takes", "anchor": {"mode": "text", "quote": "Pay in three steps."}},
+    )
+    s.mcp(
+        builder, "artifact_draft", {"artifact_id": art, "content": page.replace("three", "two"), "session_id": session}
+    )
+    s.mcp(
+        builder,
+        "artifact_publish",
+        {
+            "project_id": "webshop",
+            "title": "Launch notes",
+            "kind": "markdown",
+            "content": "# Launch\n\n- staging first\n- then production\n",
+        },
+    )
+    s.mcp(
+        builder,
+        "artifact_publish",
+        protect_arguments(
+            "artifact_publish",
+            {
+                "project_id": "webshop",
+                "title": "Provider contract terms",
+                "kind": "markdown",
+                "content": "Fees: 1.4 %",
+                "password": "screenshots only",
+            },
+        ),
+    )
     return art
 
 
@@ -160,20 +251,38 @@ def seed_wiki(s: Seeder, builder: str) -> None:
     """The web shop's knowledge base: a guide the human reviewed and the agent changed since, pages
     linking to it, one page lint flags."""
     pages = {
-        "guides/checkout.md": ("Guide", "Checkout", "# Checkout\n\nThree steps: **cart**, payment, receipt.\n\n"
-                               "| Step | Owner |\n|---|---|\n| Cart | builder |\n| Payment | builder |\n\n"
-                               "See [the provider decision](../decisions/provider.md).\n"),
-        "decisions/provider.md": ("Decision", "Payment provider",
-                                  "Both sandboxes work; see [checkout](../guides/checkout.md).\n"),
+        "guides/checkout.md": (
+            "Guide",
+            "Checkout",
+            "# Checkout\n\nThree steps: **cart**, payment, receipt.\n\n"
+            "| Step | Owner |\n|---|---|\n| Cart | builder |\n| Payment | builder |\n\n"
+            "See [the provider decision](../decisions/provider.md).\n",
+        ),
+        "decisions/provider.md": (
+            "Decision",
+            "Payment provider",
+            "Both sandboxes work; see [checkout](../guides/checkout.md).\n",
+        ),
         "runbooks/deploy.md": ("Runbook", "Deploying", "1. Staging\n2. Production\n"),
     }
     for path, (kind, title, body) in pages.items():
-        s.rest("PUT", f"/projects/webshop/kb/pages/fs/{path}",
-               {"content": f"---\ntype: {kind}\ntitle: {title}\nstatus: active\n---\n{body}"})
+        s.rest(
+            "PUT",
+            f"/projects/webshop/kb/pages/fs/{path}",
+            {"content": f"---\ntype: {kind}\ntitle: {title}\nstatus: active\n---\n{body}"},
+        )
     s.rest("POST", "/projects/webshop/kb/pages/fs/guides/checkout.md/review", {})
-    s.mcp(builder, "brain_put", {"project_id": "webshop", "store": "project", "path": "/fs/runbooks/deploy.md",
-                                 "content": "---\ntype: Runbook\ntitle: Deploying\nstatus: active\n---\n"
-                                            "1. Staging\n2. Smoke tests\n3. Production\n"})
+    s.mcp(
+        builder,
+        "brain_put",
+        {
+            "project_id": "webshop",
+            "store": "project",
+            "path": "/fs/runbooks/deploy.md",
+            "content": "---\ntype: Runbook\ntitle: Deploying\nstatus: active\n---\n"
+            "1. Staging\n2. Smoke tests\n3. Production\n",
+        },
+    )
     s.rest("PUT", "/projects/webshop/kb/pages/fs/scratch.md", {"content": "# Scratch\n\n[gone](missing.md)\n"})
 
 
@@ -205,16 +314,24 @@ def shoot(url: str, out: Path, theme: Theme, only: set[str] | None = None) -> li
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             for width, viewport in WIDTHS.items():
-                context = browser.new_context(viewport=viewport, base_url=url, color_scheme=theme,
-                                              service_workers="block", reduced_motion="reduce")
+                context = browser.new_context(
+                    viewport=viewport,
+                    base_url=url,
+                    color_scheme=theme,
+                    service_workers="block",
+                    reduced_motion="reduce",
+                )
                 page = context.new_page()
                 page.goto("/app/shell.json")
                 for pattern, screen in routes():
                     if only and screen not in only:
                         continue
                     connect = screen == "connect"
-                    page.evaluate("t => t ? localStorage.setItem('agent-hub.token', t)"
-                                  " : localStorage.removeItem('agent-hub.token')", None if connect else TOKEN)
+                    page.evaluate(
+                        "t => t ? localStorage.setItem('agent-hub.token', t)"
+                        " : localStorage.removeItem('agent-hub.token')",
+                        None if connect else TOKEN,
+                    )
                     page.goto("/" + address(pattern, ids, screen))
                     page.wait_for_selector("h1.screen-title")
                     # A locator, not wait_for_function: its polling evaluates a string, which the app's CSP refuses.

@@ -106,15 +106,19 @@ def resolve_backup_dir(backup_dir: str | None, data_dir: Path) -> Path:
     """The configured backup directory, checked now with symlinks resolved (`HubError`: 404 when
     online backup is off, 503 when the directory is missing or lies inside the data directory)."""
     if not backup_dir:
-        raise HubError("not_found", "online backup is off: set backup_dir (HUB_BACKUP_DIR) to a directory "
-                                    "outside the data directory")
+        raise HubError(
+            "not_found",
+            "online backup is off: set backup_dir (HUB_BACKUP_DIR) to a directory outside the data directory",
+        )
     target = Path(backup_dir).expanduser()
     if not target.is_dir():
-        raise HubError("unavailable", f"backup directory {target} is missing (or not a directory)",
-                       retryable=True)
+        raise HubError("unavailable", f"backup directory {target} is missing (or not a directory)", retryable=True)
     if is_inside(target, data_dir):
-        raise HubError("unavailable", f"backup directory {target} resolves to {target.resolve()}, inside the "
-                                      f"data directory {data_dir}: backups must live outside it")
+        raise HubError(
+            "unavailable",
+            f"backup directory {target} resolves to {target.resolve()}, inside the "
+            f"data directory {data_dir}: backups must live outside it",
+        )
     return target.resolve()
 
 
@@ -126,8 +130,16 @@ class BackupCreate(NoArguments):
 class BackupService:
     """The online backup (see the module docstring)."""
 
-    def __init__(self, *, data_dir: Path, backup_dir: str | None, clock: Clock, gate: BlobGate,
-                 schema_version: int, engine_files: Callable[[], Sequence[Path]]) -> None:
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        backup_dir: str | None,
+        clock: Clock,
+        gate: BlobGate,
+        schema_version: int,
+        engine_files: Callable[[], Sequence[Path]],
+    ) -> None:
         self.data_dir = data_dir
         self.backup_dir = backup_dir
         self.clock = clock
@@ -142,8 +154,7 @@ class BackupService:
         require_admin(caller, "a backup")
         parent = resolve_backup_dir(self.backup_dir, self.data_dir)
         if self.running:
-            raise HubError("conflict", "a backup is already running; try again when it has finished",
-                           retryable=True)
+            raise HubError("conflict", "a backup is already running; try again when it has finished", retryable=True)
         self.running = True
         try:
             # Deletes and overwrites of blobs wait from before hub.db is copied until every blob
@@ -152,8 +163,13 @@ class BackupService:
                 result = await self._in_thread(parent)
         finally:
             self.running = False
-        log.info("backup %s: %d files, %d bytes in %d ms", result.path, len(result.manifest.files),
-                 result.manifest.bytes, result.duration_ms)
+        log.info(
+            "backup %s: %d files, %d bytes in %d ms",
+            result.path,
+            len(result.manifest.files),
+            result.manifest.bytes,
+            result.duration_ms,
+        )
         return result.to_json()
 
     async def _in_thread(self, parent: Path) -> BackupResult:
@@ -167,15 +183,22 @@ class BackupService:
             raise
         except OSError as exc:  # a full or failing disk under backup_dir: nothing of it is left
             log.warning("backup under %s failed: %s", parent, exc)
-            raise HubError("unavailable", f"the backup could not be written under {parent}: "
-                                          f"{exc.strerror or exc}", retryable=True) from None
+            raise HubError(
+                "unavailable", f"the backup could not be written under {parent}: {exc.strerror or exc}", retryable=True
+            ) from None
 
     def _write(self, parent: Path, stop: threading.Event) -> BackupResult:
         # Re-checked on the worker too: the directory may have been swapped for a symlink since.
         parent = resolve_backup_dir(self.backup_dir, self.data_dir)
         when = datetime.fromtimestamp(self.clock.now(), tz=UTC)
-        return write_backup(self.data_dir, parent, schema_version=self.schema_version, moment=when,
-                            engine=self.engine_files(), stop=stop)
+        return write_backup(
+            self.data_dir,
+            parent,
+            schema_version=self.schema_version,
+            moment=when,
+            engine=self.engine_files(),
+            stop=stop,
+        )
 
 
 def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResult:
@@ -183,8 +206,10 @@ def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResu
 
     `OpsRefused` when a hub holds it (naming the ways that work while it runs), when it is not a
     data directory, or when `out` lies inside it."""
-    held = OpsRefused(f"data directory {data_dir} is held by a running hub: take an online backup with "
-                      "`hub-cli backup --url URL`, stop the hub first, or take a volume snapshot")
+    held = OpsRefused(
+        f"data directory {data_dir} is held by a running hub: take an online backup with "
+        "`hub-cli backup --url URL`, stop the hub first, or take a volume snapshot"
+    )
     if held_by_hub(data_dir):
         raise held
     if not (data_dir / "hub.db").is_file():
@@ -218,8 +243,15 @@ class BackupStopped(Exception):
     """The backup was told to stop (its request cancelled); its partial directory is gone."""
 
 
-def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: datetime,
-                 engine: Sequence[Path], stop: threading.Event | None = None) -> BackupResult:
+def write_backup(
+    data_dir: Path,
+    parent: Path,
+    *,
+    schema_version: int,
+    moment: datetime,
+    engine: Sequence[Path],
+    stop: threading.Event | None = None,
+) -> BackupResult:
     """Write one backup of `data_dir` into a new directory under `parent` (blocking). `stop` is
     looked at before each file: once set, the partial directory is removed and `BackupStopped`
     raised."""
@@ -235,8 +267,11 @@ def write_backup(data_dir: Path, parent: Path, *, schema_version: int, moment: d
 
     try:
         entries = [e for src in engine if (e := _copy_sqlite(data_dir, go_on(src), staging)) is not None]
-        entries += [e for src in [*blob_files(data_dir), *key_files(data_dir)]
-                    if (e := _copy_blob(data_dir, go_on(src), staging)) is not None]
+        entries += [
+            e
+            for src in [*blob_files(data_dir), *key_files(data_dir)]
+            if (e := _copy_blob(data_dir, go_on(src), staging)) is not None
+        ]
         go_on(staging / MANIFEST_NAME)
         # Every copy reaches the disk before the manifest vouches for it (the directories too).
         fsync_all([staging / e.path for e in entries])

@@ -59,8 +59,10 @@ class QuietHub(Hub):
 
 def refuse_if_held(root: Path) -> None:
     if held_by_hub(root):
-        raise OpsRefused(f"data directory {root} is held by a running hub: stop it to check the directory "
-                         "(`hub-cli doctor` reads a running hub's directory; `hub-cli health` asks the hub)")
+        raise OpsRefused(
+            f"data directory {root} is held by a running hub: stop it to check the directory "
+            "(`hub-cli doctor` reads a running hub's directory; `hub-cli health` asks the hub)"
+        )
 
 
 async def check(root: Path, settings: HubSettings, *, clock: Clock | None = None) -> list[Finding]:
@@ -79,15 +81,28 @@ def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
     is_backup = (root / MANIFEST_NAME).exists()
     findings = check_files(root, is_backup)
     if is_backup:
-        findings.append(Finding("search index", "not compared: a backup is checked without writing to it",
-                                problem=False))
+        findings.append(
+            Finding("search index", "not compared: a backup is checked without writing to it", problem=False)
+        )
     elif any(f.problem for f in findings):
-        findings.append(Finding("search index", "not compared or rebuilt: fix the problems above first (the "
-                                                "index may hold the last trace of a damaged store)", problem=False))
+        findings.append(
+            Finding(
+                "search index",
+                "not compared or rebuilt: fix the problems above first (the "
+                "index may hold the last trace of a damaged store)",
+                problem=False,
+            )
+        )
     elif (root / RESTORED_MARK).exists():
-        findings.append(Finding("search index", "not compared: the directory was restored and no hub has started "
-                                                "on it yet (its first start tidies it); start the hub once and check "
-                                                "again", problem=False))
+        findings.append(
+            Finding(
+                "search index",
+                "not compared: the directory was restored and no hub has started "
+                "on it yet (its first start tidies it); start the hub once and check "
+                "again",
+                problem=False,
+            )
+        )
     elif (skip := _schema_mismatch(root)) is not None or (skip := _too_full(root)) is not None:
         findings.append(skip)
     else:
@@ -171,25 +186,36 @@ def missing_store_files(conn: sqlite3.Connection, root: Path) -> list[Finding]:
     """Step 4: store files hub.db says exist that are not there."""
     projects = {r[0] for r in conn.execute("SELECT id FROM projects")}
     sessions = {r[0] for r in conn.execute("SELECT id FROM sessions")} if has_table(conn, "sessions") else set()
-    marks = [str(r[0]) for r in conn.execute("SELECT source FROM search_marks")] \
-        if has_table(conn, "search_marks") else []
+    marks = (
+        [str(r[0]) for r in conn.execute("SELECT source FROM search_marks")] if has_table(conn, "search_marks") else []
+    )
     kb_why: dict[str, str] = {}
     placeholders = ", ".join("?" * len(KB_ACTIONS))
     # json_valid first: one damaged payload must not stop the whole step.
-    for (pid,) in conn.execute(f"""SELECT DISTINCT project_id FROM events WHERE kind = 'signal' AND CASE
+    for (pid,) in conn.execute(
+        f"""SELECT DISTINCT project_id FROM events WHERE kind = 'signal' AND CASE
                                    WHEN json_valid(payload) THEN json_extract(payload, '$.action') END
-                                   IN ({placeholders})""", KB_ACTIONS):
+                                   IN ({placeholders})""",
+        KB_ACTIONS,
+    ):
         kb_why[pid] = "its feed records knowledge base writes"
     for source in marks:
         if source.startswith("kb:"):
             kb_why.setdefault(source[3:], "the search index holds its pages")
-    found = [Finding(f"kb/{pid}.db", f"missing: project {pid}'s knowledge base file is gone ({why})")
-             for pid, why in sorted(kb_why.items()) if pid in projects and not (root / "kb" / f"{pid}.db").is_file()]
+    found = [
+        Finding(f"kb/{pid}.db", f"missing: project {pid}'s knowledge base file is gone ({why})")
+        for pid, why in sorted(kb_why.items())
+        if pid in projects and not (root / "kb" / f"{pid}.db").is_file()
+    ]
     for source in sorted(marks):
-        sid = source[len("brain:"):]
+        sid = source[len("brain:") :]
         if source.startswith("brain:") and sid in sessions and not (root / "brains" / f"{sid}.db").is_file():
-            found.append(Finding(f"brains/{sid}.db", f"missing: session {sid}'s brain file is gone (the search "
-                                                     "index holds its entries)"))
+            found.append(
+                Finding(
+                    f"brains/{sid}.db",
+                    f"missing: session {sid}'s brain file is gone (the search index holds its entries)",
+                )
+            )
     return found
 
 
@@ -201,10 +227,15 @@ def _schema_mismatch(root: Path) -> Finding | None:
     if version == binary:
         return None
     if version > binary:
-        return Finding("schema", f"hub.db is at v{version}, newer than this binary supports (v{binary}): "
-                                 "run a newer agent-hub")
-    return Finding("search index", f"not compared: hub.db is at v{version} and this binary at v{binary}; start "
-                                   "the hub once (it migrates the store) and check again", problem=False)
+        return Finding(
+            "schema", f"hub.db is at v{version}, newer than this binary supports (v{binary}): run a newer agent-hub"
+        )
+    return Finding(
+        "search index",
+        f"not compared: hub.db is at v{version} and this binary at v{binary}; start "
+        "the hub once (it migrates the store) and check again",
+        problem=False,
+    )
 
 
 def _too_full(root: Path) -> Finding | None:
@@ -218,8 +249,12 @@ def _too_full(root: Path) -> Finding | None:
         needed = COMPARE_ROOM
     if free is None or free >= needed:
         return None
-    return Finding("search index", f"not compared: the volume has {free} bytes free and comparing may rebuild "
-                                   f"the index (it needs about {needed}); free space and check again", problem=False)
+    return Finding(
+        "search index",
+        f"not compared: the volume has {free} bytes free and comparing may rebuild "
+        f"the index (it needs about {needed}); free space and check again",
+        problem=False,
+    )
 
 
 async def search_index(root: Path, settings: HubSettings, clock: Clock | None) -> list[Finding]:
@@ -232,8 +267,14 @@ async def search_index(root: Path, settings: HubSettings, clock: Clock | None) -
     except (HubError, OSError, sqlite3.Error, ExceptionGroup) as exc:
         if not _full_or_io(exc):
             raise
-        return [Finding("search index", f"not compared: the volume could not take the comparison's writes "
-                                        f"({_first_cause(exc)}); free space and check again", problem=False)]
+        return [
+            Finding(
+                "search index",
+                f"not compared: the volume could not take the comparison's writes "
+                f"({_first_cause(exc)}); free space and check again",
+                problem=False,
+            )
+        ]
 
 
 def _full_or_io(exc: BaseException) -> bool:
@@ -256,8 +297,11 @@ async def _compare_index(root: Path, settings: HubSettings, clock: Clock | None)
     quiet = dataclasses.replace(settings, data_dir=str(root), notify_url=None, integrity_sample_secs=0)
     try:
         async with QuietHub.open(quiet, clock=clock) as hub:
-            indexed = dict(await hub.core.store.read(
-                lambda conn: [(str(s), str(m)) for s, m in conn.execute("SELECT source, mark FROM search_marks")]))
+            indexed = dict(
+                await hub.core.store.read(
+                    lambda conn: [(str(s), str(m)) for s, m in conn.execute("SELECT source, mark FROM search_marks")]
+                )
+            )
             listed: dict[str, str] = {}
             for part in hub.parts:
                 if overrides(part, "search_documents"):
@@ -269,15 +313,22 @@ async def _compare_index(root: Path, settings: HubSettings, clock: Clock | None)
             await hub.search_index.rebuild()
     except DataDirLocked:
         raise OpsRefused(f"data directory {root} was taken by a hub while it was being checked") from None
-    return [Finding("search index", f"differed from its sources ({_drift(behind, gone)}); rebuilt from "
-                                    f"the {len(listed)} sources (the index is derived data)", problem=False)]
+    return [
+        Finding(
+            "search index",
+            f"differed from its sources ({_drift(behind, gone)}); rebuilt from "
+            f"the {len(listed)} sources (the index is derived data)",
+            problem=False,
+        )
+    ]
 
 
 def _drift(behind: list[str], gone: list[str]) -> str:
     parts = []
     if behind:
-        parts.append(f"{len(behind)} behind or never indexed: {', '.join(behind[:5])}"
-                     + (" ..." if len(behind) > 5 else ""))
+        parts.append(
+            f"{len(behind)} behind or never indexed: {', '.join(behind[:5])}" + (" ..." if len(behind) > 5 else "")
+        )
     if gone:
         parts.append(f"{len(gone)} indexed but gone: {', '.join(gone[:5])}" + (" ..." if len(gone) > 5 else ""))
     return "; ".join(parts)

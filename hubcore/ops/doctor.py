@@ -53,8 +53,14 @@ def _identity(root: Path) -> list[Finding]:
     else:
         found.append(Finding("hub", "no hub holds the directory", problem=False))
     if (root / RESTORED_MARK).exists():
-        found.append(Finding("restored", "a restore put this directory in place; the next start removes the "
-                                         "blobs and brain files hub.db does not reference", problem=False))
+        found.append(
+            Finding(
+                "restored",
+                "a restore put this directory in place; the next start removes the "
+                "blobs and brain files hub.db does not reference",
+                problem=False,
+            )
+        )
     return found
 
 
@@ -80,12 +86,20 @@ def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Findin
     found = [Finding(HUB_DB, f"device {st.st_dev}, inode {st.st_ino}, {st.st_size} bytes", problem=False)]
     version, binary = read_version(conn), supported_version()
     if version > binary:
-        found.append(Finding("schema", f"hub.db is at v{version}, newer than this binary supports (v{binary}): "
-                                       "run a newer agent-hub"))
+        found.append(
+            Finding(
+                "schema", f"hub.db is at v{version}, newer than this binary supports (v{binary}): run a newer agent-hub"
+            )
+        )
         return found
     if version < binary:
-        found.append(Finding("schema", f"hub.db v{version}, this binary v{binary}: the next start migrates it "
-                                       "(after copying it to backups/)", problem=False))
+        found.append(
+            Finding(
+                "schema",
+                f"hub.db v{version}, this binary v{binary}: the next start migrates it (after copying it to backups/)",
+                problem=False,
+            )
+        )
     else:
         found.append(Finding("schema", f"hub.db v{version}, this binary v{binary}", problem=False))
     if version == 0:
@@ -100,7 +114,6 @@ def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Findin
     return found
 
 
-
 def _high_water(conn: sqlite3.Connection, now: float) -> Finding:
     mark = ids.high_water(conn)
     newest = conn.execute("SELECT MAX(id) FROM events").fetchone()[0]
@@ -109,8 +122,11 @@ def _high_water(conn: sqlite3.Connection, now: float) -> Finding:
         return Finding("id high-water mark", f"{reading}; no events stored", problem=False)
     newest_ms = ids.timestamp_ms(str(newest))
     if newest_ms > mark:
-        return Finding("id high-water mark", f"{reading} is behind the newest event id {newest} "
-                                             f"({iso(newest_ms / 1000)}): new ids could sort before stored ones")
+        return Finding(
+            "id high-water mark",
+            f"{reading} is behind the newest event id {newest} "
+            f"({iso(newest_ms / 1000)}): new ids could sort before stored ones",
+        )
     ahead = mark - int(now * 1000)
     note = f"; {ahead / 1000:.1f} s ahead of this machine's clock (ids are minted past it)" if ahead >= 1000 else ""
     return Finding("id high-water mark", f"{reading}; newest event {newest}{note}", problem=False)
@@ -122,9 +138,13 @@ def missing_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
                            GROUP BY sha256 ORDER BY sha256""").fetchall()
     # A row naming no digest (a damaged store) is missing its blob too, and never makes a path.
     missing = [r for r in rows if not is_digest(r[0]) or not (root / "blobs" / r[0][:2] / r[0]).is_file()]
-    found = [Finding(_blob_name(sha), f"missing (artifact {aid} version {version}"
-                                      f"{f' and {count - 1} more versions' if count > 1 else ''})")
-             for sha, aid, version, count in missing[:MAX_LISTED]]
+    found = [
+        Finding(
+            _blob_name(sha),
+            f"missing (artifact {aid} version {version}{f' and {count - 1} more versions' if count > 1 else ''})",
+        )
+        for sha, aid, version, count in missing[:MAX_LISTED]
+    ]
     if len(missing) > MAX_LISTED:
         found.append(Finding("blobs", f"{len(missing) - MAX_LISTED} more referenced blobs missing"))
     if not missing:
@@ -154,8 +174,9 @@ def _file_schemas(root: Path) -> list[Finding]:
         if version > supported:
             found.append(Finding(name, f"schema v{version} is newer than this binary supports (v{supported})"))
         counts[path.parent.name] = counts.get(path.parent.name, 0) + 1
-    summary = ", ".join(f"{counts.get(d, 0)} {label}" for d, label in (("brains", "brain files"),
-                                                                         ("kb", "knowledge base files")))
+    summary = ", ".join(
+        f"{counts.get(d, 0)} {label}" for d, label in (("brains", "brain files"), ("kb", "knowledge base files"))
+    )
     return [Finding("store files", summary, problem=False), *found]
 
 
@@ -182,5 +203,8 @@ def _wal_bytes(paths: Iterable[Path]) -> tuple[int, int]:
 def _logs(root: Path) -> Finding:
     hub_log, _ = _wal_bytes([root / HUB_DB])
     others, count = _wal_bytes(p for p in store_files(root) if p != root / HUB_DB)
-    return Finding("write-ahead logs", f"hub.db-wal {hub_log} bytes; {others} bytes in {count} brain and "
-                                       "knowledge base logs", problem=False)
+    return Finding(
+        "write-ahead logs",
+        f"hub.db-wal {hub_log} bytes; {others} bytes in {count} brain and knowledge base logs",
+        problem=False,
+    )

@@ -63,8 +63,15 @@ def live_connection(path: Path) -> Iterator[sqlite3.Connection]:
 class IntegritySampler:
     """Quick-checks one store file per `interval` seconds, round robin (see the module docstring)."""
 
-    def __init__(self, files: Callable[[], list[Path]], interval: float, *, clock: Clock,
-                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep, opener: Opener = live_connection) -> None:
+    def __init__(
+        self,
+        files: Callable[[], list[Path]],
+        interval: float,
+        *,
+        clock: Clock,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        opener: Opener = live_connection,
+    ) -> None:
         self._files = files
         self.interval = interval
         self._clock = clock
@@ -102,7 +109,8 @@ class IntegritySampler:
         if not path.is_file():
             return None  # removed since it was listed (a pruned brain): nothing to sample
         problems = await anyio.to_thread.run_sync(
-            lambda: check_file(path, quick=True, opener=self._opener), limiter=self._limiter)
+            lambda: check_file(path, quick=True, opener=self._opener), limiter=self._limiter
+        )
         if not path.is_file():
             self.latest.pop(str(path), None)
             return None
@@ -135,7 +143,11 @@ class IntegrityCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         ok = self._sampler.ok
         if ok is not None:
-            yield GaugeMetricFamily("hub_integrity_ok", "1 while every store's latest integrity sample "
-                                    "passed, 0 while any failed", value=1 if ok else 0)
-        yield CounterMetricFamily("hub_integrity_failures", "Integrity samples that found a damaged store",
-                                  value=self._sampler.failures)
+            yield GaugeMetricFamily(
+                "hub_integrity_ok",
+                "1 while every store's latest integrity sample passed, 0 while any failed",
+                value=1 if ok else 0,
+            )
+        yield CounterMetricFamily(
+            "hub_integrity_failures", "Integrity samples that found a damaged store", value=self._sampler.failures
+        )

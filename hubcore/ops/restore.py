@@ -60,8 +60,10 @@ def restore(source: Path, target: Path, *, force: bool, supported_version: int) 
     if held_by_hub(target):
         raise OpsRefused(f"data directory {target} is held by a running hub: stop it before restoring")
     if _has_content(target) and not force:
-        raise OpsRefused(f"data directory {target} is not empty: restoring would replace it; pass --force "
-                         f"(the current tree is kept beside it as {REPLACED_PREFIX}<token>)")
+        raise OpsRefused(
+            f"data directory {target} is not empty: restoring would replace it; pass --force "
+            f"(the current tree is kept beside it as {REPLACED_PREFIX}<token>)"
+        )
     if not target.parent.is_dir():
         raise OpsRefused(f"{target.parent} does not exist")
     token = secrets.token_hex(6)
@@ -90,8 +92,10 @@ def _checked_backup(source: Path, supported_version: int) -> tuple[Manifest, tup
     """The backup's manifest once every listed file matches it, with the unlisted files (never
     copied, so they cannot change what is restored: reported, not refused)."""
     if source.is_file():
-        raise OpsRefused(f"{source} is a single file (a pre-migration copy has no manifest): restore takes a "
-                         "backup directory; to roll back a migration, see the spec's Versioning item 4")
+        raise OpsRefused(
+            f"{source} is a single file (a pre-migration copy has no manifest): restore takes a "
+            "backup directory; to roll back a migration, see the spec's Versioning item 4"
+        )
     if not source.is_dir():
         raise OpsRefused(f"{source} is not a directory")
     try:
@@ -108,8 +112,10 @@ def _checked_backup(source: Path, supported_version: int) -> tuple[Manifest, tup
     if "hub.db" not in {f.path for f in manifest.files}:
         raise OpsRefused(f"backup {source} holds no hub.db")
     if manifest.schema_version > supported_version:
-        raise OpsRefused(f"backup {source} is at schema version {manifest.schema_version}, newer than this "
-                         f"binary supports ({supported_version}): restore it with a newer agent-hub")
+        raise OpsRefused(
+            f"backup {source} is at schema version {manifest.schema_version}, newer than this "
+            f"binary supports ({supported_version}): restore it with a newer agent-hub"
+        )
     return manifest, ignored
 
 
@@ -126,8 +132,11 @@ def _stage(source: Path, staging: Path, manifest: Manifest) -> IO[str]:
     that a hub starting the moment the tree takes the target's name waits for the swap to end."""
     for entry in manifest.files:
         _copy_checked(source, staging, entry)
-    mark = {"restored_from": str(source.resolve()), "backup_created_at": manifest.created_at,
-            "schema_version": manifest.schema_version}
+    mark = {
+        "restored_from": str(source.resolve()),
+        "backup_created_at": manifest.created_at,
+        "schema_version": manifest.schema_version,
+    }
     (staging / RESTORED_MARK).write_text(json.dumps(mark) + "\n", encoding="utf-8")
     fsync_all([staging / RESTORED_MARK, *(staging / e.path for e in manifest.files)])
     lock = open(staging / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115 (held until the swap is over)
@@ -185,8 +194,12 @@ def tidy_restored(data_dir: Path) -> tuple[int, int] | None:
     brain_count = _remove_unlisted(data_dir / "brains", "*.db", sessions, sidecars=("-wal", "-shm"))
     mark.unlink()
     fsync_dir(data_dir)
-    log.info("restored directory %s: removed %d unreferenced blobs and %d unreferenced brain files",
-             data_dir, blob_count, brain_count)
+    log.info(
+        "restored directory %s: removed %d unreferenced blobs and %d unreferenced brain files",
+        data_dir,
+        blob_count,
+        brain_count,
+    )
     return blob_count, brain_count
 
 

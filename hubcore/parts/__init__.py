@@ -15,5 +15,16 @@ from hubcore.parts.protocol import (
     overrides,
 )
 
-__all__ = ["DecisionHook", "Part", "Resource", "ResourceTemplate", "SearchBatch", "SearchDoc", "SearchFamily",
-           "SearchScope", "Task", "add", "overrides"]
+__all__ = [
+    "DecisionHook",
+    "Part",
+    "Resource",
+    "ResourceTemplate",
+    "SearchBatch",
+    "SearchDoc",
+    "SearchFamily",
+    "SearchScope",
+    "Task",
+    "add",
+    "overrides",
+]

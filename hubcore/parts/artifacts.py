@@ -111,8 +111,11 @@ class ArtifactsPart(Part):
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         self._dropped[project_id] = rows.digests_of(conn, "a.project_id = ?", (project_id,))
-        conn.execute("""DELETE FROM artifact_versions WHERE artifact_id IN
-                        (SELECT id FROM artifacts WHERE project_id = ?)""", (project_id,))
+        conn.execute(
+            """DELETE FROM artifact_versions WHERE artifact_id IN
+                        (SELECT id FROM artifacts WHERE project_id = ?)""",
+            (project_id,),
+        )
         conn.execute("DELETE FROM artifacts WHERE project_id = ?", (project_id,))
 
     async def after_delete(self, project_id: str) -> None:

@@ -63,8 +63,9 @@ class KbPart(Part):
     async def project_bytes(self) -> Mapping[str, Mapping[str, int | None]]:
         return {"knowledge": {path.stem: self.store.bytes_of(path.stem) for path in self.store.files()}}
 
-    def brief(self, conn: sqlite3.Connection, caller: Caller, project_id: str,
-              since: Mapping[str, Any]) -> Mapping[str, Any]:
+    def brief(
+        self, conn: sqlite3.Connection, caller: Caller, project_id: str, since: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
         """`stale_pages`: at most 10 pages past their `stale_after` date, longest overdue first.
         Read here, in the brief's read on hub.db, through a read-only connection of the project's
         file (none: nothing is stale)."""
@@ -85,13 +86,21 @@ class KbPart(Part):
         return {"stale_pages": section([_stale_item(p, now) for p in found], total, len(found))}
 
     def resource_templates(self) -> Sequence[ResourceTemplate]:
-        return (ResourceTemplate(resources.TEMPLATE, "knowledge-page", "Knowledge base page",
-                                 "A page of a project's knowledge base by its path under /fs/ (segments "
-                                 "percent-encoded)", "text/markdown"),)
+        return (
+            ResourceTemplate(
+                resources.TEMPLATE,
+                "knowledge-page",
+                "Knowledge base page",
+                "A page of a project's knowledge base by its path under /fs/ (segments percent-encoded)",
+                "text/markdown",
+            ),
+        )
 
     async def resources(self, caller: Caller, after: str | None, limit: int) -> Sequence[Resource]:
-        return [Resource(p.uri, f"{p.project_id}:{p.path}", p.mime_type)
-                for p in await self.pages.listing(caller, after, limit)]
+        return [
+            Resource(p.uri, f"{p.project_id}:{p.path}", p.mime_type)
+            for p in await self.pages.listing(caller, after, limit)
+        ]
 
     def owns_resource(self, uri: str) -> bool:
         return resources.owns(uri)
@@ -129,5 +138,10 @@ def _stale_item(page: kb.Page, now: float) -> dict[str, Any]:
     due = date.fromisoformat(page.stale_after or iso(now)[:10])
     overdue = (date.fromisoformat(iso(now)[:10]) - due).days
     title = decoded(page.derived, page.path, None).title
-    return {"path": page.path, "title": title, "stale_after": page.stale_after, "overdue_days": overdue,
-            "trust": page.trust}
+    return {
+        "path": page.path,
+        "title": title,
+        "stale_after": page.stale_after,
+        "overdue_days": overdue,
+        "trust": page.trust,
+    }

@@ -216,8 +216,9 @@ class Part:
         """Members of the Home payload the part provides (e.g. `prunable`, `storage`)."""
         return {}
 
-    def brief(self, conn: sqlite3.Connection, caller: Caller, project_id: str,
-              since: Mapping[str, Any]) -> Mapping[str, Any]:
+    def brief(
+        self, conn: sqlite3.Connection, caller: Caller, project_id: str, since: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
         """Sections of `session_brief` the part provides, read in the brief's own read transaction
         on hub.db (e.g. the knowledge base's `stale_pages`); `since` is the brief's window."""
         return {}

@@ -30,11 +30,21 @@ if TYPE_CHECKING:
 class PushPart(Part):
     name = "push"
 
-    def __init__(self, core: Core, resolutions: ResolutionsService, notify_state: Callable[[], dict[str, Any]], *,
-                 transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        core: Core,
+        resolutions: ResolutionsService,
+        notify_state: Callable[[], dict[str, Any]],
+        *,
+        transport: Transport | None = None,
+    ) -> None:
         keys = load_or_create(core.settings.data_path)
-        self.counter = Counter("hub_push_sends", "Web Push sends, by result (delivered, failed, gone, retried, "
-                               "dropped)", ["result"], registry=None)
+        self.counter = Counter(
+            "hub_push_sends",
+            "Web Push sends, by result (delivered, failed, gone, retried, dropped)",
+            ["result"],
+            registry=None,
+        )
         self.sender = PushSender(core, keys, self.counter, transport=transport)
         self.push = PushService(core, keys, self.sender, resolutions, notify_state)
 

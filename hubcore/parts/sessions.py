@@ -30,13 +30,18 @@ class SessionsPart(Part):
     def __init__(self, core: Core, pool: ActorPool) -> None:
         self.core = core
         self.brains = BrainsService(core, pool, core.settings.data_path / "brains")
-        self.sessions = SessionsService(core, self.brains.bytes_of, self.brains.copy, self.brains.seal,
-                                        flush_calls=self.brains.calls.flush)
+        self.sessions = SessionsService(
+            core, self.brains.bytes_of, self.brains.copy, self.brains.seal, flush_calls=self.brains.calls.flush
+        )
         self.brains.sessions = self.sessions  # the two halves of this one part (see the docstring)
         self.touched = self.brains.touched = Touched(core.nudge.note)
-        self.storage = StorageService(core, brain_bytes=self.brains.bytes_of, remove_brain=self.brains.remove,
-                                      writes=lambda: core.store.statistics().commands + self.brains.writes,
-                                      changing=self.sessions.changing)
+        self.storage = StorageService(
+            core,
+            brain_bytes=self.brains.bytes_of,
+            remove_brain=self.brains.remove,
+            writes=lambda: core.store.statistics().commands + self.brains.writes,
+            changing=self.sessions.changing,
+        )
         self._doomed: dict[str, list[str]] = {}
 
     @classmethod
@@ -83,7 +88,8 @@ class SessionsPart(Part):
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
         sid = source.removeprefix(search.PREFIX)
         row = await self.core.store.read(
-            lambda conn: conn.execute("SELECT project_id FROM sessions WHERE id = ?", (sid,)).fetchone())
+            lambda conn: conn.execute("SELECT project_id FROM sessions WHERE id = ?", (sid,)).fetchone()
+        )
         if row is None:
             return None
         found = await self.brains.read_file(sid, lambda conn: (search.mark(conn), search.docs(conn, sid, row[0])))
@@ -100,4 +106,3 @@ class SessionsPart(Part):
 
     def background(self) -> Sequence[Task]:
         return (self.storage.run_sweeper, self.brains.pool.run_sweeper, self.brains.run_background)
-

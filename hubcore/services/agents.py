@@ -126,9 +126,7 @@ class AgentsService:
 
         def write(conn: sqlite3.Connection) -> None:
             _agent_row(conn, agent_id)
-            conn.execute(
-                "UPDATE agents SET token_hash = NULL, token_created_at = NULL WHERE id = ?", (agent_id,)
-            )
+            conn.execute("UPDATE agents SET token_hash = NULL, token_created_at = NULL WHERE id = ?", (agent_id,))
 
         try:
             await self.core.store.execute(write)
@@ -140,9 +138,7 @@ class AgentsService:
 
         def read(conn: sqlite3.Connection) -> builtins.list[dict[str, Any]]:
             _agent_row(conn, agent_id)
-            rows = conn.execute(
-                "SELECT * FROM grants WHERE agent_id = ? ORDER BY project_id", (agent_id,)
-            ).fetchall()
+            rows = conn.execute("SELECT * FROM grants WHERE agent_id = ? ORDER BY project_id", (agent_id,)).fetchall()
             return [_render_grant(r) for r in rows]
 
         return await self.core.store.read(read)
@@ -157,13 +153,14 @@ class AgentsService:
             _agent_row(conn, agent_id)
             if not conn.execute("SELECT 1 FROM projects WHERE id = ?", (pid,)).fetchone():
                 raise project_missing(pid)
-            created = conn.execute(
-                "INSERT OR IGNORE INTO grants (agent_id, project_id, created_at) VALUES (?, ?, ?)",
-                (agent_id, pid, now),
-            ).rowcount == 1
-            row = conn.execute(
-                "SELECT * FROM grants WHERE agent_id = ? AND project_id = ?", (agent_id, pid)
-            ).fetchone()
+            created = (
+                conn.execute(
+                    "INSERT OR IGNORE INTO grants (agent_id, project_id, created_at) VALUES (?, ?, ?)",
+                    (agent_id, pid, now),
+                ).rowcount
+                == 1
+            )
+            row = conn.execute("SELECT * FROM grants WHERE agent_id = ? AND project_id = ?", (agent_id, pid)).fetchone()
             return _render_grant(row), created
 
         return await self.core.store.execute(write)

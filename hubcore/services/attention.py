@@ -77,25 +77,39 @@ class Subscription:
 
     @classmethod
     def of(cls, row: sqlite3.Row) -> Subscription:
-        return cls(row["id"], row["actor"], tuple(orjson.loads(row["kinds"])), row["project_id"],
-                   row["from_actor"], bool(row["drop_own"]), row["seed"], row["created_at"])
+        return cls(
+            row["id"],
+            row["actor"],
+            tuple(orjson.loads(row["kinds"])),
+            row["project_id"],
+            row["from_actor"],
+            bool(row["drop_own"]),
+            row["seed"],
+            row["created_at"],
+        )
 
     @property
     def cursor_name(self) -> str:
         return SUB_PREFIX + self.id
 
     def matches(self, change: Change) -> bool:
-        return (change.topic == "feed" and change.kind in self.kinds
-                and (self.project_id is None or change.project_id == self.project_id)
-                and (self.from_actor is None or change.actor == self.from_actor)
-                and not (self.drop_own and change.actor == self.actor))
+        return (
+            change.topic == "feed"
+            and change.kind in self.kinds
+            and (self.project_id is None or change.project_id == self.project_id)
+            and (self.from_actor is None or change.actor == self.from_actor)
+            and not (self.drop_own and change.actor == self.actor)
+        )
 
 
 def _title(root_kind: str, root_summary: str, payload: dict[str, Any]) -> str:
     expired = payload.get("expired") is True
     decision = payload.get("decision")
-    what = {"question": "your question", "approval": "your approval request",
-            "enrol_request": "your enrolment request"}.get(root_kind, "your request")
+    what = {
+        "question": "your question",
+        "approval": "your approval request",
+        "enrol_request": "your enrolment request",
+    }.get(root_kind, "your request")
     if decision in ("approved", "declined"):
         verdict = "Approved" if decision == "approved" else "Declined"
         prefix = f"Expired, {verdict.lower()} by its deadline" if expired else verdict
@@ -106,8 +120,10 @@ def _title(root_kind: str, root_summary: str, payload: dict[str, Any]) -> str:
 
 
 def _cursor_sql(name_param: str, project_col: str) -> str:
-    return (f"COALESCE((SELECT c.value FROM actor_cursors c WHERE c.actor = :me AND c.name = {name_param} "
-            f"AND c.project_id = {project_col}), '')")
+    return (
+        f"COALESCE((SELECT c.value FROM actor_cursors c WHERE c.actor = :me AND c.name = {name_param} "
+        f"AND c.project_id = {project_col}), '')"
+    )
 
 
 def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Drained) -> None:
@@ -120,7 +136,7 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
             FROM inbox i JOIN events a ON a.id = i.resolution_id JOIN events q ON q.id = i.event_id
             JOIN projects p ON p.id = i.project_id
             WHERE i.actor = :me AND i.resolution_id IS NOT NULL AND {cond}
-              AND i.resolution_id > {_cursor_sql(':name', 'i.project_id')}
+              AND i.resolution_id > {_cursor_sql(":name", "i.project_id")}
             ORDER BY i.resolution_id LIMIT :limit""",
         {**params, "me": caller.actor, "name": ATTENTION, "limit": limit + 1},
     ).fetchall()
@@ -130,7 +146,7 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
         f"""SELECT e.id, e.project_id, e.kind, e.payload, e.created_at FROM events e
             JOIN projects p ON p.id = e.project_id
             WHERE e.kind = 'artifact' AND e.actor = :human AND {cond}
-              AND e.id > {_cursor_sql(':name', 'e.project_id')}
+              AND e.id > {_cursor_sql(":name", "e.project_id")}
               AND json_extract(e.payload, '$.action') = 'commented'
               AND json_extract(e.payload, '$.artifact_author') = :me
             ORDER BY e.id LIMIT :limit""",
@@ -140,13 +156,26 @@ def _attention(conn: sqlite3.Connection, caller: Caller, limit: int, out: Draine
     for row in merged[:limit]:
         payload = orjson.loads(row["payload"])
         if row["kind"] == "artifact":
-            item = {"source": "attention", "kind": "comment", "id": row["id"], "project_id": row["project_id"],
-                    "title": _comment_title(payload), "at": iso(row["created_at"]),
-                    "artifact_id": payload.get("artifact_id"), "comment_id": payload.get("comment_id")}
+            item = {
+                "source": "attention",
+                "kind": "comment",
+                "id": row["id"],
+                "project_id": row["project_id"],
+                "title": _comment_title(payload),
+                "at": iso(row["created_at"]),
+                "artifact_id": payload.get("artifact_id"),
+                "comment_id": payload.get("comment_id"),
+            }
         else:
-            item = {"source": "attention", "kind": row["kind"], "id": row["id"], "project_id": row["project_id"],
-                    "title": _title(row["root_kind"], row["root_summary"], payload), "at": iso(row["created_at"]),
-                    "thread_id": row["root_id"]}
+            item = {
+                "source": "attention",
+                "kind": row["kind"],
+                "id": row["id"],
+                "project_id": row["project_id"],
+                "title": _title(row["root_kind"], row["root_summary"], payload),
+                "at": iso(row["created_at"]),
+                "thread_id": row["root_id"],
+            }
             if payload.get("expired") is True:
                 item["expired"] = True
             if "value" in payload:
@@ -192,14 +221,21 @@ def _subscription(conn: sqlite3.Connection, caller: Caller, sub: Subscription, l
     params.update(name=sub.cursor_name, seed=sub.seed, limit=limit + 1)
     rows = conn.execute(
         f"""SELECT e.id, e.project_id, e.kind, e.actor, e.summary, e.created_at FROM events e
-            JOIN projects p ON p.id = e.project_id WHERE {' AND '.join(conds)} ORDER BY e.id LIMIT :limit""",
+            JOIN projects p ON p.id = e.project_id WHERE {" AND ".join(conds)} ORDER BY e.id LIMIT :limit""",
         params,
     ).fetchall()
     for row in rows[:limit]:
-        out.items.append({
-            "source": "subscription", "kind": row["kind"], "id": row["id"], "project_id": row["project_id"],
-            "title": f"{row['actor']}: {row['summary']}", "at": iso(row["created_at"]), "subscription_id": sub.id,
-        })
+        out.items.append(
+            {
+                "source": "subscription",
+                "kind": row["kind"],
+                "id": row["id"],
+                "project_id": row["project_id"],
+                "title": f"{row['actor']}: {row['summary']}",
+                "at": iso(row["created_at"]),
+                "subscription_id": sub.id,
+            }
+        )
         out.advances[(sub.cursor_name, row["project_id"])] = row["id"]
     out.more = out.more or len(rows) > limit
 
@@ -351,8 +387,11 @@ class AttentionService:
                 readable_project(conn, caller, project_id)
             count = conn.execute("SELECT COUNT(*) FROM notify_subscriptions WHERE actor = ?", (me,)).fetchone()[0]
             if count >= SUBSCRIPTIONS_MAX:
-                raise HubError("rate_limited", f"{me} already holds {SUBSCRIPTIONS_MAX} subscriptions; "
-                               "remove one with notify_unsubscribe", details={"limit": SUBSCRIPTIONS_MAX})
+                raise HubError(
+                    "rate_limited",
+                    f"{me} already holds {SUBSCRIPTIONS_MAX} subscriptions; remove one with notify_unsubscribe",
+                    details={"limit": SUBSCRIPTIONS_MAX},
+                )
             draft = Subscription(sub_id, me, checked, project_id, actor, drop_own, "", now)
             seed = _newest_matching(conn, caller, draft)
             conn.execute(
@@ -371,8 +410,9 @@ class AttentionService:
         subscription_id, me = req.subscription_id, caller.actor
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
-            gone = conn.execute("DELETE FROM notify_subscriptions WHERE id = ? AND actor = ?",
-                                (subscription_id, me)).rowcount
+            gone = conn.execute(
+                "DELETE FROM notify_subscriptions WHERE id = ? AND actor = ?", (subscription_id, me)
+            ).rowcount
             if not gone:
                 raise not_found(f"no subscription {subscription_id!r} of yours")
             conn.execute("DELETE FROM actor_cursors WHERE actor = ? AND name = ?", (me, SUB_PREFIX + subscription_id))
@@ -394,19 +434,26 @@ class AttentionService:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             out = []
             for sub in _subscriptions(conn, me):
-                row = conn.execute("SELECT MAX(value) FROM actor_cursors WHERE actor = ? AND name = ?",
-                                   (me, sub.cursor_name)).fetchone()
+                row = conn.execute(
+                    "SELECT MAX(value) FROM actor_cursors WHERE actor = ? AND name = ?", (me, sub.cursor_name)
+                ).fetchone()
                 cursor = max(sub.seed, row[0] or "")
-                out.append({"subscription_id": sub.id, "kinds": list(sub.kinds), **_scope(sub),
-                            "cursor": cursor or None, "created_at": iso(sub.created_at)})
+                out.append(
+                    {
+                        "subscription_id": sub.id,
+                        "kinds": list(sub.kinds),
+                        **_scope(sub),
+                        "cursor": cursor or None,
+                        "created_at": iso(sub.created_at),
+                    }
+                )
             return {"subscriptions": out}
 
         return await self.core.store.read(read)
 
 
 def _scope(sub: Subscription) -> dict[str, Any]:
-    return {"kinds": list(sub.kinds), "project_id": sub.project_id, "actor": sub.from_actor,
-            "drop_own": sub.drop_own}
+    return {"kinds": list(sub.kinds), "project_id": sub.project_id, "actor": sub.from_actor, "drop_own": sub.drop_own}
 
 
 def _newest_matching(conn: sqlite3.Connection, caller: Caller, sub: Subscription) -> str:

@@ -41,8 +41,17 @@ def docs(conn: sqlite3.Connection, session_id: str, project_id: str) -> list[Sea
     found = []
     for path, value in conn.execute("SELECT path, value FROM entries ORDER BY path"):
         text = bytes(value).decode("utf-8", "replace")
-        found.append(SearchDoc(FAMILY, f"{session_id}:{path}", project_id, f"{path}\n{text}",
-                               snippet_of(text), session_id, {"path": path}))
+        found.append(
+            SearchDoc(
+                FAMILY,
+                f"{session_id}:{path}",
+                project_id,
+                f"{path}\n{text}",
+                snippet_of(text),
+                session_id,
+                {"path": path},
+            )
+        )
     return found
 
 
@@ -57,5 +66,9 @@ def standing(session_id: str) -> Still:
 
 def hit(row: sqlite3.Row, meta: Mapping[str, Any]) -> dict[str, Any]:
     """A brain hit's own members (the session's name and status come from `SCOPE`'s columns)."""
-    return {"session_id": row["session_id"], "path": meta["path"], "session_name": row["session_name"],
-            "session_status": row["session_status"]}
+    return {
+        "session_id": row["session_id"],
+        "path": meta["path"],
+        "session_name": row["session_name"],
+        "session_status": row["session_status"],
+    }

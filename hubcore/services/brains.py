@@ -63,19 +63,28 @@ ANY_SESSION = "*"  # the in-flight count of writes whose session id is not known
 STORES = ("session", "project")
 
 
-_BY_ID: dict[str, Any] = {"type": "object", "properties": {
-    "session_id": {"type": "string", "minLength": 1, "maxLength": SESSION_ID_MAX}},
-    "required": ["session_id"], "additionalProperties": False}
-_BY_NAME: dict[str, Any] = {"type": "object", "properties": {
-    "agent": {"type": "string"}, "name": {"type": "string"},
-    "project_id": {"type": ["string", "null"], "pattern": PROJECT_ID_PATTERN}},
-    "required": ["agent", "name"], "additionalProperties": False}
+_BY_ID: dict[str, Any] = {
+    "type": "object",
+    "properties": {"session_id": {"type": "string", "minLength": 1, "maxLength": SESSION_ID_MAX}},
+    "required": ["session_id"],
+    "additionalProperties": False,
+}
+_BY_NAME: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "agent": {"type": "string"},
+        "name": {"type": "string"},
+        "project_id": {"type": ["string", "null"], "pattern": PROJECT_ID_PATTERN},
+    },
+    "required": ["agent", "name"],
+    "additionalProperties": False,
+}
 # `session` is a reference object (spec: `{session_id}` or `{agent, name}`); a bare id goes in
 # `session_id`. `null` reads as absent, as for every member (`requests.parse`), and a null
 # `project_id` inside it too (the default project).
 SESSION_REF: dict[str, Any] = {
     "description": "a session: {session_id}, or {agent, name, project_id} "
-                   "(project_id defaults to your active session's project); a bare id goes in session_id",
+    "(project_id defaults to your active session's project); a bare id goes in session_id",
     "oneOf": [_BY_ID, _BY_NAME, {"type": "null"}],
 }
 
@@ -91,9 +100,11 @@ def _session_ref(value: Any) -> dict[str, Any] | None:
             return value
         named = {k: v for k, v in value.items() if not (k == "project_id" and v is None)}
         project = named.get("project_id", "")
-        if {"agent", "name"} <= set(named) <= {"agent", "name", "project_id"} and \
-                all(isinstance(v, str) for v in named.values()) and \
-                ("project_id" not in named or re.fullmatch(PROJECT_ID_PATTERN, str(project))):
+        if (
+            {"agent", "name"} <= set(named) <= {"agent", "name", "project_id"}
+            and all(isinstance(v, str) for v in named.values())
+            and ("project_id" not in named or re.fullmatch(PROJECT_ID_PATTERN, str(project)))
+        ):
             return named
     raise PydanticCustomError("session_ref", "must be {session_id} or {agent, name, project_id}")
 
@@ -107,13 +118,15 @@ class BrainRead(Request):
 
     # A listing's directory (default `/fs/`); `null` reads as absent, so the schema says nullable.
     path: Annotated[str, EntryPath(allow_root=True)] | None = None
-    store: Annotated[Literal["session", "project"] | None, Field(
-        description="session brain (default) or the project knowledge base")] = None
+    store: Annotated[
+        Literal["session", "project"] | None, Field(description="session brain (default) or the project knowledge base")
+    ] = None
     session: SessionReference = None
-    session_id: Annotated[SessionId | None, Field(description=(
-        "the session to read (the id session_start returned); default: your active session"))] = None
-    project_id: Annotated[ProjectId | None, Field(
-        description="the project of a session named by {agent, name}")] = None
+    session_id: Annotated[
+        SessionId | None,
+        Field(description=("the session to read (the id session_start returned); default: your active session")),
+    ] = None
+    project_id: Annotated[ProjectId | None, Field(description="the project of a session named by {agent, name}")] = None
 
     def reference(self) -> Any:
         return session_reference(self.session, self.session_id, self.project_id)
@@ -125,8 +138,11 @@ def session_reference(session: Any, session_id: str | None, project_id: str | No
     if session is None:
         return session_id
     if session_id is not None:
-        raise HubError("invalid_argument", "session_id: name the session once, by session or session_id",
-                       details={"field": "session_id"})
+        raise HubError(
+            "invalid_argument",
+            "session_id: name the session once, by session or session_id",
+            details={"field": "session_id"},
+        )
     if isinstance(session, dict) and "agent" in session and "project_id" not in session and project_id:
         return {**session, "project_id": project_id}
     return session
@@ -147,8 +163,9 @@ class BrainWrite(BrainRead):
     session (over MCP, default the connection's active session) and an optional condition."""
 
     path: Annotated[str, EntryPath(allow_root=False)]
-    store: Annotated[Literal["session", "project"], Field(
-        description="required: session brain or project knowledge base")]
+    store: Annotated[
+        Literal["session", "project"], Field(description="required: session brain or project knowledge base")
+    ]
     if_version: IfVersion | None = None
 
 
@@ -158,14 +175,16 @@ class BrainPut(Request):
 
     path: Annotated[str, EntryPath(allow_root=False)]
     content: Annotated[str, EntryContent(entries.CONTENT_MAX)]
-    store: Annotated[Literal["session", "project"], Field(
-        description="required: session brain or project knowledge base")]
+    store: Annotated[
+        Literal["session", "project"], Field(description="required: session brain or project knowledge base")
+    ]
     session: SessionReference = None
-    session_id: Annotated[SessionId | None, Field(description=(
-        "the session to write (the id session_start returned); default: your active session"))] = None
+    session_id: Annotated[
+        SessionId | None,
+        Field(description=("the session to write (the id session_start returned); default: your active session")),
+    ] = None
     if_version: IfVersion | None = None
-    project_id: Annotated[ProjectId | None, Field(
-        description="the project of a session named by {agent, name}")] = None
+    project_id: Annotated[ProjectId | None, Field(description="the project of a session named by {agent, name}")] = None
 
     def reference(self) -> Any:
         return session_reference(self.session, self.session_id, self.project_id)
@@ -177,8 +196,14 @@ class BrainDelete(BrainWrite):
 
 def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreActor]:
     def make(session_id: str) -> StoreActor:
-        return StoreActor(directory / f"{session_id}.db", setup=brain.setup, synchronous=synchronous,
-                          readers=2, mailbox_size=256, name=f"brain {session_id}")
+        return StoreActor(
+            directory / f"{session_id}.db",
+            setup=brain.setup,
+            synchronous=synchronous,
+            readers=2,
+            mailbox_size=256,
+            name=f"brain {session_id}",
+        )
 
     return make
 
@@ -190,6 +215,7 @@ def unborn_reads_none(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite
     """`fn`, answering None on a brain file whose schema is not committed yet. The first write's
     actor creates the file before its migration commits, so a read landing between the two finds
     a file with no tables: that brain was never written, exactly as when the file is missing."""
+
     def run(conn: sqlite3.Connection) -> T | None:
         try:
             return fn(conn)
@@ -197,6 +223,7 @@ def unborn_reads_none(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite
             if conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
                 return None
             raise
+
     return run
 
 
@@ -216,8 +243,10 @@ def check_store(value: Any, *, required: bool) -> str:
 
 def summarize(arguments: dict[str, Any]) -> str:
     """A tool call's arguments for replay: long strings cut, the whole kept under 500 characters."""
-    short = {k: (v if not isinstance(v, str) or len(v) <= 80 else v[:80] + f"... ({len(v)} chars)")
-             for k, v in arguments.items()}
+    short = {
+        k: (v if not isinstance(v, str) or len(v) <= 80 else v[:80] + f"... ({len(v)} chars)")
+        for k, v in arguments.items()
+    }
     try:
         text = orjson.dumps(short, default=str).decode()
     except orjson.JSONEncodeError:
@@ -255,18 +284,21 @@ class BrainsService:
             raise conflict(NO_ACTIVE_SESSION)
         return SessionRef(session_id=active[0])
 
-    async def read_entry(self, caller: Caller, req: BrainGet, active: tuple[str, str] | None = None,
-                         seen: Seen | None = None) -> dict[str, Any]:
+    async def read_entry(
+        self, caller: Caller, req: BrainGet, active: tuple[str, str] | None = None, seen: Seen | None = None
+    ) -> dict[str, Any]:
         check_store(req.store, required=False)
         return await self.get(caller, self._target(req.reference(), active), req.path or "", seen)
 
-    async def list_entries(self, caller: Caller, req: BrainList, active: tuple[str, str] | None = None,
-                           seen: Seen | None = None) -> dict[str, Any]:
+    async def list_entries(
+        self, caller: Caller, req: BrainList, active: tuple[str, str] | None = None, seen: Seen | None = None
+    ) -> dict[str, Any]:
         check_store(req.store, required=False)
         return await self.list(caller, self._target(req.reference(), active), req.path or "/fs/", seen)
 
-    async def write_entry(self, caller: Caller, req: BrainPut, active: tuple[str, str] | None = None,
-                          record: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def write_entry(
+        self, caller: Caller, req: BrainPut, active: tuple[str, str] | None = None, record: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Write an entry. With `record` (the call's arguments), a successful write records the
         call in the same command (after the rows buffered for the session), so a write costs one
         brain command, not two; the result says `recorded`, which the caller does not send on."""
@@ -277,8 +309,9 @@ class BrainsService:
             call = Call(self.core.now(), "brain_put", summarize(record), "ok")
             return await self._put(caller, session_id, req.path, req.content, req.if_version, call)
 
-    async def delete_entry(self, caller: Caller, req: BrainDelete,
-                           active: tuple[str, str] | None = None) -> dict[str, Any]:
+    async def delete_entry(
+        self, caller: Caller, req: BrainDelete, active: tuple[str, str] | None = None
+    ) -> dict[str, Any]:
         check_store(req.store, required=True)
         async with self._writer(caller, req.reference(), active) as session_id:
             return await self._delete(session_id, req.path, req.if_version)
@@ -324,11 +357,13 @@ class BrainsService:
             return None
         return await self.readers.read(session_id, path, unborn_reads_none(fn))
 
-    async def _session_and_read(self, caller: Caller, ref: SessionRef, fn: Callable[[sqlite3.Connection], Any] | None,
-                                seen: Seen | None) -> Any:
+    async def _session_and_read(
+        self, caller: Caller, ref: SessionRef, fn: Callable[[sqlite3.Connection], Any] | None, seen: Seen | None
+    ) -> Any:
         """The session the caller may read (told to `seen`), then `fn` on its brain (None when
         the file was never written, or with no `fn`): hub.db's read and the brain's in one
         worker-thread hop. A refusal of the brain read still tells `seen` its session."""
+
         def then(row: sqlite3.Row) -> tuple[sqlite3.Row, Any]:
             path = self.path_of(row["id"])
             try:
@@ -338,8 +373,9 @@ class BrainsService:
             except HubError as err:
                 return row, err
 
-        row, found = await self.core.store.read_then(lambda conn: find(conn, caller, ref), then,
-                                                     limiter=self.readers.limiter)
+        row, found = await self.core.store.read_then(
+            lambda conn: find(conn, caller, ref), then, limiter=self.readers.limiter
+        )
         if seen is not None:
             seen(row)
         if isinstance(found, HubError):
@@ -351,8 +387,9 @@ class BrainsService:
     async def get(self, caller: Caller, session: SessionRef, path: Any, seen: Seen | None = None) -> dict[str, Any]:
         where = entries.canonical(path, allow_root=True)
         root = entries.is_root(where)  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
-        row, entry = await self._session_and_read(caller, session, None if root else
-                                                  (lambda conn: _entry_at(conn, where)), seen)
+        row, entry = await self._session_and_read(
+            caller, session, None if root else (lambda conn: _entry_at(conn, where)), seen
+        )
         if root:
             raise conflict(f"{where} is a directory, not an entry; list it instead")
         if entry is None:
@@ -362,14 +399,18 @@ class BrainsService:
         except UnicodeDecodeError:
             raise not_utf8(where) from None
         return {
-            "path": where, "type": entry.kind, "content": content, "version": entry.version,
+            "path": where,
+            "type": entry.kind,
+            "content": content,
+            "version": entry.version,
             "size_bytes": len(entry.value),
             "written_at": iso(entry.written_at) if entry.written_at is not None else None,
             "session_id": row["id"],
         }
 
-    async def list(self, caller: Caller, session: SessionRef, path: Any = "/fs/",
-                   seen: Seen | None = None) -> builtins.dict[str, Any]:
+    async def list(
+        self, caller: Caller, session: SessionRef, path: Any = "/fs/", seen: Seen | None = None
+    ) -> builtins.dict[str, Any]:
         where = entries.canonical(path, allow_root=True)
         row, found = await self._session_and_read(caller, session, lambda conn: _level_or_entry(conn, where), seen)
         listed, truncated = found if found is not None else ([], False)
@@ -377,8 +418,15 @@ class BrainsService:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    async def _put(self, caller: Caller, session_id: str, where: str, value: str,
-                   condition: str | None = None, call: Call | None = None) -> dict[str, Any]:
+    async def _put(
+        self,
+        caller: Caller,
+        session_id: str,
+        where: str,
+        value: str,
+        condition: str | None = None,
+        call: Call | None = None,
+    ) -> dict[str, Any]:
         """Write an entry to a session the caller owns (`_writer` checked that; the seal decides).
         `BrainPut` held the path, the content's size and the condition to their rules."""
         data = value.encode("utf-8")
@@ -402,12 +450,19 @@ class BrainsService:
                 version = await self._put_recorded(actor, session_id, write, call)
         self.writes += 1
         self.touched.add(session_id)
-        out = {"ok": True, "path": where, "version": version, "size_bytes": len(data), "warnings": warnings,
-               "session_id": session_id}
+        out = {
+            "ok": True,
+            "path": where,
+            "version": version,
+            "size_bytes": len(data),
+            "warnings": warnings,
+            "session_id": session_id,
+        }
         return out if call is None else {**out, "recorded": True}
 
-    async def _put_recorded(self, actor: StoreActor, session_id: str, write: Callable[[sqlite3.Connection], str],
-                            call: Call) -> str:
+    async def _put_recorded(
+        self, actor: StoreActor, session_id: str, write: Callable[[sqlite3.Connection], str], call: Call
+    ) -> str:
         """Run `write` with the session's buffered replay rows and then `call` in the same command.
         The buffered rows are kept whatever the write's outcome (its own savepoint), so they land
         before anything noted later; a refused write records nothing of its own call (the caller
@@ -548,8 +603,9 @@ class BrainsService:
         row = await self._session(caller, SessionRef(session_id=session_id))
         await self.calls.flush(row["id"])  # every call noted so far, oldest first
         rows = await self._read(row["id"], brain.calls) or []
-        events = [{"at": iso(r["at"]), "tool": r["tool"], "arguments": r["arguments"], "outcome": r["outcome"]}
-                  for r in rows]
+        events = [
+            {"at": iso(r["at"]), "tool": r["tool"], "arguments": r["arguments"], "outcome": r["outcome"]} for r in rows
+        ]
         return {"session_id": session_id, "events": events}
 
     # -- files -----------------------------------------------------------------------------------------

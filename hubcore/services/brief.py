@@ -72,14 +72,17 @@ def _previous(conn: sqlite3.Connection, actor: str, project_id: str) -> sqlite3.
     return row
 
 
-def _answers(conn: sqlite3.Connection, actor: str, project_id: str, cond: str,
-             args: list[Any]) -> tuple[list[dict[str, Any]], int]:
+def _answers(
+    conn: sqlite3.Connection, actor: str, project_id: str, cond: str, args: list[Any]
+) -> tuple[list[dict[str, Any]], int]:
     sql = f"""FROM inbox i JOIN events e ON e.id = i.resolution_id
               WHERE i.project_id = ? AND i.actor = ? AND i.kind IN ('question', 'approval') AND {cond}"""
     total = conn.execute(f"SELECT COUNT(*) {sql}", [project_id, actor, *args]).fetchone()[0]
     rows = conn.execute(
         f"SELECT i.event_id, i.kind, e.id AS answer_id, e.actor, e.payload, e.created_at {sql} "
-        f"ORDER BY e.id DESC LIMIT {ANSWERS_MAX}", [project_id, actor, *args]).fetchall()
+        f"ORDER BY e.id DESC LIMIT {ANSWERS_MAX}",
+        [project_id, actor, *args],
+    ).fetchall()
     return [_answer(r) for r in rows], int(total)
 
 
@@ -93,8 +96,15 @@ def _answer(row: sqlite3.Row) -> dict[str, Any]:
         outcome = "expired" if expired else "answered"
         text = payload.get("body")
     reply, truncated = cut(text if isinstance(text, str) else None)
-    item = {"id": row["event_id"], "answer_id": row["answer_id"], "outcome": outcome, "expired": expired,
-            "reply": reply, "who": row["actor"], "when": iso(row["created_at"])}
+    item = {
+        "id": row["event_id"],
+        "answer_id": row["answer_id"],
+        "outcome": outcome,
+        "expired": expired,
+        "reply": reply,
+        "who": row["actor"],
+        "when": iso(row["created_at"]),
+    }
     if truncated:
         item["truncated"] = True
     return item
@@ -107,13 +117,22 @@ def _comments(conn: sqlite3.Connection, actor: str, project_id: str) -> tuple[li
              WHERE a.project_id = ? AND a.actor = ? AND c.author = ? AND c.done = 0"""
     args = [project_id, actor, HUMAN]
     total = conn.execute(f"SELECT COUNT(*) {sql}", args).fetchone()[0]
-    rows = conn.execute(f"""SELECT c.id, c.artifact_id, a.title, c.body, c.anchor, c.anchor_version, c.created_at
-                            {sql} ORDER BY c.id DESC LIMIT {COMMENTS_MAX}""", args).fetchall()
+    rows = conn.execute(
+        f"""SELECT c.id, c.artifact_id, a.title, c.body, c.anchor, c.anchor_version, c.created_at
+                            {sql} ORDER BY c.id DESC LIMIT {COMMENTS_MAX}""",
+        args,
+    ).fetchall()
     out = []
     for r in rows:
         body, truncated = cut(r["body"])
-        item: dict[str, Any] = {"artifact_id": r["artifact_id"], "title": r["title"], "comment_id": r["id"],
-                                "body": body, "version": r["anchor_version"], "at": iso(r["created_at"])}
+        item: dict[str, Any] = {
+            "artifact_id": r["artifact_id"],
+            "title": r["title"],
+            "comment_id": r["id"],
+            "body": body,
+            "version": r["anchor_version"],
+            "at": iso(r["created_at"]),
+        }
         anchor = orjson.loads(r["anchor"]) if r["anchor"] else None
         if isinstance(anchor, dict) and anchor.get("mode") == "text":
             quote, cut_quote = cut(anchor.get("quote"))
@@ -127,23 +146,33 @@ def _comments(conn: sqlite3.Connection, actor: str, project_id: str) -> tuple[li
 
 def _pointer(row: sqlite3.Row, **extra: Any) -> dict[str, Any]:
     summary, truncated = cut(row["summary"])
-    item = {"id": row["id"], "kind": row["kind"], "actor": row["actor"], "summary": summary,
-            "at": iso(row["created_at"]), **extra}
+    item = {
+        "id": row["id"],
+        "kind": row["kind"],
+        "actor": row["actor"],
+        "summary": summary,
+        "at": iso(row["created_at"]),
+        **extra,
+    }
     if truncated:
         item["truncated"] = True
     return item
 
 
-def _events(conn: sqlite3.Connection, actor: str, project_id: str, cond: str, args: list[Any],
-            answered: set[str]) -> tuple[list[dict[str, Any]], int]:
+def _events(
+    conn: sqlite3.Connection, actor: str, project_id: str, cond: str, args: list[Any], answered: set[str]
+) -> tuple[list[dict[str, Any]], int]:
     waiting = conn.execute(
         """SELECT e.id, e.kind, e.actor, e.summary, e.created_at FROM inbox i JOIN events e ON e.id = i.event_id
-           WHERE i.project_id = ? AND i.status = 'waiting' ORDER BY e.id DESC""", (project_id,)).fetchall()
+           WHERE i.project_id = ? AND i.status = 'waiting' ORDER BY e.id DESC""",
+        (project_id,),
+    ).fetchall()
     open_ids = {r["id"] for r in waiting}
     recent = conn.execute(
         f"""SELECT e.id, e.kind, e.actor, e.summary, e.created_at FROM events e
             WHERE e.project_id = ? AND e.kind != 'system' AND {cond} ORDER BY e.id DESC LIMIT {RANKED_AMONG}""",
-        [project_id, *args]).fetchall()
+        [project_id, *args],
+    ).fetchall()
     rest = [r for r in recent if r["id"] not in answered and r["id"] not in open_ids]
     others = [r for r in rest if r["actor"] != actor and r["kind"] != "session"]
     own = [r for r in rest if r["actor"] == actor or r["kind"] == "session"]
@@ -153,7 +182,8 @@ def _events(conn: sqlite3.Connection, actor: str, project_id: str, cond: str, ar
     window_total = conn.execute(
         f"""SELECT COUNT(*) FROM (SELECT 1 FROM events e WHERE e.project_id = ? AND e.kind != 'system'
             AND {cond} AND e.id NOT IN ({marks}) LIMIT {COUNT_CAP + EVENTS_MAX + 1})""",
-        [project_id, *args, *skip]).fetchone()[0]
+        [project_id, *args, *skip],
+    ).fetchone()[0]
     return ranked[:EVENTS_MAX], len(waiting) + int(window_total)
 
 
@@ -162,8 +192,9 @@ def _events(conn: sqlite3.Connection, actor: str, project_id: str, cond: str, ar
 PART_SECTIONS: dict[str, Callable[[], dict[str, Any]]] = {"stale_pages": lambda: section([], 0, 0)}
 
 
-def _part_sections(conn: sqlite3.Connection, caller: Caller, project_id: str, since: dict[str, Any],
-                   parts: Sequence[Part]) -> dict[str, Any]:
+def _part_sections(
+    conn: sqlite3.Connection, caller: Caller, project_id: str, since: dict[str, Any], parts: Sequence[Part]
+) -> dict[str, Any]:
     out = {name: empty() for name, empty in PART_SECTIONS.items()}
     for part in parts:
         out.update(part.brief(conn, caller, project_id, since))
@@ -197,9 +228,14 @@ class BriefService:
                 "project_id": pid,
                 "since": since,
                 "answers": section(answers, answers_total, len(answers)),
-                "previous_session": None if prev is None else {
-                    "session_id": prev["id"], "name": prev["name"], "status": prev["status"],
-                    "last_activity_at": iso(prev["last_activity_at"]), "handoff": prev["handoff"],
+                "previous_session": None
+                if prev is None
+                else {
+                    "session_id": prev["id"],
+                    "name": prev["name"],
+                    "status": prev["status"],
+                    "last_activity_at": iso(prev["last_activity_at"]),
+                    "handoff": prev["handoff"],
                     "recovery_path": RECOVERY_PATH,
                 },
                 "events": section(events, events_total, len(events)),

@@ -55,8 +55,15 @@ WriteTouches = Callable[[dict[str, float]], Awaitable[None]]
 class CallLog:
     """The write-behind buffer of replay rows and touches, and the policy that flushes it."""
 
-    def __init__(self, write_calls: WriteCalls, write_touches: WriteTouches, *, delay: float = DELAY_SECS,
-                 max_rows: int = MAX_ROWS, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        write_calls: WriteCalls,
+        write_touches: WriteTouches,
+        *,
+        delay: float = DELAY_SECS,
+        max_rows: int = MAX_ROWS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._write_calls = write_calls
         self._write_touches = write_touches
         self.delay = delay

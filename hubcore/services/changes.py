@@ -268,8 +268,12 @@ class Notifier:
         reader closes or, should its stream never run, when the reader is collected."""
         open_now = self._readers.setdefault(holder, WeakSet())
         if limit and len(open_now) >= limit:
-            raise HubError("rate_limited", f"at most {limit} open streams per token; close one first",
-                           retryable=True, headers={"Retry-After": str(STREAM_RETRY_AFTER_SECS)})
+            raise HubError(
+                "rate_limited",
+                f"at most {limit} open streams per token; close one first",
+                retryable=True,
+                headers={"Retry-After": str(STREAM_RETRY_AFTER_SECS)},
+            )
         reader = Reader(self, holder)
         open_now.add(reader)
         self._all_readers.add(reader)
@@ -329,8 +333,7 @@ class Effects:
         self.kinds.append(row["kind"])
         self.changes.append(Change("feed", row["project_id"], row["id"], row["kind"], row["actor"], owner))
 
-    def inbox(self, project_id: str, event_id: str, *, owner: str, kind: str = "",
-              resolved: bool = False) -> None:
+    def inbox(self, project_id: str, event_id: str, *, owner: str, kind: str = "", resolved: bool = False) -> None:
         self.changes.append(Change("inbox", project_id, event_id, kind, "", owner, resolved))
 
     def artifact_live(self, project_id: str, artifact_id: str, version: int, live_rev: int) -> None:
@@ -345,10 +348,12 @@ class ListenerCollector(Collector):
         self._notifier = notifier
 
     def collect(self) -> Iterator[Metric]:
-        yield GaugeMetricFamily("hub_waits_open", "inbox_wait and notify_wait calls in progress",
-                                value=self._notifier.waits_open)
-        yield GaugeMetricFamily("hub_streams_open", "Open GET /api/v1/stream responses",
-                                value=self._notifier.streams_open)
+        yield GaugeMetricFamily(
+            "hub_waits_open", "inbox_wait and notify_wait calls in progress", value=self._notifier.waits_open
+        )
+        yield GaugeMetricFamily(
+            "hub_streams_open", "Open GET /api/v1/stream responses", value=self._notifier.streams_open
+        )
 
 
 Observer = Callable[[Effects], None]

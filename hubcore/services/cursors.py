@@ -15,8 +15,9 @@ def get_cursor(conn: sqlite3.Connection, actor: str, name: str, project_id: str 
     return str(row[0]) if row else None
 
 
-def advance_cursor(conn: sqlite3.Connection, actor: str, name: str, value: str, now: float,
-                   project_id: str = "") -> None:
+def advance_cursor(
+    conn: sqlite3.Connection, actor: str, name: str, value: str, now: float, project_id: str = ""
+) -> None:
     """Move a durable cursor forward to `value` (never back)."""
     conn.execute(
         """INSERT INTO actor_cursors (actor, name, project_id, value, updated_at) VALUES (?, ?, ?, ?, ?)

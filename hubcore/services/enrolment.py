@@ -72,12 +72,18 @@ class EnrolRequest(Request):
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True, defer_build=True)
 
     display_name: DisplayName
-    why: Annotated[str, Trimmed(WHY_MAX), AfterValidator(_reason),
-                   Field(json_schema_extra={"pattern": LABEL_PATTERN},
-                         description=f"one line saying why you should be admitted (under {WHY_MAX + 1} "
-                                     "characters)")]
-    suggested_id: Annotated[AgentId | None, Field(
-        description="the agent id you would like (a slug); another is chosen when it is taken")] = None
+    why: Annotated[
+        str,
+        Trimmed(WHY_MAX),
+        AfterValidator(_reason),
+        Field(
+            json_schema_extra={"pattern": LABEL_PATTERN},
+            description=f"one line saying why you should be admitted (under {WHY_MAX + 1} characters)",
+        ),
+    ]
+    suggested_id: Annotated[
+        AgentId | None, Field(description="the agent id you would like (a slug); another is chosen when it is taken")
+    ] = None
 
 
 class EnrolDecision(Request):
@@ -138,8 +144,12 @@ def slug(text: str) -> str:
 def _taken(conn: sqlite3.Connection, agent_id: str) -> bool:
     if agent_id in validate.RESERVED_AGENT_IDS:
         return True
-    return bool(conn.execute("SELECT 1 FROM agents WHERE id = ? UNION ALL SELECT 1 FROM projects WHERE id = ?",
-                             (agent_id, validate.PERSONAL_PREFIX + agent_id)).fetchone())
+    return bool(
+        conn.execute(
+            "SELECT 1 FROM agents WHERE id = ? UNION ALL SELECT 1 FROM projects WHERE id = ?",
+            (agent_id, validate.PERSONAL_PREFIX + agent_id),
+        ).fetchone()
+    )
 
 
 def choose_id(conn: sqlite3.Connection, wanted: str) -> str:
@@ -161,13 +171,17 @@ def _pending_rows(conn: sqlite3.Connection) -> list[sqlite3.Row]:
     """The waiting enrolment requests with their peer (a handful: `enrol_pending_max` bounds them)."""
     return conn.execute(
         """SELECT i.event_id, e.actor, json_extract(e.payload, '$.peer') AS peer FROM inbox i
-           JOIN events e ON e.id = i.event_id WHERE i.kind = ? AND i.status = 'waiting'""", (KIND,)).fetchall()
+           JOIN events e ON e.id = i.event_id WHERE i.kind = ? AND i.status = 'waiting'""",
+        (KIND,),
+    ).fetchall()
 
 
 def _request_of(conn: sqlite3.Connection, agent_id: str) -> sqlite3.Row | None:
     row: sqlite3.Row | None = conn.execute(
         """SELECT i.event_id, i.status FROM inbox i WHERE i.project_id = ? AND i.kind = ? AND i.actor = ?
-           ORDER BY i.event_id DESC LIMIT 1""", (validate.PERSONAL_PREFIX + agent_id, KIND, agent_id)).fetchone()
+           ORDER BY i.event_id DESC LIMIT 1""",
+        (validate.PERSONAL_PREFIX + agent_id, KIND, agent_id),
+    ).fetchone()
     return row
 
 
@@ -177,8 +191,13 @@ def admit_or_refuse(conn: sqlite3.Connection, row: sqlite3.Row, decision: str, n
     event = conn.execute("SELECT actor, project_id, payload FROM events WHERE id = ?", (row["event_id"],)).fetchone()
     subject = orjson.loads(event["payload"]).get("agent_id") if event is not None else None
     agent = conn.execute("SELECT status FROM agents WHERE id = ?", (subject,)).fetchone() if subject else None
-    if (event is None or agent is None or agent["status"] != "pending" or event["actor"] != subject
-            or event["project_id"] != validate.PERSONAL_PREFIX + str(subject)):
+    if (
+        event is None
+        or agent is None
+        or agent["status"] != "pending"
+        or event["actor"] != subject
+        or event["project_id"] != validate.PERSONAL_PREFIX + str(subject)
+    ):
         raise conflict(f"approval {row['event_id']!r} is not the enrolment request of a pending agent")
     if decision == "approved":
         conn.execute("UPDATE agents SET status = 'active', token_created_at = ? WHERE id = ?", (now, subject))
@@ -186,8 +205,9 @@ def admit_or_refuse(conn: sqlite3.Connection, row: sqlite3.Row, decision: str, n
         conn.execute("UPDATE agents SET token_hash = NULL, token_created_at = NULL WHERE id = ?", (subject,))
 
 
-def remove_agent(conn: sqlite3.Connection, agent_id: str, purge: Callable[[sqlite3.Connection, str], None],
-                 effects: Effects) -> None:
+def remove_agent(
+    conn: sqlite3.Connection, agent_id: str, purge: Callable[[sqlite3.Connection, str], None], effects: Effects
+) -> None:
     """Forget a pending (abandoned or refused) agent: its personal space with everything in it (the
     request event, its inbox item, its search row: `purge` runs every part's share), its cursors, its
     grants, the agent row. A status poll waiting on the request is woken."""
@@ -235,18 +255,22 @@ class EnrolmentService:
             if cap and len(pending) >= cap:
                 raise _limited(f"the hub holds {cap} enrolment requests waiting for the human (enrol_pending_max)")
             agent_id = choose_id(conn, req.suggested_id or slug(req.display_name))
-            conn.execute("""INSERT INTO agents (id, display_name, status, created_at, enrol_note, token_hash,
+            conn.execute(
+                """INSERT INTO agents (id, display_name, status, created_at, enrol_note, token_hash,
                             token_created_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)""",
-                         (agent_id, req.display_name, now, req.why, token_hash(token), now))
-            conn.execute("""INSERT INTO projects (id, display_name, owner_agent, created_at, personal_of)
-                            VALUES (?, ?, ?, ?, ?)""", (validate.PERSONAL_PREFIX + agent_id,
-                                                        f"{req.display_name}'s space", agent_id, now, agent_id))
+                (agent_id, req.display_name, now, req.why, token_hash(token), now),
+            )
+            conn.execute(
+                """INSERT INTO projects (id, display_name, owner_agent, created_at, personal_of)
+                            VALUES (?, ?, ?, ?, ?)""",
+                (validate.PERSONAL_PREFIX + agent_id, f"{req.display_name}'s space", agent_id, now, agent_id),
+            )
             effects = Effects()
-            payload = {"body": req.why, "agent_id": agent_id, "display_name": req.display_name,
-                       "peer": peer.address}
+            payload = {"body": req.why, "agent_id": agent_id, "display_name": req.display_name, "peer": peer.address}
             summary = f"{req.display_name} asks to join as {agent_id}: {req.why}"[: ev.SUMMARY_MAX]
-            request = ev.NewEvent(validate.PERSONAL_PREFIX + agent_id, KIND, agent_id, summary, payload,
-                                  roots_thread=True)
+            request = ev.NewEvent(
+                validate.PERSONAL_PREFIX + agent_id, KIND, agent_id, summary, payload, roots_thread=True
+            )
             event = ev.insert_event(conn, request, now=now, cap=settings.events_per_project, effects=effects)
             start_waiting(conn, event, None, now, effects)
             return {"token": token, "agent_id": agent_id, "status": "pending"}, effects
@@ -300,11 +324,15 @@ class EnrolmentService:
         request = await self.core.store.read(lambda conn: _request_of(conn, req.agent_id))
         if request is None or request["status"] != "waiting":
             raise not_found(f"no enrolment request of agent {req.agent_id!r} is waiting")
-        answer = await self._decide(caller, DecisionPost(approval_id=request["event_id"], decision=decision,
-                                                         note=req.note))
+        answer = await self._decide(
+            caller, DecisionPost(approval_id=request["event_id"], decision=decision, note=req.note)
+        )
         self._credentials_changed()
-        return {"agent_id": req.agent_id, "status": "approved" if decision == "approve" else "refused",
-                "event_id": answer["event_id"]}
+        return {
+            "agent_id": req.agent_id,
+            "status": "approved" if decision == "approve" else "refused",
+            "event_id": answer["event_id"],
+        }
 
     def on_commit(self, effects: Effects) -> None:
         """A decided enrolment changes which token names which active agent: forget cached tokens."""

@@ -30,8 +30,9 @@ VERSION_PREFIX = "sha256:"
 IF_VERSION_RE = re.compile(f"^({ABSENT}|{VERSION_PREFIX}[0-9a-f]{{64}})$")
 
 
-def canonical(path: Any, namespaces: tuple[str, ...] = BRAIN_NAMESPACES, *, allow_root: bool = False,
-              field: str = "path") -> str:
+def canonical(
+    path: Any, namespaces: tuple[str, ...] = BRAIN_NAMESPACES, *, allow_root: bool = False, field: str = "path"
+) -> str:
     """The canonical path, or `invalid_argument` naming `field`.
 
     As in a filesystem, `.` and empty components vanish and `..` climbs, but never above the
@@ -96,8 +97,11 @@ def encode(content: Any, *, limit: int = CONTENT_MAX, field: str = "content") ->
         raise invalid(f"{field} must be a string", field=field)
     data = content.encode("utf-8")
     if len(data) > limit:
-        raise HubError("payload_too_large", f"{field} is {len(data)} bytes; the limit is {limit}",
-                       details={"field": field, "limit": limit})
+        raise HubError(
+            "payload_too_large",
+            f"{field} is {len(data)} bytes; the limit is {limit}",
+            details={"field": field, "limit": limit},
+        )
     return data
 
 
@@ -113,16 +117,18 @@ def require_version(held: str | None, wanted: str | None) -> None:
     mismatch is a conflict ending `current_version=...`."""
     if wanted is None or wanted == held or (wanted == ABSENT and held is None):
         return
-    raise conflict(f"if_version does not match; current_version={held or ABSENT}",
-                   current_version=held or ABSENT)
+    raise conflict(f"if_version does not match; current_version={held or ABSENT}", current_version=held or ABSENT)
 
 
 def file_growth(what: str, size: int, incoming: int) -> list[str]:
     """Warnings for a write of `incoming` bytes to a store file of `size` bytes; refused
     (`payload_too_large`) when the file would reach its limit."""
     if size + incoming >= FILE_MAX:
-        raise HubError("payload_too_large", f"{what} is at its {FILE_MAX}-byte limit; writes are refused",
-                       details={"limit": FILE_MAX, "size_bytes": size})
+        raise HubError(
+            "payload_too_large",
+            f"{what} is at its {FILE_MAX}-byte limit; writes are refused",
+            details={"limit": FILE_MAX, "size_bytes": size},
+        )
     if size + incoming > FILE_WARN:
         return [f"{what} is {size + incoming} bytes, past the {FILE_WARN}-byte warning mark"]
     return []

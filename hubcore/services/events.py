@@ -22,7 +22,15 @@ from hubcore.services.changes import Effects
 from hubcore.services.validate import one_line
 
 KINDS = (
-    "signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system",
+    "signal",
+    "finished",
+    "question",
+    "answer",
+    "approval",
+    "artifact",
+    "session",
+    "idea",
+    "system",
     "enrol_request",
 )
 # Session lifecycle and audit records are appended past the ceiling.
@@ -71,8 +79,9 @@ def check_summary(value: Any, payload: Mapping[str, Any], *, field: str = "summa
     if not one_line(summary):
         raise invalid(f"{field} must be one line", field=field)
     if len(summary) > SUMMARY_MAX:
-        raise too_large(f"{field} is {len(summary)} characters; the limit is {SUMMARY_MAX}",
-                        field=field, limit=SUMMARY_MAX)
+        raise too_large(
+            f"{field} is {len(summary)} characters; the limit is {SUMMARY_MAX}", field=field, limit=SUMMARY_MAX
+        )
     return summary
 
 
@@ -88,12 +97,12 @@ def check_payload(value: Any) -> dict[str, Any]:
         member = wide_integer_at(value, "payload")
         if member is not None:
             # Refused, not stored: JSON readers (orjson, JavaScript) cannot hold it exactly either.
-            raise invalid(f"{member} is an integer beyond 64 bits; send it as a string",
-                          field=member) from None
+            raise invalid(f"{member} is an integer beyond 64 bits; send it as a string", field=member) from None
         raise invalid(f"payload cannot be stored as JSON: {exc}", field="payload") from None
     if size > PAYLOAD_MAX:
-        raise too_large(f"payload is {size} bytes serialized; the limit is {PAYLOAD_MAX}",
-                        field="payload", limit=PAYLOAD_MAX)
+        raise too_large(
+            f"payload is {size} bytes serialized; the limit is {PAYLOAD_MAX}", field="payload", limit=PAYLOAD_MAX
+        )
     return dict(value)
 
 
@@ -127,16 +136,15 @@ def check_kinds(value: Any) -> tuple[str, ...]:
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or not kinds:
         named = shown(", ".join(unknown)) if unknown else quoted(value)
-        raise invalid(f"unknown kind {named}; kinds are {', '.join(KINDS)}",
-                      field="kind")
+        raise invalid(f"unknown kind {named}; kinds are {', '.join(KINDS)}", field="kind")
     return kinds
 
 
 def ceiling_error(project_id: str, cap: int) -> HubError:
     return conflict(
-        f"project {project_id!r} holds {cap} events, its cap (events_per_project = {cap}); "
-        "nothing was appended",
-        cap=cap, setting="events_per_project",
+        f"project {project_id!r} holds {cap} events, its cap (events_per_project = {cap}); nothing was appended",
+        cap=cap,
+        setting="events_per_project",
     )
 
 
@@ -170,8 +178,12 @@ def insert_event(
            VALUES (:project, 1, :bytes, :id, :at, {ABOVE_CURSOR})
            ON CONFLICT (project_id) DO UPDATE SET events = events + 1, bytes = bytes + excluded.bytes,
            newest_id = excluded.newest_id, newest_at = excluded.newest_at, unseen = unseen + excluded.unseen""",
-        {"project": ev.project_id, "bytes": len(ev.summary.encode()) + len(payload.encode()), "id": event_id,
-         "at": now},
+        {
+            "project": ev.project_id,
+            "bytes": len(ev.summary.encode()) + len(payload.encode()),
+            "id": event_id,
+            "at": now,
+        },
     )
     conn.execute(
         """INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, ?, 1, ?)
@@ -179,9 +191,15 @@ def insert_event(
         (ev.project_id, ev.actor, now),
     )
     rendered = {
-        "id": event_id, "project_id": ev.project_id, "kind": ev.kind, "actor": ev.actor,
-        "summary": ev.summary, "payload": dict(ev.payload), "session_id": ev.session_id,
-        "thread_id": thread, "created_at": iso(now),
+        "id": event_id,
+        "project_id": ev.project_id,
+        "kind": ev.kind,
+        "actor": ev.actor,
+        "summary": ev.summary,
+        "payload": dict(ev.payload),
+        "session_id": ev.session_id,
+        "thread_id": thread,
+        "created_at": iso(now),
     }
     if effects is not None:
         effects.event(rendered)
@@ -216,14 +234,19 @@ def remove_events(conn: sqlite3.Connection, event_ids: list[str]) -> int:
             continue
         conn.execute("DELETE FROM inbox WHERE event_id = ?", (event_id,))
         conn.execute("DELETE FROM events WHERE id = ?", (event_id,))
-        newest = conn.execute("SELECT id, created_at FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1",
-                              (row["project_id"],)).fetchone()
+        newest = conn.execute(
+            "SELECT id, created_at FROM events WHERE project_id = ? ORDER BY id DESC LIMIT 1", (row["project_id"],)
+        ).fetchone()
         conn.execute(
             f"""UPDATE feed_stats SET events = events - 1, bytes = MAX(0, bytes - :bytes), newest_id = :newest,
                newest_at = :newest_at, unseen = unseen - {ABOVE_CURSOR} WHERE project_id = :project""",
-            {"bytes": len(row["summary"].encode()) + len(row["payload"].encode()),
-             "newest": newest[0] if newest else None, "newest_at": newest[1] if newest else None,
-             "id": event_id, "project": row["project_id"]},
+            {
+                "bytes": len(row["summary"].encode()) + len(row["payload"].encode()),
+                "newest": newest[0] if newest else None,
+                "newest_at": newest[1] if newest else None,
+                "id": event_id,
+                "project": row["project_id"],
+            },
         )
         removed += 1
     return removed

@@ -54,8 +54,9 @@ class FeedSeen(Request):
     """`POST /projects/:id/feed/seen`: move the human's cursor to this event (absent: the newest)."""
 
     project_id: ProjectId
-    event_id: Annotated[EventId | None, Field(description="an event of this project; one that is not leaves "
-                                                          "the cursor where it is")] = None
+    event_id: Annotated[
+        EventId | None, Field(description="an event of this project; one that is not leaves the cursor where it is")
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,7 @@ def move_last_seen(conn: sqlite3.Connection, project_id: str, current: str | Non
 COUNT_FIRST = 256  # the first bound of the alternating counts below; each round takes four times more
 
 
-def _stays_unseen(conn: sqlite3.Connection, project_id: str, current: str | None, target: str,
-                  unseen: int) -> int:
+def _stays_unseen(conn: sqlite3.Connection, project_id: str, current: str | None, target: str, unseen: int) -> int:
     """The events that stay above the cursor once it moves to `target`: those above `target`, or
     the old count less those the move passed over (with no cursor before, every event was unseen).
 
@@ -169,8 +169,10 @@ class _Range:
         range ends first. Stepping over rows with OFFSET costs what counting them does, and
         leaves the id to resume from."""
         skip = bound - self.counted - 1
-        row = self.conn.execute(f"SELECT e.id FROM events e WHERE {self.where} ORDER BY e.id LIMIT 1 OFFSET :skip",
-                                {**self.params, "skip": skip}).fetchone()
+        row = self.conn.execute(
+            f"SELECT e.id FROM events e WHERE {self.where} ORDER BY e.id LIMIT 1 OFFSET :skip",
+            {**self.params, "skip": skip},
+        ).fetchone()
         if row is not None:
             self.counted, self.params["after"] = bound, row[0]
             return False
@@ -244,8 +246,12 @@ class FeedService:
             if target is None:
                 row = conn.execute("SELECT newest_id FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
                 target = row[0] if row else None
-            elif not ids.is_event_id(target) or not conn.execute(
-                    "SELECT 1 FROM events WHERE id = ? AND project_id = ?", (target, project_id)).fetchone():
+            elif (
+                not ids.is_event_id(target)
+                or not conn.execute(
+                    "SELECT 1 FROM events WHERE id = ? AND project_id = ?", (target, project_id)
+                ).fetchone()
+            ):
                 target = None
             advanced = target is not None and (current is None or target > current)
             if advanced:
@@ -265,7 +271,7 @@ class FeedService:
             feed = conn.execute("SELECT events, bytes FROM feed_stats WHERE project_id = ?", (project_id,)).fetchone()
             actors = conn.execute(
                 f"""SELECT COUNT(*), COALESCE(SUM(last_at >= ?), 0) FROM feed_actors
-                    WHERE project_id = ? AND actor NOT IN ({', '.join('?' * len(NOT_AGENTS))})""",
+                    WHERE project_id = ? AND actor NOT IN ({", ".join("?" * len(NOT_AGENTS))})""",
                 (since, project_id, *NOT_AGENTS),
             ).fetchone()
             threads = conn.execute(
@@ -274,8 +280,11 @@ class FeedService:
                 (project_id,),
             ).fetchone()[0]
             return {
-                "events": feed[0] if feed else 0, "agents_active": int(actors[1]), "threads": threads,
-                "agents_written": actors[0], "disk_bytes": feed[1] if feed else 0,
+                "events": feed[0] if feed else 0,
+                "agents_active": int(actors[1]),
+                "threads": threads,
+                "agents_written": actors[0],
+                "disk_bytes": feed[1] if feed else 0,
             }
 
         own = await self.core.store.read(read)

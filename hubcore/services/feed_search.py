@@ -25,8 +25,11 @@ def mark(conn: sqlite3.Connection) -> str:
 
 def batch(conn: sqlite3.Connection, since: str | None) -> SearchBatch:
     """The events after `since` (a mark), oldest first, at most `BATCH`."""
-    rows = conn.execute("""SELECT id, project_id, kind, actor, summary, payload, session_id FROM events
-                           WHERE id > ? ORDER BY id LIMIT ?""", (since or "", BATCH)).fetchall()
+    rows = conn.execute(
+        """SELECT id, project_id, kind, actor, summary, payload, session_id FROM events
+                           WHERE id > ? ORDER BY id LIMIT ?""",
+        (since or "", BATCH),
+    ).fetchall()
     docs = [_event_doc(r) for r in rows]
     last = rows[-1][0] if rows else (since or "")
     return SearchBatch(docs, last, replace=False, more=len(rows) == BATCH, still=_standing)
@@ -36,15 +39,24 @@ def _standing(conn: sqlite3.Connection, docs: Sequence[SearchDoc]) -> list[Searc
     """The documents whose events still exist (one removed while the batch was read is left out)."""
     if not docs:
         return []
-    held = {r[0] for r in conn.execute("SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))",
-                                       (orjson.dumps([d.key for d in docs]).decode(),))}
+    held = {
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM events WHERE id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps([d.key for d in docs]).decode(),),
+        )
+    }
     return [d for d in docs if d.key in held]
 
 
 def hit(row: sqlite3.Row, meta: Mapping[str, Any]) -> dict[str, Any]:
     """A feed hit's own members."""
-    return {"event_id": meta["id"], "event_kind": meta["event_kind"], "actor": meta["actor"],
-            "session_id": row["session_id"]}
+    return {
+        "event_id": meta["id"],
+        "event_kind": meta["event_kind"],
+        "actor": meta["actor"],
+        "session_id": row["session_id"],
+    }
 
 
 def _event_doc(row: sqlite3.Row | tuple[Any, ...]) -> SearchDoc:
@@ -56,8 +68,15 @@ def _event_doc(row: sqlite3.Row | tuple[Any, ...]) -> SearchDoc:
     body = payload.get("body") if isinstance(payload, dict) else None
     shown = body if isinstance(body, str) and body.strip() else summary
     text = "\n".join([summary, *_words(payload)])
-    return SearchDoc(FAMILY, event_id, project_id, text, snippet_of(shown), session_id,
-                     {"id": event_id, "event_kind": kind, "actor": actor})
+    return SearchDoc(
+        FAMILY,
+        event_id,
+        project_id,
+        text,
+        snippet_of(shown),
+        session_id,
+        {"id": event_id, "event_kind": kind, "actor": actor},
+    )
 
 
 def _words(value: Any) -> Iterator[str]:

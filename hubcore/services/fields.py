@@ -84,18 +84,23 @@ class Trimmed:
         if not self.lines:
             _one_line(text)
         if len(text) > self.max_chars:
-            raise PydanticCustomError("string_too_long", "longer than {max_length} characters",
-                                      {"max_length": self.max_chars})
+            raise PydanticCustomError(
+                "string_too_long", "longer than {max_length} characters", {"max_length": self.max_chars}
+            )
         return text
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         shape = "text" if self.lines else "one line"
-        out: JsonSchemaValue = {"type": "string", "x-max-chars-trimmed": self.max_chars,
-                                "description": f"{shape}, at most {self.max_chars} characters once trimmed"}
+        out: JsonSchemaValue = {
+            "type": "string",
+            "x-max-chars-trimmed": self.max_chars,
+            "description": f"{shape}, at most {self.max_chars} characters once trimmed",
+        }
         if not self.lines:
             out["pattern"] = ONE_LINE_PATTERN
         return out
@@ -111,18 +116,26 @@ class Label:
     def __call__(self, value: str) -> str:
         text = value.strip()
         if not text or len(text) > self.max_chars or not validate.is_label(text):
-            raise PydanticCustomError("label", "must be one line of 1 to {max_chars} characters without "
-                                      "control characters", {"max_chars": self.max_chars})
+            raise PydanticCustomError(
+                "label",
+                "must be one line of 1 to {max_chars} characters without control characters",
+                {"max_chars": self.max_chars},
+            )
         return text
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "minLength": 1, "x-max-chars-trimmed": self.max_chars, "pattern": LABEL_PATTERN,
-                "description": f"one line without control characters, 1 to {self.max_chars} characters "
-                               "once trimmed"}
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "minLength": 1,
+            "x-max-chars-trimmed": self.max_chars,
+            "pattern": LABEL_PATTERN,
+            "description": f"one line without control characters, 1 to {self.max_chars} characters once trimmed",
+        }
 
 
 class Serialized:
@@ -136,20 +149,26 @@ class Serialized:
         if not self.blank:
             _not_blank(value)
         if len(value) > self.max_bytes or len(orjson.dumps(value)) - 2 > self.max_bytes:
-            raise PydanticCustomError("string_too_long", "longer than {max_length} bytes encoded",
-                                      {"max_length": self.max_bytes})
+            raise PydanticCustomError(
+                "string_too_long", "longer than {max_length} bytes encoded", {"max_length": self.max_bytes}
+            )
         return value
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         limit = {"x-max-bytes-serialized": self.max_bytes}
         if self.blank:
             return {"type": "string", **limit, "description": f"at most {self.max_bytes} bytes once JSON-encoded"}
-        return {"type": "string", "minLength": 1, **limit,
-                "description": f"not blank; at most {self.max_bytes} bytes once JSON-encoded"}
+        return {
+            "type": "string",
+            "minLength": 1,
+            **limit,
+            "description": f"not blank; at most {self.max_bytes} bytes once JSON-encoded",
+        }
 
 
 class WholeNumber:
@@ -173,8 +192,9 @@ class WholeNumber:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(self)
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         return {"type": "integer", "minimum": self.minimum, "maximum": self.maximum}
 
 
@@ -188,16 +208,21 @@ class KindFilter:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(self)
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         known = "|".join(ev.KINDS)
         # Empty (every kind), or known kinds separated by commas (blanks around and between dropped).
         # Parts between commas, each blank or a known kind with blanks around (`events.check_kinds`).
         blank = f"[{SPACE}]*"
         listed = f"^$|^(?:{blank},)*{blank}(?:{known}){blank}(?:,{blank}(?:(?:{known}){blank})?)*$"
-        return {"description": "only these kinds: one kind, a comma-separated list, or a list",
-                "anyOf": [{"type": "string", "pattern": listed},
-                          {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1}]}
+        return {
+            "description": "only these kinds: one kind, a comma-separated list, or a list",
+            "anyOf": [
+                {"type": "string", "pattern": listed},
+                {"type": "array", "items": {"enum": list(ev.KINDS)}, "minItems": 1},
+            ],
+        }
 
 
 class SubscribedKinds:
@@ -215,8 +240,9 @@ class SubscribedKinds:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(self)
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         return {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(ev.KINDS)}}
 
 
@@ -234,13 +260,18 @@ class EntryPath:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         limit = entries.PATH_MAX_BYTES
-        return {"type": "string", "minLength": 1, "x-max-bytes-canonical": limit,
-                "pattern": entries.path_pattern(entries.BRAIN_NAMESPACES, allow_root=self.allow_root),
-                "description": f"/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
-                               f"at most {limit} bytes once canonical"}
+        return {
+            "type": "string",
+            "minLength": 1,
+            "x-max-bytes-canonical": limit,
+            "pattern": entries.path_pattern(entries.BRAIN_NAMESPACES, allow_root=self.allow_root),
+            "description": f"/fs/<file path> or /kv/<key>; canonicalised (., .., trailing slash), "
+            f"at most {limit} bytes once canonical",
+        }
 
 
 class EntryContent:
@@ -257,27 +288,29 @@ class EntryContent:
         try:
             entries.encode(value, limit=self.max_bytes)
         except HubError:
-            raise PydanticCustomError("bytes_too_long", "longer than {max_length} bytes as UTF-8",
-                                      {"max_length": self.max_bytes}) from None
+            raise PydanticCustomError(
+                "bytes_too_long", "longer than {max_length} bytes as UTF-8", {"max_length": self.max_bytes}
+            ) from None
         return value
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "x-max-bytes-utf8": self.max_bytes,
-                "description": f"{self.what}, at most {self.max_bytes} bytes as UTF-8"}
-
-
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "x-max-bytes-utf8": self.max_bytes,
+            "description": f"{self.what}, at most {self.max_bytes} bytes as UTF-8",
+        }
 
 
 def _payload(value: dict[str, Any]) -> dict[str, Any]:
     return ev.check_payload(value)  # its own refusals (size 413, a wide integer) name the member
 
 
-ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN),
-                      Field(description="project id (slug)")]
+ProjectId = Annotated[str, StringConstraints(pattern=PROJECT_ID_PATTERN), Field(description="project id (slug)")]
 AGENT_ID_PATTERN = "^" + validate.AGENT_ID_RE.pattern + "$"
 AgentId = Annotated[str, StringConstraints(pattern=AGENT_ID_PATTERN), Field(description="agent id (slug)")]
 DisplayName = Annotated[str, Label(validate.DISPLAY_NAME_MAX)]
@@ -289,31 +322,57 @@ Summary = Annotated[str, Trimmed(ev.SUMMARY_MAX)]
 # A body is stored as `payload.body`, so the payload's limit less that wrapping bounds it (the
 # service checks the merged payload again when it carries other members too).
 BODY_MAX_BYTES = ev.PAYLOAD_MAX - len('{"body":""}')
-Body = Annotated[str, Serialized(BODY_MAX_BYTES, blank=True),
-                 Field(description=f"the longer text; stored as payload.body (at most {BODY_MAX_BYTES} bytes "
-                                   "once JSON-encoded)")]
+Body = Annotated[
+    str,
+    Serialized(BODY_MAX_BYTES, blank=True),
+    Field(description=f"the longer text; stored as payload.body (at most {BODY_MAX_BYTES} bytes once JSON-encoded)"),
+]
 AnswerBody = Annotated[str, Serialized(BODY_MAX_BYTES)]
-Payload = Annotated[dict[str, Any], AfterValidator(_payload),
-                    Field(description=f"free-form JSON object (at most {ev.PAYLOAD_MAX} bytes serialized)",
-                          json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX})]
-ActorName = Annotated[str, StringConstraints(min_length=1, max_length=ACTOR_MAX), Field(
-    description="only items or events by this actor")]
-SessionId = Annotated[str, StringConstraints(min_length=1, max_length=ev.SESSION_ID_MAX), AfterValidator(_one_line),
-                      Field(json_schema_extra={"pattern": ONE_LINE_RAW_PATTERN})]
-IdempotencyKey = Annotated[
-    str, StringConstraints(min_length=1, max_length=idem.IDEMPOTENCY_KEY_MAX), AfterValidator(_not_blank),
+Payload = Annotated[
+    dict[str, Any],
+    AfterValidator(_payload),
+    Field(
+        description=f"free-form JSON object (at most {ev.PAYLOAD_MAX} bytes serialized)",
+        json_schema_extra={"x-max-bytes-serialized": ev.PAYLOAD_MAX},
+    ),
+]
+ActorName = Annotated[
+    str, StringConstraints(min_length=1, max_length=ACTOR_MAX), Field(description="only items or events by this actor")
+]
+SessionId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=ev.SESSION_ID_MAX),
     AfterValidator(_one_line),
-    Field(description="retrying with the same key returns the original result and writes nothing new",
-          json_schema_extra={"pattern": NOT_BLANK_LINE_PATTERN}),
+    Field(json_schema_extra={"pattern": ONE_LINE_RAW_PATTERN}),
+]
+IdempotencyKey = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=idem.IDEMPOTENCY_KEY_MAX),
+    AfterValidator(_not_blank),
+    AfterValidator(_one_line),
+    Field(
+        description="retrying with the same key returns the original result and writes nothing new",
+        json_schema_extra={"pattern": NOT_BLANK_LINE_PATTERN},
+    ),
 ]
 # The one `if_version` of every surface (session brains and knowledge bases alike): `absent`, or
 # a version as the hub writes it (`entries.require_version` decides whether it holds).
 IF_VERSION_PATTERN = entries.IF_VERSION_RE.pattern
-IfVersion = Annotated[str, StringConstraints(pattern=IF_VERSION_PATTERN), Field(
-    description=f"write only if the stored version is this {entries.VERSION_PREFIX}<64 hex digits>, or "
-                f"'{entries.ABSENT}' to create only")]
+IfVersion = Annotated[
+    str,
+    StringConstraints(pattern=IF_VERSION_PATTERN),
+    Field(
+        description=f"write only if the stored version is this {entries.VERSION_PREFIX}<64 hex digits>, or "
+        f"'{entries.ABSENT}' to create only"
+    ),
+]
 Limit = Annotated[int, Field(ge=1, le=PAGE_MAX, description=f"page size, 1 to {PAGE_MAX}")]
-WaitSeconds = Annotated[float, Field(
-    ge=0, le=WAIT_MAX, allow_inf_nan=False,
-    description="how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
-)]
+WaitSeconds = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=WAIT_MAX,
+        allow_inf_nan=False,
+        description="how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
+    ),
+]

@@ -80,8 +80,12 @@ def _whole(value: Any, where: str, low: int, high: int) -> int:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or abs(value) > NUMBER_BOUND:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or abs(value) > NUMBER_BOUND
+    ):
         raise _fail(where, f"must be a finite number within ±{NUMBER_BOUND}")
     return value
 
@@ -105,8 +109,9 @@ def _titled(items: Any, where: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if not isinstance(item, dict) or set(item) - {"const", "title"} or "const" not in item:
             raise _fail(f"{where}.{i}", "must be an object {const, title}")
     values = _choices([item["const"] for item in items], where)
-    titles = tuple(_text(item.get("title", item["const"]), f"{where}.{i}.title", TITLE_MAX)
-                   for i, item in enumerate(items))
+    titles = tuple(
+        _text(item.get("title", item["const"]), f"{where}.{i}.title", TITLE_MAX) for i, item in enumerate(items)
+    )
     return values, titles
 
 
@@ -215,12 +220,17 @@ def fields_and_required(form: Any) -> tuple[list[Field], tuple[str, ...]]:
         raise _fail(_where("properties"), f"must be an object of 1 to {PROPERTIES_MAX} properties")
     for name in props:
         if len(name) > NAME_MAX or not NAME_RE.match(name):
-            raise _fail(_where("properties"), f"a property name must match {NAME_RE.pattern} and be at most "
-                                              f"{NAME_MAX} characters")
+            raise _fail(
+                _where("properties"),
+                f"a property name must match {NAME_RE.pattern} and be at most {NAME_MAX} characters",
+            )
     fields = [_property(name, prop) for name, prop in props.items()]
     required = form.get("required", [])
-    if not isinstance(required, list) or any(not isinstance(r, str) or r not in props for r in required) \
-            or len(set(required)) != len(required):
+    if (
+        not isinstance(required, list)
+        or any(not isinstance(r, str) or r not in props for r in required)
+        or len(set(required)) != len(required)
+    ):
         raise _fail(_where("required"), "must list distinct property names of the form")
     return fields, tuple(required)
 
@@ -263,8 +273,12 @@ def check_value(field: Field, value: Any, where: str) -> Any:
         if value not in field.choices:
             raise _fail(where, "must be one of the form's choices")
         return value
-    if not isinstance(value, list) or any(v not in field.choices for v in value) or len(set(value)) != len(value) \
-            or not (field.low or 0) <= len(value) <= (field.high or 0):
+    if (
+        not isinstance(value, list)
+        or any(v not in field.choices for v in value)
+        or len(set(value)) != len(value)
+        or not (field.low or 0) <= len(value) <= (field.high or 0)
+    ):
         raise _fail(where, f"must be {int(field.low or 0)} to {int(field.high or 0)} distinct choices of the form")
     return list(value)
 

@@ -53,8 +53,10 @@ class HomeService:
 
     def _read(self, conn: sqlite3.Connection, caller: Caller, active_since: float) -> dict[str, Any]:
         cond, params = visibility(caller)
-        projects = {r["id"]: r["display_name"] for r in
-                    conn.execute(f"SELECT p.id, p.display_name FROM projects p WHERE {cond} ORDER BY p.id", params)}
+        projects = {
+            r["id"]: r["display_name"]
+            for r in conn.execute(f"SELECT p.id, p.display_name FROM projects p WHERE {cond} ORDER BY p.id", params)
+        }
         newest = conn.execute(
             f"SELECT MAX(fs.newest_at) FROM feed_stats fs JOIN projects p ON p.id = fs.project_id WHERE {cond}",
             params,
@@ -75,6 +77,9 @@ class HomeService:
             "first_run": conn.execute("SELECT 1 FROM agents WHERE last_seen_at IS NOT NULL LIMIT 1").fetchone() is None,
             "last_event_at": iso(newest) if newest is not None else None,
             "recent": [{**e, "project_display_name": projects.get(e["project_id"])} for e in recent],
-            "unseen": [{"project_id": pid, "project_display_name": name, "unseen_events": unseen[pid]}
-                       for pid, name in projects.items() if unseen[pid]],
+            "unseen": [
+                {"project_id": pid, "project_display_name": name, "unseen_events": unseen[pid]}
+                for pid, name in projects.items()
+                if unseen[pid]
+            ],
         }

@@ -18,8 +18,7 @@ from hubcore.errors import conflict
 IDEMPOTENCY_KEY_MAX = 200
 
 
-def replayed(conn: sqlite3.Connection, actor: str, scope: str, key: str | None,
-             target: str) -> dict[str, Any] | None:
+def replayed(conn: sqlite3.Connection, actor: str, scope: str, key: str | None, target: str) -> dict[str, Any] | None:
     """The original result of a retried write, or None for a fresh key.
 
     A key reused for another target entity is refused: it names a different write.
@@ -33,14 +32,21 @@ def replayed(conn: sqlite3.Connection, actor: str, scope: str, key: str | None,
     if row is None:
         return None
     if row["target"] != target:
-        raise conflict(f"idempotency_key {key!r} was already used for another {scope} target",
-                       scope=scope)
+        raise conflict(f"idempotency_key {key!r} was already used for another {scope} target", scope=scope)
     result: dict[str, Any] = orjson.loads(row["result"])
     return result
 
 
-def remember(conn: sqlite3.Connection, actor: str, scope: str, key: str | None, target: str,
-             project_id: str, result: Mapping[str, Any], now: float) -> None:
+def remember(
+    conn: sqlite3.Connection,
+    actor: str,
+    scope: str,
+    key: str | None,
+    target: str,
+    project_id: str,
+    result: Mapping[str, Any],
+    now: float,
+) -> None:
     if key is None:
         return
     conn.execute(

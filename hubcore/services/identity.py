@@ -18,8 +18,15 @@ class IdentityService:
 
     async def whoami(self, caller: Caller) -> dict[str, Any]:
         if caller.kind == "admin":
-            return {"kind": "admin", "actor": caller.actor, "agent_id": None, "display_name": "the human",
-                    "personal_project_id": None, "status": "active", "created_at": None}
+            return {
+                "kind": "admin",
+                "actor": caller.actor,
+                "agent_id": None,
+                "display_name": "the human",
+                "personal_project_id": None,
+                "status": "active",
+                "created_at": None,
+            }
         if caller.kind != "agent" or not caller.agent_id:
             raise HubError("unauthenticated", "no identity: this call needs an agent token")
         agent_id = caller.agent_id

@@ -58,13 +58,19 @@ ITEM_SELECT = """SELECT i.event_id, i.project_id, i.kind, i.actor, i.status, i.c
 Settle = Callable[[], Awaitable[None]]
 
 
-def insert_item(conn: sqlite3.Connection, event: dict[str, Any], status: str, now: float, *,
-                expires_at: float | None = None, on_expiry: str | None = None) -> None:
+def insert_item(
+    conn: sqlite3.Connection,
+    event: dict[str, Any],
+    status: str,
+    now: float,
+    *,
+    expires_at: float | None = None,
+    on_expiry: str | None = None,
+) -> None:
     conn.execute(
         """INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at,
            expires_at, on_expiry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (event["id"], event["project_id"], event["kind"], event["actor"], status, now, now,
-         expires_at, on_expiry),
+        (event["id"], event["project_id"], event["kind"], event["actor"], status, now, now, expires_at, on_expiry),
     )
 
 
@@ -83,17 +89,30 @@ def render_item(row: sqlite3.Row) -> dict[str, Any]:
     }
     resolution = orjson.loads(row["r_payload"]) if row["resolution_id"] else None
     if row["kind"] == "question":
-        item["answer"] = None if resolution is None else {
-            "body": resolution.get("body"), "actor": row["r_actor"], "event_id": row["resolution_id"],
-            "answered_at": iso(row["r_at"]),
-        }
+        item["answer"] = (
+            None
+            if resolution is None
+            else {
+                "body": resolution.get("body"),
+                "actor": row["r_actor"],
+                "event_id": row["resolution_id"],
+                "answered_at": iso(row["r_at"]),
+            }
+        )
         if resolution is not None and "value" in resolution:
             item["answer"]["value"] = resolution["value"]  # a form question's structured answer
     elif row["kind"] in WAITING_KINDS:
-        item["decision"] = None if resolution is None else {
-            "decision": resolution.get("decision"), "note": resolution.get("note"), "actor": row["r_actor"],
-            "event_id": row["resolution_id"], "decided_at": iso(row["r_at"]),
-        }
+        item["decision"] = (
+            None
+            if resolution is None
+            else {
+                "decision": resolution.get("decision"),
+                "note": resolution.get("note"),
+                "actor": row["r_actor"],
+                "event_id": row["resolution_id"],
+                "decided_at": iso(row["r_at"]),
+            }
+        )
         if resolution is not None and "review" in resolution:  # a diff's review (issue 29)
             item["decision"]["review"] = resolution["review"]
     if row["kind"] in WAITING_KINDS:
@@ -124,8 +143,11 @@ LIST_CURSOR_MAX = 80  # an order letter, an event id and a deadline's repr fit w
 # deadline (Python's repr of a finite float) or `-`.
 _EVENT_ID = ids.ID_RE.pattern.strip("^$")
 CURSOR_PATTERN = f"^(?:[no]\\.{_EVENT_ID}|d\\.{_EVENT_ID}\\.(?:-|{FLOAT_REPR_PATTERN}))$"
-ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX, pattern=CURSOR_PATTERN),
-                       Field(description="the next_cursor of the previous page, with the same order")]
+ListCursor = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX, pattern=CURSOR_PATTERN),
+    Field(description="the next_cursor of the previous page, with the same order"),
+]
 
 
 class InboxList(Request):
@@ -138,8 +160,13 @@ class InboxList(Request):
     limit: Limit = PAGE_DEFAULT
     unread_only: Annotated[bool, Field(description="only unread items (status=unread)")] = False
     settled: Annotated[bool, Field(description="only items that need nothing more: read or resolved")] = False
-    order: Annotated[Order, Field(description="newest first (default), oldest first, or deadline: items "
-                                              "with a deadline first by deadline, then oldest first")] = "newest"
+    order: Annotated[
+        Order,
+        Field(
+            description="newest first (default), oldest first, or deadline: items "
+            "with a deadline first by deadline, then oldest first"
+        ),
+    ] = "newest"
     cursor: ListCursor | None = None
 
 
@@ -163,8 +190,9 @@ class InboxWait(Request):
     limit: Limit = PAGE_DEFAULT
 
 
-def _filters(caller: Caller, *, status: str | None = None, project_id: str | None = None,
-             actor: str | None = None) -> tuple[list[str], dict[str, Any]]:
+def _filters(
+    caller: Caller, *, status: str | None = None, project_id: str | None = None, actor: str | None = None
+) -> tuple[list[str], dict[str, Any]]:
     cond, params = visibility(caller)
     conds = [cond]
     if status:
@@ -179,9 +207,16 @@ def _filters(caller: Caller, *, status: str | None = None, project_id: str | Non
     return conds, params
 
 
-def query_items(conn: sqlite3.Connection, caller: Caller, *, status: str | None = None,
-                project_id: str | None = None, actor: str | None = None, since: str | None = None,
-                limit: int = LIST_DEFAULT) -> list[dict[str, Any]]:
+def query_items(
+    conn: sqlite3.Connection,
+    caller: Caller,
+    *,
+    status: str | None = None,
+    project_id: str | None = None,
+    actor: str | None = None,
+    since: str | None = None,
+    limit: int = LIST_DEFAULT,
+) -> list[dict[str, Any]]:
     """Items the caller may see; newest first, or oldest first above `since`."""
     conds, params = _filters(caller, status=status, project_id=project_id, actor=actor)
     order = "DESC"
@@ -201,7 +236,7 @@ def count_items(conn: sqlite3.Connection, caller: Caller, status: str) -> int:
 
 def _count(conn: sqlite3.Connection, conds: list[str], params: dict[str, Any]) -> int:
     sql = f"""SELECT COUNT(*) FROM inbox i LEFT JOIN projects p ON p.id = i.project_id
-              WHERE {' AND '.join(conds)}"""
+              WHERE {" AND ".join(conds)}"""
     return int(conn.execute(sql, params).fetchone()[0])
 
 
@@ -256,8 +291,7 @@ def _after(order: str, cursor: str, params: dict[str, Any]) -> str:
     if expires is None:  # past every item with a deadline
         return "(i.expires_at IS NULL AND i.event_id > :c_id)"
     params["c_exp"] = expires
-    return ("(i.expires_at IS NULL OR i.expires_at > :c_exp"
-            " OR (i.expires_at = :c_exp AND i.event_id > :c_id))")
+    return "(i.expires_at IS NULL OR i.expires_at > :c_exp OR (i.expires_at = :c_exp AND i.event_id > :c_id))"
 
 
 def list_page(conn: sqlite3.Connection, caller: Caller, req: InboxList, status: str | None) -> dict[str, Any]:
@@ -273,14 +307,18 @@ def list_page(conn: sqlite3.Connection, caller: Caller, req: InboxList, status: 
     rows = conn.execute(sql, params).fetchall()
     more = len(rows) > req.limit
     rows = rows[: req.limit]
-    return {"items": [render_item(r) for r in rows], "total": total,
-            "next_cursor": encode_cursor(req.order, rows[-1]) if more and rows else None}
+    return {
+        "items": [render_item(r) for r in rows],
+        "total": total,
+        "next_cursor": encode_cursor(req.order, rows[-1]) if more and rows else None,
+    }
 
 
 def item_row(conn: sqlite3.Connection, caller: Caller, event_id: str) -> sqlite3.Row | None:
     cond, params = visibility(caller)
-    row: sqlite3.Row | None = conn.execute(f"{ITEM_SELECT} WHERE i.event_id = :id AND {cond}",
-                                           {**params, "id": event_id}).fetchone()
+    row: sqlite3.Row | None = conn.execute(
+        f"{ITEM_SELECT} WHERE i.event_id = :id AND {cond}", {**params, "id": event_id}
+    ).fetchone()
     return row
 
 
@@ -288,8 +326,11 @@ def undelivered(caller: Caller, items: list[dict[str, Any]]) -> list[dict[str, A
     """The caller's own resolved items among `items` whose resolution has not reached it yet."""
     if caller.kind == "public":
         return []
-    return [i for i in items if i["actor"] == caller.actor and i.get("delivered_at", "") is None
-            and (i.get("answer") or i.get("decision"))]
+    return [
+        i
+        for i in items
+        if i["actor"] == caller.actor and i.get("delivered_at", "") is None and (i.get("answer") or i.get("decision"))
+    ]
 
 
 def mark_delivered(conn: sqlite3.Connection, event_ids: list[str], now: float, effects: Effects) -> list[str]:
@@ -297,9 +338,11 @@ def mark_delivered(conn: sqlite3.Connection, event_ids: list[str], now: float, e
     that were newly marked (each announced to streams, so the app's receipt updates)."""
     marked = []
     for event_id in event_ids:
-        row = conn.execute("UPDATE inbox SET delivered_at = ? WHERE event_id = ? AND delivered_at IS NULL "
-                           "AND resolution_id IS NOT NULL RETURNING project_id, actor, kind",
-                           (now, event_id)).fetchone()
+        row = conn.execute(
+            "UPDATE inbox SET delivered_at = ? WHERE event_id = ? AND delivered_at IS NULL "
+            "AND resolution_id IS NOT NULL RETURNING project_id, actor, kind",
+            (now, event_id),
+        ).fetchone()
         if row is not None:
             effects.inbox(row["project_id"], event_id, owner=row["actor"], kind=row["kind"])
             marked.append(event_id)
@@ -320,8 +363,9 @@ class InboxService:
                 raise invalid(f"unread_only contradicts status={wanted}", field="unread_only")
             wanted = "unread"
         if req.settled and wanted not in (None, *SETTLED):
-            raise invalid(f"settled contradicts {'unread_only' if req.unread_only else f'status={wanted}'}",
-                          field="settled")
+            raise invalid(
+                f"settled contradicts {'unread_only' if req.unread_only else f'status={wanted}'}", field="settled"
+            )
         if req.cursor is not None:
             decode_cursor(req.order, req.cursor)  # refused before any read
         await self.settle()
@@ -336,8 +380,15 @@ class InboxService:
         after = req.since
         await self.settle()
         items = await self.core.store.read(
-            lambda conn: query_items(conn, caller, status=req.status, project_id=req.project_id, actor=req.actor,
-                                     since=after, limit=req.limit)
+            lambda conn: query_items(
+                conn,
+                caller,
+                status=req.status,
+                project_id=req.project_id,
+                actor=req.actor,
+                since=after,
+                limit=req.limit,
+            )
         )
         newest = max((i["event_id"] for i in items), default=after)
         await self._deliver(caller, items)
@@ -371,11 +422,9 @@ class InboxService:
             effects = Effects()
             changed = row["status"] in ("read", "unread") and row["status"] != status
             if changed:
-                conn.execute("UPDATE inbox SET status = ?, updated_at = ? WHERE event_id = ?",
-                             (status, now, event_id))
+                conn.execute("UPDATE inbox SET status = ?, updated_at = ? WHERE event_id = ?", (status, now, event_id))
                 effects.inbox(row["project_id"], event_id, owner=row["actor"], kind=row["kind"])
-            return {"event_id": event_id, "status": status if changed else row["status"],
-                    "changed": changed}, effects
+            return {"event_id": event_id, "status": status if changed else row["status"], "changed": changed}, effects
 
         result = await self.core.store.execute_effects(write)
         return result
@@ -394,8 +443,9 @@ class InboxService:
             conds, params = _filters(caller, status="unread", project_id=project_id)
             rows = conn.execute(
                 f"""SELECT i.project_id, MAX(i.event_id) AS newest, COUNT(*) AS n FROM inbox i
-                    LEFT JOIN projects p ON p.id = i.project_id WHERE {' AND '.join(conds)}
-                    GROUP BY i.project_id""", params,
+                    LEFT JOIN projects p ON p.id = i.project_id WHERE {" AND ".join(conds)}
+                    GROUP BY i.project_id""",
+                params,
             ).fetchall()
             effects = Effects()
             for row in rows:
@@ -450,8 +500,9 @@ class InboxService:
             result["shutdown"] = True  # cut short: the hub is stopping; call again once it is back
         return result
 
-    def _resolved(self, conn: sqlite3.Connection, caller: Caller, after: str | None,
-                  limit: int) -> list[dict[str, Any]]:
+    def _resolved(
+        self, conn: sqlite3.Connection, caller: Caller, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
         conds, params = _filters(caller, actor=caller.actor)
         conds.append("i.resolution_id IS NOT NULL AND i.resolution_id > :after")
         params.update(after=after or "", limit=limit)

@@ -34,4 +34,3 @@ def limits() -> dict[str, Any]:
         "search_terms": TERMS_MAX,
         "push_device_name_chars": DEVICE_NAME_MAX,
     }
-

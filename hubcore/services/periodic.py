@@ -13,8 +13,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 
-async def repeat(work: Callable[[], Awaitable[object]], interval: float, what: str,
-                 log: logging.Logger) -> None:
+async def repeat(work: Callable[[], Awaitable[object]], interval: float, what: str, log: logging.Logger) -> None:
     """Run `work` now and then every `interval` seconds until cancelled; a failure is logged
     (naming `what`) and retried at the next tick."""
     while True:

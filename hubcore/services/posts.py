@@ -45,8 +45,9 @@ OUTCOMES = get_args(OnExpiry)
 CAP_RETRY_AFTER_SECS = 60
 
 
-EXPIRES_TEXT = (f"deadline in seconds from now ({DEADLINE_MIN} to {DEADLINE_MAX}); when it passes the hub "
-                "resolves the item")
+EXPIRES_TEXT = (
+    f"deadline in seconds from now ({DEADLINE_MIN} to {DEADLINE_MAX}); when it passes the hub resolves the item"
+)
 Expires = Annotated[int, WholeNumber(DEADLINE_MIN, DEADLINE_MAX), Field(description=EXPIRES_TEXT)]
 
 
@@ -58,8 +59,9 @@ class PostRequest(Request):
     summary: Summary | None = None
     body: Body | None = None
     payload: Payload | None = None
-    session_id: Annotated[SessionId | None, Field(
-        description="the session this belongs to (over MCP, default: your active session)")] = None
+    session_id: Annotated[
+        SessionId | None, Field(description="the session this belongs to (over MCP, default: your active session)")
+    ] = None
     idempotency_key: IdempotencyKey | None = None
 
 
@@ -68,11 +70,17 @@ class IdeaPost(PostRequest):
 
     # The summary rule (`events.check_summary`) as the schema states it: a summary holding more
     # than whitespace, or a string body to take it from (its first line: no NUL in it).
-    model_config = ConfigDict(json_schema_extra={"anyOf": [
-        {"required": ["summary"], "properties": {"summary": {"type": "string", "pattern": NOT_BLANK_PATTERN}}},
-        {"required": ["body"], "properties": {"body": {"type": "string",
-                                                       "pattern": f"^[^\\x00]*{NOT_BLANK_PATTERN}[^\\x00]*$"}}},
-    ]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["summary"], "properties": {"summary": {"type": "string", "pattern": NOT_BLANK_PATTERN}}},
+                {
+                    "required": ["body"],
+                    "properties": {"body": {"type": "string", "pattern": f"^[^\\x00]*{NOT_BLANK_PATTERN}[^\\x00]*$"}},
+                },
+            ]
+        }
+    )
 
     # Spec (event fields): a client-supplied actor is ignored; the actor is the caller's.
     actor: Annotated[Any, Field(exclude=True, description="ignored: the actor is always the caller")] = None
@@ -82,8 +90,11 @@ class SignalAppend(PostRequest):
     """A signal, finished, idea or approval (which may carry a deadline)."""
 
     kind: SignalKind = "signal"
-    artifact_id: Annotated[str | None, StringConstraints(min_length=1, max_length=64), Field(
-        description="approvals only: the diff artifact under review")] = None
+    artifact_id: Annotated[
+        str | None,
+        StringConstraints(min_length=1, max_length=64),
+        Field(description="approvals only: the diff artifact under review"),
+    ] = None
     expires_in_seconds: Annotated[Expires | None, Field(description=f"approvals only: {EXPIRES_TEXT}")] = None
     on_expiry: Annotated[OnExpiry | None, Field(description="approvals only; default decline")] = None
 
@@ -91,17 +102,27 @@ class SignalAppend(PostRequest):
 # An option is not empty as sent (its item is named: `options.1`); the whole list is then held to
 # the options rules (trimmed labels, at most 80 characters, no duplicates) by `check_options`.
 Option = Annotated[str, StringConstraints(min_length=1)]
-Options = Annotated[list[Option], Field(
-    min_length=OPTIONS_MIN, max_length=OPTIONS_MAX,
-    description=f"choices, {OPTIONS_MIN} to {OPTIONS_MAX} one-line labels of at most {OPTION_CHARS} characters "
-                "once trimmed; a pick arrives as an answer whose body is the option text",
-), AfterValidator(lambda value: check_options(value))]
+Options = Annotated[
+    list[Option],
+    Field(
+        min_length=OPTIONS_MIN,
+        max_length=OPTIONS_MAX,
+        description=f"choices, {OPTIONS_MIN} to {OPTIONS_MAX} one-line labels of at most {OPTION_CHARS} characters "
+        "once trimmed; a pick arrives as an answer whose body is the option text",
+    ),
+    AfterValidator(lambda value: check_options(value)),
+]
 
 
-Form = Annotated[dict[str, Any], AfterValidator(forms.check_form), Field(
-    description=f"typed fields (MCP elicitation subset): {{type: object, properties, required}}; properties "
-                f"string (format, min/maxLength), number, integer, boolean, enum or oneOf, array of enum; "
-                f"default = your draft; at most {forms.PROPERTIES_MAX} properties; the answer carries `value`")]
+Form = Annotated[
+    dict[str, Any],
+    AfterValidator(forms.check_form),
+    Field(
+        description=f"typed fields (MCP elicitation subset): {{type: object, properties, required}}; properties "
+        f"string (format, min/maxLength), number, integer, boolean, enum or oneOf, array of enum; "
+        f"default = your draft; at most {forms.PROPERTIES_MAX} properties; the answer carries `value`"
+    ),
+]
 
 
 class QuestionPost(Request):
@@ -113,8 +134,9 @@ class QuestionPost(Request):
     options: Options | None = None
     form: Form | None = None
     payload: Payload | None = None
-    session_id: Annotated[SessionId | None, Field(
-        description="the session this belongs to (over MCP, default: your active session)")] = None
+    session_id: Annotated[
+        SessionId | None, Field(description="the session this belongs to (over MCP, default: your active session)")
+    ] = None
     idempotency_key: IdempotencyKey | None = None
     expires_in_seconds: Expires | None = None
 
@@ -133,15 +155,13 @@ def check_deadline(kind: str, expires_in: Any, on_expiry: Any) -> Deadline | Non
             raise invalid("on_expiry needs expires_in_seconds", field="on_expiry")
         return None
     if kind not in ("question", "approval"):
-        raise invalid(f"a deadline applies only to questions and approvals, not {kind}",
-                      field="expires_in_seconds")
+        raise invalid(f"a deadline applies only to questions and approvals, not {kind}", field="expires_in_seconds")
     integral = isinstance(expires_in, float) and expires_in.is_integer()
     if isinstance(expires_in, bool) or not (isinstance(expires_in, int) or integral):
         raise invalid("expires_in_seconds must be a whole number of seconds", field="expires_in_seconds")
     seconds = int(expires_in)
     if not DEADLINE_MIN <= seconds <= DEADLINE_MAX:
-        raise invalid(f"expires_in_seconds must be from {DEADLINE_MIN} to {DEADLINE_MAX}",
-                      field="expires_in_seconds")
+        raise invalid(f"expires_in_seconds must be from {DEADLINE_MIN} to {DEADLINE_MAX}", field="expires_in_seconds")
     if kind == "question":
         if on_expiry is not None:
             raise invalid("a question takes no on_expiry", field="on_expiry")
@@ -164,8 +184,12 @@ def check_options(value: Any) -> list[str] | None:
             raise invalid("every option must be a string", field="options")
         text = raw.strip()  # the limit applies to the stored, trimmed option
         if not text or not validate.is_label(text) or len(text) > OPTION_CHARS:
-            raise invalid(f"every option must be one non-blank line of at most {OPTION_CHARS} characters "
-                          "without control characters", field="options", limit=OPTION_CHARS)
+            raise invalid(
+                f"every option must be one non-blank line of at most {OPTION_CHARS} characters "
+                "without control characters",
+                field="options",
+                limit=OPTION_CHARS,
+            )
         if text in options:
             raise invalid(f"option {text!r} appears twice", field="options")
         options.append(text)
@@ -173,27 +197,39 @@ def check_options(value: Any) -> list[str] | None:
 
 
 def cap_error(message: str, cap: int, setting: str) -> HubError:
-    return HubError("rate_limited", message, details={"cap": cap, "setting": setting},
-                    retryable=True, headers={"Retry-After": str(CAP_RETRY_AFTER_SECS)})
+    return HubError(
+        "rate_limited",
+        message,
+        details={"cap": cap, "setting": setting},
+        retryable=True,
+        headers={"Retry-After": str(CAP_RETRY_AFTER_SECS)},
+    )
 
 
-def check_open_caps(conn: sqlite3.Connection, project_id: str, actor: str, per_actor: int,
-                    per_project: int) -> None:
+def check_open_caps(conn: sqlite3.Connection, project_id: str, actor: str, per_actor: int, per_project: int) -> None:
     """Refuse a new waiting item past the open-item caps (0 disables a cap)."""
     if per_actor > 0:
-        n = conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'waiting' AND project_id = ? AND actor = ?",
-                         (project_id, actor)).fetchone()[0]
+        n = conn.execute(
+            "SELECT COUNT(*) FROM inbox WHERE status = 'waiting' AND project_id = ? AND actor = ?", (project_id, actor)
+        ).fetchone()[0]
         if n >= per_actor:
-            raise cap_error(f"{actor} has {n} open items in project {project_id!r}, the cap "
-                            f"(inbox_open_per_agent = {per_actor}); nothing was posted",
-                            per_actor, "inbox_open_per_agent")
+            raise cap_error(
+                f"{actor} has {n} open items in project {project_id!r}, the cap "
+                f"(inbox_open_per_agent = {per_actor}); nothing was posted",
+                per_actor,
+                "inbox_open_per_agent",
+            )
     if per_project > 0:
-        n = conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'waiting' AND project_id = ?",
-                         (project_id,)).fetchone()[0]
+        n = conn.execute(
+            "SELECT COUNT(*) FROM inbox WHERE status = 'waiting' AND project_id = ?", (project_id,)
+        ).fetchone()[0]
         if n >= per_project:
-            raise cap_error(f"project {project_id!r} has {n} open items, the cap "
-                            f"(inbox_open_per_project = {per_project}); nothing was posted",
-                            per_project, "inbox_open_per_project")
+            raise cap_error(
+                f"project {project_id!r} has {n} open items, the cap "
+                f"(inbox_open_per_project = {per_project}); nothing was posted",
+                per_project,
+                "inbox_open_per_project",
+            )
 
 
 @dataclass(frozen=True)
@@ -254,14 +290,21 @@ class PostsService:
                 return earlier, effects
             waits = post.kind == "question" or post.kind == "approval"
             if waits:
-                check_open_caps(conn, post.project_id, actor, settings.inbox_open_per_agent,
-                                settings.inbox_open_per_project)
+                check_open_caps(
+                    conn, post.project_id, actor, settings.inbox_open_per_agent, settings.inbox_open_per_project
+                )
             payload = post.payload
             if post.artifact_id is not None:
                 payload = ev.check_payload({**payload, "review": self._subject(conn, post)})
-            event = ev.insert_event(conn, ev.NewEvent(
-                post.project_id, post.kind, actor, post.summary, payload, post.session_id,
-                roots_thread=waits), now=now, cap=settings.events_per_project, effects=effects)
+            event = ev.insert_event(
+                conn,
+                ev.NewEvent(
+                    post.project_id, post.kind, actor, post.summary, payload, post.session_id, roots_thread=waits
+                ),
+                now=now,
+                cap=settings.events_per_project,
+                effects=effects,
+            )
             result: dict[str, Any] = {"event_id": event["id"], "kind": post.kind, "created_at": event["created_at"]}
             if waits:
                 result.update(start_waiting(conn, event, post.deadline, now, effects))
@@ -289,20 +332,27 @@ def _post(req: PostRequest | QuestionPost, kind: str, deadline: Deadline | None)
     payload = dict(req.payload or {})
     if req.body is not None:
         payload = ev.check_payload({**payload, "body": req.body})
-    return Post(req.project_id, kind, ev.check_summary(req.summary, payload), payload, req.session_id,
-                req.idempotency_key, deadline)
+    return Post(
+        req.project_id,
+        kind,
+        ev.check_summary(req.summary, payload),
+        payload,
+        req.session_id,
+        req.idempotency_key,
+        deadline,
+    )
 
 
-def start_waiting(conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float,
-                  effects: Effects) -> dict[str, Any]:
+def start_waiting(
+    conn: sqlite3.Connection, event: dict[str, Any], deadline: Deadline | None, now: float, effects: Effects
+) -> dict[str, Any]:
     """Put a just-appended question, approval or enrolment request in the inbox as waiting.
 
     Seeds the asker's wait cursor and marks the command as one that starts the notify target.
     Returns the members the post's result adds (`thread_id`, `expires_at`, `on_expiry`).
     """
     expires_at = now + deadline.seconds if deadline else None
-    insert_item(conn, event, "waiting", now, expires_at=expires_at,
-                on_expiry=deadline.on_expiry if deadline else None)
+    insert_item(conn, event, "waiting", now, expires_at=expires_at, on_expiry=deadline.on_expiry if deadline else None)
     seed_cursor(conn, event["actor"], WAIT_CURSOR, event["id"], now)
     effects.inbox(event["project_id"], event["id"], owner=event["actor"], kind=event["kind"])
     effects.started_waiting = True

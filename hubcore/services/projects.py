@@ -140,8 +140,11 @@ class ProjectsService:
         project_id = req.project_id
         # A member sent as null is left alone, like a member the body does not name.
         changes: dict[str, Any] = {
-            col: value for col, value in (("display_name", req.display_name),
-                                          ("artifact_password_policy", req.artifact_password_policy))
+            col: value
+            for col, value in (
+                ("display_name", req.display_name),
+                ("artifact_password_policy", req.artifact_password_policy),
+            )
             if value is not None
         }
         if req.confidential is not None:
@@ -166,16 +169,28 @@ class ProjectsService:
 
         return await self.core.store.execute_effects(write)
 
-    def _made_confidential(self, conn: sqlite3.Connection, agent: str, project_id: str, now: float,
-                           effects: Effects) -> None:
+    def _made_confidential(
+        self, conn: sqlite3.Connection, agent: str, project_id: str, now: float, effects: Effects
+    ) -> None:
         """An agent hid a project: the agent keeps sight of it (a grant) and the feed says who did it.
         The signal is an audit record, so the feed ceiling does not refuse it."""
-        conn.execute("INSERT OR IGNORE INTO grants (agent_id, project_id, created_at) VALUES (?, ?, ?)",
-                     (agent, project_id, now))
-        insert_event(conn, NewEvent(project_id=project_id, kind="signal", actor=agent,
-                                    summary=f"{agent} made this project confidential",
-                                    payload={"action": "made_confidential"}, exempt=True),
-                     now=now, cap=self.core.settings.events_per_project, effects=effects)
+        conn.execute(
+            "INSERT OR IGNORE INTO grants (agent_id, project_id, created_at) VALUES (?, ?, ?)", (agent, project_id, now)
+        )
+        insert_event(
+            conn,
+            NewEvent(
+                project_id=project_id,
+                kind="signal",
+                actor=agent,
+                summary=f"{agent} made this project confidential",
+                payload={"action": "made_confidential"},
+                exempt=True,
+            ),
+            now=now,
+            cap=self.core.settings.events_per_project,
+            effects=effects,
+        )
 
     async def delete(self, caller: Caller, project_id: str) -> None:
         require_admin(caller, "deleting a project")
@@ -194,4 +209,3 @@ class ProjectsService:
         await self.core.store.execute(write)
         for part in parts:
             await part.after_delete(project_id)
-

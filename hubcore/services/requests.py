@@ -26,8 +26,14 @@ from hubcore.errors import HubError
 CONTENT_MEMBERS = frozenset({"summary", "body", "payload", "note", "handoff", "content", "page"})
 NAME_MAX = 64  # a member name is the caller's own text (an unknown member), so it is cut too
 JSON_TYPES = {
-    "string_type": "string", "int_type": "integer", "float_type": "number", "bool_type": "boolean",
-    "dict_type": "object", "model_type": "object", "list_type": "array", "tuple_type": "array",
+    "string_type": "string",
+    "int_type": "integer",
+    "float_type": "number",
+    "bool_type": "boolean",
+    "dict_type": "object",
+    "model_type": "object",
+    "list_type": "array",
+    "tuple_type": "array",
 }
 
 
@@ -77,8 +83,9 @@ def parse(model: type[R], data: Mapping[str, Any] | None) -> R:
     try:
         known = model.model_fields
         keep = model.NULL_MEANS
-        return model.model_validate({k: v for k, v in (data or {}).items()
-                                     if v is not None or k not in known or k in keep})
+        return model.model_validate(
+            {k: v for k, v in (data or {}).items() if v is not None or k not in known or k in keep}
+        )
     except ValidationError as exc:
         raise refusal(exc) from None
 
@@ -90,8 +97,12 @@ def refusal(exc: ValidationError) -> InvalidRequest:
     where = ".".join(loc) or "(arguments)"
     kind = error["type"]
     too_large = kind in TOO_LONG and bool(loc) and loc[0] in CONTENT_MEMBERS
-    return InvalidRequest("payload_too_large" if too_large else "invalid_argument", where,
-                          _rule(kind, error.get("ctx") or {}, error["msg"]), kind)
+    return InvalidRequest(
+        "payload_too_large" if too_large else "invalid_argument",
+        where,
+        _rule(kind, error.get("ctx") or {}, error["msg"]),
+        kind,
+    )
 
 
 def _name(part: object) -> str:

@@ -48,8 +48,9 @@ class AnswerPost(Request):
 
     question_id: EventId
     body: Annotated[AnswerBody | None, Field(description="the answer (required unless the question has a form)")] = None
-    value: Annotated[dict[str, Any] | None, Field(
-        description="a form question's answer: an object of the form's properties")] = None
+    value: Annotated[
+        dict[str, Any] | None, Field(description="a form question's answer: an object of the form's properties")
+    ] = None
     idempotency_key: IdempotencyKey | None = None
 
 
@@ -83,8 +84,9 @@ def decision_body(decision: str, note: str | None) -> str:
     return f"{word}: {note}" if note else word
 
 
-def _open_item(conn: sqlite3.Connection, caller: Caller, item_id: str, kinds: tuple[str, ...],
-               what: str, now: float) -> sqlite3.Row:
+def _open_item(
+    conn: sqlite3.Connection, caller: Caller, item_id: str, kinds: tuple[str, ...], what: str, now: float
+) -> sqlite3.Row:
     """The open item the caller may resolve, or the refusal: missing, resolved or past deadline."""
     row = item_row(conn, caller, item_id)
     if row is None or row["kind"] not in kinds:
@@ -92,19 +94,42 @@ def _open_item(conn: sqlite3.Connection, caller: Caller, item_id: str, kinds: tu
     if row["status"] != "waiting":
         raise conflict(f"{what} {item_id!r} is already resolved", resolution_id=row["resolution_id"])
     if row["expires_at"] is not None and now >= row["expires_at"]:
-        raise conflict(f"{what} {item_id!r} passed its deadline at {iso(row['expires_at'])}",
-                       expires_at=iso(row["expires_at"]))
+        raise conflict(
+            f"{what} {item_id!r} passed its deadline at {iso(row['expires_at'])}", expires_at=iso(row["expires_at"])
+        )
     return row
 
 
-def resolve(conn: sqlite3.Connection, row: sqlite3.Row, actor: str, summary: str, payload: dict[str, Any],
-            now: float, cap: int, effects: Effects) -> dict[str, Any]:
+def resolve(
+    conn: sqlite3.Connection,
+    row: sqlite3.Row,
+    actor: str,
+    summary: str,
+    payload: dict[str, Any],
+    now: float,
+    cap: int,
+    effects: Effects,
+) -> dict[str, Any]:
     """Append the answer event on the item's thread and resolve the item, in one step."""
-    answer = ev.insert_event(conn, ev.NewEvent(
-        row["project_id"], "answer", actor, summary[: ev.SUMMARY_MAX], payload, thread_id=row["event_id"],
-        exempt=actor == ev.HUB_ACTOR), now=now, cap=cap, effects=effects)
-    conn.execute("UPDATE inbox SET status = 'resolved', resolution_id = ?, updated_at = ? WHERE event_id = ?",
-                 (answer["id"], now, row["event_id"]))
+    answer = ev.insert_event(
+        conn,
+        ev.NewEvent(
+            row["project_id"],
+            "answer",
+            actor,
+            summary[: ev.SUMMARY_MAX],
+            payload,
+            thread_id=row["event_id"],
+            exempt=actor == ev.HUB_ACTOR,
+        ),
+        now=now,
+        cap=cap,
+        effects=effects,
+    )
+    conn.execute(
+        "UPDATE inbox SET status = 'resolved', resolution_id = ?, updated_at = ? WHERE event_id = ?",
+        (answer["id"], now, row["event_id"]),
+    )
     effects.inbox(row["project_id"], row["event_id"], owner=row["actor"], kind=row["kind"], resolved=True)
     return answer
 
@@ -176,8 +201,16 @@ class ResolutionsService:
                 return earlier, effects
             row = _open_item(conn, caller, approval_id, DECIDABLE_KINDS, "approval", now)
             review = self._review(conn, row, VERDICTS[decision])
-            answer = resolve(conn, row, actor, payload["body"].splitlines()[0],
-                             payload if review is None else {**payload, "review": review}, now, cap, effects)
+            answer = resolve(
+                conn,
+                row,
+                actor,
+                payload["body"].splitlines()[0],
+                payload if review is None else {**payload, "review": review},
+                now,
+                cap,
+                effects,
+            )
             hook = hooks.get(row["kind"])
             if hook is not None:
                 hook(conn, row, decision, now)
@@ -233,10 +266,12 @@ class ResolutionsService:
 
     async def due(self) -> bool:
         now = self.core.now()
-        row = await self.core.store.read(lambda conn: conn.execute(
-            "SELECT 1 FROM inbox WHERE status = 'waiting' AND expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
-            (now,),
-        ).fetchone())
+        row = await self.core.store.read(
+            lambda conn: conn.execute(
+                "SELECT 1 FROM inbox WHERE status = 'waiting' AND expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
+                (now,),
+            ).fetchone()
+        )
         return row is not None
 
     async def settle(self) -> None:
@@ -247,4 +282,3 @@ class ResolutionsService:
     async def run_sweeper(self, interval: float | None = None) -> None:
         """Background task: sweep every `interval` seconds (default `SWEEP_INTERVAL_SECS`) until cancelled."""
         await repeat(self.sweep, interval if interval is not None else SWEEP_INTERVAL_SECS, "deadline sweep", log)
-

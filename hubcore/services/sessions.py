@@ -41,11 +41,13 @@ SESSION_COLUMNS = """s.id, s.project_id, s.name, s.owner, s.status, s.handoff, s
     s.lineage, s.created_at, s.ended_at, s.last_activity_at, s.pruned_at"""
 
 
-
 # What a session-bound call with no session says: how to name one first, since an agent told only
 # "call session_start first" loops when its client opens a new MCP session per call (issue 27).
-NO_ACTIVE_SESSION = ("no active session: pass session_id (the id session_start returned) on this call; a client "
-                     "that opens a new MCP session per call keeps no active session between calls")
+NO_ACTIVE_SESSION = (
+    "no active session: pass session_id (the id session_start returned) on this call; a client "
+    "that opens a new MCP session per call keeps no active session between calls"
+)
+
 
 def new_session_id(now: float) -> str:
     return "ses_" + ids.encode(int(now * 1000), secrets.randbits(80))
@@ -62,16 +64,20 @@ def check_name(value: Any) -> str:
 
 # The handoff is stored trimmed and the limit applies to the stored note; it is content, so over
 # the limit is 413 on both surfaces.
-Handoff = Annotated[str, Trimmed(HANDOFF_MAX, lines=True), Field(
-    description=f"a note for whoever continues, at most {HANDOFF_MAX} characters once trimmed; blank means none")]
+Handoff = Annotated[
+    str,
+    Trimmed(HANDOFF_MAX, lines=True),
+    Field(description=f"a note for whoever continues, at most {HANDOFF_MAX} characters once trimmed; blank means none"),
+]
 
 
 class SessionEnd(Request):
     """`session_end` and `POST /sessions/:id/end`. Over MCP a missing `session_id` means the
     connection's active session (the tool fills it in before the service sees the request)."""
 
-    session_id: Annotated[SessionId | None, Field(
-        description="the session to end (over MCP, default: your active session)")] = None
+    session_id: Annotated[
+        SessionId | None, Field(description="the session to end (over MCP, default: your active session)")
+    ] = None
     handoff: Handoff | None = None
 
 
@@ -82,11 +88,18 @@ class SessionReassign(Request):
     agent: Annotated[AgentId, Field(description="the agent that owns the session from now on")]
 
 
-_BY_ID: dict[str, Any] = {"type": "object", "properties": {"session_id": {"type": "string", "minLength": 1}},
-                          "required": ["session_id"], "additionalProperties": False}
-_BY_NAME: dict[str, Any] = {"type": "object", "properties": {
-    "agent": {"type": "string"}, "name": {"type": "string"}, "project_id": {"type": "string"}},
-    "required": ["agent", "name"], "additionalProperties": False}
+_BY_ID: dict[str, Any] = {
+    "type": "object",
+    "properties": {"session_id": {"type": "string", "minLength": 1}},
+    "required": ["session_id"],
+    "additionalProperties": False,
+}
+_BY_NAME: dict[str, Any] = {
+    "type": "object",
+    "properties": {"agent": {"type": "string"}, "name": {"type": "string"}, "project_id": {"type": "string"}},
+    "required": ["agent", "name"],
+    "additionalProperties": False,
+}
 # `from` (spec: "session id, or agent and name") takes the bare id too; `SessionRef.parse` reads it
 # and names its faults.
 FROM_REF: dict[str, Any] = {
@@ -104,10 +117,15 @@ class SessionName:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(self)
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "minLength": 1, "x-max-chars-trimmed": NAME_MAX,
-                "description": f"one line, at most {NAME_MAX} characters once trimmed; unique per owner in the project"}
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "minLength": 1,
+            "x-max-chars-trimmed": NAME_MAX,
+            "description": f"one line, at most {NAME_MAX} characters once trimmed; unique per owner in the project",
+        }
 
 
 class SessionStart(Request):
@@ -153,8 +171,7 @@ class SessionRef:
         if isinstance(value, str):
             return cls(session_id=value)
         if not isinstance(value, dict):
-            raise invalid("session must be a session id or {session_id} or {agent, name, project_id}",
-                          field="session")
+            raise invalid("session must be a session id or {session_id} or {agent, name, project_id}", field="session")
         if value.get("session_id") is not None:
             if not isinstance(value["session_id"], str):
                 raise invalid("session.session_id must be a string", field="session")
@@ -162,8 +179,10 @@ class SessionRef:
         agent, name = value.get("agent"), value.get("name")
         project = default_project if value.get("project_id") is None else value["project_id"]  # null: absent
         if not isinstance(agent, str) or not isinstance(name, str) or not isinstance(project, str):
-            raise invalid("session needs session_id, or agent and name (project_id defaults to the "
-                          "active session's project)", field="session")
+            raise invalid(
+                "session needs session_id, or agent and name (project_id defaults to the active session's project)",
+                field="session",
+            )
         return cls(agent=agent, name=name, project_id=project)
 
     def label(self) -> str:
@@ -230,9 +249,14 @@ class SessionsService:
     `seal_brain(session_id)` brings the brain's seal in line with the row, through the brain's own
     mailbox, after every change of whether the session runs (end, resume, adopt)."""
 
-    def __init__(self, core: Core, brain_bytes: Callable[[str], int | None], copy_brain: Callable[[str, str], Any],
-                 seal_brain: Callable[[str], Awaitable[None]],
-                 flush_calls: Callable[[str | None], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        core: Core,
+        brain_bytes: Callable[[str], int | None],
+        copy_brain: Callable[[str, str], Any],
+        seal_brain: Callable[[str], Awaitable[None]],
+        flush_calls: Callable[[str | None], Awaitable[None]] | None = None,
+    ) -> None:
         self.core = core
         self._brain_bytes = brain_bytes
         self._copy_brain = copy_brain
@@ -259,15 +283,31 @@ class SessionsService:
 
     # -- events ----------------------------------------------------------------------------------
 
-    def _event(self, conn: sqlite3.Connection, row: sqlite3.Row | dict[str, Any], action: str, actor: str,
-               effects: Effects, now: float, **extra: Any) -> None:
+    def _event(
+        self,
+        conn: sqlite3.Connection,
+        row: sqlite3.Row | dict[str, Any],
+        action: str,
+        actor: str,
+        effects: Effects,
+        now: float,
+        **extra: Any,
+    ) -> None:
         summary = f"session {row['name']} {action}"
         insert_event(
             conn,
-            NewEvent(project_id=row["project_id"], kind="session", actor=actor, summary=summary,
-                     payload={"action": action, "session_id": row["id"], "name": row["name"], **extra},
-                     session_id=row["id"], exempt=True),
-            now=now, cap=self.core.settings.events_per_project, effects=effects,
+            NewEvent(
+                project_id=row["project_id"],
+                kind="session",
+                actor=actor,
+                summary=summary,
+                payload={"action": action, "session_id": row["id"], "name": row["name"], **extra},
+                session_id=row["id"],
+                exempt=True,
+            ),
+            now=now,
+            cap=self.core.settings.events_per_project,
+            effects=effects,
         )
 
     # -- start -------------------------------------------------------------------------------------
@@ -307,13 +347,15 @@ class SessionsService:
         if held is None:
             return
         if held["pruned_at"] is not None:
-            raise conflict(f"name {name!r} is held by pruned session {held['id']} until its undo window passes",
-                           session_id=held["id"])
-        raise conflict(f"{owner} already has a session named {name!r} in {pid}: {held['id']}",
-                       session_id=held["id"])
+            raise conflict(
+                f"name {name!r} is held by pruned session {held['id']} until its undo window passes",
+                session_id=held["id"],
+            )
+        raise conflict(f"{owner} already has a session named {name!r} in {pid}: {held['id']}", session_id=held["id"])
 
-    def _start_own(self, conn: sqlite3.Connection, caller: Caller, pid: str, name: str, now: float,
-                   effects: Effects) -> dict[str, Any]:
+    def _start_own(
+        self, conn: sqlite3.Connection, caller: Caller, pid: str, name: str, now: float, effects: Effects
+    ) -> dict[str, Any]:
         owner = caller.actor
         held = self._holder(conn, pid, owner, name)
         if held is not None and held["pruned_at"] is not None:
@@ -321,8 +363,10 @@ class SessionsService:
         if held is not None and held["status"] == "active":
             return self._started(conn, held["id"], "resumed", previous_handoff=held["handoff"])
         if held is not None:
-            conn.execute("UPDATE sessions SET status = 'active', ended_at = NULL, last_activity_at = ? WHERE id = ?",
-                         (now, held["id"]))
+            conn.execute(
+                "UPDATE sessions SET status = 'active', ended_at = NULL, last_activity_at = ? WHERE id = ?",
+                (now, held["id"]),
+            )
             self._event(conn, held, "started", owner, effects, now, resumed=True)
             return self._started(conn, held["id"], "resumed", previous_handoff=held["handoff"])
         sid = new_session_id(now)
@@ -334,8 +378,16 @@ class SessionsService:
         self._event(conn, {"id": sid, "project_id": pid, "name": name}, "started", owner, effects, now)
         return self._started(conn, sid, "created", previous_handoff=None)
 
-    def _start_from(self, conn: sqlite3.Connection, caller: Caller, pid: str, name: str, ref: SessionRef,
-                    now: float, effects: Effects) -> tuple[dict[str, Any], str | None]:
+    def _start_from(
+        self,
+        conn: sqlite3.Connection,
+        caller: Caller,
+        pid: str,
+        name: str,
+        ref: SessionRef,
+        now: float,
+        effects: Effects,
+    ) -> tuple[dict[str, Any], str | None]:
         src = find(conn, caller, ref)
         owner = caller.actor
         if src["status"] == "ended":
@@ -347,10 +399,10 @@ class SessionsService:
                    WHERE id = ?""",
                 (owner, name, now, src["owner"], src["id"]),
             )
-            self._event(conn, {**dict(src), "name": name}, "adopted", owner, effects, now,
-                        previous_owner=src["owner"])
-            return self._started(conn, src["id"], "adopted", previous_handoff=src["handoff"],
-                                 previous_owner=src["owner"]), None
+            self._event(conn, {**dict(src), "name": name}, "adopted", owner, effects, now, previous_owner=src["owner"])
+            return self._started(
+                conn, src["id"], "adopted", previous_handoff=src["handoff"], previous_owner=src["owner"]
+            ), None
         self._name_free(conn, src["project_id"], owner, name)
         sid = new_session_id(now)
         conn.execute(
@@ -358,13 +410,28 @@ class SessionsService:
                lineage, from_session, from_owner) VALUES (?, ?, ?, ?, 'active', ?, ?, 'forked', ?, ?)""",
             (sid, src["project_id"], name, owner, now, now, src["id"], src["owner"]),
         )
-        self._event(conn, {"id": sid, "project_id": src["project_id"], "name": name}, "forked", owner,
-                    effects, now, from_session_id=src["id"])
-        return self._started(conn, sid, "forked", previous_handoff=src["handoff"],
-                             previous_owner=src["owner"]), src["id"]
+        self._event(
+            conn,
+            {"id": sid, "project_id": src["project_id"], "name": name},
+            "forked",
+            owner,
+            effects,
+            now,
+            from_session_id=src["id"],
+        )
+        return self._started(conn, sid, "forked", previous_handoff=src["handoff"], previous_owner=src["owner"]), src[
+            "id"
+        ]
 
-    def _started(self, conn: sqlite3.Connection, sid: str, how: str, *, previous_handoff: str | None,
-                 previous_owner: str | None = None) -> dict[str, Any]:
+    def _started(
+        self,
+        conn: sqlite3.Connection,
+        sid: str,
+        how: str,
+        *,
+        previous_handoff: str | None,
+        previous_owner: str | None = None,
+    ) -> dict[str, Any]:
         row = conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (sid,)).fetchone()
         return {
             "session_id": sid,
@@ -395,8 +462,10 @@ class SessionsService:
                 raise forbidden(f"only the session's owner or the admin may end it; owner={row['owner']}")
             if row["status"] != "active":
                 raise conflict(f"session {session_id} has already ended")
-            conn.execute("UPDATE sessions SET status = 'ended', ended_at = ?, handoff = ?, last_activity_at = ? "
-                         "WHERE id = ?", (now, note, now, session_id))
+            conn.execute(
+                "UPDATE sessions SET status = 'ended', ended_at = ?, handoff = ?, last_activity_at = ? WHERE id = ?",
+                (now, note, now, session_id),
+            )
             self._event(conn, row, "ended", caller.actor, effects, now, handoff=note is not None)
             fresh = find(conn, caller, SessionRef(session_id=session_id))
             return render(fresh, brain_bytes=None, full_handoff=True), effects
@@ -426,8 +495,7 @@ class SessionsService:
                 raise conflict(f"session {session_id} is already owned by {agent}")
             self._name_free(conn, row["project_id"], agent, row["name"])
             conn.execute("UPDATE sessions SET owner = ?, last_activity_at = ? WHERE id = ?", (agent, now, session_id))
-            self._event(conn, row, "reassigned", caller.actor, effects, now, previous_owner=row["owner"],
-                        owner=agent)
+            self._event(conn, row, "reassigned", caller.actor, effects, now, previous_owner=row["owner"], owner=agent)
             return render(find(conn, caller, SessionRef(session_id=session_id)), brain_bytes=None), effects
 
         async with self.changing(session_id):
@@ -440,15 +508,19 @@ class SessionsService:
     async def get(self, caller: Caller, session_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             row = find(conn, caller, SessionRef(session_id=session_id))
-            count = conn.execute("SELECT COUNT(*) FROM events WHERE project_id = ? AND session_id = ?",
-                                 (row["project_id"], session_id)).fetchone()[0]
+            count = conn.execute(
+                "SELECT COUNT(*) FROM events WHERE project_id = ? AND session_id = ?", (row["project_id"], session_id)
+            ).fetchone()[0]
             last = conn.execute(
                 "SELECT id, kind, summary, created_at FROM events WHERE project_id = ? AND session_id = ? "
-                "ORDER BY id DESC LIMIT 1", (row["project_id"], session_id)).fetchone()
+                "ORDER BY id DESC LIMIT 1",
+                (row["project_id"], session_id),
+            ).fetchone()
             out = render(row, brain_bytes=None, full_handoff=True)
             out["events"] = int(count)
-            out["last_event"] = (f"{iso(last['created_at'])} {last['kind']}: {last['summary']}"
-                                 if last is not None else None)
+            out["last_event"] = (
+                f"{iso(last['created_at'])} {last['kind']}: {last['summary']}" if last is not None else None
+            )
             return out
 
         result = await self.core.store.read(read)
@@ -484,13 +556,17 @@ class SessionsService:
         """Move running sessions' last activity forward to the times given, in one command (the
         replay's write-behind batches the touches of the tool calls made in them)."""
         rows = [(at, sid, at) for sid, at in touches.items()]
-        await self.core.store.execute(lambda conn: conn.executemany(
-            "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active' AND last_activity_at < ?",
-            rows))
+        await self.core.store.execute(
+            lambda conn: conn.executemany(
+                "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active' AND last_activity_at < ?",
+                rows,
+            )
+        )
 
     async def running(self, caller: Caller, session_id: str) -> sqlite3.Row | None:
         """The session's row when it runs and the caller owns it (and may still read it), else
         None: one indexed read."""
+
         def read(conn: sqlite3.Connection) -> sqlite3.Row | None:
             try:
                 row = find(conn, caller, SessionRef(session_id=session_id))

@@ -65,8 +65,9 @@ class PruneSession(Request):
 class PruneUndo(Request):
     """`POST /prune/undo/:token`: restore a pruned session within its undo window."""
 
-    token: Annotated[str, StringConstraints(pattern=UNDO_TOKEN_PATTERN),
-                     Field(description="the undo token a prune returned")]
+    token: Annotated[
+        str, StringConstraints(pattern=UNDO_TOKEN_PATTERN), Field(description="the undo token a prune returned")
+    ]
 
 
 Prune = PruneAll | PruneProject | PruneSession
@@ -78,9 +79,15 @@ def add(*values: int | None) -> int | None:
 
 
 class StorageService:
-    def __init__(self, core: Core, *, brain_bytes: Callable[[str], int | None],
-                 remove_brain: Callable[[str], Awaitable[None]], writes: Callable[[], int],
-                 changing: Callable[[str | None], AbstractAsyncContextManager[None]] | None = None) -> None:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        brain_bytes: Callable[[str], int | None],
+        remove_brain: Callable[[str], Awaitable[None]],
+        writes: Callable[[], int],
+        changing: Callable[[str | None], AbstractAsyncContextManager[None]] | None = None,
+    ) -> None:
         self.core = core
         self._brain_bytes = brain_bytes
         self._remove_brain = remove_brain
@@ -119,9 +126,15 @@ class StorageService:
             "projects": rows,
         }
 
-    def _row(self, project: sqlite3.Row, sessions: list[sqlite3.Row], feed: dict[str, sqlite3.Row],
-             session_sizes: dict[str, int | None], held: dict[str, dict[str, int | None]],
-             columns: dict[str, str]) -> dict[str, Any]:
+    def _row(
+        self,
+        project: sqlite3.Row,
+        sessions: list[sqlite3.Row],
+        feed: dict[str, sqlite3.Row],
+        session_sizes: dict[str, int | None],
+        held: dict[str, dict[str, int | None]],
+        columns: dict[str, str],
+    ) -> dict[str, Any]:
         pid = project["id"]
         own = [s for s in sessions if s["project_id"] == pid]
         tally = feed.get(pid)
@@ -133,8 +146,9 @@ class StorageService:
             **{column: held[kind].get(pid, 0) for kind, column in columns.items()},
             "prunable": _prunable(own, session_sizes),
         }
-        last = max([s["last_activity_at"] for s in own] + ([tally["newest_at"]] if tally is not None else []),
-                   default=None)
+        last = max(
+            [s["last_activity_at"] for s in own] + ([tally["newest_at"]] if tally is not None else []), default=None
+        )
         if last is not None:
             row["last_write"] = iso(last)
         return row
@@ -155,8 +169,14 @@ class StorageService:
 
     async def project_stats(self, project_id: str) -> dict[str, int | None]:
         """A project's sessions for its stats: how many (pruned ones are gone) and their brain bytes."""
-        ids = await self.core.store.read(lambda conn: [r[0] for r in conn.execute(
-            "SELECT id FROM sessions WHERE project_id = ? AND pruned_at IS NULL", (project_id,))])
+        ids = await self.core.store.read(
+            lambda conn: [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM sessions WHERE project_id = ? AND pruned_at IS NULL", (project_id,)
+                )
+            ]
+        )
         return {"sessions": len(ids), "disk_bytes": add(*(self._brain_bytes(sid) for sid in ids))}
 
     async def prunable(self) -> dict[str, int | None]:
@@ -179,10 +199,19 @@ class StorageService:
             pruned = []
             for row in targets:
                 token = secrets.token_urlsafe(UNDO_TOKEN_BYTES)
-                conn.execute("UPDATE sessions SET pruned_at = ?, undo_token_hash = ? WHERE id = ?",
-                             (now, token_hash(token), row["id"]))
-                pruned.append({"session_id": row["id"], "project_id": row["project_id"], "name": row["name"],
-                               "undo_token": token, "undo_until": iso(now + window)})
+                conn.execute(
+                    "UPDATE sessions SET pruned_at = ?, undo_token_hash = ? WHERE id = ?",
+                    (now, token_hash(token), row["id"]),
+                )
+                pruned.append(
+                    {
+                        "session_id": row["id"],
+                        "project_id": row["project_id"],
+                        "name": row["name"],
+                        "undo_token": token,
+                        "undo_until": iso(now + window),
+                    }
+                )
             return pruned
 
         # No brain file is touched: each has been sealed since its session ended (the only state
@@ -199,8 +228,9 @@ class StorageService:
         now, window = self.core.now(), self.core.settings.prune_undo_secs
 
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
-            row = conn.execute("SELECT id, project_id, name, pruned_at FROM sessions WHERE undo_token_hash = ?",
-                               (token_hash(token),)).fetchone()
+            row = conn.execute(
+                "SELECT id, project_id, name, pruned_at FROM sessions WHERE undo_token_hash = ?", (token_hash(token),)
+            ).fetchone()
             if row is None or now - row["pruned_at"] >= window:
                 raise not_found("no prune to undo for this token (unknown, used, or its window has passed)")
             conn.execute("UPDATE sessions SET pruned_at = NULL, undo_token_hash = NULL WHERE id = ?", (row["id"],))
@@ -213,8 +243,12 @@ class StorageService:
         cutoff = self.core.now() - self.core.settings.prune_undo_secs
 
         def write(conn: sqlite3.Connection) -> list[str]:
-            gone = [r[0] for r in conn.execute(
-                "SELECT id FROM sessions WHERE pruned_at IS NOT NULL AND pruned_at <= ?", (cutoff,))]
+            gone = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM sessions WHERE pruned_at IS NOT NULL AND pruned_at <= ?", (cutoff,)
+                )
+            ]
             conn.executemany("DELETE FROM sessions WHERE id = ?", [(sid,) for sid in gone])
             return gone
 
@@ -241,15 +275,17 @@ def _prunable(sessions: list[sqlite3.Row], sizes: dict[str, int | None]) -> dict
 def _report_rows(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[sqlite3.Row], dict[str, sqlite3.Row]]:
     projects = conn.execute("SELECT id, display_name FROM projects ORDER BY id").fetchall()
     sessions = conn.execute(
-        "SELECT id, project_id, status, pruned_at, last_activity_at FROM sessions ORDER BY id").fetchall()
+        "SELECT id, project_id, status, pruned_at, last_activity_at FROM sessions ORDER BY id"
+    ).fetchall()
     feed = {r["project_id"]: r for r in conn.execute("SELECT project_id, bytes, newest_at FROM feed_stats")}
     return projects, sessions, feed
 
 
 def _prune_targets(conn: sqlite3.Connection, session_id: str | None, project_id: str | None) -> list[sqlite3.Row]:
     if session_id is not None:
-        row = conn.execute("SELECT id, project_id, name, status FROM sessions WHERE id = ? AND pruned_at IS NULL",
-                           (session_id,)).fetchone()
+        row = conn.execute(
+            "SELECT id, project_id, name, status FROM sessions WHERE id = ? AND pruned_at IS NULL", (session_id,)
+        ).fetchone()
         if row is None:
             raise session_missing(session_id)
         if row["status"] != "ended":
@@ -258,7 +294,11 @@ def _prune_targets(conn: sqlite3.Connection, session_id: str | None, project_id:
     if project_id is not None:
         if not conn.execute("SELECT 1 FROM projects WHERE id = ?", (project_id,)).fetchone():
             raise project_missing(project_id)
-        return conn.execute("SELECT id, project_id, name FROM sessions WHERE project_id = ? AND status = 'ended' "
-                            "AND pruned_at IS NULL ORDER BY id", (project_id,)).fetchall()
-    return conn.execute("SELECT id, project_id, name FROM sessions WHERE status = 'ended' AND pruned_at IS NULL "
-                        "ORDER BY id").fetchall()
+        return conn.execute(
+            "SELECT id, project_id, name FROM sessions WHERE project_id = ? AND status = 'ended' "
+            "AND pruned_at IS NULL ORDER BY id",
+            (project_id,),
+        ).fetchall()
+    return conn.execute(
+        "SELECT id, project_id, name FROM sessions WHERE status = 'ended' AND pruned_at IS NULL ORDER BY id"
+    ).fetchall()

@@ -63,6 +63,9 @@ def label(value: Any, *, field: str, max_chars: int) -> str:
         raise invalid(f"{field} must be a string", field=field)
     text = value.strip()
     if not text or len(text) > max_chars or not is_label(text):
-        raise invalid(f"{field} must be one line of 1 to {max_chars} characters without control characters",
-                      field=field, limit=max_chars)
+        raise invalid(
+            f"{field} must be one line of 1 to {max_chars} characters without control characters",
+            field=field,
+            limit=max_chars,
+        )
     return text

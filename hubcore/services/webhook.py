@@ -70,8 +70,14 @@ def safe_url(url: str) -> str:
 
 
 class Webhook:
-    def __init__(self, settings: HubSettings, metrics: HubMetrics, *, sender: Sender | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
+    def __init__(
+        self,
+        settings: HubSettings,
+        metrics: HubMetrics,
+        *,
+        sender: Sender | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
         self.url = settings.notify_url or None
         self._token = settings.notify_token or None
         self.interval = float(settings.notify_interval_secs)
@@ -136,5 +142,8 @@ class Webhook:
 
     def state(self) -> dict[str, Any]:
         """Whether a target is set and how its last send went (never the URL or the token)."""
-        return {"configured": self.enabled, "last_result": self.last[0] if self.last else None,
-                "last_at": iso(self.last[1]) if self.last else None}
+        return {
+            "configured": self.enabled,
+            "last_result": self.last[0] if self.last else None,
+            "last_at": iso(self.last[1]) if self.last else None,
+        }

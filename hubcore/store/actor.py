@@ -444,8 +444,13 @@ class StoreActor:
             if not self._reads and self._reads_done is not None:
                 self._reads_done.set()
 
-    async def read_then(self, fn: Callable[[sqlite3.Connection], T], then: Callable[[T], U], *,
-                        limiter: anyio.CapacityLimiter | None = None) -> U:
+    async def read_then(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        then: Callable[[T], U],
+        *,
+        limiter: anyio.CapacityLimiter | None = None,
+    ) -> U:
         """`read(fn)`, then `then(result)` on the same worker thread: a read of this store and
         one of another file (a session's row, then its brain) for one thread hand-over, which
         costs the event loop as much as the reads themselves. `then` runs after this store's

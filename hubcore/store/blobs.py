@@ -119,8 +119,11 @@ class BlobStore:
         the row referencing it; yields the digest. A block that fails leaves the blob to the next
         `remove_unreferenced` of its digest, which the caller asks for when its write failed."""
         if len(data) > self.max_bytes:
-            raise too_large(f"content is {len(data)} bytes; an artifact version holds at most {self.max_bytes}",
-                            field="content", limit=self.max_bytes)
+            raise too_large(
+                f"content is {len(data)} bytes; an artifact version holds at most {self.max_bytes}",
+                field="content",
+                limit=self.max_bytes,
+            )
         digest = await anyio.to_thread.run_sync(digest_of, data)
         async with self._lock:
             await anyio.to_thread.run_sync(self._write, digest, data)
@@ -165,8 +168,9 @@ class BlobStore:
         fsync_dir(shard)
         self.writes += 1
 
-    async def remove_unreferenced(self, digests: Iterable[str],
-                                  referenced: Callable[[list[str]], Awaitable[set[str]]]) -> int:
+    async def remove_unreferenced(
+        self, digests: Iterable[str], referenced: Callable[[list[str]], Awaitable[set[str]]]
+    ) -> int:
         """Remove the blobs among `digests` that no committed row references and no write has
         staged; waits while a backup holds the gate. Returns how many files went."""
         wanted = sorted({d for d in digests if _is_digest(d)})

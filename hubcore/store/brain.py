@@ -73,8 +73,11 @@ def set_seal(conn: sqlite3.Connection, state: str | None, *, now: float) -> None
     if state is None:
         conn.execute("DELETE FROM seal")
     else:
-        conn.execute("""INSERT INTO seal (id, state, at) VALUES (1, ?, ?)
-                        ON CONFLICT (id) DO UPDATE SET state = excluded.state, at = excluded.at""", (state, now))
+        conn.execute(
+            """INSERT INTO seal (id, state, at) VALUES (1, ?, ?)
+                        ON CONFLICT (id) DO UPDATE SET state = excluded.state, at = excluded.at""",
+            (state, now),
+        )
 
 
 @dataclass(frozen=True)
@@ -98,9 +101,12 @@ def read_entry(conn: sqlite3.Connection, path: str) -> Entry | None:
 
 def is_directory(conn: sqlite3.Connection, path: str) -> bool:
     prefix = path.rstrip("/") + "/"
-    return conn.execute(
-        "SELECT 1 FROM entries WHERE path > ? AND path < ? LIMIT 1", (prefix, prefix + "\U0010ffff")
-    ).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM entries WHERE path > ? AND path < ? LIMIT 1", (prefix, prefix + "\U0010ffff")
+        ).fetchone()
+        is not None
+    )
 
 
 def held_version(conn: sqlite3.Connection, path: str) -> str | None:
@@ -132,7 +138,7 @@ def level(conn: sqlite3.Connection, directory: str, limit: int) -> tuple[list[di
     )
     children: dict[str, dict[str, Any]] = {}
     for path, size in rows:
-        head, sep, _ = path[len(prefix):].partition("/")
+        head, sep, _ = path[len(prefix) :].partition("/")
         child = prefix + head
         if sep:
             node = children.setdefault(child, {"path": child, "type": "dir", "size_bytes": 0})

@@ -18,8 +18,9 @@ FILES_PER_CONNECTION = 3  # the database, its write-ahead log and its shared-mem
 READ_MMAP_BYTES = 2**31
 
 
-def connect(path: Path, *, readonly: bool = False, synchronous: str = "normal",
-            mmap_bytes: int = 0) -> sqlite3.Connection:
+def connect(
+    path: Path, *, readonly: bool = False, synchronous: str = "normal", mmap_bytes: int = 0
+) -> sqlite3.Connection:
     """A connection in WAL mode with the hub's pragmas. Autocommit: the actor manages transactions.
     `mmap_bytes` maps that much of the file for reads (0: none; a read error through a map is a
     signal rather than an error, so integrity checks of a damaged file never map it)."""
@@ -61,6 +62,10 @@ def allow_open_files(connections: int, other: int = 1024) -> int:
     if target > soft:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     if target < wanted:
-        log.warning("open files are limited to %d; the store pools may want %d (lower open_stores_max "
-                    "or open_readers_max, or raise the limit)", target, wanted)
+        log.warning(
+            "open files are limited to %d; the store pools may want %d (lower open_stores_max "
+            "or open_readers_max, or raise the limit)",
+            target,
+            wanted,
+        )
     return int(target)

@@ -93,8 +93,8 @@ class ReadHops:
             self._free += 1
 
     async def _hop(self, limiter: anyio.CapacityLimiter) -> None:
-        batch = self._waiting[:self._max_batch]
-        del self._waiting[:len(batch)]
+        batch = self._waiting[: self._max_batch]
+        del self._waiting[: len(batch)]
 
         def work() -> None:
             for read in batch:

@@ -123,8 +123,9 @@ def page(conn: sqlite3.Connection, path: str) -> Page | None:
 def pages(conn: sqlite3.Connection, directory: str = "/fs/") -> list[Page]:
     """Every page under `directory` (a canonical directory path), in path order."""
     prefix = directory.rstrip("/") + "/"
-    rows = conn.execute(f"SELECT {PAGE_COLUMNS} FROM pages WHERE path > ? AND path < ? ORDER BY path",
-                        (prefix, prefix + TOP))
+    rows = conn.execute(
+        f"SELECT {PAGE_COLUMNS} FROM pages WHERE path > ? AND path < ? ORDER BY path", (prefix, prefix + TOP)
+    )
     return [_page(r) for r in rows]
 
 
@@ -135,8 +136,10 @@ def page_count(conn: sqlite3.Connection) -> int:
 def is_directory(conn: sqlite3.Connection, path: str) -> bool:
     """Whether pages exist beneath `path`."""
     prefix = path.rstrip("/") + "/"
-    return conn.execute("SELECT 1 FROM pages WHERE path > ? AND path < ? LIMIT 1",
-                        (prefix, prefix + TOP)).fetchone() is not None
+    return (
+        conn.execute("SELECT 1 FROM pages WHERE path > ? AND path < ? LIMIT 1", (prefix, prefix + TOP)).fetchone()
+        is not None
+    )
 
 
 def page_above(conn: sqlite3.Connection, path: str) -> str | None:
@@ -154,12 +157,13 @@ def level(conn: sqlite3.Connection, directory: str) -> list[dict[str, Any]]:
     """One directory level: its pages, and its subdirectories with the bytes of the files directly
     inside each (`size_bytes`) and how many entries each holds directly (`children`)."""
     prefix = directory.rstrip("/") + "/"
-    rows = conn.execute("SELECT path, size_bytes FROM pages WHERE path > ? AND path < ? ORDER BY path",
-                        (prefix, prefix + TOP))
+    rows = conn.execute(
+        "SELECT path, size_bytes FROM pages WHERE path > ? AND path < ? ORDER BY path", (prefix, prefix + TOP)
+    )
     found: dict[str, dict[str, Any]] = {}
     below: dict[str, set[str]] = {}
     for path, size in rows:
-        head, sep, rest = path[len(prefix):].partition("/")
+        head, sep, rest = path[len(prefix) :].partition("/")
         child = prefix + head
         if not sep:
             found[child] = {"path": child, "type": "file", "size_bytes": size, "children": None}
@@ -191,10 +195,14 @@ def remove_page(conn: sqlite3.Connection, path: str) -> bool:
 def stale_pages(conn: sqlite3.Connection, today: str, limit: int) -> tuple[list[Page], int]:
     """Pages whose `stale_after` date is before `today` (`YYYY-MM-DD`), longest overdue first,
     and how many there are in all."""
-    total = conn.execute("SELECT COUNT(*) FROM pages WHERE stale_after IS NOT NULL AND stale_after < ?",
-                         (today,)).fetchone()[0]
-    rows = conn.execute(f"""SELECT {PAGE_COLUMNS} FROM pages WHERE stale_after IS NOT NULL AND stale_after < ?
-                            ORDER BY stale_after, path LIMIT ?""", (today, limit))
+    total = conn.execute(
+        "SELECT COUNT(*) FROM pages WHERE stale_after IS NOT NULL AND stale_after < ?", (today,)
+    ).fetchone()[0]
+    rows = conn.execute(
+        f"""SELECT {PAGE_COLUMNS} FROM pages WHERE stale_after IS NOT NULL AND stale_after < ?
+                            ORDER BY stale_after, path LIMIT ?""",
+        (today, limit),
+    )
     return [_page(r) for r in rows], int(total)
 
 
@@ -208,8 +216,7 @@ def blob(conn: sqlite3.Connection, version: str) -> bytes | None:
 
 def keep(conn: sqlite3.Connection, version: str, content: bytes) -> bool:
     """Store `content` under its version unless the file holds it already; True when it was new."""
-    return conn.execute("INSERT OR IGNORE INTO blobs (version, content) VALUES (?, ?)",
-                        (version, content)).rowcount > 0
+    return conn.execute("INSERT OR IGNORE INTO blobs (version, content) VALUES (?, ?)", (version, content)).rowcount > 0
 
 
 def drop_unreferenced(conn: sqlite3.Connection, versions: Iterable[str]) -> int:
@@ -220,21 +227,43 @@ def drop_unreferenced(conn: sqlite3.Connection, versions: Iterable[str]) -> int:
             """DELETE FROM blobs WHERE version = ?
                AND NOT EXISTS (SELECT 1 FROM pages WHERE version = ?)
                AND NOT EXISTS (SELECT 1 FROM log WHERE version = ? AND kept = 1)""",
-            (version, version, version)).rowcount
+            (version, version, version),
+        ).rowcount
     return removed
 
 
 # -- the write log ---------------------------------------------------------------------------------
 
 
-def append_log(conn: sqlite3.Connection, *, op: str, path: str, actor: str, at: float, version: str | None,
-               size_bytes: int | None, replaced: str | None, verifies: bool | None,
-               summary: str | None) -> int:
+def append_log(
+    conn: sqlite3.Connection,
+    *,
+    op: str,
+    path: str,
+    actor: str,
+    at: float,
+    version: str | None,
+    size_bytes: int | None,
+    replaced: str | None,
+    verifies: bool | None,
+    summary: str | None,
+) -> int:
     cur = conn.execute(
         """INSERT INTO log (op, path, actor, at, version, size_bytes, replaced, kept, verifies, summary)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (op, path, actor, at, version, size_bytes, replaced, 1 if version is not None else 0,
-         None if verifies is None else int(verifies), summary))
+        (
+            op,
+            path,
+            actor,
+            at,
+            version,
+            size_bytes,
+            replaced,
+            1 if version is not None else 0,
+            None if verifies is None else int(verifies),
+            summary,
+        ),
+    )
     return int(cur.lastrowid or 0)
 
 
@@ -251,21 +280,26 @@ def logged(conn: sqlite3.Connection, path: str) -> bool:
 
 def kept_row(conn: sqlite3.Connection, path: str, version: str) -> LogRow | None:
     """The newest log row of `path` that stored `version` while its bytes are still kept."""
-    row = conn.execute(f"""SELECT {LOG_COLUMNS} FROM log WHERE path = ? AND version = ? AND kept = 1
-                           ORDER BY id DESC LIMIT 1""", (path, version)).fetchone()
+    row = conn.execute(
+        f"""SELECT {LOG_COLUMNS} FROM log WHERE path = ? AND version = ? AND kept = 1
+                           ORDER BY id DESC LIMIT 1""",
+        (path, version),
+    ).fetchone()
     return None if row is None else _log(row)
 
 
-def query_log(conn: sqlite3.Connection, where: str, args: list[Any], *, before: int | None,
-              limit: int) -> tuple[list[LogRow], int]:
+def query_log(
+    conn: sqlite3.Connection, where: str, args: list[Any], *, before: int | None, limit: int
+) -> tuple[list[LogRow], int]:
     """Rows matching `where` (SQL on `log`), newest first, below `before`; and how many match
     `where` in all."""
     total = int(conn.execute(f"SELECT COUNT(*) FROM log WHERE {where}", args).fetchone()[0])
     if limit <= 0:
         return [], total
     page_where, page_args = (f"{where} AND id < ?", [*args, before]) if before is not None else (where, args)
-    rows = conn.execute(f"SELECT {LOG_COLUMNS} FROM log WHERE {page_where} ORDER BY id DESC LIMIT ?",
-                        [*page_args, limit])
+    rows = conn.execute(
+        f"SELECT {LOG_COLUMNS} FROM log WHERE {page_where} ORDER BY id DESC LIMIT ?", [*page_args, limit]
+    )
     return [_log(r) for r in rows], total
 
 

@@ -34,14 +34,14 @@ class Command(Generic[T]):
 
     __slots__ = ("effects", "error", "fn", "reply", "result")
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], T], reply: asyncio.Future[None] | None,
-                 effects: bool = False) -> None:
+    def __init__(
+        self, fn: Callable[[sqlite3.Connection], T], reply: asyncio.Future[None] | None, effects: bool = False
+    ) -> None:
         self.fn = fn
         self.reply = reply
         self.effects = effects
         self.result: Any = None
         self.error: BaseException | None = None
-
 
 
 class ProtocolError(RuntimeError):
@@ -141,7 +141,6 @@ class Writer:
             log.warning("checkpoint at close failed", exc_info=True)
         finally:
             conn.close()
-
 
 
 class _Job(Generic[T]):

@@ -75,8 +75,9 @@ async def artifact_raw(artifact_id: str) -> Response:
     content, envelope = await hub().artifacts.raw(caller(), req)
     if envelope is not None:
         return json_response({"envelope": envelope, "ciphertext": content})
-    return Response(content, status=200, content_type="text/plain; charset=utf-8",
-                    headers={"X-Content-Type-Options": "nosniff"})
+    return Response(
+        content, status=200, content_type="text/plain; charset=utf-8", headers={"X-Content-Type-Options": "nosniff"}
+    )
 
 
 @bp.delete("/artifacts/<artifact_id>")

@@ -134,8 +134,11 @@ class Doc:
         out: dict[str, Schema] = {}
         if self.query_model is not None:
             props = input_schema(self.query_model, leave_out=tuple(sorted(path_names)))["properties"]
-            out = {self.query_renamed.get(name, name): schema for name, schema in props.items()
-                   if self.query_members is None or name in self.query_members}
+            out = {
+                self.query_renamed.get(name, name): schema
+                for name, schema in props.items()
+                if self.query_members is None or name in self.query_members
+            }
         out.update(self.query)  # written here: what the URL form changes (a page path), or no model
         return {name: _query_schema(schema) for name, schema in out.items()}
 
@@ -169,14 +172,25 @@ def _query_schema(schema: Schema) -> Schema:
 _SEG = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\\\/]"
 _SEG_NO_DOT = _SEG.replace("/]", "/.]")
 _URL_SEGMENT = f"(?:{_SEG_NO_DOT}{_SEG}*|\\.{_SEG_NO_DOT}{_SEG}*|\\.\\.{_SEG}+)"
-KB_PATH: Schema = {"type": "string", "minLength": 1, "pattern": f"^{_URL_SEGMENT}(?:/{_URL_SEGMENT})*$",
-                   "not": {"pattern": f"(?:^|/)(?:{'|'.join(RESERVED_FINAL)})$"},
-                   "description": "page path without its leading slash; the fs/ namespace may be omitted"}
+KB_PATH: Schema = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": f"^{_URL_SEGMENT}(?:/{_URL_SEGMENT})*$",
+    "not": {"pattern": f"(?:^|/)(?:{'|'.join(RESERVED_FINAL)})$"},
+    "description": "page path without its leading slash; the fs/ namespace may be omitted",
+}
 _COMPONENT = "[^\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\\\]"
-KB_QUERY_PATH: Schema = {"type": "string", "minLength": 1, "pattern": f"^{_COMPONENT}+$",
-                         "description": "page path, with or without its leading slash and fs/ namespace"}
-KB_PREFIX: Schema = {"type": "string", "pattern": f"^{_COMPONENT}*$",
-                     "description": "directory, as a page path is written in a URL"}
+KB_QUERY_PATH: Schema = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": f"^{_COMPONENT}+$",
+    "description": "page path, with or without its leading slash and fs/ namespace",
+}
+KB_PREFIX: Schema = {
+    "type": "string",
+    "pattern": f"^{_COMPONENT}*$",
+    "description": "directory, as a page path is written in a URL",
+}
 KB_FLAG: Schema = dict(FLAG_SCHEMA)
 KB_LIST_LIMIT: Schema = {"type": "integer", "minimum": 1, "maximum": 500}
 KB_HISTORY_LIMIT: Schema = {"type": "integer", "minimum": 0, "maximum": 200}
@@ -187,35 +201,155 @@ KB_ACTOR: Schema = not_null(input_schema(kb.KbHistory)["properties"]["actor"])
 KB_VERSION_ID: Schema = {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
 FINDING = obj("code", "path", "message", code=STR, path=STR, message=STR, line=INT, meta=ANY_OBJ)
 LINT = list_of(FINDING)
-KB_WRITTEN = obj("ok", "path", "version", "size_bytes", "lint", "warnings", ok=BOOL, path=STR, version=STR,
-                 size_bytes=INT, lint=LINT, warnings=list_of(STR))
-KB_ENTRY = obj("path", "type", "size_bytes", "children", path=STR, type={"enum": ["file", "dir"]}, size_bytes=INT,
-               children=N_INT, title=N_STR, description=N_STR, page_type=N_STR, status=N_STR,
-               tags={"type": ["array", "null"], "items": STR}, trust=STR, verified_by=N_STR, verified_at=N_STR,
-               stale=BOOL, stale_after=N_STR, last_write_by=N_STR, last_write_at=N_STR)
-KB_PAGE = obj("path", "content", "version", "size_bytes", path=STR, content=STR, version=STR, size_bytes=INT,
-              last_write=obj("actor", "at", actor=STR, at=STR), current=BOOL, at=STR, actor=STR, rendered=STR)
-KB_ROW = obj("op", "path", "actor", "at", "version", op={"enum": list(kb.OPS)}, path=STR, actor=STR, at=STR,
-             version=N_STR)
-KB_HISTORY = obj("rows", "total", "next_before", "truncated", rows=list_of(KB_ROW), total=INT, next_before=N_INT,
-                 truncated=BOOL)
-KB_VERSION = obj("id", "op", "actor", "at", "version", "size_bytes", "summary", "kept", "current", id=INT,
-                 op={"enum": list(kb.OPS)}, actor=STR, at=STR, version=N_STR, size_bytes=N_INT, summary=N_STR,
-                 kept=BOOL, current=BOOL)
-KB_VERSIONS = obj("path", "current_version", "versions", "total", "next_before", "truncated", path=STR,
-                  current_version=N_STR, versions=list_of(KB_VERSION), total=INT, next_before=N_INT, truncated=BOOL)
-KB_FORGOT = obj("ok", "path", "versions_forgotten", "bytes_forgotten", "unreferenced_forgotten", ok=BOOL, path=STR,
-                versions_forgotten=INT, bytes_forgotten=INT, unreferenced_forgotten=INT)
+KB_WRITTEN = obj(
+    "ok",
+    "path",
+    "version",
+    "size_bytes",
+    "lint",
+    "warnings",
+    ok=BOOL,
+    path=STR,
+    version=STR,
+    size_bytes=INT,
+    lint=LINT,
+    warnings=list_of(STR),
+)
+KB_ENTRY = obj(
+    "path",
+    "type",
+    "size_bytes",
+    "children",
+    path=STR,
+    type={"enum": ["file", "dir"]},
+    size_bytes=INT,
+    children=N_INT,
+    title=N_STR,
+    description=N_STR,
+    page_type=N_STR,
+    status=N_STR,
+    tags={"type": ["array", "null"], "items": STR},
+    trust=STR,
+    verified_by=N_STR,
+    verified_at=N_STR,
+    stale=BOOL,
+    stale_after=N_STR,
+    last_write_by=N_STR,
+    last_write_at=N_STR,
+)
+KB_PAGE = obj(
+    "path",
+    "content",
+    "version",
+    "size_bytes",
+    path=STR,
+    content=STR,
+    version=STR,
+    size_bytes=INT,
+    last_write=obj("actor", "at", actor=STR, at=STR),
+    current=BOOL,
+    at=STR,
+    actor=STR,
+    rendered=STR,
+)
+KB_ROW = obj(
+    "op", "path", "actor", "at", "version", op={"enum": list(kb.OPS)}, path=STR, actor=STR, at=STR, version=N_STR
+)
+KB_HISTORY = obj(
+    "rows", "total", "next_before", "truncated", rows=list_of(KB_ROW), total=INT, next_before=N_INT, truncated=BOOL
+)
+KB_VERSION = obj(
+    "id",
+    "op",
+    "actor",
+    "at",
+    "version",
+    "size_bytes",
+    "summary",
+    "kept",
+    "current",
+    id=INT,
+    op={"enum": list(kb.OPS)},
+    actor=STR,
+    at=STR,
+    version=N_STR,
+    size_bytes=N_INT,
+    summary=N_STR,
+    kept=BOOL,
+    current=BOOL,
+)
+KB_VERSIONS = obj(
+    "path",
+    "current_version",
+    "versions",
+    "total",
+    "next_before",
+    "truncated",
+    path=STR,
+    current_version=N_STR,
+    versions=list_of(KB_VERSION),
+    total=INT,
+    next_before=N_INT,
+    truncated=BOOL,
+)
+KB_FORGOT = obj(
+    "ok",
+    "path",
+    "versions_forgotten",
+    "bytes_forgotten",
+    "unreferenced_forgotten",
+    ok=BOOL,
+    path=STR,
+    versions_forgotten=INT,
+    bytes_forgotten=INT,
+    unreferenced_forgotten=INT,
+)
 KB_REVIEW = obj("ok", "path", "version", ok=BOOL, path=STR, version=STR)
-KB_REVERTED = obj("ok", "path", "store", "version", "size_bytes", "lint", "warnings", "changed", ok=BOOL, path=STR,
-                  store={"const": "project"}, version=STR, size_bytes=INT, lint=LINT, warnings=list_of(STR),
-                  changed=BOOL)
+KB_REVERTED = obj(
+    "ok",
+    "path",
+    "store",
+    "version",
+    "size_bytes",
+    "lint",
+    "warnings",
+    "changed",
+    ok=BOOL,
+    path=STR,
+    store={"const": "project"},
+    version=STR,
+    size_bytes=INT,
+    lint=LINT,
+    warnings=list_of(STR),
+    changed=BOOL,
+)
 KB_PROMOTED = obj("ok", "path", "version", "lint", ok=BOOL, path=STR, version=STR, lint=LINT)
-NEEDS_REVIEW = obj("unverified", "machine_confirmed", "edited_since_review", "total", unverified=INT,
-                   machine_confirmed=INT, edited_since_review=INT, total=INT)
-KB_STATS = obj("pages", "bytes", "unverified", "stale", "last_change_at", "last_change_by", "needs_review", pages=INT,
-               bytes=INT, unverified=INT, stale=INT, last_change_at=N_STR, last_change_by=N_STR,
-               needs_review=NEEDS_REVIEW)
+NEEDS_REVIEW = obj(
+    "unverified",
+    "machine_confirmed",
+    "edited_since_review",
+    "total",
+    unverified=INT,
+    machine_confirmed=INT,
+    edited_since_review=INT,
+    total=INT,
+)
+KB_STATS = obj(
+    "pages",
+    "bytes",
+    "unverified",
+    "stale",
+    "last_change_at",
+    "last_change_by",
+    "needs_review",
+    pages=INT,
+    bytes=INT,
+    unverified=INT,
+    stale=INT,
+    last_change_at=N_STR,
+    last_change_by=N_STR,
+    needs_review=NEEDS_REVIEW,
+)
 KB_PAGE_PATH = {"path": KB_PATH}
 # The search text: more than whitespace (a blank query is refused), at most 8 KiB as UTF-8.
 SEARCH_Q: Schema = {**not_null(input_schema(SearchRequest)["properties"]["q"]), "pattern": NOT_BLANK_PATTERN}
@@ -229,44 +363,78 @@ MARKED, RESOLVED = R(r.Marked), R(r.Resolved)
 
 DOCS: Mapping[str, Doc] = {
     "openapi.openapi_document": Doc("This document", ANY_OBJ, problems=(), public=True),
-    "limits.get_limits": Doc("The limits a client checks before sending, each from the rule the hub enforces",
-                             R(r.Limits), problems=()),
-    "projects.list_projects": Doc("Projects the caller can read", R(r.ProjectList),
-                                  problems=()),
+    "limits.get_limits": Doc(
+        "The limits a client checks before sending, each from the rule the hub enforces", R(r.Limits), problems=()
+    ),
+    "projects.list_projects": Doc("Projects the caller can read", R(r.ProjectList), problems=()),
     "projects.create_project": Doc("Create a project", PROJECT, 201, problems=(403, 409), model=ProjectCreate),
     "projects.get_project": Doc("A project", PROJECT),
     "projects.update_project": Doc("Change a project", PROJECT, problems=(404, 409), model=ProjectUpdate),
     "projects.delete_project": Doc("Delete a project and everything in it", None, 204, problems=(404, 409)),
     "agents.list_agents": Doc("Agents", R(r.AgentList), problems=()),
     "agents.create_agent": Doc("Create an agent", AGENT, 201, problems=(409,), model=AgentCreate),
-    "agents.issue_token": Doc("Issue the agent's token (replacing any)", R(r.Token),
-                              201, problems=(404, 409), body=NO_MEMBERS, body_required=False),
+    "agents.issue_token": Doc(
+        "Issue the agent's token (replacing any)",
+        R(r.Token),
+        201,
+        problems=(404, 409),
+        body=NO_MEMBERS,
+        body_required=False,
+    ),
     "agents.revoke_token": Doc("Revoke the agent's token", None, 204, body=NO_MEMBERS, body_required=False),
     "agents.list_grants": Doc("The agent's project grants", R(r.GrantList)),
-    "agents.add_grant": Doc("Grant the agent a project (200 when it held it already)", GRANT, 201, also=(200,),
-                            problems=(404, 409), model=GrantAdd),
+    "agents.add_grant": Doc(
+        "Grant the agent a project (200 when it held it already)",
+        GRANT,
+        201,
+        also=(200,),
+        problems=(404, 409),
+        model=GrantAdd,
+    ),
     "agents.revoke_grant": Doc("Revoke a grant", None, 204),
-    "enrol.enrol": Doc("Ask to join: a pending agent with its token (shown once); the request waits in the "
-                       "human's inbox", R(r.EnrolAccepted), 202, problems=(400, 404, 429), model=EnrolRequest,
-                       public=True),
-    "enrol.enrol_status": Doc("A pending token's standing (long-polls up to `wait` seconds for the human)",
-                              R(r.EnrolStatus), problems=(400, 401, 404), public=True,
-                              query={"wait": {"type": "integer", "minimum": 0, "maximum": STATUS_WAIT_MAX}}),
-    "enrol.approve": Doc("Admit the agent (its pending token then works everywhere)", R(r.EnrolDecided),
-                         problems=(404, 409, 413), model=EnrolDecision, body_required=False),
-    "enrol.refuse": Doc("Refuse the agent (its pending token stops working)", R(r.EnrolDecided),
-                        problems=(404, 409, 413), model=EnrolDecision, body_required=False),
+    "enrol.enrol": Doc(
+        "Ask to join: a pending agent with its token (shown once); the request waits in the human's inbox",
+        R(r.EnrolAccepted),
+        202,
+        problems=(400, 404, 429),
+        model=EnrolRequest,
+        public=True,
+    ),
+    "enrol.enrol_status": Doc(
+        "A pending token's standing (long-polls up to `wait` seconds for the human)",
+        R(r.EnrolStatus),
+        problems=(400, 401, 404),
+        public=True,
+        query={"wait": {"type": "integer", "minimum": 0, "maximum": STATUS_WAIT_MAX}},
+    ),
+    "enrol.approve": Doc(
+        "Admit the agent (its pending token then works everywhere)",
+        R(r.EnrolDecided),
+        problems=(404, 409, 413),
+        model=EnrolDecision,
+        body_required=False,
+    ),
+    "enrol.refuse": Doc(
+        "Refuse the agent (its pending token stops working)",
+        R(r.EnrolDecided),
+        problems=(404, 409, 413),
+        model=EnrolDecision,
+        body_required=False,
+    ),
     "feed.global_feed": Doc("The feed across readable projects", R(r.FeedPage), problems=(), query_model=FeedPage),
     "feed.project_feed": Doc("A project's feed", PAGE, query_model=FeedRead),
-    "feed.feed_seen": Doc("Move the project's seen cursor", R(r.FeedSeen),
-                          model=FeedSeen, body_required=False),
-    "feed.post_idea": Doc("Post an idea", R(r.IdeaPosted), 201, problems=(404, 409, 413),
-                         model=IdeaPost),
+    "feed.feed_seen": Doc("Move the project's seen cursor", R(r.FeedSeen), model=FeedSeen, body_required=False),
+    "feed.post_idea": Doc("Post an idea", R(r.IdeaPosted), 201, problems=(404, 409, 413), model=IdeaPost),
     "feed.project_stats": Doc("A project's counts and bytes", R(r.Stats)),
     "inbox.list_inbox": Doc("The inbox", R(r.ItemList), problems=(), query_model=InboxList),
-    "search.search": Doc("Search feed events, artifacts, session brains and knowledge pages in the visible "
-                         "projects (a blank query, an unknown parameter or value is 400)", R(sr.SearchPage),
-                         problems=(404,), query_model=SearchRequest, query={"q": SEARCH_Q}),
+    "search.search": Doc(
+        "Search feed events, artifacts, session brains and knowledge pages in the visible "
+        "projects (a blank query, an unknown parameter or value is 400)",
+        R(sr.SearchPage),
+        problems=(404,),
+        query_model=SearchRequest,
+        query={"q": SEARCH_Q},
+    ),
     "inbox.read_all": Doc("Mark every item read", R(r.MarkedAll), model=ReadAll, body_required=False),
     # No body: the model's one member is the path's (query_model gives the path its schema).
     "inbox.mark_read": Doc("Mark an item read", MARKED, query_model=InboxMark),
@@ -276,105 +444,224 @@ DOCS: Mapping[str, Doc] = {
     "inbox.home": Doc("The Home payload", R(r.Home), problems=()),
     "push.key": Doc("The hub's VAPID public key (a browser subscribes with it)", R(r.PushKey), problems=()),
     "push.list_devices": Doc("Push devices", R(r.PushDeviceList), problems=()),
-    "push.create_device": Doc("Register a push subscription (200 when its endpoint was registered: replaced)",
-                              R(r.PushDevice), 201, also=(200,), problems=(429,), model=DeviceCreate),
+    "push.create_device": Doc(
+        "Register a push subscription (200 when its endpoint was registered: replaced)",
+        R(r.PushDevice),
+        201,
+        also=(200,),
+        problems=(429,),
+        model=DeviceCreate,
+    ),
     "push.update_device": Doc("Rename a device or replace its filters", R(r.PushDevice), model=DeviceUpdate),
     "push.delete_device": Doc("Revoke a push device", None, 204, query_model=DeviceRef),
-    "push.test_device": Doc("Send a test push to a device now", R(r.PushTest), query_model=DeviceRef,
-                            body_required=False),
-    "push.act": Doc("A notification button: resolve the item its capability names, once", R(r.PushActed),
-                    problems=(404, 409), model=PushAct, public=True),
-    "sessions.list_sessions": Doc("Sessions", R(r.SessionPage), problems=(404,),
-                                  query_model=SessionPage),
+    "push.test_device": Doc(
+        "Send a test push to a device now", R(r.PushTest), query_model=DeviceRef, body_required=False
+    ),
+    "push.act": Doc(
+        "A notification button: resolve the item its capability names, once",
+        R(r.PushActed),
+        problems=(404, 409),
+        model=PushAct,
+        public=True,
+    ),
+    "sessions.list_sessions": Doc("Sessions", R(r.SessionPage), problems=(404,), query_model=SessionPage),
     "sessions.get_session": Doc("A session", R(r.SessionDetail)),
-    "sessions.end_session": Doc("End a session", SESSION, problems=(404, 409, 413), model=SessionEnd,
-                                body_required=False),
-    "sessions.reassign_session": Doc("Give a session to another agent", SESSION, problems=(404, 409),
-                                     model=SessionReassign),
-    "sessions.brain_level": Doc("A level of the session's brain", R(r.BrainLevel), problems=(404, 409),
-                                 query_model=BrainList, query_members=BRAIN_QUERY, query={"store": BRAIN_STORE}),
-    "sessions.brain_entry": Doc("One entry of the session's brain (409: the path is a directory)", R(r.BrainEntry),
-                                problems=(404, 409, 422), query_model=BrainGet, query_members=BRAIN_QUERY,
-                                query={"store": BRAIN_STORE}),
+    "sessions.end_session": Doc(
+        "End a session", SESSION, problems=(404, 409, 413), model=SessionEnd, body_required=False
+    ),
+    "sessions.reassign_session": Doc(
+        "Give a session to another agent", SESSION, problems=(404, 409), model=SessionReassign
+    ),
+    "sessions.brain_level": Doc(
+        "A level of the session's brain",
+        R(r.BrainLevel),
+        problems=(404, 409),
+        query_model=BrainList,
+        query_members=BRAIN_QUERY,
+        query={"store": BRAIN_STORE},
+    ),
+    "sessions.brain_entry": Doc(
+        "One entry of the session's brain (409: the path is a directory)",
+        R(r.BrainEntry),
+        problems=(404, 409, 422),
+        query_model=BrainGet,
+        query_members=BRAIN_QUERY,
+        query={"store": BRAIN_STORE},
+    ),
     "sessions.replay": Doc("The session's call log", R(r.Replay)),
     "storage.report": Doc("The storage report", R(r.Storage), problems=()),
     # The prune routes take only their path (the models refuse any query or body member).
     "storage.prune_one": Doc("Prune one ended session", PRUNED, problems=(404, 409), query_model=PruneSession),
     "storage.prune_all": Doc("Prune every ended session", PRUNED, problems=(), query_model=PruneAll),
     "storage.prune_project": Doc("Prune a project's ended sessions", PRUNED, query_model=PruneProject),
-    "storage.undo": Doc("Undo a prune within its window", R(r.Restored),
-                        query_model=PruneUndo),
-    "backups.create_backup": Doc("Take an online backup under backup_dir (404: backup_dir unset; 503: it is missing or "
-                                  "inside the data directory; 409: one is running)", R(bk.BackupOut), status=201,
-                                  problems=(404, 409, 503), model=BackupCreate, body_required=False),
-    "kb.list_pages": Doc("A directory level of the knowledge base, or with meta=1 every page beneath with its row "
-                         "fields", obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
-                         problems=(404, 409), query={"prefix": KB_PREFIX, "limit": KB_LIST_LIMIT, "meta": KB_FLAG}),
-    "kb.read_page": Doc("A page, or with version one version its history names (deleted pages included); "
-                        "rendered=1 adds its markdown after the frontmatter as HTML", KB_PAGE, problems=(404, 405),
-                        path=KB_PAGE_PATH, query={"version": KB_VERSION_ID, "rendered": KB_FLAG}),
-    "kb.write_page": Doc("Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain "
-                         "with ?if_version=", KB_WRITTEN, problems=(404, 405, 409, 413), path=KB_PAGE_PATH,
-                         query={"if_version": KB_IF_VERSION}, text_body=("text/markdown", "text/plain"),
-                         body=closed(obj("content", content=STR, if_version=KB_IF_VERSION))),
-    "kb.delete_page": Doc("Delete a page (a directory only when empty); its versions stay kept",
-                          obj("ok", "path", ok=BOOL, path=STR), problems=(404, 405, 409), path=KB_PAGE_PATH,
-                          query={"if_version": KB_IF_VERSION}, body_required=False),
-    "kb.review_page": Doc("The human vouches for the page: {by: human, at} appended to verified", KB_REVIEW,
-                          problems=KB_PAGE_PROBLEMS, path=KB_PAGE_PATH, body_required=False,
-                          body=closed(obj(if_version=KB_IF_VERSION, verified_by={"const": "human"}))),
-    "kb.revert_page": Doc("Write a kept version back (changed: false when it is the held one)", KB_REVERTED,
-                          problems=(404, 409, 413), path=KB_PAGE_PATH,
-                          body=closed(obj("version", version=KB_VERSION_ID, if_version=KB_IF_VERSION))),
+    "storage.undo": Doc("Undo a prune within its window", R(r.Restored), query_model=PruneUndo),
+    "backups.create_backup": Doc(
+        "Take an online backup under backup_dir (404: backup_dir unset; 503: it is missing or "
+        "inside the data directory; 409: one is running)",
+        R(bk.BackupOut),
+        status=201,
+        problems=(404, 409, 503),
+        model=BackupCreate,
+        body_required=False,
+    ),
+    "kb.list_pages": Doc(
+        "A directory level of the knowledge base, or with meta=1 every page beneath with its row fields",
+        obj("entries", "truncated", entries=list_of(KB_ENTRY), truncated=BOOL),
+        problems=(404, 409),
+        query={"prefix": KB_PREFIX, "limit": KB_LIST_LIMIT, "meta": KB_FLAG},
+    ),
+    "kb.read_page": Doc(
+        "A page, or with version one version its history names (deleted pages included); "
+        "rendered=1 adds its markdown after the frontmatter as HTML",
+        KB_PAGE,
+        problems=(404, 405),
+        path=KB_PAGE_PATH,
+        query={"version": KB_VERSION_ID, "rendered": KB_FLAG},
+    ),
+    "kb.write_page": Doc(
+        "Write a page: JSON {content, if_version?}, or the page as text/markdown or text/plain with ?if_version=",
+        KB_WRITTEN,
+        problems=(404, 405, 409, 413),
+        path=KB_PAGE_PATH,
+        query={"if_version": KB_IF_VERSION},
+        text_body=("text/markdown", "text/plain"),
+        body=closed(obj("content", content=STR, if_version=KB_IF_VERSION)),
+    ),
+    "kb.delete_page": Doc(
+        "Delete a page (a directory only when empty); its versions stay kept",
+        obj("ok", "path", ok=BOOL, path=STR),
+        problems=(404, 405, 409),
+        path=KB_PAGE_PATH,
+        query={"if_version": KB_IF_VERSION},
+        body_required=False,
+    ),
+    "kb.review_page": Doc(
+        "The human vouches for the page: {by: human, at} appended to verified",
+        KB_REVIEW,
+        problems=KB_PAGE_PROBLEMS,
+        path=KB_PAGE_PATH,
+        body_required=False,
+        body=closed(obj(if_version=KB_IF_VERSION, verified_by={"const": "human"})),
+    ),
+    "kb.revert_page": Doc(
+        "Write a kept version back (changed: false when it is the held one)",
+        KB_REVERTED,
+        problems=(404, 409, 413),
+        path=KB_PAGE_PATH,
+        body=closed(obj("version", version=KB_VERSION_ID, if_version=KB_IF_VERSION)),
+    ),
     "kb.action_other_method": Doc("An action's address under another method: 405", refusal_only=True),
-    "kb.promote": Doc("Copy a session brain entry into a page citing the session", KB_PROMOTED,
-                      problems=(404, 409, 413), model=kb.KbPromote),
-    "kb.history": Doc("The knowledge base's write log, newest first (limit=0: the count only)", KB_HISTORY,
-                      query={"path": KB_QUERY_PATH, "prefix": KB_PREFIX, "actor": KB_ACTOR,
-                             "op": {"type": "string", "enum": list(kb.OPS)}, "before": KB_BEFORE,
-                             "limit": KB_HISTORY_LIMIT}),
-    "kb.versions": Doc("A page's versions newest first, with whether each is kept", KB_VERSIONS,
-                       query={"path": KB_QUERY_PATH, "before": KB_BEFORE, "limit": KB_ROWS_LIMIT},
-                       query_required=("path",)),
-    "kb.forget": Doc("Forget the kept bytes of a page's versions but the held one", KB_FORGOT, problems=(404, 409),
-                     query={"path": KB_QUERY_PATH}, query_required=("path",), body_required=False),
-    "kb.backlinks": Doc("The pages linking to a page, in path order", list_of(obj("path", "title", path=STR,
-                                                                                    title=N_STR)),
-                        query={"path": KB_QUERY_PATH}, query_required=("path",)),
-    "kb.lint": Doc("Lint findings over the whole knowledge base (fresh=1 walks again)",
-                   obj("checked_at", "findings", checked_at=STR, findings=LINT), query={"fresh": KB_FLAG}),
+    "kb.promote": Doc(
+        "Copy a session brain entry into a page citing the session",
+        KB_PROMOTED,
+        problems=(404, 409, 413),
+        model=kb.KbPromote,
+    ),
+    "kb.history": Doc(
+        "The knowledge base's write log, newest first (limit=0: the count only)",
+        KB_HISTORY,
+        query={
+            "path": KB_QUERY_PATH,
+            "prefix": KB_PREFIX,
+            "actor": KB_ACTOR,
+            "op": {"type": "string", "enum": list(kb.OPS)},
+            "before": KB_BEFORE,
+            "limit": KB_HISTORY_LIMIT,
+        },
+    ),
+    "kb.versions": Doc(
+        "A page's versions newest first, with whether each is kept",
+        KB_VERSIONS,
+        query={"path": KB_QUERY_PATH, "before": KB_BEFORE, "limit": KB_ROWS_LIMIT},
+        query_required=("path",),
+    ),
+    "kb.forget": Doc(
+        "Forget the kept bytes of a page's versions but the held one",
+        KB_FORGOT,
+        problems=(404, 409),
+        query={"path": KB_QUERY_PATH},
+        query_required=("path",),
+        body_required=False,
+    ),
+    "kb.backlinks": Doc(
+        "The pages linking to a page, in path order",
+        list_of(obj("path", "title", path=STR, title=N_STR)),
+        query={"path": KB_QUERY_PATH},
+        query_required=("path",),
+    ),
+    "kb.lint": Doc(
+        "Lint findings over the whole knowledge base (fresh=1 walks again)",
+        obj("checked_at", "findings", checked_at=STR, findings=LINT),
+        query={"fresh": KB_FLAG},
+    ),
     "kb.stats": Doc("The knowledge base's counts and what needs review", KB_STATS),
-    "artifacts.list_artifacts": Doc("Artifacts of the projects the caller sees, newest updated first",
-                                    R(ar.ArtifactListOut), query_model=ArtifactList,
-                                    query_renamed={"project_id": "project"}),
-    "artifacts.project_artifacts": Doc("A project's artifacts, newest updated first", R(ar.ArtifactListOut),
-                                       query_model=ArtifactList),
-    "artifacts.get_artifact": Doc("An artifact at its current version, ?version=N, or ?live=1 (the live version)",
-                                  R(ar.ArtifactOut), query_model=ArtifactGet, query_members=("version", "live")),
+    "artifacts.list_artifacts": Doc(
+        "Artifacts of the projects the caller sees, newest updated first",
+        R(ar.ArtifactListOut),
+        query_model=ArtifactList,
+        query_renamed={"project_id": "project"},
+    ),
+    "artifacts.project_artifacts": Doc(
+        "A project's artifacts, newest updated first", R(ar.ArtifactListOut), query_model=ArtifactList
+    ),
+    "artifacts.get_artifact": Doc(
+        "An artifact at its current version, ?version=N, or ?live=1 (the live version)",
+        R(ar.ArtifactOut),
+        query_model=ArtifactGet,
+        query_members=("version", "live"),
+    ),
     "artifacts.artifact_versions": Doc("Every version, oldest first", R(ar.VersionsOut)),
     "artifacts.artifact_live": Doc("The live state: {state, version, live_rev, actor, session_id}", R(ar.LiveOut)),
-    "artifacts.artifact_raw": Doc("The stored bytes as text/plain, or for a protected version {envelope, "
-                                  "ciphertext} as JSON", {"type": "string"}, query_model=ArtifactGet,
-                                  query_members=("version", "live"), media="text/plain",
-                                  alternatives={"application/json": R(ar.RawProtected)}),
+    "artifacts.artifact_raw": Doc(
+        "The stored bytes as text/plain, or for a protected version {envelope, ciphertext} as JSON",
+        {"type": "string"},
+        query_model=ArtifactGet,
+        query_members=("version", "live"),
+        media="text/plain",
+        alternatives={"application/json": R(ar.RawProtected)},
+    ),
     "artifacts.delete_artifact": Doc("Remove the artifact, its history, comments and share link", R(ar.Ok)),
-    "artifacts.create_share": Doc("Share the current version by a link token (a second create rotates it)",
-                                  R(ar.ShareCreated), 201, body_required=False, body=NO_MEMBERS),
+    "artifacts.create_share": Doc(
+        "Share the current version by a link token (a second create rotates it)",
+        R(ar.ShareCreated),
+        201,
+        body_required=False,
+        body=NO_MEMBERS,
+    ),
     "artifacts.get_share": Doc("The artifact's live share link", R(ar.ShareOut)),
     "artifacts.revoke_share": Doc("Revoke the share link (then /s/:token is 404)", None, 204),
-    "artifacts.viewer_pass": Doc("A sixty-second pass to the artifact's page while a share link is live (?pass=)",
-                                 R(ar.ViewerPass)),
-    "artifacts.get_scripts": Doc("Whether the HTML artifact's scripts run in its frame (off until the human turns "
-                                 "them on)", R(ar.ScriptsOut)),
-    "artifacts.set_scripts": Doc("Turn the HTML artifact's scripts on or off (on: they can reach the network over "
-                                 "WebRTC)", R(ar.ScriptsOut), model=ScriptsSet),
-    "artifacts.list_comments": Doc("The artifact's comments, oldest first", R(ar.CommentsOut),
-                                   query_model=CommentList, query_members=("after", "limit")),
-    "artifacts.post_comment": Doc("Comment on the artifact (anchored to nothing, a point or a quote)",
-                                  R(ar.CommentPosted), 201, problems=(404, 413), model=CommentPost),
-    "artifacts.resolve_comment": Doc("Resolve (done: true) or reopen (done: false) a comment", R(ar.CommentOut),
-                                     model=CommentResolve, body_required=False),
+    "artifacts.viewer_pass": Doc(
+        "A sixty-second pass to the artifact's page while a share link is live (?pass=)", R(ar.ViewerPass)
+    ),
+    "artifacts.get_scripts": Doc(
+        "Whether the HTML artifact's scripts run in its frame (off until the human turns them on)", R(ar.ScriptsOut)
+    ),
+    "artifacts.set_scripts": Doc(
+        "Turn the HTML artifact's scripts on or off (on: they can reach the network over WebRTC)",
+        R(ar.ScriptsOut),
+        model=ScriptsSet,
+    ),
+    "artifacts.list_comments": Doc(
+        "The artifact's comments, oldest first",
+        R(ar.CommentsOut),
+        query_model=CommentList,
+        query_members=("after", "limit"),
+    ),
+    "artifacts.post_comment": Doc(
+        "Comment on the artifact (anchored to nothing, a point or a quote)",
+        R(ar.CommentPosted),
+        201,
+        problems=(404, 413),
+        model=CommentPost,
+    ),
+    "artifacts.resolve_comment": Doc(
+        "Resolve (done: true) or reopen (done: false) a comment",
+        R(ar.CommentOut),
+        model=CommentResolve,
+        body_required=False,
+    ),
     "artifacts.delete_comment": Doc("Delete a comment", R(ar.Ok), model=CommentDelete, body_required=False),
-    "stream.stream": Doc("Server-sent changes (text/event-stream)", {"type": "string"}, problems=(429,),
-                         media="text/event-stream"),
+    "stream.stream": Doc(
+        "Server-sent changes (text/event-stream)", {"type": "string"}, problems=(429,), media="text/event-stream"
+    ),
 }

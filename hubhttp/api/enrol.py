@@ -42,12 +42,14 @@ def wait_seconds(args: dict[str, Any]) -> int:
     """`wait`, 0 to STATUS_WAIT_MAX seconds (absent: 0); it is the status poll's one parameter."""
     for name in args:
         if name != "wait":
-            raise HubError("invalid_argument", f"query {name[:64]}: the status poll takes only wait",
-                           details={"field": name[:64]})
+            raise HubError(
+                "invalid_argument", f"query {name[:64]}: the status poll takes only wait", details={"field": name[:64]}
+            )
     wait = args.get("wait", 0)
     if not 0 <= wait <= STATUS_WAIT_MAX:
-        raise HubError("invalid_argument", f"query wait must be between 0 and {STATUS_WAIT_MAX}",
-                       details={"field": "wait"})
+        raise HubError(
+            "invalid_argument", f"query wait must be between 0 and {STATUS_WAIT_MAX}", details={"field": "wait"}
+        )
     return int(wait)
 
 

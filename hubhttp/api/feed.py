@@ -26,8 +26,11 @@ def page_query() -> dict[str, Any]:
     if isinstance(kinds, list):  # repeated: the document's array form, each value exactly one kind
         for kind in kinds:
             if kind not in KINDS:
-                raise HubError("invalid_argument", f"kind {kind[:64]!r}: a repeated kind names one kind each",
-                               details={"field": "kind"})
+                raise HubError(
+                    "invalid_argument",
+                    f"kind {kind[:64]!r}: a repeated kind names one kind each",
+                    details={"field": "kind"},
+                )
     return out
 
 

@@ -12,6 +12,7 @@ from hubhttp.context import caller, hub, json_body, json_response
 
 bp = Blueprint("inbox", __name__, url_prefix="/api/v1")
 
+
 @bp.get("/inbox")
 async def list_inbox() -> Response:
     # The query typed as the model takes it (`hubhttp.api.query`); the model refuses an empty value.

@@ -96,7 +96,7 @@ async def read_page(project_id: str, path: str) -> Response:
     found = await hub().kb.read(caller(), typed(models.KbRead, page(project_id, path), members))
     if want:
         content = found["content"]
-        found = {**found, "rendered": render(content[frontmatter.parse(content).body_offset:]).html}
+        found = {**found, "rendered": render(content[frontmatter.parse(content).body_offset :]).html}
     return json_response(found)
 
 

@@ -21,8 +21,11 @@ from hubcore.errors import HubError
 INTEGER = re.compile(r"-?[0-9]{1,40}")  # the model judges the range; 40 digits bound the parse
 FLAGS: Mapping[str, bool] = {"true": True, "1": True, "false": False, "0": False}
 # A flag as the document states it: the one spelling the routes read.
-FLAG_SCHEMA: Mapping[str, Any] = {"type": "string", "enum": list(FLAGS),
-                                  "description": "a flag: true or 1, false or 0 (lowercase)"}
+FLAG_SCHEMA: Mapping[str, Any] = {
+    "type": "string",
+    "enum": list(FLAGS),
+    "description": "a flag: true or 1, false or 0 (lowercase)",
+}
 
 
 def _refused(name: str, message: str) -> HubError:
@@ -43,8 +46,13 @@ def flag(name: str, raw: str) -> bool:
     return found
 
 
-def query(*, integers: Iterable[str] = (), flags: Iterable[str] = (), repeats: Iterable[str] = (),
-          renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
+def query(
+    *,
+    integers: Iterable[str] = (),
+    flags: Iterable[str] = (),
+    repeats: Iterable[str] = (),
+    renamed: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The query string typed as the route's model takes it: `integers` as int, `flags` as bool,
     `repeats` as a list when given more than once (else the one string); every other value stays
     the string it was, for the model to judge. `renamed` maps a query name to the model's."""
@@ -73,8 +81,9 @@ def merged(*sources: Mapping[str, Any]) -> dict[str, Any]:
     for source in sources:
         for name, value in source.items():
             if name in out:
-                raise HubError("invalid_argument", f"{name[:64]} given twice (once is enough)",
-                               details={"field": name[:64]})
+                raise HubError(
+                    "invalid_argument", f"{name[:64]} given twice (once is enough)", details={"field": name[:64]}
+                )
             out[name] = value
     return out
 
@@ -82,5 +91,6 @@ def merged(*sources: Mapping[str, Any]) -> dict[str, Any]:
 def no_query() -> None:
     """For a route that takes no query parameter: any is refused, naming it."""
     for name in request.args:
-        raise HubError("invalid_argument", f"query {name[:64]}: this route takes no query parameters",
-                       details={"field": name[:64]})
+        raise HubError(
+            "invalid_argument", f"query {name[:64]}: this route takes no query parameters", details={"field": name[:64]}
+        )

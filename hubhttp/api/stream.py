@@ -52,8 +52,11 @@ BUDGET_KEY = "agent_hub.stream_budget"
 CONNECTED = b": connected\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 REFRESH = b"event: refresh\ndata: {}\n\n"
-_EVENT_PREFIX = {"feed": b"event: feed\ndata: ", "inbox": b"event: inbox\ndata: ",
-                 "artifact-live": b"event: artifact-live\ndata: "}
+_EVENT_PREFIX = {
+    "feed": b"event: feed\ndata: ",
+    "inbox": b"event: inbox\ndata: ",
+    "artifact-live": b"event: artifact-live\ndata: ",
+}
 
 
 def sse(change: Change) -> bytes:
@@ -157,8 +160,9 @@ def holder(who: Caller) -> str:
     return "admin" if who.is_admin else f"agent:{who.actor}"
 
 
-async def messages(reader: Reader, visible: Visible, chunks: Chunks, budget: TurnBudget | None,
-                   rest: float) -> AsyncIterator[bytes]:
+async def messages(
+    reader: Reader, visible: Visible, chunks: Chunks, budget: TurnBudget | None, rest: float
+) -> AsyncIterator[bytes]:
     with reader:
         yield CONNECTED
         sent_at = anyio.current_time()
@@ -213,7 +217,8 @@ async def stream() -> Response:
     if not isinstance(budget, TurnBudget) or budget.log is not log:
         budget = current_app.extensions[BUDGET_KEY] = TurnBudget(log)
     response = Response(
-        paced(reader, visible, chunks, budget, who), mimetype="text/event-stream",
+        paced(reader, visible, chunks, budget, who),
+        mimetype="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
     response.timeout = None  # the stream stays open until the client goes away

@@ -54,8 +54,14 @@ def assets() -> Assets:
     never change while it runs."""
     js, css = _digest_name("viewer", ".js"), _digest_name("viewer", ".css")
     mermaid = f"mermaid-{MERMAID_VERSION}.min.js"
-    named = {js: ("viewer.js", "text/javascript"), css: ("viewer.css", "text/css"),
-             mermaid: ("mermaid.min.js", "text/javascript"), "mermaid.LICENSE": ("mermaid.LICENSE", "text/plain")}
-    by_name = {name: Asset(HERE / file, f"{kind}; charset=utf-8", eager=name != mermaid)
-               for name, (file, kind) in named.items()}
+    named = {
+        js: ("viewer.js", "text/javascript"),
+        css: ("viewer.css", "text/css"),
+        mermaid: ("mermaid.min.js", "text/javascript"),
+        "mermaid.LICENSE": ("mermaid.LICENSE", "text/plain"),
+    }
+    by_name = {
+        name: Asset(HERE / file, f"{kind}; charset=utf-8", eager=name != mermaid)
+        for name, (file, kind) in named.items()
+    }
     return Assets(by_name, js, css, mermaid)

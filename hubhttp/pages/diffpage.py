@@ -26,17 +26,23 @@ LINES_MAX = 20_000  # beyond this the page says the rest is in the app or the ra
 
 def _file_row(index: int, f: diffs.FileDiff) -> str:
     moved = f" ← {escape(f.old_path)}" if f.status in ("renamed", "copied") and f.old_path else ""
-    return (f'<li><a href="#f{index}">{escape(f.path)}</a>{moved} <span class="st">{f.status}</span> '
-            f'<span class="n-add">+{f.added}</span> <span class="n-del">−{f.removed}</span></li>')
+    return (
+        f'<li><a href="#f{index}">{escape(f.path)}</a>{moved} <span class="st">{f.status}</span> '
+        f'<span class="n-add">+{f.added}</span> <span class="n-del">−{f.removed}</span></li>'
+    )
 
 
 def _hunk_rows(h: diffs.Hunk) -> list[str]:
-    rows = [f'<tr class="hunk"><td class="no"></td><td class="no"></td><td class="code">'
-            f'@@ -{h.old_start},{h.old_count} +{h.new_start},{h.new_count} @@ {escape(h.section)}</td></tr>']
+    rows = [
+        f'<tr class="hunk"><td class="no"></td><td class="no"></td><td class="code">'
+        f"@@ -{h.old_start},{h.old_count} +{h.new_start},{h.new_count} @@ {escape(h.section)}</td></tr>"
+    ]
     for line in h.lines:
         cls = {"+": "add", "-": "del"}.get(line.kind, "ctx")
-        rows.append(f'<tr class="{cls}"><td class="no">{line.old or ""}</td><td class="no">{line.new or ""}</td>'
-                    f'<td class="code">{escape(line.kind + line.text)}</td></tr>')
+        rows.append(
+            f'<tr class="{cls}"><td class="no">{line.old or ""}</td><td class="no">{line.new or ""}</td>'
+            f'<td class="code">{escape(line.kind + line.text)}</td></tr>'
+        )
     return rows
 
 

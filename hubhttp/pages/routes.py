@@ -81,19 +81,33 @@ def public_origin() -> str:
 
 
 def html_response(body: str, csp: str) -> Response:
-    return Response(body, status=200, content_type="text/html; charset=utf-8",
-                    headers={**PAGE_HEADERS, **SHELL_HEADERS, "Content-Security-Policy": csp})
+    return Response(
+        body,
+        status=200,
+        content_type="text/html; charset=utf-8",
+        headers={**PAGE_HEADERS, **SHELL_HEADERS, "Content-Security-Policy": csp},
+    )
 
 
 def shell_response(found: dict[str, Any], *, key: str, versions: list[int], frame: str, card: str) -> Response:
     """The shell; `key` names the page to the browser (where a remembered key is kept), so a share
     page does not tell its viewers the artifact's id."""
     shell = templates.Shell(
-        artifact_id=key, title=found["title"], description=found.get("description") or "",
-        kind=found["kind"], version=found["version"], versions=versions, label=found.get("label"),
-        updated_at=str(found.get("updated_at") or ""), frame=frame, og_image=f"{public_origin()}{card}",
-        protected=bool(found["protected"]), live=bool(found.get("live")),
-        content=found["content"] if found["protected"] else "", envelope=found["envelope"])
+        artifact_id=key,
+        title=found["title"],
+        description=found.get("description") or "",
+        kind=found["kind"],
+        version=found["version"],
+        versions=versions,
+        label=found.get("label"),
+        updated_at=str(found.get("updated_at") or ""),
+        frame=frame,
+        og_image=f"{public_origin()}{card}",
+        protected=bool(found["protected"]),
+        live=bool(found.get("live")),
+        content=found["content"] if found["protected"] else "",
+        envelope=found["envelope"],
+    )
     return html_response(templates.shell_page(shell), templates.SHELL_CSP)
 
 
@@ -116,8 +130,12 @@ async def frame_response(found: dict[str, Any]) -> Response:
     else:
         body = templates.html_frame(found["content"])
         csp = templates.frame_csp(origin, scripts=scripts, hub_script=templates.SELECTION_SCRIPT)
-    return Response(body, status=200, content_type="text/html; charset=utf-8",
-                    headers={**PAGE_HEADERS, **FRAME_HEADERS, "Content-Security-Policy": csp})
+    return Response(
+        body,
+        status=200,
+        content_type="text/html; charset=utf-8",
+        headers={**PAGE_HEADERS, **FRAME_HEADERS, "Content-Security-Policy": csp},
+    )
 
 
 def wants_html() -> bool:
@@ -136,21 +154,44 @@ async def page_error(err: HubError) -> Response:
     if err.status not in (400, 404) or path.endswith("/og.svg") or path.startswith("/assets/") or not wants_html():
         status, headers, body = from_error(err)
         return Response(body, status=status, headers=headers, content_type=PROBLEM_TYPE)
-    sentence = (templates.BAD_ADDRESS if err.status == 400
-                else templates.MISSING_SHARE if path.startswith("/s/") else templates.MISSING_ARTIFACT)
+    sentence = (
+        templates.BAD_ADDRESS
+        if err.status == 400
+        else templates.MISSING_SHARE
+        if path.startswith("/s/")
+        else templates.MISSING_ARTIFACT
+    )
     if path.endswith("/frame"):
-        return Response(templates.missing_frame(sentence), status=err.status, content_type="text/html; charset=utf-8",
-                        headers={**PAGE_HEADERS, **FRAME_HEADERS,
-                                 "Content-Security-Policy": templates.frame_csp(caller_origin(), scripts=False)})
-    return Response(templates.missing_page(sentence), status=err.status, content_type="text/html; charset=utf-8",
-                    headers={**PAGE_HEADERS, **SHELL_HEADERS, "Content-Security-Policy": templates.SHELL_CSP})
+        return Response(
+            templates.missing_frame(sentence),
+            status=err.status,
+            content_type="text/html; charset=utf-8",
+            headers={
+                **PAGE_HEADERS,
+                **FRAME_HEADERS,
+                "Content-Security-Policy": templates.frame_csp(caller_origin(), scripts=False),
+            },
+        )
+    return Response(
+        templates.missing_page(sentence),
+        status=err.status,
+        content_type="text/html; charset=utf-8",
+        headers={**PAGE_HEADERS, **SHELL_HEADERS, "Content-Security-Policy": templates.SHELL_CSP},
+    )
 
 
 def card_response(found: dict[str, Any]) -> Response:
     svg = templates.og_card(found["title"], found["kind"], found["version"], bool(found["protected"]))
-    return Response(svg, status=200, content_type="image/svg+xml; charset=utf-8",
-                    headers={**PAGE_HEADERS, "Content-Security-Policy": templates.CARD_CSP,
-                             "Cross-Origin-Resource-Policy": "cross-origin"})
+    return Response(
+        svg,
+        status=200,
+        content_type="image/svg+xml; charset=utf-8",
+        headers={
+            **PAGE_HEADERS,
+            "Content-Security-Policy": templates.CARD_CSP,
+            "Cross-Origin-Resource-Policy": "cross-origin",
+        },
+    )
 
 
 def address(path: str, version: int | None, pass_: str | None = None) -> str:
@@ -164,9 +205,13 @@ async def artifact_page(artifact_id: str) -> Response:
     found, pass_ = await opened(artifact_id)
     base = f"/artifacts/{quote(found['id'], safe='')}"
     # The card's address carries no pass: link previews fetch it from elsewhere, later.
-    return shell_response(found, key=found["id"], versions=await sealed_versions(found["id"], found["version"]),
-                          frame=address(f"{base}/frame", found["version"], pass_),
-                          card=address(f"{base}/og.svg", version_arg()))
+    return shell_response(
+        found,
+        key=found["id"],
+        versions=await sealed_versions(found["id"], found["version"]),
+        frame=address(f"{base}/frame", found["version"], pass_),
+        card=address(f"{base}/og.svg", version_arg()),
+    )
 
 
 @bp.get("/artifacts/<artifact_id>/frame")
@@ -202,5 +247,9 @@ async def asset(name: str) -> Response:
     found = assets().by_name.get(name)
     if found is None:
         raise HubError("not_found", "no such asset")
-    return Response(found.data, status=200, content_type=found.content_type,
-                    headers={"Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff"})
+    return Response(
+        found.data,
+        status=200,
+        content_type=found.content_type,
+        headers={"Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff"},
+    )

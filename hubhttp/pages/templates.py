@@ -22,8 +22,10 @@ import orjson
 from hubhttp.pages.assets import assets
 from hubhttp.pages.markdown import Rendered
 
-SHELL_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "
-             "connect-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+SHELL_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-src 'self'; "
+    "connect-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 CARD_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
 
@@ -59,10 +61,12 @@ def frame_csp(origin: str, *, scripts: bool = True, hub_script: str | None = Non
         script_src, sandbox = script_hash(hub_script), "sandbox allow-scripts"
     else:
         script_src, sandbox = "'none'", "sandbox"
-    return ("default-src 'none'; "
-            f"script-src {script_src}; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
-            f"media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; {FRAME_ANCESTORS}; "
-            f"{sandbox}")
+    return (
+        "default-src 'none'; "
+        f"script-src {script_src}; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
+        f"media-src data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'; {FRAME_ANCESTORS}; "
+        f"{sandbox}"
+    )
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class Shell:
 def fingerprint(ciphertext: str) -> str:
     """What the gate shows of the ciphertext: the first 16 bytes of its SHA-256, in groups of four hex."""
     digest = hashlib.sha256(ciphertext.encode("ascii", "replace")).hexdigest()[:32]
-    return " ".join(digest[i:i + 4] for i in range(0, 32, 4))
+    return " ".join(digest[i : i + 4] for i in range(0, 32, 4))
 
 
 def _json_script(value: object) -> str:
@@ -99,15 +103,17 @@ def _version_line(s: Shell) -> str:
     newest = f" of {max(s.versions)}" if s.versions else ""
     protected = " · protected" if s.protected else ""
     live = " · live draft" if s.live else ""
-    return (f"Version {s.version}{newest}{label}{live} · {escape(s.kind)}{protected} · "
-            f"updated {escape(s.updated_at[:10])}")
+    return (
+        f"Version {s.version}{newest}{label}{live} · {escape(s.kind)}{protected} · updated {escape(s.updated_at[:10])}"
+    )
 
 
 def _picker(s: Shell) -> str:
     if not s.versions:
         return ""
-    options = "".join(f'<option value="{v}"{" selected" if v == s.version else ""}>Version {v}</option>'
-                      for v in reversed(s.versions))
+    options = "".join(
+        f'<option value="{v}"{" selected" if v == s.version else ""}>Version {v}</option>' for v in reversed(s.versions)
+    )
     return f'<label>Version <select id="version-picker" aria-label="Version">{options}</select></label>'
 
 
@@ -128,8 +134,14 @@ def _gate(s: Shell) -> str:
 def shell_page(s: Shell) -> str:
     a = assets()
     title, description = escape(visible(s.title)), escape(visible(s.description[:300]))
-    data = {"key": s.artifact_id, "title": visible(s.title), "kind": s.kind, "version": s.version,
-            "frame": s.frame, "protected": s.protected}
+    data = {
+        "key": s.artifact_id,
+        "title": visible(s.title),
+        "kind": s.kind,
+        "version": s.version,
+        "frame": s.frame,
+        "protected": s.protected,
+    }
     if s.protected:
         data |= {"ciphertext": s.content, "envelope": s.envelope}
     return f"""<!doctype html>
@@ -307,10 +319,13 @@ def loader_frame() -> str:
 
 # What a person opening a page that cannot be shown reads: a sentence, never a status code or a
 # problem document. A revoked link and one that never existed read the same (no oracle).
-MISSING_SHARE = ("This link no longer opens anything: it was revoked, or the artifact was deleted. "
-                 "Ask whoever sent it for a new link.")
-MISSING_ARTIFACT = ("There is no artifact at this address: it was deleted, that version is not kept, "
-                    "or the address is wrong.")
+MISSING_SHARE = (
+    "This link no longer opens anything: it was revoked, or the artifact was deleted. "
+    "Ask whoever sent it for a new link."
+)
+MISSING_ARTIFACT = (
+    "There is no artifact at this address: it was deleted, that version is not kept, or the address is wrong."
+)
 BAD_ADDRESS = "This address asks for a version that is not a whole number: check the link."
 
 

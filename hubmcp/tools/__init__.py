@@ -7,5 +7,14 @@ from hubmcp.tools.base import Tool
 
 
 def all_tools() -> tuple[Tool, ...]:
-    return (*identity.TOOLS, *sessions.TOOLS, *kb.TOOLS, *feed.TOOLS, *inbox.TOOLS, *notify.TOOLS,
-            *artifacts.TOOLS, *comments.TOOLS, *search.TOOLS)
+    return (
+        *identity.TOOLS,
+        *sessions.TOOLS,
+        *kb.TOOLS,
+        *feed.TOOLS,
+        *inbox.TOOLS,
+        *notify.TOOLS,
+        *artifacts.TOOLS,
+        *comments.TOOLS,
+        *search.TOOLS,
+    )

@@ -65,17 +65,44 @@ STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 NULL_STR, NULL_INT = {"type": ["string", "null"]}, {"type": ["integer", "null"]}
 ENVELOPE = {"type": ["object", "null"], "description": "the protected version's envelope (null when public)"}
 SUMMARY_MEMBERS: dict[str, Any] = {
-    "id": STR, "project_id": STR, "title": STR, "kind": {"enum": ["html", "markdown", "diff"]}, "description": STR,
-    "actor": NULL_STR, "session_id": NULL_STR, "version": INT, "label": NULL_STR, "size_bytes": INT,
-    "protected": BOOL, "live_version": NULL_INT, "comments_count": INT, "comments_open": INT,
-    "created_at": STR, "updated_at": STR,
+    "id": STR,
+    "project_id": STR,
+    "title": STR,
+    "kind": {"enum": ["html", "markdown", "diff"]},
+    "description": STR,
+    "actor": NULL_STR,
+    "session_id": NULL_STR,
+    "version": INT,
+    "label": NULL_STR,
+    "size_bytes": INT,
+    "protected": BOOL,
+    "live_version": NULL_INT,
+    "comments_count": INT,
+    "comments_open": INT,
+    "created_at": STR,
+    "updated_at": STR,
 }
 SUMMARY = {"type": "object", "properties": SUMMARY_MEMBERS, "required": list(SUMMARY_MEMBERS)}
-VERSION = {"type": "object", "required": ["version", "size_bytes", "protected", "live", "created_at"], "properties": {
-    "version": INT, "label": NULL_STR, "size_bytes": INT, "protected": BOOL, "actor": NULL_STR,
-    "session_id": NULL_STR, "live": BOOL, "created_at": STR, "updated_at": STR}}
-DIFF = {"type": ["object", "null"], "description": "a diff's summary: files [{path, old_path, status, added, "
-        "removed, hunks, binary}], added, removed, hunks"}
+VERSION = {
+    "type": "object",
+    "required": ["version", "size_bytes", "protected", "live", "created_at"],
+    "properties": {
+        "version": INT,
+        "label": NULL_STR,
+        "size_bytes": INT,
+        "protected": BOOL,
+        "actor": NULL_STR,
+        "session_id": NULL_STR,
+        "live": BOOL,
+        "created_at": STR,
+        "updated_at": STR,
+    },
+}
+DIFF = {
+    "type": ["object", "null"],
+    "description": "a diff's summary: files [{path, old_path, status, added, "
+    "removed, hunks, binary}], added, removed, hunks",
+}
 WROTE = outputs({"artifact_id": STR, "version": INT}, ("artifact_id", "version"))
 TOOLS = (
     Tool(
@@ -106,34 +133,40 @@ TOOLS = (
             "Returns `viewer_url`."
         ),
         input_model=ArtifactDraft,
-        output_schema=outputs({"artifact_id": STR, "live_version": INT, "live_rev": INT, "viewer_url": STR},
-                              ("artifact_id", "live_version", "live_rev", "viewer_url")),
+        output_schema=outputs(
+            {"artifact_id": STR, "live_version": INT, "live_rev": INT, "viewer_url": STR},
+            ("artifact_id", "live_version", "live_rev", "viewer_url"),
+        ),
         handler=artifact_draft,
     ),
     Tool(
         name="artifact_get",
         description=(
             "An artifact with one version's content: the current one, `version`, or the `live` one; "
-            "a diff's `diff` summary."),
-            input_model=ArtifactGet,
-            output_schema=outputs({**SUMMARY_MEMBERS, "envelope": ENVELOPE, "content": STR, "live": BOOL,
-            "live_rev": INT, "diff": DIFF}, (*SUMMARY_MEMBERS, "envelope", "content")),
-            handler=artifact_get,
-            read_only=True,
+            "a diff's `diff` summary."
         ),
+        input_model=ArtifactGet,
+        output_schema=outputs(
+            {**SUMMARY_MEMBERS, "envelope": ENVELOPE, "content": STR, "live": BOOL, "live_rev": INT, "diff": DIFF},
+            (*SUMMARY_MEMBERS, "envelope", "content"),
+        ),
+        handler=artifact_get,
+        read_only=True,
+    ),
     Tool(
         name="artifact_versions",
-        description='Every version of an artifact, oldest first.',
+        description="Every version of an artifact, oldest first.",
         input_model=ArtifactRef,
-        output_schema=outputs({"artifact_id": STR, "versions": {"type": "array", "items": VERSION}},
-                              ("artifact_id", "versions")),
+        output_schema=outputs(
+            {"artifact_id": STR, "versions": {"type": "array", "items": VERSION}}, ("artifact_id", "versions")
+        ),
         handler=artifact_versions,
         read_only=True,
     ),
     Tool(
         name="artifact_list",
-        description='Artifacts you can see, newest updated first: of one project, one session, or all; '
-                    'more with `cursor` (`next_cursor`).',
+        description="Artifacts you can see, newest updated first: of one project, one session, or all; "
+        "more with `cursor` (`next_cursor`).",
         input_model=ArtifactList,
         # next_cursor (a string, null on the last page) is named by `required` only (docs/decisions.md, issue 27)
         output_schema=outputs({"artifacts": {"type": "array", "items": SUMMARY}}, ("artifacts", "next_cursor")),
@@ -142,7 +175,7 @@ TOOLS = (
     ),
     Tool(
         name="artifact_delete",
-        description='Delete an artifact with all its versions and comments.',
+        description="Delete an artifact with all its versions and comments.",
         input_model=ArtifactRef,
         output_schema=outputs({"ok": BOOL}, ("ok",)),
         handler=artifact_delete,

@@ -60,8 +60,9 @@ class Tool:
         # (tests/mcp/test_tool_schemas.py), not here: checking seventy tools' schemas took a third
         # of the hub's import time on every start, for schemas that are fixed in the source.
         if self.input_model is not None:
-            object.__setattr__(self, "input_schema",
-                               lean_input(input_schema(self.input_model), self.input_model.NULL_MEANS))
+            object.__setattr__(
+                self, "input_schema", lean_input(input_schema(self.input_model), self.input_model.NULL_MEANS)
+            )
         else:
             object.__setattr__(self, "input_schema", lean_input(self.input_schema))
         object.__setattr__(self, "output_schema", lean_output(self.output_schema))
@@ -126,11 +127,16 @@ def _explain(error: ValidationError) -> tuple[str, str]:
 
 
 BOUNDS = {
-    "minLength": "must be at least {} characters long", "maxLength": "longer than {} characters",
-    "minimum": "must be at least {}", "maximum": "must be at most {}",
-    "exclusiveMinimum": "must be greater than {}", "exclusiveMaximum": "must be less than {}",
-    "minItems": "must have at least {} items", "maxItems": "must have at most {} items",
-    "minProperties": "must have at least {} members", "maxProperties": "must have at most {} members",
+    "minLength": "must be at least {} characters long",
+    "maxLength": "longer than {} characters",
+    "minimum": "must be at least {}",
+    "maximum": "must be at most {}",
+    "exclusiveMinimum": "must be greater than {}",
+    "exclusiveMaximum": "must be less than {}",
+    "minItems": "must have at least {} items",
+    "maxItems": "must have at most {} items",
+    "minProperties": "must have at least {} members",
+    "maxProperties": "must have at most {} members",
 }
 
 

@@ -12,9 +12,14 @@ from hubmcp.tools.base import Tool, outputs
 EVENT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "id": {"type": "string"}, "project_id": {"type": "string"}, "kind": {"type": "string"},
-        "actor": {"type": "string"}, "summary": {"type": "string"}, "payload": {"type": "object"},
-        "session_id": {"type": ["string", "null"]}, "thread_id": {"type": ["string", "null"]},
+        "id": {"type": "string"},
+        "project_id": {"type": "string"},
+        "kind": {"type": "string"},
+        "actor": {"type": "string"},
+        "summary": {"type": "string"},
+        "payload": {"type": "object"},
+        "session_id": {"type": ["string", "null"]},
+        "thread_id": {"type": ["string", "null"]},
         "created_at": {"type": "string"},
     },
     "required": ["id", "project_id", "kind", "actor", "summary", "payload", "created_at"],
@@ -45,11 +50,14 @@ TOOLS = (
             "`since` reads forward from an event id; `before` pages back and moves nothing."
         ),
         input_model=FeedRead,
-        output_schema=outputs({
-            "events": {"type": "array", "items": EVENT},
-            "next_since": {"type": ["string", "null"], "description": "pass as `since` to continue forward"},
-            "next_before": {"type": ["string", "null"], "description": "pass as `before` to page back"},
-        }, ("events",)),
+        output_schema=outputs(
+            {
+                "events": {"type": "array", "items": EVENT},
+                "next_since": {"type": ["string", "null"], "description": "pass as `since` to continue forward"},
+                "next_before": {"type": ["string", "null"], "description": "pass as `before` to page back"},
+            },
+            ("events",),
+        ),
         handler=feed_read,
         read_only=True,
     ),
@@ -61,14 +69,17 @@ TOOLS = (
             "Questions go through question_post."
         ),
         input_model=SignalAppend,
-        output_schema=outputs({
-            "event_id": {"type": "string"},
-            "kind": {"type": "string"},
-            "created_at": {"type": "string"},
-            "thread_id": {"type": "string"},
-            "expires_at": {"type": "string"},
-            "on_expiry": {"type": "string"},
-        }, ("event_id",)),
+        output_schema=outputs(
+            {
+                "event_id": {"type": "string"},
+                "kind": {"type": "string"},
+                "created_at": {"type": "string"},
+                "thread_id": {"type": "string"},
+                "expires_at": {"type": "string"},
+                "on_expiry": {"type": "string"},
+            },
+            ("event_id",),
+        ),
         handler=signal_append,
     ),
 )

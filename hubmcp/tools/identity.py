@@ -34,24 +34,26 @@ TOOLS = (
     Tool(
         name="whoami",
         description=(
-            "Your identity: agent id, display name, your personal project, and where the agent guide "
-            "is. Call it first."
+            "Your identity: agent id, display name, your personal project, and where the agent guide is. Call it first."
         ),
         input_model=NoArguments,
-        output_schema=outputs({
-            "kind": {"enum": ["agent", "admin"]},
-            "actor": {"type": "string", "description": "the name your writes are recorded under"},
-            "agent_id": _NULLABLE_STR,
-            "display_name": {"type": "string"},
-            "personal_project_id": _NULLABLE_STR,
-            "status": {"type": "string"},
-            "created_at": _NULLABLE_STR,
-            "guide_url": _NULLABLE_STR,
-            "guide_resource": {"type": "string"},
-            "skill_uri": {"type": "string"},
-            "mcp_url": _NULLABLE_STR,
-            "protocol_version": {"type": "string"},
-        }, ("kind", "actor", "personal_project_id", "guide_resource", "skill_uri")),
+        output_schema=outputs(
+            {
+                "kind": {"enum": ["agent", "admin"]},
+                "actor": {"type": "string", "description": "the name your writes are recorded under"},
+                "agent_id": _NULLABLE_STR,
+                "display_name": {"type": "string"},
+                "personal_project_id": _NULLABLE_STR,
+                "status": {"type": "string"},
+                "created_at": _NULLABLE_STR,
+                "guide_url": _NULLABLE_STR,
+                "guide_resource": {"type": "string"},
+                "skill_uri": {"type": "string"},
+                "mcp_url": _NULLABLE_STR,
+                "protocol_version": {"type": "string"},
+            },
+            ("kind", "actor", "personal_project_id", "guide_resource", "skill_uri"),
+        ),
         handler=whoami,
         read_only=True,
     ),
@@ -59,11 +61,14 @@ TOOLS = (
         name="version",
         description="The hub's version and commit.",
         input_model=NoArguments,
-        output_schema=outputs({
-            "name": {"type": "string"},
-            "version": {"type": "string"},
-            "commit": {"type": "string"},
-        }, ("name", "version", "commit")),
+        output_schema=outputs(
+            {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "commit": {"type": "string"},
+            },
+            ("name", "version", "commit"),
+        ),
         handler=version,
         read_only=True,
     ),

@@ -15,13 +15,20 @@ from hubmcp.waits import capped_wait
 ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "event_id": {"type": "string"}, "project_id": {"type": "string"},
-        "project_display_name": {"type": ["string", "null"]}, "kind": {"type": "string"},
-        "actor": {"type": "string"}, "summary": {"type": "string"}, "payload": {"type": "object"},
+        "event_id": {"type": "string"},
+        "project_id": {"type": "string"},
+        "project_display_name": {"type": ["string", "null"]},
+        "kind": {"type": "string"},
+        "actor": {"type": "string"},
+        "summary": {"type": "string"},
+        "payload": {"type": "object"},
         "status": {"enum": ["unread", "read", "waiting", "resolved"]},
-        "created_at": {"type": "string"}, "updated_at": {"type": "string"},
-        "answer": {"type": ["object", "null"]}, "decision": {"type": ["object", "null"]},
-        "expires_at": {"type": ["string", "null"]}, "on_expiry": {"type": ["string", "null"]},
+        "created_at": {"type": "string"},
+        "updated_at": {"type": "string"},
+        "answer": {"type": ["object", "null"]},
+        "decision": {"type": ["object", "null"]},
+        "expires_at": {"type": ["string", "null"]},
+        "on_expiry": {"type": ["string", "null"]},
         "expired": {"type": "boolean"},
         "delivered_at": {"type": ["string", "null"]},  # when the resolution reached the asker
         "actor_seen_at": {"type": ["string", "null"]},
@@ -62,20 +69,24 @@ TOOLS = (
             "with inbox_wait."
         ),
         input_model=QuestionPost,
-        output_schema=outputs({
-            "event_id": {"type": "string"}, "question_id": {"type": "string"}, "thread_id": {"type": "string"},
-            "kind": {"type": "string"}, "created_at": {"type": "string"}, "expires_at": {"type": "string"},
-        }, ("event_id", "question_id", "thread_id")),
+        output_schema=outputs(
+            {
+                "event_id": {"type": "string"},
+                "question_id": {"type": "string"},
+                "thread_id": {"type": "string"},
+                "kind": {"type": "string"},
+                "created_at": {"type": "string"},
+                "expires_at": {"type": "string"},
+            },
+            ("event_id", "question_id", "thread_id"),
+        ),
         handler=question_post,
     ),
     Tool(
         name="answer_post",
-        description=(
-            "Answer an open question (a form question takes `value`); the answer closes it."
-        ),
+        description=("Answer an open question (a form question takes `value`); the answer closes it."),
         input_model=AnswerPost,
-        output_schema=outputs({"event_id": {"type": "string"}, "question_id": {"type": "string"}},
-                              ("event_id",)),
+        output_schema=outputs({"event_id": {"type": "string"}, "question_id": {"type": "string"}}, ("event_id",)),
         handler=answer_post,
     ),
     Tool(
@@ -85,10 +96,13 @@ TOOLS = (
             "continue with `since` = `next_since`."
         ),
         input_model=InboxRead,
-        output_schema=outputs({
-            "items": {"type": "array", "items": ITEM},
-            "next_since": {"type": ["string", "null"]},
-        }, ("items",)),
+        output_schema=outputs(
+            {
+                "items": {"type": "array", "items": ITEM},
+                "next_since": {"type": ["string", "null"]},
+            },
+            ("items",),
+        ),
         handler=inbox_read,
         read_only=True,
     ),
@@ -99,13 +113,16 @@ TOOLS = (
             "s, `capped` if cut); `timed_out` when none did, `shutdown`: call again later."
         ),
         input_model=InboxWait,
-        output_schema=outputs({
-            "items": {"type": "array", "items": ITEM},
-            "next_since": {"type": ["string", "null"]},
-            "timed_out": {"type": "boolean"},
-            **CAPPED_OUT,
-            "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
-        }, ("items", "timed_out")),
+        output_schema=outputs(
+            {
+                "items": {"type": "array", "items": ITEM},
+                "next_since": {"type": ["string", "null"]},
+                "timed_out": {"type": "boolean"},
+                **CAPPED_OUT,
+                "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
+            },
+            ("items", "timed_out"),
+        ),
         handler=inbox_wait,
         read_only=True,
         waits=True,

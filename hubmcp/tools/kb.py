@@ -21,10 +21,11 @@ from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
 from hubmcp.tools.current import active
 
-NO_PROJECT = ("project_id: name the project (this connection has no active session whose project "
-              "it could default to)")
-NO_SESSION = ("no active session to promote from: pass session_id (the id session_start returned); a client "
-              "that opens a new MCP session per call keeps no active session between calls")
+NO_PROJECT = "project_id: name the project (this connection has no active session whose project it could default to)"
+NO_SESSION = (
+    "no active session to promote from: pass session_id (the id session_start returned); a client "
+    "that opens a new MCP session per call keeps no active session between calls"
+)
 
 
 async def project_of(call: CallContext, named: str | None) -> str:
@@ -39,8 +40,10 @@ async def project_of(call: CallContext, named: str | None) -> str:
 def no_session(req: BrainRead | BrainPut) -> None:
     """A session names a session brain; the project's knowledge base is named by project_id."""
     if req.session is not None or req.session_id is not None:
-        raise invalid("session and session_id name a session brain; with store 'project' name the "
-                      "project by project_id", field="session")
+        raise invalid(
+            "session and session_id name a session brain; with store 'project' name the project by project_id",
+            field="session",
+        )
 
 
 def paged(req: BrainRead | BrainPut, path: str | None) -> dict[str, Any]:
@@ -100,12 +103,27 @@ async def brain_revert(call: CallContext, req: BrainRevert) -> dict[str, Any]:
 
 STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 NULL_STR, NULL_INT = {"type": ["string", "null"]}, {"type": ["integer", "null"]}
-FINDING = {"type": "object", "required": ["code", "path", "message"], "properties": {
-    "code": STR, "path": STR, "message": STR, "line": INT, "meta": {"type": "object"}}}
+FINDING = {
+    "type": "object",
+    "required": ["code", "path", "message"],
+    "properties": {"code": STR, "path": STR, "message": STR, "line": INT, "meta": {"type": "object"}},
+}
 LINT = {"type": "array", "items": FINDING, "description": "lint findings about the page (never fail a write)"}
-VERSION_ROW = {"type": "object", "required": ["id", "op", "actor", "at", "version", "kept", "current"], "properties": {
-    "id": INT, "op": {"enum": list(models.OPS)}, "actor": STR, "at": STR, "version": NULL_STR,
-    "size_bytes": NULL_INT, "summary": NULL_STR, "kept": BOOL, "current": BOOL}}
+VERSION_ROW = {
+    "type": "object",
+    "required": ["id", "op", "actor", "at", "version", "kept", "current"],
+    "properties": {
+        "id": INT,
+        "op": {"enum": list(models.OPS)},
+        "actor": STR,
+        "at": STR,
+        "version": NULL_STR,
+        "size_bytes": NULL_INT,
+        "summary": NULL_STR,
+        "kept": BOOL,
+        "current": BOOL,
+    },
+}
 
 TOOLS = (
     Tool(
@@ -126,10 +144,17 @@ TOOLS = (
             "`kept`, `current`); page back with `before`."
         ),
         input_model=BrainHistory,
-        output_schema=outputs({"path": STR, "current_version": NULL_STR,
-                               "versions": {"type": "array", "items": VERSION_ROW}, "total": INT,
-                               "next_before": NULL_INT, "truncated": BOOL},
-                              ("path", "current_version", "versions", "total", "next_before", "truncated")),
+        output_schema=outputs(
+            {
+                "path": STR,
+                "current_version": NULL_STR,
+                "versions": {"type": "array", "items": VERSION_ROW},
+                "total": INT,
+                "next_before": NULL_INT,
+                "truncated": BOOL,
+            },
+            ("path", "current_version", "versions", "total", "next_before", "truncated"),
+        ),
         handler=brain_history,
         read_only=True,
     ),
@@ -140,9 +165,19 @@ TOOLS = (
             "`changed: false` when it is already current."
         ),
         input_model=BrainRevert,
-        output_schema=outputs({"ok": BOOL, "path": STR, "store": {"const": "project"}, "version": STR,
-                               "size_bytes": INT, "lint": LINT, "warnings": {"type": "array", "items": STR},
-                               "changed": BOOL}, ("ok", "path", "store", "version", "changed")),
+        output_schema=outputs(
+            {
+                "ok": BOOL,
+                "path": STR,
+                "store": {"const": "project"},
+                "version": STR,
+                "size_bytes": INT,
+                "lint": LINT,
+                "warnings": {"type": "array", "items": STR},
+                "changed": BOOL,
+            },
+            ("ok", "path", "store", "version", "changed"),
+        ),
         handler=brain_revert,
     ),
 )

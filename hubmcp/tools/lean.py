@@ -26,13 +26,15 @@ from hubcore.services import entries
 from hubcore.services.fields import ONE_LINE_RAW_PATTERN
 
 # Member descriptions the guide already explains once (hubmcp/skill/SKILL.md, "Conventions").
-SAID_IN_GUIDE = frozenset({
-    "project id (slug)",
-    "retrying with the same key returns the original result and writes nothing new",
-    "the session this is made in (over MCP, default: your active session)",
-    "event id",
-    "artifact id",
-})
+SAID_IN_GUIDE = frozenset(
+    {
+        "project id (slug)",
+        "retrying with the same key returns the original result and writes nothing new",
+        "the session this is made in (over MCP, default: your active session)",
+        "event id",
+        "artifact id",
+    }
+)
 KEPT_EXTENSIONS = frozenset({"x-mcp-header"})
 # Members every tool spells the same way; the guide gives their format and limits once ("Conventions"),
 # so a tool's schema gives only their type. The hub checks them whatever the schema says.
@@ -44,24 +46,38 @@ PROSE = ("description", "format", "examples", "title")
 # Patterns that spell out for REST readers a rule the guide gives in words (a brain or page path
 # starts /fs/ or /kv/ and holds no control character; an id is one line): left out, as a
 # conventional member's format is. The hub checks them whatever the schema says.
-SAID_IN_WORDS = frozenset({
-    *(entries.path_pattern(spaces, allow_root=root) for spaces in (entries.BRAIN_NAMESPACES, entries.PAGE_NAMESPACES)
-      for root in (True, False)),
-    ONE_LINE_RAW_PATTERN,
-})
+SAID_IN_WORDS = frozenset(
+    {
+        *(
+            entries.path_pattern(spaces, allow_root=root)
+            for spaces in (entries.BRAIN_NAMESPACES, entries.PAGE_NAMESPACES)
+            for root in (True, False)
+        ),
+        ONE_LINE_RAW_PATTERN,
+    }
+)
 
 
 # Member descriptions that only restate the schema's own bounds, or what the tool's description
 # or the guide says: left out. Others are said in fewer words (`SHORTER`, then `TRIMMED`).
-RESTATED = frozenset({
-    "an event id", "page size, 1 to 500", "at most this many, 1 to 500", "at most this many sessions, 1 to 200",
-    "rows, 1 to 200", "hits a page, 1 to 100", "comment id",
-    "how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
-    "write only if the stored version is this sha256:..., or 'absent' to create only",
-    "only this family: feed, artifact, brain or kb", "the answer",
-    "session brain (default) or the project knowledge base", "required: session brain or project knowledge base",
-    "the version your change is based on; another newest version is a conflict unless force",
-})
+RESTATED = frozenset(
+    {
+        "an event id",
+        "page size, 1 to 500",
+        "at most this many, 1 to 500",
+        "at most this many sessions, 1 to 200",
+        "rows, 1 to 200",
+        "hits a page, 1 to 100",
+        "comment id",
+        "how long to wait, at most 60 seconds (the hub answers within 55); 0 polls once",
+        "write only if the stored version is this sha256:..., or 'absent' to create only",
+        "only this family: feed, artifact, brain or kb",
+        "the answer",
+        "session brain (default) or the project knowledge base",
+        "required: session brain or project knowledge base",
+        "the version your change is based on; another newest version is a conflict unless force",
+    }
+)
 SHORTER = {
     "the version's text (HTML or markdown), or for a protected version its base64 ciphertext; "
     "at most 52428800 bytes as UTF-8": "HTML or markdown (protected: base64 ciphertext), at most 50 MiB",
@@ -70,18 +86,21 @@ SHORTER = {
     "the entry's text, at most 4194304 bytes as UTF-8": "at most 4 MiB",
     "semantic blends in the documents nearest in meaning (backend hybrid); without the embedding model "
     "it is lexical (fts-fallback)": "semantic adds the documents nearest in meaning",
-    "approvals only: deadline in seconds from now (60 to 2592000); when it passes the hub resolves the item":
-        "approvals only: seconds until the hub resolves it",
+    "approvals only: deadline in seconds from now (60 to 2592000); when it passes the hub resolves the item": (
+        "approvals only: seconds until the hub resolves it"
+    ),
     "choices, 2 to 6 one-line labels of at most 80 characters once trimmed; a pick arrives as an answer whose "
     "body is the option text": "2 to 6 one-line choices of at most 80 characters; a pick is answered with its text",
     "the version commented on (default the current one; clamped to 1..current)": "default: the current version",
     "the version's label: one line, at most 60 bytes as UTF-8 once trimmed": "one line, at most 60 bytes",
-    "words match as prefixes, whole words first; \"a phrase\" in quotes as a phrase; punctuation and bare "
-    "AND/OR/NOT/NEAR are dropped": "words (prefixes; every word must match) and \"quoted phrases\"",
+    'words match as prefixes, whole words first; "a phrase" in quotes as a phrase; punctuation and bare '
+    "AND/OR/NOT/NEAR are dropped": 'words (prefixes; every word must match) and "quoted phrases"',
 }
-SHORTER["How a protected version was encrypted (DESIGN section 7). The client derives a key from the password "
-        "with PBKDF2-HMAC-SHA256 (600,000 iterations, this salt) and encrypts with AES-256-GCM under this iv; "
-        "`content` is the base64 ciphertext with its tag."] = "how `content` was encrypted (guide: Artifacts)"
+SHORTER[
+    "How a protected version was encrypted (DESIGN section 7). The client derives a key from the password "
+    "with PBKDF2-HMAC-SHA256 (600,000 iterations, this salt) and encrypts with AES-256-GCM under this iv; "
+    "`content` is the base64 ciphertext with its tag."
+] = "how `content` was encrypted (guide: Artifacts)"
 TRIMMED = (" once trimmed", "; canonicalised (., .., trailing slash)", " once canonical", " as UTF-8")
 
 
@@ -103,8 +122,10 @@ def lean_input(schema: Mapping[str, Any], keep_null: frozenset[str] = frozenset(
     if isinstance(members.get("session"), dict) and "oneOf" in members["session"]:
         members["session"] = dict(SESSION_REFERENCE)
     if isinstance(members.get("from"), dict) and "oneOf" in members["from"]:  # session_start: an id or a reference
-        members["from"] = {"anyOf": [{"type": "string"}, {"type": "object"}],
-                           "description": "the session to continue: its id, {session_id} or {agent, name, project_id?}"}
+        members["from"] = {
+            "anyOf": [{"type": "string"}, {"type": "object"}],
+            "description": "the session to continue: its id, {session_id} or {agent, name, project_id?}",
+        }
     return out
 
 
@@ -159,8 +180,10 @@ def _walk_input(node: Any, keep_null: frozenset[str] = frozenset(), depth: int =
             continue
         if key == "properties" and isinstance(value, dict):
             required = set(node.get("required", ()))
-            out[key] = {name: _member(member, name in required or name in keep_null, depth + 1)
-                        for name, member in value.items()}
+            out[key] = {
+                name: _member(member, name in required or name in keep_null, depth + 1)
+                for name, member in value.items()
+            }
             continue
         if key in ("default", "const", "enum"):
             out[key] = value

@@ -15,9 +15,15 @@ from hubmcp.waits import capped_wait
 PENDING_ITEM: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "source": {"enum": ["attention", "subscription"]}, "kind": {"type": "string"}, "id": {"type": "string"},
-        "project_id": {"type": "string"}, "title": {"type": "string"}, "at": {"type": "string"},
-        "subscription_id": {"type": "string"}, "thread_id": {"type": "string"}, "expired": {"type": "boolean"},
+        "source": {"enum": ["attention", "subscription"]},
+        "kind": {"type": "string"},
+        "id": {"type": "string"},
+        "project_id": {"type": "string"},
+        "title": {"type": "string"},
+        "at": {"type": "string"},
+        "subscription_id": {"type": "string"},
+        "thread_id": {"type": "string"},
+        "expired": {"type": "boolean"},
     },
     "required": ["source", "kind", "id", "project_id", "title", "at"],
 }
@@ -68,24 +74,31 @@ TOOLS = (
             "once in notifications and notify_wait."
         ),
         input_model=Subscribe,
-        output_schema=outputs({
-            "subscription_id": {"type": "string"}, "cursor": {"type": ["string", "null"]},
-            "kinds": {"type": "array", "items": {"type": "string"}}, "project_id": {"type": ["string", "null"]},
-            "actor": {"type": ["string", "null"]}, "drop_own": {"type": "boolean"},
-        }, ("subscription_id", "cursor")),
+        output_schema=outputs(
+            {
+                "subscription_id": {"type": "string"},
+                "cursor": {"type": ["string", "null"]},
+                "kinds": {"type": "array", "items": {"type": "string"}},
+                "project_id": {"type": ["string", "null"]},
+                "actor": {"type": ["string", "null"]},
+                "drop_own": {"type": "boolean"},
+            },
+            ("subscription_id", "cursor"),
+        ),
         handler=subscribe,
     ),
     Tool(
         name="notify_unsubscribe",
-        description='Remove one of your subscriptions.',
+        description="Remove one of your subscriptions.",
         input_model=Unsubscribe,
-        output_schema=outputs({"subscription_id": {"type": "string"}, "removed": {"type": "boolean"}},
-                              ("subscription_id", "removed")),
+        output_schema=outputs(
+            {"subscription_id": {"type": "string"}, "removed": {"type": "boolean"}}, ("subscription_id", "removed")
+        ),
         handler=unsubscribe,
     ),
     Tool(
         name="notify_list",
-        description='Your subscriptions.',
+        description="Your subscriptions.",
         input_model=NoArguments,
         output_schema=outputs({"subscriptions": {"type": "array", "items": SUBSCRIPTION}}, ("subscriptions",)),
         handler=list_subscriptions,
@@ -98,10 +111,15 @@ TOOLS = (
             "come in `notifications.pending`, `timed_out` when none came."
         ),
         input_model=NotifyWait,
-        output_schema=outputs({
-            "timed_out": {"type": "boolean"}, "notifications": TRAILER, **CAPPED_OUT,
-            "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
-        }, ("timed_out", "notifications")),
+        output_schema=outputs(
+            {
+                "timed_out": {"type": "boolean"},
+                "notifications": TRAILER,
+                **CAPPED_OUT,
+                "shutdown": {"type": "boolean", "description": "true when the hub's shutdown cut the wait short"},
+            },
+            ("timed_out", "notifications"),
+        ),
         handler=wait,
         trailer=False,
         waits=True,

@@ -12,11 +12,20 @@ FAMILY: dict[str, Any] = {"enum": ["feed", "artifact", "brain", "kb"]}
 HIT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "type": FAMILY, "project_id": {"type": "string"}, "project_display_name": {"type": "string"},
-        "snippet": {"type": "string"}, "event_id": {"type": "string"}, "event_kind": {"type": "string"},
-        "actor": {"type": "string"}, "session_id": {"type": ["string", "null"]}, "path": {"type": "string"},
-        "session_name": {"type": ["string", "null"]}, "session_status": {"type": ["string", "null"]},
-        "artifact_id": {"type": "string"}, "version": {"type": "integer"}, "size_bytes": {"type": "integer"},
+        "type": FAMILY,
+        "project_id": {"type": "string"},
+        "project_display_name": {"type": "string"},
+        "snippet": {"type": "string"},
+        "event_id": {"type": "string"},
+        "event_kind": {"type": "string"},
+        "actor": {"type": "string"},
+        "session_id": {"type": ["string", "null"]},
+        "path": {"type": "string"},
+        "session_name": {"type": ["string", "null"]},
+        "session_status": {"type": ["string", "null"]},
+        "artifact_id": {"type": "string"},
+        "version": {"type": "integer"},
+        "size_bytes": {"type": "integer"},
     },
     "required": ["type", "project_id", "project_display_name", "snippet"],
 }
@@ -35,14 +44,29 @@ TOOLS = (
             "matches by meaning."
         ),
         input_model=SearchCall,
-        output_schema=outputs({
-            "query": {"type": "string"}, "count": {"type": "integer"}, "truncated": {"type": "boolean"},
-            "took_ms": {"type": "number"}, "backend": {"enum": ["fts", "hybrid", "fts-fallback"]},
-            "semantic": {"enum": ["unavailable", "warming"]},
-            "groups": {"type": "array", "items": {"type": "object", "properties": {
-                "type": FAMILY, "count": {"type": "integer"}, "hits": {"type": "array", "items": HIT}},
-                "required": ["type", "count", "hits"]}},
-        }, ("count", "truncated", "took_ms", "backend", "groups")),
+        output_schema=outputs(
+            {
+                "query": {"type": "string"},
+                "count": {"type": "integer"},
+                "truncated": {"type": "boolean"},
+                "took_ms": {"type": "number"},
+                "backend": {"enum": ["fts", "hybrid", "fts-fallback"]},
+                "semantic": {"enum": ["unavailable", "warming"]},
+                "groups": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "type": FAMILY,
+                            "count": {"type": "integer"},
+                            "hits": {"type": "array", "items": HIT},
+                        },
+                        "required": ["type", "count", "hits"],
+                    },
+                },
+            },
+            ("count", "truncated", "took_ms", "backend", "groups"),
+        ),
         handler=search,
         read_only=True,
     ),

@@ -55,8 +55,9 @@ async def working_id(call: CallContext, args: dict[str, Any]) -> str | None:
     return sid if sid is not None and await call.hub.sessions.running(call.caller, sid) is not None else None
 
 
-async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcome: str,
-                 current: str | None = None) -> None:
+async def record(
+    call: CallContext, tool: str, arguments: dict[str, Any], outcome: str, current: str | None = None
+) -> None:
     """Record a tool call in its session's brain (replay), written behind: never fails a call."""
     if call.working.recorded:
         return
@@ -71,6 +72,7 @@ async def record(call: CallContext, tool: str, arguments: dict[str, Any], outcom
 
 def seen_by(call: CallContext) -> Callable[[Any], None]:
     """Told the session row a read resolved: a session the caller runs is where the call is made."""
+
     def seen(row: Any) -> None:
         if row["status"] == "active" and row["owner"] == call.caller.actor:
             call.working.session_id = str(row["id"])
@@ -143,8 +145,9 @@ async def brain_put(call: CallContext, req: BrainPut) -> dict[str, Any]:
     # names when the connection has none): then the write's own command records it, which saves
     # a second brain command; a write elsewhere is recorded as usual.
     here = active_id(call) is None or req.reference() is None
-    result = await call.hub.brains.write_entry(call.caller, req, active=current,
-                                               record=req.model_dump(exclude_unset=True) if here else None)
+    result = await call.hub.brains.write_entry(
+        call.caller, req, active=current, record=req.model_dump(exclude_unset=True) if here else None
+    )
     call.working.session_id = result["session_id"]  # written: a session the caller runs
     call.working.recorded = bool(result.pop("recorded", False))
     return result
@@ -159,19 +162,36 @@ async def brain_delete(call: CallContext, req: BrainDelete) -> dict[str, Any]:
 
 
 SESSION_OUT = {
-    "session_id": {"type": "string"}, "project_id": {"type": "string"}, "name": {"type": "string"},
-    "owner": {"type": "string"}, "status": {"enum": ["active", "ended"]},
+    "session_id": {"type": "string"},
+    "project_id": {"type": "string"},
+    "name": {"type": "string"},
+    "owner": {"type": "string"},
+    "status": {"enum": ["active", "ended"]},
     "started": {"enum": ["created", "resumed", "adopted", "forked"]},
     "namespaces": {"type": "array", "items": {"type": "string"}},
-    "recovery_path": {"type": "string"}, "handoff": NULLABLE, "previous_owner": NULLABLE,
-    "lineage": {"type": ["object", "null"]}, "brain_bytes": {"type": ["integer", "null"]},
+    "recovery_path": {"type": "string"},
+    "handoff": NULLABLE,
+    "previous_owner": NULLABLE,
+    "lineage": {"type": ["object", "null"]},
+    "brain_bytes": {"type": ["integer", "null"]},
 }
-ENTRY_OUT = {"path": {"type": "string"}, "type": {"enum": ["key", "file"]}, "content": {"type": "string"},
-             "version": {"type": "string"}, "size_bytes": {"type": "integer"}, "written_at": NULLABLE,
-             "session_id": {"type": "string"}}
-WRITE_OUT = {"ok": {"type": "boolean"}, "path": {"type": "string"}, "version": {"type": "string"},
-             "size_bytes": {"type": "integer"}, "warnings": {"type": "array", "items": {"type": "string"}},
-             "session_id": {"type": "string"}}
+ENTRY_OUT = {
+    "path": {"type": "string"},
+    "type": {"enum": ["key", "file"]},
+    "content": {"type": "string"},
+    "version": {"type": "string"},
+    "size_bytes": {"type": "integer"},
+    "written_at": NULLABLE,
+    "session_id": {"type": "string"},
+}
+WRITE_OUT = {
+    "ok": {"type": "boolean"},
+    "path": {"type": "string"},
+    "version": {"type": "string"},
+    "size_bytes": {"type": "integer"},
+    "warnings": {"type": "array", "items": {"type": "string"}},
+    "session_id": {"type": "string"},
+}
 
 TOOLS = (
     Tool(
@@ -182,25 +202,39 @@ TOOLS = (
             "session-bound tools (guide: Sessions)."
         ),
         input_model=SessionStart,
-        output_schema=outputs({**SESSION_OUT, "active_session": {
-            "type": "boolean", "description": "true when this is now the connection's active session"}},
-            ("session_id", "owner", "status", "started", "namespaces", "recovery_path")),
+        output_schema=outputs(
+            {
+                **SESSION_OUT,
+                "active_session": {
+                    "type": "boolean",
+                    "description": "true when this is now the connection's active session",
+                },
+            },
+            ("session_id", "owner", "status", "started", "namespaces", "recovery_path"),
+        ),
         handler=session_start,
     ),
     Tool(
         name="session_end",
         description="End your active session (or `session_id`), leaving a `handoff` note for whoever continues.",
         input_model=SessionEnd,
-        output_schema=outputs({"session_id": {"type": "string"}, "status": {"type": "string"},
-                               "handoff": NULLABLE}, ("session_id", "status")),
+        output_schema=outputs(
+            {"session_id": {"type": "string"}, "status": {"type": "string"}, "handoff": NULLABLE},
+            ("session_id", "status"),
+        ),
         handler=session_end,
     ),
     Tool(
         name="session_list",
         description="Sessions in the projects you can read, most recently active first.",
         input_model=SessionList,
-        output_schema=outputs({"sessions": {"type": "array", "items": {"type": "object", "required": ["session_id"]}},
-                               "truncated": {"type": "boolean"}}, ("sessions", "truncated")),
+        output_schema=outputs(
+            {
+                "sessions": {"type": "array", "items": {"type": "object", "required": ["session_id"]}},
+                "truncated": {"type": "boolean"},
+            },
+            ("sessions", "truncated"),
+        ),
         handler=session_list,
         read_only=True,
     ),
@@ -211,11 +245,18 @@ TOOLS = (
             "open comments on your artifacts, stale knowledge pages. Moves no cursor."
         ),
         input_model=SessionBrief,
-        output_schema=outputs({"project_id": {"type": "string"}, "since": {"type": "object"},
-                               "answers": {"type": "object"}, "previous_session": {"type": ["object", "null"]},
-                               "events": {"type": "object"}, "comments": {"type": "object"},
-                               "stale_pages": {"type": "object"}},
-                              ("since", "answers", "previous_session", "events", "comments", "stale_pages")),
+        output_schema=outputs(
+            {
+                "project_id": {"type": "string"},
+                "since": {"type": "object"},
+                "answers": {"type": "object"},
+                "previous_session": {"type": ["object", "null"]},
+                "events": {"type": "object"},
+                "comments": {"type": "object"},
+                "stale_pages": {"type": "object"},
+            },
+            ("since", "answers", "previous_session", "events", "comments", "stale_pages"),
+        ),
         handler=session_brief,
         read_only=True,
     ),
@@ -233,12 +274,13 @@ TOOLS = (
     Tool(
         name="brain_list",
         description=(
-            "One directory level of a brain (at most 500 entries), or with `store: project` of the "
-            "knowledge base."
+            "One directory level of a brain (at most 500 entries), or with `store: project` of the knowledge base."
         ),
         input_model=BrainList,
-        output_schema=outputs({"path": {"type": "string"}, "entries": {"type": "array"},
-                               "truncated": {"type": "boolean"}}, ("path", "entries", "truncated")),
+        output_schema=outputs(
+            {"path": {"type": "string"}, "entries": {"type": "array"}, "truncated": {"type": "boolean"}},
+            ("path", "entries", "truncated"),
+        ),
         handler=brain_list,
         read_only=True,
     ),
@@ -256,8 +298,7 @@ TOOLS = (
     Tool(
         name="brain_delete",
         description=(
-            "Delete a brain entry, or with `store: project` a knowledge page (its versions stay in "
-            "brain_history)."
+            "Delete a brain entry, or with `store: project` a knowledge page (its versions stay in brain_history)."
         ),
         input_model=BrainDelete,
         output_schema=outputs({"ok": {"type": "boolean"}, "path": {"type": "string"}}, ("ok", "path")),

@@ -36,17 +36,29 @@ async def seed(client: HubClient) -> dict[str, str]:
     # A push device that wants nothing (no project is named `nowhere`): the seeded tests push nowhere.
     quiet = {**subscription("http://127.0.0.1:9/seed"), "filters": {"kinds": ["idea"], "projects": ["nowhere"]}}
     device, _ = await hub.push.devices.create(HUMAN, parse(DeviceCreate, quiet))
-    cap = caps.mint(hub.push.keys.act_secret, caps.Capability(
-        device["id"], approval["event_id"], "approve", int(hub.core.now()) + 3600))
+    cap = caps.mint(
+        hub.push.keys.act_secret,
+        caps.Capability(device["id"], approval["event_id"], "approve", int(hub.core.now()) + 3600),
+    )
     await hub.search_index.settled()  # the index has followed these writes: snapshots start at rest
-    return {"idea": idea["event_id"], "question": question["question_id"], "approval": approval["event_id"],
-            "session": session["session_id"], "other": other["session_id"], "device": device["id"], "cap": cap}
+    return {
+        "idea": idea["event_id"],
+        "question": question["question_id"],
+        "approval": approval["event_id"],
+        "session": session["session_id"],
+        "other": other["session_id"],
+        "device": device["id"],
+        "cap": cap,
+    }
 
 
 def subscription(endpoint: str) -> dict[str, Any]:
     """A browser's push subscription with real keys (nothing is ever sent to `endpoint` here)."""
-    key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
-        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    key = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    )
     return {"name": "phone", "endpoint": endpoint, "keys": {"p256dh": b64url(key), "auth": b64url(bytes(16))}}
 
 

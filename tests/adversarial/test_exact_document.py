@@ -38,11 +38,23 @@ async def refused(client: HubClient, method: str, url: str, *, status: int = 400
     return body
 
 
-EMPTY = ["/api/v1/feed?since=", "/api/v1/projects/web/feed?since=", "/api/v1/projects/web/feed?before=",
-         "/api/v1/sessions?project=", "/api/v1/inbox?project=", "/api/v1/inbox?status=", "/api/v1/inbox?order=",
-         "/api/v1/inbox?cursor=", "/api/v1/search?q=", "/api/v1/search?q=%20%09", "/api/v1/artifacts?project=",
-         "/api/v1/projects/web/artifacts?session_id=", "/api/v1/projects/web/kb/history?actor=",
-         "/api/v1/sessions?limit=", "/api/v1/enrol/status?wait="]
+EMPTY = [
+    "/api/v1/feed?since=",
+    "/api/v1/projects/web/feed?since=",
+    "/api/v1/projects/web/feed?before=",
+    "/api/v1/sessions?project=",
+    "/api/v1/inbox?project=",
+    "/api/v1/inbox?status=",
+    "/api/v1/inbox?order=",
+    "/api/v1/inbox?cursor=",
+    "/api/v1/search?q=",
+    "/api/v1/search?q=%20%09",
+    "/api/v1/artifacts?project=",
+    "/api/v1/projects/web/artifacts?session_id=",
+    "/api/v1/projects/web/kb/history?actor=",
+    "/api/v1/sessions?limit=",
+    "/api/v1/enrol/status?wait=",
+]
 
 
 @pytest.mark.parametrize("url", EMPTY)
@@ -59,14 +71,20 @@ async def test_a_refused_empty_since_leaves_the_feed_cursor_where_it_was(client:
     assert r.status_code == 200 and r.json()["last_seen"] is None
 
 
-FLAG_ROUTES = ["/api/v1/inbox?unread_only={}", "/api/v1/inbox?settled={}", "/api/v1/artifacts/nothing-here?live={}",
-               "/api/v1/projects/web/kb/pages?meta={}", "/api/v1/projects/web/kb/lint?fresh={}"]
+FLAG_ROUTES = [
+    "/api/v1/inbox?unread_only={}",
+    "/api/v1/inbox?settled={}",
+    "/api/v1/artifacts/nothing-here?live={}",
+    "/api/v1/projects/web/kb/pages?meta={}",
+    "/api/v1/projects/web/kb/lint?fresh={}",
+]
 
 
 @pytest.mark.parametrize("route", FLAG_ROUTES)
 @pytest.mark.parametrize("spelling", ["yes", "no", "TRUE", "False", "", "2", "on", "t"])
-async def test_a_flag_in_another_spelling_is_refused_on_every_route(client: HubClient, route: str,
-                                                                   spelling: str) -> None:
+async def test_a_flag_in_another_spelling_is_refused_on_every_route(
+    client: HubClient, route: str, spelling: str
+) -> None:
     await seed(client)
     body = await refused(client, "GET", route.format(spelling))
     assert body["details"]["field"] in route
@@ -84,18 +102,31 @@ async def test_the_one_flag_spelling_is_read_on_every_route(client: HubClient, r
 
 async def test_the_document_states_the_one_flag_spelling(client: HubClient) -> None:
     doc = (await client.get("/api/v1/openapi.json")).json()
-    flags = {(path, p["name"]): p["schema"] for path, ops in doc["paths"].items() for op in ops.values()
-             for p in op["parameters"] if p["in"] == "query" and p["name"] in ("live", "meta", "rendered", "fresh",
-                                                                                "settled", "unread_only")}
+    flags = {
+        (path, p["name"]): p["schema"]
+        for path, ops in doc["paths"].items()
+        for op in ops.values()
+        for p in op["parameters"]
+        if p["in"] == "query" and p["name"] in ("live", "meta", "rendered", "fresh", "settled", "unread_only")
+    }
     assert len(flags) == 7
     assert all(schema["enum"] == ["true", "1", "false", "0"] for schema in flags.values()), flags
 
 
-@pytest.mark.parametrize("url", ["/api/v1/sessions?limit=1&limit=2", "/api/v1/feed?since=&since=",
-                                 "/api/v1/inbox?status=read&status=unread", "/api/v1/search?q=a&q=b",
-                                 "/api/v1/inbox?colour=red", "/api/v1/sessions?colour=red",
-                                 "/api/v1/storage/sessions?session_id=x",
-                                 "/api/v1/sessions/nope/brain?session_id=other", "/api/v1/enrol/status?colour=red"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/sessions?limit=1&limit=2",
+        "/api/v1/feed?since=&since=",
+        "/api/v1/inbox?status=read&status=unread",
+        "/api/v1/search?q=a&q=b",
+        "/api/v1/inbox?colour=red",
+        "/api/v1/sessions?colour=red",
+        "/api/v1/storage/sessions?session_id=x",
+        "/api/v1/sessions/nope/brain?session_id=other",
+        "/api/v1/enrol/status?colour=red",
+    ],
+)
 async def test_a_repeated_or_unknown_query_parameter_is_refused(client: HubClient, url: str) -> None:
     await seed(client)
     method = "DELETE" if "/storage/" in url else "GET"
@@ -106,8 +137,7 @@ LINE_BREAKERS = ["%C2%85", "%C2%9F", "%C2%80", "%E2%80%A8", "%E2%80%A9", "%7F", 
 
 
 @pytest.mark.parametrize("char", LINE_BREAKERS)
-async def test_a_path_value_with_a_control_character_or_line_separator_is_refused(client: HubClient,
-                                                                                  char: str) -> None:
+async def test_a_path_value_with_a_control_character_or_line_separator_is_refused(client: HubClient, char: str) -> None:
     ids = await seed(client)
     await refused(client, "GET", f"/api/v1/sessions/{ids['session']}{char}")
     await refused(client, "DELETE", f"/api/v1/artifacts/a{char}b")
@@ -121,8 +151,9 @@ async def test_no_surface_writes_a_page_whose_path_breaks_a_line(client: HubClie
     """The service refuses what the URL cannot carry, so no page exists that REST cannot reach."""
     await seed(client)
     with pytest.raises(Exception) as caught:
-        await client.app.hub.kb.write(HUMAN, parse(kb.KbWrite, {"project_id": "web", "path": f"/fs/a{char}b.md",
-                                                                "content": "x"}))
+        await client.app.hub.kb.write(
+            HUMAN, parse(kb.KbWrite, {"project_id": "web", "path": f"/fs/a{char}b.md", "content": "x"})
+        )
     assert getattr(caught.value, "code", None) == "invalid_argument"
     r = await client.get("/api/v1/projects/web/kb/pages", headers=ADMIN)
     assert r.json()["entries"] == []
@@ -130,8 +161,9 @@ async def test_no_surface_writes_a_page_whose_path_breaks_a_line(client: HubClie
 
 @pytest.mark.parametrize("action", ["review", "revert"])
 @pytest.mark.parametrize("method", ["GET", "PUT", "PATCH", "DELETE", "OPTIONS"])
-async def test_an_action_address_under_another_method_is_405_naming_post_alone(client: HubClient, action: str,
-                                                                              method: str) -> None:
+async def test_an_action_address_under_another_method_is_405_naming_post_alone(
+    client: HubClient, action: str, method: str
+) -> None:
     await seed(client)
     r = await client.put("/api/v1/projects/web/kb/pages/a.md", json={"content": "# A\n"}, headers=ADMIN)
     assert r.status_code == 200, r.text
@@ -176,8 +208,10 @@ async def test_the_brains_route_reads_only_the_session_store(client: HubClient) 
 async def test_a_nested_null_reads_as_the_members_default(client: HubClient) -> None:
     """`null` for a member the model knows is its default at every depth, as the document says."""
     ids = await seed(client)
-    r = await client.patch(f"/api/v1/push/devices/{ids['device']}",
-                           json={"filters": {"kinds": ["idea"], "content": None, "min_priority": None}},
-                           headers=ADMIN)
+    r = await client.patch(
+        f"/api/v1/push/devices/{ids['device']}",
+        json={"filters": {"kinds": ["idea"], "content": None, "min_priority": None}},
+        headers=ADMIN,
+    )
     assert r.status_code == 200, r.text
     assert r.json()["filters"]["content"] == "full" and r.json()["filters"]["min_priority"] == "low"

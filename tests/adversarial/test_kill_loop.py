@@ -21,13 +21,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.e2e
 def test_two_kills_lose_no_acknowledged_write() -> None:
-    done = subprocess.run([sys.executable, "-m", "tools.chaos.kill_loop", "--runs", "2", "--seconds", "0.6",
-                           "--workers", "4", "--seed", "7"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.chaos.kill_loop",
+            "--runs",
+            "2",
+            "--seconds",
+            "0.6",
+            "--workers",
+            "4",
+            "--seed",
+            "7",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "lost: 0  integrity failures: 0  crashes: 0" in done.stdout
-    acknowledged = re.search(r"acknowledged writes: (\d+) \(events (\d+), session starts (\d+), brain entries (\d+)\)",
-                             done.stdout)
+    acknowledged = re.search(
+        r"acknowledged writes: (\d+) \(events (\d+), session starts (\d+), brain entries (\d+)\)", done.stdout
+    )
     assert acknowledged, done.stdout
     assert all(int(n) > 0 for n in acknowledged.groups()), done.stdout
     assert "time to ready after SIGKILL: median" in done.stdout

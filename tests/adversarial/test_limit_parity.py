@@ -119,29 +119,82 @@ async def get_inbox(live: LiveHub, _: dict[str, str], query: dict[str, Any]) -> 
 
 
 OPS = [
-    Op("idea", "signal_append", IdeaPost, SignalAppend, {"summary": "an idea"},
-       ("summary", "body", "payload", "session_id", "idempotency_key"), post_idea,
-       lambda _, args: {"project_id": "web", "kind": "idea", **args},
-       # A missing summary is taken from the body: walked with one, `null` is accepted.
-       companions={"summary": {"body": "the longer text"}}),
-    Op("answer", "answer_post", AnswerPost, AnswerPost, {"body": "yes"}, ("body", "idempotency_key"), post_answer,
-       lambda made, args: {"question_id": made["mcp"], **args}, needed=("body",)),
-    Op("feed", "feed_read", FeedRead, FeedRead, {}, ("since", "before", "kind", "session_id", "limit"), get_feed,
-       lambda _, args: {"project_id": "web", **args}, query=True),
+    Op(
+        "idea",
+        "signal_append",
+        IdeaPost,
+        SignalAppend,
+        {"summary": "an idea"},
+        ("summary", "body", "payload", "session_id", "idempotency_key"),
+        post_idea,
+        lambda _, args: {"project_id": "web", "kind": "idea", **args},
+        # A missing summary is taken from the body: walked with one, `null` is accepted.
+        companions={"summary": {"body": "the longer text"}},
+    ),
+    Op(
+        "answer",
+        "answer_post",
+        AnswerPost,
+        AnswerPost,
+        {"body": "yes"},
+        ("body", "idempotency_key"),
+        post_answer,
+        lambda made, args: {"question_id": made["mcp"], **args},
+        needed=("body",),
+    ),
+    Op(
+        "feed",
+        "feed_read",
+        FeedRead,
+        FeedRead,
+        {},
+        ("since", "before", "kind", "session_id", "limit"),
+        get_feed,
+        lambda _, args: {"project_id": "web", **args},
+        query=True,
+    ),
     # GET /inbox and inbox_read share the page size; the status is an enum (no limit to walk) and
     # the project is `project` in the REST query, `project_id` over MCP (docs/decisions.md).
-    Op("inbox", "inbox_read", InboxList, InboxRead, {}, ("limit",), get_inbox, lambda _, args: dict(args),
-       query=True),
-    Op("end", "session_end", SessionEnd, SessionEnd, {}, ("handoff",), end_session,
-       lambda made, args: {"session_id": made["mcp"], **args}, touches_session=True),
+    Op("inbox", "inbox_read", InboxList, InboxRead, {}, ("limit",), get_inbox, lambda _, args: dict(args), query=True),
+    Op(
+        "end",
+        "session_end",
+        SessionEnd,
+        SessionEnd,
+        {},
+        ("handoff",),
+        end_session,
+        lambda made, args: {"session_id": made["mcp"], **args},
+        touches_session=True,
+    ),
     # Another agent's session, so the walker's reads are not recorded in it; no entry was ever
     # written, so a path the model accepts is answered not_found on both (read as accepted).
-    Op("brain", "brain_get", BrainGet, BrainGet, {}, ("path",), get_entry,
-       lambda made, args: {"session_id": made["mcp"], **args}, query=True, accepted=("not_found",)),
+    Op(
+        "brain",
+        "brain_get",
+        BrainGet,
+        BrainGet,
+        {},
+        ("path",),
+        get_entry,
+        lambda made, args: {"session_id": made["mcp"], **args},
+        query=True,
+        accepted=("not_found",),
+    ),
     # A knowledge base page's versions: GET .../kb/versions and brain_history share the page size
     # and the cursor; the page was never written, so an accepted request is not_found on both.
-    Op("kb_versions", "brain_history", KbVersions, BrainHistory, {"path": "/fs/walk.md"}, ("limit", "before"),
-       get_versions, lambda _, args: {"project_id": "web", **args}, query=True, accepted=("not_found",)),
+    Op(
+        "kb_versions",
+        "brain_history",
+        KbVersions,
+        BrainHistory,
+        {"path": "/fs/walk.md"},
+        ("limit", "before"),
+        get_versions,
+        lambda _, args: {"project_id": "web", **args},
+        query=True,
+        accepted=("not_found",),
+    ),
 ]
 # Values a pattern-held member accepts (the walker cannot invent one from a pattern).
 EXAMPLES = {"since": CURSOR, "before": CURSOR, "if_version": "absent"}
@@ -151,20 +204,29 @@ def text_cases(member: str, prop: dict[str, Any]) -> list[Case]:
     over = TOO_LARGE if member in CONTENT_MEMBERS else INVALID
     if "x-max-chars-trimmed" in prop:
         n = prop["x-max-chars-trimmed"]
-        return [Case("at the limit", "x" * n, OK), Case("padded to the limit", "  " + "x" * n + " \t", OK),
-                Case("one over", "x" * (n + 1), over)]
+        return [
+            Case("at the limit", "x" * n, OK),
+            Case("padded to the limit", "  " + "x" * n + " \t", OK),
+            Case("one over", "x" * (n + 1), over),
+        ]
     if "x-max-bytes-serialized" in prop:
         n = prop["x-max-bytes-serialized"]
         return [Case("at the limit", "x" * n, OK), Case("one byte over", "x" * n + "é", over)]
     if "x-max-bytes-utf8" in prop:
         n = prop["x-max-bytes-utf8"]
-        return [Case("at the limit", "x" * n, OK), Case("at the limit, two-byte letters", "é" * (n // 2), OK),
-                Case("one byte over", "x" * (n - 1) + "é", over)]
+        return [
+            Case("at the limit", "x" * n, OK),
+            Case("at the limit, two-byte letters", "é" * (n // 2), OK),
+            Case("one byte over", "x" * (n - 1) + "é", over),
+        ]
     if "x-max-bytes-canonical" in prop:
         n = prop["x-max-bytes-canonical"] - len("/kv/")
-        return [Case("at the limit", "/kv/" + "k" * n, OK), Case("padded to the limit", "/kv/./" + "k" * n + "/", OK),
-                Case("longer, canonical at the limit", "/kv/x/../" + "k" * n, OK),
-                Case("one over", "/kv/" + "k" * (n + 1), over)]
+        return [
+            Case("at the limit", "/kv/" + "k" * n, OK),
+            Case("padded to the limit", "/kv/./" + "k" * n + "/", OK),
+            Case("longer, canonical at the limit", "/kv/x/../" + "k" * n, OK),
+            Case("one over", "/kv/" + "k" * (n + 1), over),
+        ]
     if "maxLength" in prop:
         n = prop["maxLength"]
         return [Case("at the limit", "k" * n, OK), Case("one over", "k" * (n + 1), over)]
@@ -181,8 +243,12 @@ def limit_cases(member: str, prop: dict[str, Any]) -> list[Case]:
         return text_cases(member, prop)
     if "integer" in kinds and "minimum" in prop and "maximum" in prop:
         low, high = prop["minimum"], prop["maximum"]
-        return [Case("at the minimum", low, OK), Case("at the maximum", high, OK),
-                Case("one under", low - 1, INVALID), Case("one over", high + 1, INVALID)]
+        return [
+            Case("at the minimum", low, OK),
+            Case("at the maximum", high, OK),
+            Case("one under", low - 1, INVALID),
+            Case("one over", high + 1, INVALID),
+        ]
     if "object" in kinds and "x-max-bytes-serialized" in prop:
         n = prop["x-max-bytes-serialized"] - len('{"t":""}')
         return [Case("at the limit", {"t": "x" * n}, OK), Case("one byte over", {"t": "x" * (n + 1)}, TOO_LARGE)]
@@ -190,8 +256,11 @@ def limit_cases(member: str, prop: dict[str, Any]) -> list[Case]:
     listed = [b for b in branches if b.get("type") == "array" and "enum" in b.get("items", {})]
     if listed:
         first = listed[0]["items"]["enum"][0]
-        return [Case("a known value", first, OK), Case("a list of one", [first], OK),
-                Case("an unknown value", "nope", INVALID)]
+        return [
+            Case("a known value", first, OK),
+            Case("a list of one", [first], OK),
+            Case("an unknown value", "nope", INVALID),
+        ]
     return []
 
 
@@ -241,8 +310,10 @@ async def targets(live: LiveHub, op: Op) -> dict[str, str]:
     if op.name != "answer":
         return {}
     posts = live.app.hub.posts
-    asked = [await posts.question_post(Caller.agent("asker"), a_question(
-        project_id="web", summary="Which way?")) for _ in range(2)]
+    asked = [
+        await posts.question_post(Caller.agent("asker"), a_question(project_id="web", summary="Which way?"))
+        for _ in range(2)
+    ]
     return {"rest": asked[0]["event_id"], "mcp": asked[1]["event_id"]}
 
 
@@ -297,9 +368,17 @@ async def no_rest(live: LiveHub, made: dict[str, str], body: dict[str, Any]) -> 
 
 # Each case writes to fresh sessions of the walker's, one per transport; an accepted case writes an
 # entry, so a refused one is checked to have written none (and hub.db only its last activity).
-BRAIN_PUT = Op("brain_put", "brain_put", BrainPut, BrainPut, {"path": "/kv/walk", "content": "x", "store": "session"},
-               ("path", "content", "if_version"), no_rest,
-               lambda made, args: {"session_id": made["local"], **args}, touches_session=True)
+BRAIN_PUT = Op(
+    "brain_put",
+    "brain_put",
+    BrainPut,
+    BrainPut,
+    {"path": "/kv/walk", "content": "x", "store": "session"},
+    ("path", "content", "if_version"),
+    no_rest,
+    lambda made, args: {"session_id": made["local"], **args},
+    touches_session=True,
+)
 
 
 async def fresh_sessions(live: LiveHub) -> dict[str, str]:
@@ -313,8 +392,7 @@ async def fresh_sessions(live: LiveHub) -> dict[str, str]:
 async def in_process(live: LiveHub, agent: str) -> AsyncIterator[Client]:
     """The server `hub-cli mcp` serves over stdio, as `agent`, with no HTTP in front of it."""
     hub = live.app.hub
-    binding = FixedBinding(hub, Caller.agent(agent), ConnectionKey("stdio", uuid.uuid4().hex), ActiveSessions(),
-                           None)
+    binding = FixedBinding(hub, Caller.agent(agent), ConnectionKey("stdio", uuid.uuid4().hex), ActiveSessions(), None)
     async with Client(HubMcp(hub, binding).server, mode=LEGACY, cache=None) as client:
         yield client
 
@@ -339,9 +417,15 @@ async def over_http(live: LiveHub, mcp: Client, token: str, args: dict[str, Any]
     # Through the same app in process: over a socket the gate's early 413 closes the connection
     # while the client is still sending, which a client sees as a reset rather than the answer.
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=live.app), base_url=live.base) as http:
-        r = await http.post("/mcp", content=raw, headers={
-            "Authorization": f"Bearer {token}", "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream"})
+        r = await http.post(
+            "/mcp",
+            content=raw,
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
     assert r.status_code == 413, r.text[:300]
     return str(r.json()["code"])
 

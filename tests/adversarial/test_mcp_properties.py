@@ -41,14 +41,17 @@ from tests.mcp.live import LEGACY, MODERN, live_hub
 PARSE_ERROR = -32700
 AGENT = "prop-bot"
 PROJECT = f"space-{AGENT}"
-RAW_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientInfo": {"name": "properties", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {}}
+RAW_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "properties", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 # Deterministic, no example database on disk, no per-example deadline (a 300 KB call on a busy
 # machine is slow, not wrong).
-PROFILE = settings(max_examples=40, deadline=None, derandomize=True, database=None,
-                   suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(
+    max_examples=40, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @dataclass
@@ -143,6 +146,7 @@ async def open_world(data_dir: Path) -> AsyncIterator[World]:
 
 # -- building arguments from a schema ------------------------------------------------------------
 
+
 def allowed_types(schema: dict[str, Any]) -> set[str]:
     """The JSON types a member's schema accepts (all of them when it does not say)."""
     if "type" in schema:
@@ -211,8 +215,9 @@ def base_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def odd_text(max_size: int) -> st.SearchStrategy[str]:
-    odd = st.sampled_from(["\x00", "\u2028", "\u2029", "\u200f", "\u202e", "\u200b", "\ufeff", "\U0001f600",
-                           "e\u0301", "\u0000\u0000"])
+    odd = st.sampled_from(
+        ["\x00", "\u2028", "\u2029", "\u200f", "\u202e", "\u200b", "\ufeff", "\U0001f600", "e\u0301", "\u0000\u0000"]
+    )
     plain = st.characters(exclude_categories=["Cs"])  # lone surrogates are not valid JSON
     return st.lists(st.one_of(odd, plain), max_size=max_size).map("".join)
 
@@ -234,8 +239,10 @@ SCALARS: dict[str, st.SearchStrategy[Any]] = {
     "object": st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
 }
 HUGE_OR_ODD_NUMBERS = st.one_of(
-    st.integers(min_value=2**64, max_value=2**200), st.integers(min_value=-(2**200), max_value=-(2**63)),
-    st.integers(max_value=-1, min_value=-1000), st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=2**64, max_value=2**200),
+    st.integers(min_value=-(2**200), max_value=-(2**63)),
+    st.integers(max_value=-1, min_value=-1000),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([0, -0.0, 1e308, -1e308, 5e-324, 2**53 + 1, 0.5]),
 )
 
@@ -250,8 +257,10 @@ class Case:
 
     def __repr__(self) -> str:  # a 300 KB argument is not worth printing whole on a failure
         shown = json.dumps(self.arguments, default=str)
-        return (f"Case({self.tool}, era={self.era}, session={self.in_session}, refuse={self.must_refuse}, "
-                f"args={shown[:300]}{'...' if len(shown) > 300 else ''})")
+        return (
+            f"Case({self.tool}, era={self.era}, session={self.in_session}, refuse={self.must_refuse}, "
+            f"args={shown[:300]}{'...' if len(shown) > 300 else ''})"
+        )
 
 
 Spoiler = Callable[[st.DataObject, dict[str, Any], dict[str, Any]], "tuple[dict[str, Any], bool] | None"]
@@ -273,8 +282,9 @@ def wrong_type(data: st.DataObject, schema: dict[str, Any], args: dict[str, Any]
     return {**args, name: value}, not lenient
 
 
-def missing_required(data: st.DataObject, schema: dict[str, Any],
-                     args: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
+def missing_required(
+    data: st.DataObject, schema: dict[str, Any], args: dict[str, Any]
+) -> tuple[dict[str, Any], bool] | None:
     required = schema.get("required", [])
     if not required:
         return None
@@ -310,8 +320,9 @@ def deep(data: st.DataObject, schema: dict[str, Any], args: dict[str, Any]) -> t
     return {**args, name: value}, False
 
 
-def long_or_odd_string(data: st.DataObject, schema: dict[str, Any],
-                       args: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
+def long_or_odd_string(
+    data: st.DataObject, schema: dict[str, Any], args: dict[str, Any]
+) -> tuple[dict[str, Any], bool] | None:
     properties = schema.get("properties", {})
     strings = sorted(n for n, s in properties.items() if "string" in allowed_types(s) and n != "project_id")
     if not strings:
@@ -412,19 +423,31 @@ def test_long_strings_and_odd_unicode(world: World, data: st.DataObject) -> None
 
 
 @settings(PROFILE, max_examples=12)
-@given(depth=st.integers(min_value=256, max_value=5000), as_list=st.booleans(),
-       tool=st.sampled_from(["signal_append", "brain_put", "whoami", "question_post"]))
+@given(
+    depth=st.integers(min_value=256, max_value=5000),
+    as_list=st.booleans(),
+    tool=st.sampled_from(["signal_append", "brain_put", "whoami", "question_post"]),
+)
 def test_deeper_nesting_sent_raw(world: World, depth: int, as_list: bool, tool: str) -> None:
     """Past what the SDK's client can serialise, over 2026-07-28 requests: a tool result (the
     payload's own depth limit, or validation) or a JSON-RPC parse error, never a 500."""
     arguments = {**base_arguments(world.tools[tool]), "payload": "DEEP"}
     deep_text = ("[" * depth + "1" + "]" * depth) if as_list else ('{"n":' * depth + "1" + "}" * depth)
-    envelope = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments, "_meta": RAW_META}}
+    envelope = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": RAW_META},
+    }
     body = json.dumps(envelope).replace('"DEEP"', deep_text)  # spliced in: json.dumps would recurse
-    headers = {"Authorization": f"Bearer {world.token}", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
-               "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    headers = {
+        "Authorization": f"Bearer {world.token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
     before = world.snapshot()
     r = httpx.post(f"{world.base}/mcp", content=body, headers=headers, timeout=60)
     reply = r.json()

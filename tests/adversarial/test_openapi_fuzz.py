@@ -64,24 +64,63 @@ def test_the_rest_api_holds_to_its_document_under_every_check(tmp_path: Path) ->
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    env.update(HUB_CONFIG=str(tmp_path / "config.toml"), HUB_DATA_DIR=str(tmp_path / "data"),
-               HUB_BIND=f"127.0.0.1:{port}", HUB_ADMIN_TOKEN=ADMIN_TOKEN, HUB_MIN_FREE_BYTES="0",
-               HUB_LOG_LEVEL="warning", HUB_INBOX_OPEN_PER_PROJECT="0", HUB_INBOX_OPEN_PER_AGENT="0")
-    with open(tmp_path / "hub.log", "wb") as log, \
-            subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, stdout=log, stderr=log) as hub:
+    env.update(
+        HUB_CONFIG=str(tmp_path / "config.toml"),
+        HUB_DATA_DIR=str(tmp_path / "data"),
+        HUB_BIND=f"127.0.0.1:{port}",
+        HUB_ADMIN_TOKEN=ADMIN_TOKEN,
+        HUB_MIN_FREE_BYTES="0",
+        HUB_LOG_LEVEL="warning",
+        HUB_INBOX_OPEN_PER_PROJECT="0",
+        HUB_INBOX_OPEN_PER_AGENT="0",
+    )
+    with (
+        open(tmp_path / "hub.log", "wb") as log,
+        subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, stdout=log, stderr=log) as hub,
+    ):
         try:
             wait_ready(url)
             seed(url)
             run = subprocess.run(
-                [str(Path(sys.executable).with_name("st")), "--config-file", str(CONFIG), "run",
-                 f"{url}/api/v1/openapi.json", "-H", f"Authorization: Bearer {ADMIN_TOKEN}",
-                 "--mode", "all", "--phases", "coverage,fuzzing", "-n", str(EXAMPLES), "-w", "1",
-                 "--seed", str(SEED), "--generation-database", "none", "--continue-on-failure",
-                 "--exclude-path", "/api/v1/stream", "--request-timeout", "30", "--no-color",
-                 "--output-truncate", "false"],
-                env={**env, "SCHEMATHESIS_HOOKS": "tests.adversarial.openapi_hooks",
-                     "HUB_FUZZ_DB": str(tmp_path / "data" / "hub.db")},
-                capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp_path)  # its cache stays there
+                [
+                    str(Path(sys.executable).with_name("st")),
+                    "--config-file",
+                    str(CONFIG),
+                    "run",
+                    f"{url}/api/v1/openapi.json",
+                    "-H",
+                    f"Authorization: Bearer {ADMIN_TOKEN}",
+                    "--mode",
+                    "all",
+                    "--phases",
+                    "coverage,fuzzing",
+                    "-n",
+                    str(EXAMPLES),
+                    "-w",
+                    "1",
+                    "--seed",
+                    str(SEED),
+                    "--generation-database",
+                    "none",
+                    "--continue-on-failure",
+                    "--exclude-path",
+                    "/api/v1/stream",
+                    "--request-timeout",
+                    "30",
+                    "--no-color",
+                    "--output-truncate",
+                    "false",
+                ],
+                env={
+                    **env,
+                    "SCHEMATHESIS_HOOKS": "tests.adversarial.openapi_hooks",
+                    "HUB_FUZZ_DB": str(tmp_path / "data" / "hub.db"),
+                },
+                capture_output=True,
+                text=True,
+                timeout=RUN_TIMEOUT,
+                cwd=tmp_path,
+            )  # its cache stays there
         finally:
             hub.terminate()
             hub.wait(30)

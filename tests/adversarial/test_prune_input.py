@@ -84,8 +84,9 @@ async def test_a_prune_takes_nothing_but_its_path(client: HubClient, ids: dict[s
 
 
 @pytest.mark.parametrize(("route", "path", "member"), BAD_PATHS, ids=[f"{r} {m} {p[-12:]}" for r, p, m in BAD_PATHS])
-async def test_a_path_id_of_the_wrong_form_is_refused_naming_it(client: HubClient, ids: dict[str, str], route: str,
-                                                                path: str, member: str) -> None:
+async def test_a_path_id_of_the_wrong_form_is_refused_naming_it(
+    client: HubClient, ids: dict[str, str], route: str, path: str, member: str
+) -> None:
     method, _ = ROUTES[route]
     with client.db() as conn:
         before = snapshot(conn)
@@ -98,7 +99,8 @@ async def test_a_body_that_is_not_an_object_is_refused(client: HubClient, ids: d
         before = snapshot(conn)
         for method, path in ROUTES.values():
             for raw in (b"[]", b'"web"', b"null", b"1"):
-                r = await client.request(method, path.format(**ids), content=raw,
-                                         headers={**ADMIN, "Content-Type": "application/json"})
+                r = await client.request(
+                    method, path.format(**ids), content=raw, headers={**ADMIN, "Content-Type": "application/json"}
+                )
                 assert_problem(r, 400, "invalid_argument")
         assert snapshot(conn) == before

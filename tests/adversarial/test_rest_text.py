@@ -26,8 +26,17 @@ pytestmark = pytest.mark.anyio
 PAD = " \t "  # surrounding whitespace: trimmed before any check
 
 LINE_SEPARATORS = {
-    "CR": "\r", "LF": "\n", "VT": "\x0b", "FF": "\x0c", "NEL": "\x85", "LS": "\u2028", "PS": "\u2029",
-    "FS": "\x1c", "GS": "\x1d", "RS": "\x1e", "NUL": "\x00",
+    "CR": "\r",
+    "LF": "\n",
+    "VT": "\x0b",
+    "FF": "\x0c",
+    "NEL": "\x85",
+    "LS": "\u2028",
+    "PS": "\u2029",
+    "FS": "\x1c",
+    "GS": "\x1d",
+    "RS": "\x1e",
+    "NUL": "\x00",
 }
 # A label also refuses the remaining controls; one-line text keeps them (a tab in a summary is fine).
 LABEL_ONLY = {"TAB": "\t", "ESC": "\x1b", "DEL": "\x7f", "CSI": "\x9b", "BEL": "\x07"}
@@ -50,20 +59,60 @@ class Field:
 
 
 FIELDS = [
-    Field("project create display_name", "POST", "/api/v1/projects",
-          lambda v: {"id": "newp", "display_name": v}, "display_name", True, 201),
+    Field(
+        "project create display_name",
+        "POST",
+        "/api/v1/projects",
+        lambda v: {"id": "newp", "display_name": v},
+        "display_name",
+        True,
+        201,
+    ),
     Field("project rename", "PATCH", "/api/v1/projects/web", lambda v: {"display_name": v}, "display_name", True),
-    Field("agent display_name", "POST", "/api/v1/agents", lambda v: {"id": "carol", "display_name": v},
-          "display_name", True, 201),
+    Field(
+        "agent display_name",
+        "POST",
+        "/api/v1/agents",
+        lambda v: {"id": "carol", "display_name": v},
+        "display_name",
+        True,
+        201,
+    ),
     Field("idea summary", "POST", "/api/v1/projects/web/ideas", lambda v: {"summary": v}, "summary", False, 201),
-    Field("idea idempotency_key", "POST", "/api/v1/projects/web/ideas",
-          lambda v: {"summary": "s", "idempotency_key": v}, "idempotency_key", False, 201),
-    Field("idea session_id", "POST", "/api/v1/projects/web/ideas",
-          lambda v: {"summary": "s", "session_id": v}, "session_id", False, 201),
-    Field("answer idempotency_key", "POST", "/api/v1/questions/{question}/answer",
-          lambda v: {"body": "yes", "idempotency_key": v}, "idempotency_key", False),
-    Field("decision idempotency_key", "POST", "/api/v1/approvals/{approval}/decision",
-          lambda v: {"decision": "approve", "idempotency_key": v}, "idempotency_key", False),
+    Field(
+        "idea idempotency_key",
+        "POST",
+        "/api/v1/projects/web/ideas",
+        lambda v: {"summary": "s", "idempotency_key": v},
+        "idempotency_key",
+        False,
+        201,
+    ),
+    Field(
+        "idea session_id",
+        "POST",
+        "/api/v1/projects/web/ideas",
+        lambda v: {"summary": "s", "session_id": v},
+        "session_id",
+        False,
+        201,
+    ),
+    Field(
+        "answer idempotency_key",
+        "POST",
+        "/api/v1/questions/{question}/answer",
+        lambda v: {"body": "yes", "idempotency_key": v},
+        "idempotency_key",
+        False,
+    ),
+    Field(
+        "decision idempotency_key",
+        "POST",
+        "/api/v1/approvals/{approval}/decision",
+        lambda v: {"decision": "approve", "idempotency_key": v},
+        "idempotency_key",
+        False,
+    ),
 ]
 
 
@@ -90,17 +139,25 @@ async def test_one_line_fields_refuse_every_separator(client: HubClient, ids: di
 ServiceCall = Callable[[Hub, str], Any]
 SERVICE_FIELDS: list[tuple[str, str, ServiceCall]] = [
     ("session name", "name", lambda hub, v: hub.sessions.start(ALICE, a_session_start("web", v))),
-    ("question option", "options", lambda hub, v: hub.posts.question_post(ALICE, a_question(
-        project_id="web", summary="Q?", options=[v, "b"]))),
-    ("question text", "summary", lambda hub, v: hub.posts.question_post(ALICE, a_question(
-        project_id="web", summary=v))),
+    (
+        "question option",
+        "options",
+        lambda hub, v: hub.posts.question_post(ALICE, a_question(project_id="web", summary="Q?", options=[v, "b"])),
+    ),
+    (
+        "question text",
+        "summary",
+        lambda hub, v: hub.posts.question_post(ALICE, a_question(project_id="web", summary=v)),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("call", "member"), [(c, m) for _, m, c in SERVICE_FIELDS],
-                         ids=[n for n, _, _ in SERVICE_FIELDS])
-async def test_mcp_only_one_line_fields_refuse_every_separator(client: HubClient, ids: dict[str, str],
-                                                               call: ServiceCall, member: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "member"), [(c, m) for _, m, c in SERVICE_FIELDS], ids=[n for n, _, _ in SERVICE_FIELDS]
+)
+async def test_mcp_only_one_line_fields_refuse_every_separator(
+    client: HubClient, ids: dict[str, str], call: ServiceCall, member: str
+) -> None:
     """Fields only the MCP tools send, checked in the services those tools call."""
     label = member != "summary"
     refused = {**LINE_SEPARATORS, **(LABEL_ONLY if label else {})}
@@ -139,26 +196,52 @@ def one(client: HubClient, sql: str, *args: str) -> Any:
 
 
 EDGES = [
-    Edge("idea summary", 1024, (413, "payload_too_large"),
-         lambda c, ids, v: c.post("/api/v1/projects/web/ideas", json={"summary": v}, headers=ADMIN),
-         lambda c, ids: one(c, "SELECT summary FROM events WHERE kind = 'idea' ORDER BY id DESC LIMIT 1")),
-    Edge("project display_name", 200, (400, "invalid_argument"),
-         lambda c, ids, v: c.post("/api/v1/projects", json={"id": "newp", "display_name": v}, headers=ADMIN),
-         lambda c, ids: one(c, "SELECT display_name FROM projects WHERE id = 'newp'")),
-    Edge("project rename", 200, (400, "invalid_argument"),
-         lambda c, ids, v: c.patch("/api/v1/projects/web", json={"display_name": v}, headers=ADMIN),
-         lambda c, ids: one(c, "SELECT display_name FROM projects WHERE id = 'web'")),
-    Edge("agent display_name", 200, (400, "invalid_argument"),
-         lambda c, ids, v: c.post("/api/v1/agents", json={"id": "carol", "display_name": v}, headers=ADMIN),
-         lambda c, ids: one(c, "SELECT display_name FROM agents WHERE id = 'carol'")),
-    Edge("decision note", 2000, (413, "payload_too_large"),
-         lambda c, ids, v: c.post(f"/api/v1/approvals/{ids['approval']}/decision",
-                                  json={"decision": "decline", "note": v}, headers=ADMIN),
-         lambda c, ids: payload_of(c, "SELECT payload FROM events WHERE thread_id = ? AND kind = 'answer'",
-                                   ids["approval"]).get("note")),
-    Edge("handoff", 4096, (413, "payload_too_large"),
-         lambda c, ids, v: c.post(f"/api/v1/sessions/{ids['session']}/end", json={"handoff": v}, headers=ADMIN),
-         lambda c, ids: one(c, "SELECT handoff FROM sessions WHERE id = ?", ids["session"])),
+    Edge(
+        "idea summary",
+        1024,
+        (413, "payload_too_large"),
+        lambda c, ids, v: c.post("/api/v1/projects/web/ideas", json={"summary": v}, headers=ADMIN),
+        lambda c, ids: one(c, "SELECT summary FROM events WHERE kind = 'idea' ORDER BY id DESC LIMIT 1"),
+    ),
+    Edge(
+        "project display_name",
+        200,
+        (400, "invalid_argument"),
+        lambda c, ids, v: c.post("/api/v1/projects", json={"id": "newp", "display_name": v}, headers=ADMIN),
+        lambda c, ids: one(c, "SELECT display_name FROM projects WHERE id = 'newp'"),
+    ),
+    Edge(
+        "project rename",
+        200,
+        (400, "invalid_argument"),
+        lambda c, ids, v: c.patch("/api/v1/projects/web", json={"display_name": v}, headers=ADMIN),
+        lambda c, ids: one(c, "SELECT display_name FROM projects WHERE id = 'web'"),
+    ),
+    Edge(
+        "agent display_name",
+        200,
+        (400, "invalid_argument"),
+        lambda c, ids, v: c.post("/api/v1/agents", json={"id": "carol", "display_name": v}, headers=ADMIN),
+        lambda c, ids: one(c, "SELECT display_name FROM agents WHERE id = 'carol'"),
+    ),
+    Edge(
+        "decision note",
+        2000,
+        (413, "payload_too_large"),
+        lambda c, ids, v: c.post(
+            f"/api/v1/approvals/{ids['approval']}/decision", json={"decision": "decline", "note": v}, headers=ADMIN
+        ),
+        lambda c, ids: payload_of(
+            c, "SELECT payload FROM events WHERE thread_id = ? AND kind = 'answer'", ids["approval"]
+        ).get("note"),
+    ),
+    Edge(
+        "handoff",
+        4096,
+        (413, "payload_too_large"),
+        lambda c, ids, v: c.post(f"/api/v1/sessions/{ids['session']}/end", json={"handoff": v}, headers=ADMIN),
+        lambda c, ids: one(c, "SELECT handoff FROM sessions WHERE id = ?", ids["session"]),
+    ),
 ]
 
 
@@ -177,12 +260,17 @@ async def test_limits_apply_after_trimming(client: HubClient, ids: dict[str, str
 
 
 async def test_question_options_and_session_names_apply_their_limits_after_trimming(
-        client: HubClient, ids: dict[str, str]) -> None:
+    client: HubClient, ids: dict[str, str]
+) -> None:
     """MCP-only fields: an 80-character option and a 100-character session name, padded."""
     hub: Hub = client.app.hub
     over: list[tuple[Callable[[], Any], str]] = [
-        (lambda: hub.posts.question_post(ALICE, a_question(
-            project_id="web", summary="Q?", options=[PAD + "o" * 81 + PAD, "b"])), "options"),
+        (
+            lambda: hub.posts.question_post(
+                ALICE, a_question(project_id="web", summary="Q?", options=[PAD + "o" * 81 + PAD, "b"])
+            ),
+            "options",
+        ),
         (lambda: hub.sessions.start(ALICE, a_session_start("web", PAD + "n" * 101 + PAD)), "name"),
     ]
     with client.db() as conn:
@@ -192,8 +280,9 @@ async def test_question_options_and_session_names_apply_their_limits_after_trimm
                 await call()
             assert caught.value.code == "invalid_argument" and (caught.value.details or {})["field"] == member
         assert snapshot(conn) == before
-    asked = await hub.posts.question_post(ALICE, a_question(
-        project_id="web", summary="Q?", options=[PAD + "o" * 80 + PAD, " b "]))
+    asked = await hub.posts.question_post(
+        ALICE, a_question(project_id="web", summary="Q?", options=[PAD + "o" * 80 + PAD, " b "])
+    )
     options = payload_of(client, "SELECT payload FROM events WHERE id = ?", asked["event_id"])["options"]
     assert options == ["o" * 80, "b"]
     started = await hub.sessions.start(ALICE, a_session_start("web", PAD + "n" * 100 + PAD))

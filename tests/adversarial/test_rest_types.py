@@ -80,49 +80,118 @@ class Route:
 
 
 ROUTES = [
-    Route("agent create", "POST", "/api/v1/agents", {"id": "carol", "display_name": "Carol"},
-          (Member.required("id"), Member.optional("display_name")), ok=201),
-    Route("grant", "POST", "/api/v1/agents/alice/grants", {"project_id": "web"},
-          (Member.required("project_id"),), ok=201),
-    Route("project create", "POST", "/api/v1/projects",
-          {"id": "newp", "display_name": "New", "confidential": False, "artifact_password_policy": "off"},
-          (Member.required("id"), Member.optional("display_name"), Member.word("confidential", "null", "false"),
-           Member.word("artifact_password_policy", "null")), ok=201),
-    Route("project update", "PATCH", "/api/v1/projects/web",
-          {"display_name": "Web two", "artifact_password_policy": "required", "confidential": True},
-          (Member.optional("display_name"), Member.word("artifact_password_policy", "null"),
-           Member.word("confidential", "null", "false")),
-          extra={"id": Member.word("id")}),  # a body carrying an id is refused, null included
-    Route("feed seen", "POST", "/api/v1/projects/web/feed/seen", {"event_id": "{idea}"},
-          (Member.optional("event_id"),)),  # a string naming no event: advanced false
-    Route("idea", "POST", "/api/v1/projects/web/ideas",
-          {"summary": "An idea", "body": "the longer text", "payload": {"k": 1}, "session_id": "{session}",
-           "idempotency_key": "idea-1"},
-          (Member.optional("summary", "blank"),  # a blank summary falls back to the body
-           Member.optional("body", "blank"), Member.word("payload", "null", "object", "nested_object"),
-           Member.optional("session_id"), Member.optional("idempotency_key")),
-          ok=201),
-    Route("read all", "POST", "/api/v1/inbox/read-all", {"project_id": "web"},
-          (Member.optional("project_id"),)),  # "12" is a project id (no such project: marks 0)
-    Route("answer", "POST", "/api/v1/questions/{question}/answer", {"body": "Yes", "idempotency_key": "ans-1"},
-          (Member.required("body"), Member.optional("idempotency_key"))),
-    Route("decision", "POST", "/api/v1/approvals/{approval}/decision",
-          {"decision": "approve", "note": "fine", "idempotency_key": "dec-1"},
-          (Member.word("decision"), Member.optional("note", "blank"),  # a blank note means none
-           Member.optional("idempotency_key"))),
-    Route("session end", "POST", "/api/v1/sessions/{session}/end", {"handoff": "notes"},
-          (Member.optional("handoff", "blank"),)),  # a blank handoff means none
-    Route("session reassign", "POST", "/api/v1/sessions/{other}/reassign", {"agent": "bob"},
-          (Member.required("agent"),)),
+    Route(
+        "agent create",
+        "POST",
+        "/api/v1/agents",
+        {"id": "carol", "display_name": "Carol"},
+        (Member.required("id"), Member.optional("display_name")),
+        ok=201,
+    ),
+    Route(
+        "grant", "POST", "/api/v1/agents/alice/grants", {"project_id": "web"}, (Member.required("project_id"),), ok=201
+    ),
+    Route(
+        "project create",
+        "POST",
+        "/api/v1/projects",
+        {"id": "newp", "display_name": "New", "confidential": False, "artifact_password_policy": "off"},
+        (
+            Member.required("id"),
+            Member.optional("display_name"),
+            Member.word("confidential", "null", "false"),
+            Member.word("artifact_password_policy", "null"),
+        ),
+        ok=201,
+    ),
+    Route(
+        "project update",
+        "PATCH",
+        "/api/v1/projects/web",
+        {"display_name": "Web two", "artifact_password_policy": "required", "confidential": True},
+        (
+            Member.optional("display_name"),
+            Member.word("artifact_password_policy", "null"),
+            Member.word("confidential", "null", "false"),
+        ),
+        extra={"id": Member.word("id")},
+    ),  # a body carrying an id is refused, null included
+    Route(
+        "feed seen", "POST", "/api/v1/projects/web/feed/seen", {"event_id": "{idea}"}, (Member.optional("event_id"),)
+    ),  # a string naming no event: advanced false
+    Route(
+        "idea",
+        "POST",
+        "/api/v1/projects/web/ideas",
+        {
+            "summary": "An idea",
+            "body": "the longer text",
+            "payload": {"k": 1},
+            "session_id": "{session}",
+            "idempotency_key": "idea-1",
+        },
+        (
+            Member.optional("summary", "blank"),  # a blank summary falls back to the body
+            Member.optional("body", "blank"),
+            Member.word("payload", "null", "object", "nested_object"),
+            Member.optional("session_id"),
+            Member.optional("idempotency_key"),
+        ),
+        ok=201,
+    ),
+    Route(
+        "read all", "POST", "/api/v1/inbox/read-all", {"project_id": "web"}, (Member.optional("project_id"),)
+    ),  # "12" is a project id (no such project: marks 0)
+    Route(
+        "answer",
+        "POST",
+        "/api/v1/questions/{question}/answer",
+        {"body": "Yes", "idempotency_key": "ans-1"},
+        (Member.required("body"), Member.optional("idempotency_key")),
+    ),
+    Route(
+        "decision",
+        "POST",
+        "/api/v1/approvals/{approval}/decision",
+        {"decision": "approve", "note": "fine", "idempotency_key": "dec-1"},
+        (
+            Member.word("decision"),
+            Member.optional("note", "blank"),  # a blank note means none
+            Member.optional("idempotency_key"),
+        ),
+    ),
+    Route(
+        "session end",
+        "POST",
+        "/api/v1/sessions/{session}/end",
+        {"handoff": "notes"},
+        (Member.optional("handoff", "blank"),),
+    ),  # a blank handoff means none
+    Route(
+        "session reassign", "POST", "/api/v1/sessions/{other}/reassign", {"agent": "bob"}, (Member.required("agent"),)
+    ),
     # Push: a member that is an object is named itself only when it is not one (inside it, the
     # member at fault is named: `keys.p256dh`, `filters.a`).
-    Route("push device", "POST", "/api/v1/push/devices",
-          {**subscription("http://127.0.0.1:9/walk"), "filters": {"kinds": ["idea"], "projects": ["nowhere"]}},
-          (Member.required("name"), Member("endpoint"), Member("keys", frozenset({"object", "nested_object"})),
-           Member.word("filters", "null", "object", "nested_object")), ok=201),
-    Route("push device update", "PATCH", "/api/v1/push/devices/{device}",
-          {"name": "Tablet", "filters": {"content": "contentless"}},
-          (Member.optional("name"), Member.word("filters", "null", "object", "nested_object"))),
+    Route(
+        "push device",
+        "POST",
+        "/api/v1/push/devices",
+        {**subscription("http://127.0.0.1:9/walk"), "filters": {"kinds": ["idea"], "projects": ["nowhere"]}},
+        (
+            Member.required("name"),
+            Member("endpoint"),
+            Member("keys", frozenset({"object", "nested_object"})),
+            Member.word("filters", "null", "object", "nested_object"),
+        ),
+        ok=201,
+    ),
+    Route(
+        "push device update",
+        "PATCH",
+        "/api/v1/push/devices/{device}",
+        {"name": "Tablet", "filters": {"content": "contentless"}},
+        (Member.optional("name"), Member.word("filters", "null", "object", "nested_object")),
+    ),
     Route("push act", "POST", "/api/v1/push/act", {"cap": "{cap}"}, (Member.required("cap"),)),
 ]
 
@@ -180,8 +249,9 @@ NOT_OBJECTS = [b"[]", b'"text"', b"1", b"true", b"null", b"[" * 2000 + b"]" * 20
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=[r.name for r in ROUTES])
-async def test_a_body_that_is_not_a_json_object_is_refused(client: HubClient, ids: dict[str, str],
-                                                           route: Route) -> None:
+async def test_a_body_that_is_not_a_json_object_is_refused(
+    client: HubClient, ids: dict[str, str], route: Route
+) -> None:
     with client.db() as conn:
         before = snapshot(conn)
         for raw in NOT_OBJECTS:
@@ -191,8 +261,9 @@ async def test_a_body_that_is_not_a_json_object_is_refused(client: HubClient, id
 
 
 @pytest.mark.parametrize("value", [[], {}, "", 0, False, 1e300, 2**70])
-async def test_read_all_with_a_wrong_project_id_marks_nothing(client: HubClient, ids: dict[str, str],
-                                                              value: Any) -> None:
+async def test_read_all_with_a_wrong_project_id_marks_nothing(
+    client: HubClient, ids: dict[str, str], value: Any
+) -> None:
     """The defect: `{"project_id": []}` (or {}, "", 0, false) marked every project's items read."""
     r = await client.post("/api/v1/inbox/read-all", json={"project_id": value}, headers=ADMIN)
     doc = assert_problem(r, 400, "invalid_argument")
@@ -207,8 +278,9 @@ async def test_read_all_with_null_or_no_project_marks_every_project(client: HubC
 
 
 @pytest.mark.parametrize("value", [[], {}, "", 0, False, None, 1e300, "approved"])
-async def test_a_decision_of_the_wrong_type_is_refused_not_a_500(client: HubClient, ids: dict[str, str],
-                                                                 value: Any) -> None:
+async def test_a_decision_of_the_wrong_type_is_refused_not_a_500(
+    client: HubClient, ids: dict[str, str], value: Any
+) -> None:
     """The defect: `{"decision": []}` was a 500 (an unhashable value reached a dict lookup)."""
     r = await client.post(f"/api/v1/approvals/{ids['approval']}/decision", json={"decision": value}, headers=ADMIN)
     doc = assert_problem(r, 400, "invalid_argument")
@@ -238,22 +310,33 @@ async def test_an_event_id_with_a_trailing_newline_is_no_cursor(client: HubClien
 ServiceCall = Callable[[Hub, dict[str, str]], Any]
 SERVICE_CALLS: list[tuple[str, str, ServiceCall]] = [
     ("read_all", "project_id", lambda hub, ids: hub.inbox.read_all(HUMAN, a_read_all(project_id=[]))),
-    ("decide", "decision",
-     lambda hub, ids: hub.resolutions.decide(HUMAN, a_decision(approval_id=ids["approval"], decision={}))),
+    (
+        "decide",
+        "decision",
+        lambda hub, ids: hub.resolutions.decide(HUMAN, a_decision(approval_id=ids["approval"], decision={})),
+    ),
     ("seen", "event_id", lambda hub, ids: hub.feed.seen(HUMAN, a_seen(project_id="web", event_id=0))),
     ("end", "handoff", lambda hub, ids: hub.sessions.end(ALICE, a_session_end(session_id=ids["session"], handoff=[]))),
-    ("answer", "body",
-     lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"}))),
-    ("question_post body", "body", lambda hub, ids: hub.posts.question_post(ALICE, a_question(
-        project_id="web", summary="Q?", body=[]))),
+    (
+        "answer",
+        "body",
+        lambda hub, ids: hub.resolutions.answer(HUMAN, an_answer(question_id=ids["question"], body={"text": "x"})),
+    ),
+    (
+        "question_post body",
+        "body",
+        lambda hub, ids: hub.posts.question_post(ALICE, a_question(project_id="web", summary="Q?", body=[])),
+    ),
     ("start name", "name", lambda hub, ids: hub.sessions.start(ALICE, a_session_start("web", 2**70))),
 ]
 
 
-@pytest.mark.parametrize(("call", "member"), [(c, m) for _, m, c in SERVICE_CALLS],
-                         ids=[n for n, _, _ in SERVICE_CALLS])
-async def test_the_services_check_types_themselves(client: HubClient, ids: dict[str, str], call: ServiceCall,
-                                                   member: str) -> None:
+@pytest.mark.parametrize(
+    ("call", "member"), [(c, m) for _, m, c in SERVICE_CALLS], ids=[n for n, _, _ in SERVICE_CALLS]
+)
+async def test_the_services_check_types_themselves(
+    client: HubClient, ids: dict[str, str], call: ServiceCall, member: str
+) -> None:
     """The MCP tools call the same services, so the checks live there, not only in the handlers."""
     with client.db() as conn:
         before = snapshot(conn)
@@ -264,16 +347,26 @@ async def test_the_services_check_types_themselves(client: HubClient, ids: dict[
 
 
 async def test_null_reads_as_absent_for_every_optional_member(client: HubClient, ids: dict[str, str]) -> None:
-    r = await client.post("/api/v1/projects", headers=ADMIN, json={
-        "id": "newp", "display_name": None, "confidential": None, "artifact_password_policy": None})
+    r = await client.post(
+        "/api/v1/projects",
+        headers=ADMIN,
+        json={"id": "newp", "display_name": None, "confidential": None, "artifact_password_policy": None},
+    )
     assert r.status_code == 201, r.text
     assert (r.json()["display_name"], r.json()["confidential"], r.json()["artifact_password_policy"]) == (
-        "newp", False, "optional")
-    r = await client.patch("/api/v1/projects/newp", headers=ADMIN, json={
-        "display_name": None, "confidential": None, "artifact_password_policy": "off"})
+        "newp",
+        False,
+        "optional",
+    )
+    r = await client.patch(
+        "/api/v1/projects/newp",
+        headers=ADMIN,
+        json={"display_name": None, "confidential": None, "artifact_password_policy": "off"},
+    )
     assert r.status_code == 200 and r.json()["display_name"] == "newp" and r.json()["artifact_password_policy"] == "off"
     # A session named by owner and name: a null project_id is the default project, as if left out.
     await client.app.hub.sessions.end(ALICE, a_session_end(session_id=ids["session"]))
     adopted = await client.app.hub.sessions.start(
-        ALICE, a_session_start("web", "one", {"agent": "alice", "name": "one", "project_id": None}))
+        ALICE, a_session_start("web", "one", {"agent": "alice", "name": "one", "project_id": None})
+    )
     assert adopted["session_id"] == ids["session"] and adopted["started"] == "adopted"

@@ -33,19 +33,34 @@ ORIGIN = "http://127.0.0.1:8080"
 # bootstrap guide, enrolment, the OpenAPI document and the public artifact pages. Token: project list
 # and create, the stream, /mcp. Everything else is the admin's.
 SPEC_PUBLIC = {
-    "/healthz": "GET HEAD", "/readyz": "GET HEAD", "/bootstrap/SKILL.md": "GET HEAD",
-    "/api/v1/enrol": "POST", "/api/v1/enrol/status": "GET HEAD", "/api/v1/openapi.json": "GET HEAD",
+    "/healthz": "GET HEAD",
+    "/readyz": "GET HEAD",
+    "/bootstrap/SKILL.md": "GET HEAD",
+    "/api/v1/enrol": "POST",
+    "/api/v1/enrol/status": "GET HEAD",
+    "/api/v1/openapi.json": "GET HEAD",
     "/api/v1/push/act": "POST",  # a notification button: its capability is the authority (DESIGN section 11)
-    "/s/*": "GET HEAD", "/s/*/frame": "GET HEAD", "/s/*/og.svg": "GET HEAD",
-    "/artifacts/*": "GET HEAD", "/artifacts/*/frame": "GET HEAD", "/artifacts/*/og.svg": "GET HEAD",
+    "/s/*": "GET HEAD",
+    "/s/*/frame": "GET HEAD",
+    "/s/*/og.svg": "GET HEAD",
+    "/artifacts/*": "GET HEAD",
+    "/artifacts/*/frame": "GET HEAD",
+    "/artifacts/*/og.svg": "GET HEAD",
     "/assets/*": "GET HEAD",  # the public pages' own files (shell script and style, vendored mermaid)
-    "/": "GET HEAD", "/sw.js": "GET HEAD", "/manifest.webmanifest": "GET HEAD", "/app/*": "GET HEAD",  # the web app
+    "/": "GET HEAD",
+    "/sw.js": "GET HEAD",
+    "/manifest.webmanifest": "GET HEAD",
+    "/app/*": "GET HEAD",  # the web app
 }
 # Public routes whose own answer to anything but the right credential is 401: the enrolment status
 # poll reads the pending token itself and refuses every other token (or none) as unknown.
 OWN_401 = {"/api/v1/enrol/status"}
-SPEC_TOKEN = {"/api/v1/projects": "GET HEAD POST", "/api/v1/stream": "GET HEAD", "/mcp": "GET POST DELETE",
-              "/api/v1/limits": "GET HEAD"}  # issue 28: the limits a client checks before sending
+SPEC_TOKEN = {
+    "/api/v1/projects": "GET HEAD POST",
+    "/api/v1/stream": "GET HEAD",
+    "/mcp": "GET POST DELETE",
+    "/api/v1/limits": "GET HEAD",
+}  # issue 28: the limits a client checks before sending
 # Served outside the Quart app (by hubhttp.asgi), so not in its URL map.
 OUTSIDE_ROUTES = {"/mcp": ("GET", "POST", "DELETE")}
 
@@ -65,7 +80,8 @@ def sample(match: re.Match[str]) -> str:
     """A value for a path parameter that names nothing stored."""
     converter = match.group(1) or "default"
     return {"int": "7", "float": "7.5", "path": "walk/x", "uuid": "00000000-0000-0000-0000-000000000000"}.get(
-        converter, "walk-x")
+        converter, "walk-x"
+    )
 
 
 @dataclass(frozen=True)
@@ -128,9 +144,18 @@ def scope_for(method: str, target: str, token: str | None) -> Scope:
     if method in BODY_METHODS:
         headers += [(b"content-type", b"application/json"), (b"content-length", b"2")]
     return {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-        "scheme": "http", "path": unquote(target), "raw_path": raw, "query_string": b"", "root_path": "",
-        "headers": headers, "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": unquote(target),
+        "raw_path": raw,
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8080),
     }
 
 
@@ -192,8 +217,12 @@ class Spy:
 
 
 async def test_route_walk(client: HubClient) -> None:
-    tokens = {"none": None, "junk": "hub_junk-0123456789abcdef", "agent": await client.make_agent("walker"),
-              "admin": ADMIN_TOKEN}
+    tokens = {
+        "none": None,
+        "junk": "hub_junk-0123456789abcdef",
+        "agent": await client.make_agent("walker"),
+        "admin": ADMIN_TOKEN,
+    }
     await client.make_project("walk-x")
     await client.get("/api/v1/projects", headers=client.agent(str(tokens["agent"])))  # last-seen is written once
     walk = list(routes(client))
@@ -237,8 +266,15 @@ async def test_unmatched_paths_and_unserved_methods_are_the_admins(client: HubCl
     """Probing without the admin token learns nothing: an unknown path under /api (or anywhere) is
     401, as is a method a gated path does not serve; the admin gets the 404 and the 405."""
     agent = await client.make_agent("prober")
-    cases = [("GET", "/api/v1/nothing-here"), ("GET", "/nothing-here"), ("GET", "/metrics/x"),
-             ("PUT", "/api/v1/agents"), ("POST", "/metrics"), ("GET", "/mcp/"), ("GET", "/static/x.js")]
+    cases = [
+        ("GET", "/api/v1/nothing-here"),
+        ("GET", "/nothing-here"),
+        ("GET", "/metrics/x"),
+        ("PUT", "/api/v1/agents"),
+        ("POST", "/metrics"),
+        ("GET", "/mcp/"),
+        ("GET", "/static/x.js"),
+    ]
     for method, path in cases:
         for token in (None, agent):
             answer = await call(client, scope_for(method, path, token))

@@ -67,9 +67,14 @@ async def scene(client: HubClient) -> dict[str, str]:
     await hub.search_index.settled()  # the index has followed these writes: fingerprints start at rest
     with client.db() as conn:
         unread = conn.execute("SELECT event_id FROM inbox WHERE status = 'unread'").fetchone()[0]
-    return {"unread": unread, "question": question["event_id"], "approval": approval["event_id"],
-            "active": active["session_id"], "ended": ended["session_id"],
-            "undo": pruned["pruned"][0]["undo_token"]}
+    return {
+        "unread": unread,
+        "question": question["event_id"],
+        "approval": approval["event_id"],
+        "active": active["session_id"],
+        "ended": ended["session_id"],
+        "undo": pruned["pruned"][0]["undo_token"],
+    }
 
 
 def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitable[Any]]]:
@@ -82,10 +87,12 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "feed cursor": lambda: hub.feed.seen(BOT, a_seen(project_id="proj")),
         "project stats": lambda: hub.feed.stats(BOT, "proj"),
         "home": lambda: hub.home.home(BOT),
-        "project rename": lambda: hub.projects.update(BOT, a_project_update(project_id="proj",
-                                                                             display_name="Mine now")),
-        "project password policy": lambda: hub.projects.update(BOT, a_project_update(
-            project_id="proj", artifact_password_policy="off")),
+        "project rename": lambda: hub.projects.update(
+            BOT, a_project_update(project_id="proj", display_name="Mine now")
+        ),
+        "project password policy": lambda: hub.projects.update(
+            BOT, a_project_update(project_id="proj", artifact_password_policy="off")
+        ),
         "project delete": lambda: hub.projects.delete(BOT, "proj"),
         "agent list": lambda: hub.agents.list(BOT),
         "agent create": lambda: hub.agents.create(BOT, an_agent(id="sneaky")),
@@ -95,7 +102,8 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "grant add": lambda: hub.agents.grant(BOT, a_grant(agent_id="bot", project_id="proj")),
         "grant revoke": lambda: hub.agents.revoke_grant(BOT, "bot", "proj"),
         "approval decision": lambda: hub.resolutions.decide(
-            BOT, a_decision(approval_id=ids["approval"], decision="approve")),
+            BOT, a_decision(approval_id=ids["approval"], decision="approve")
+        ),
         "prune one": lambda: hub.storage.prune(BOT, a_prune(session_id=ids["ended"])),
         "prune project": lambda: hub.storage.prune(BOT, a_prune(project_id="proj")),
         "prune all": lambda: hub.storage.prune(BOT, a_prune()),
@@ -105,12 +113,15 @@ def admin_verbs(hub: Hub, ids: dict[str, str]) -> dict[str, Callable[[], Awaitab
         "session reassign": lambda: hub.sessions.reassign(BOT, a_reassign(session_id=ids["active"], agent="other")),
         "push key": lambda: _now(hub.push.key(BOT)),
         "push devices": lambda: hub.push.devices.list(BOT),
-        "push device register": lambda: hub.push.devices.create(BOT, parse(DeviceCreate, subscription(
-            "https://push.example/sneaky"))),
-        "push device rename": lambda: hub.push.devices.update(BOT, parse(DeviceUpdate, {
-            "device_id": "dev_0000000000000000", "name": "mine"})),
-        "push device revoke": lambda: hub.push.devices.delete(BOT, parse(DeviceRef, {
-            "device_id": "dev_0000000000000000"})),
+        "push device register": lambda: hub.push.devices.create(
+            BOT, parse(DeviceCreate, subscription("https://push.example/sneaky"))
+        ),
+        "push device rename": lambda: hub.push.devices.update(
+            BOT, parse(DeviceUpdate, {"device_id": "dev_0000000000000000", "name": "mine"})
+        ),
+        "push device revoke": lambda: hub.push.devices.delete(
+            BOT, parse(DeviceRef, {"device_id": "dev_0000000000000000"})
+        ),
         "push test": lambda: hub.push.test(BOT, parse(DeviceRef, {"device_id": "dev_0000000000000000"})),
     }
 

@@ -21,9 +21,30 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.e2e
 def test_a_short_soak_drives_every_operation_and_reports_memory() -> None:
-    done = subprocess.run([sys.executable, "-m", "tools.chaos.soak", "--minutes", "0.05", "--rate", "40",
-                           "--streams", "6", "--waits", "4", "--sample", "0.5", "--settle", "0.5"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.chaos.soak",
+            "--minutes",
+            "0.05",
+            "--rate",
+            "40",
+            "--streams",
+            "6",
+            "--waits",
+            "4",
+            "--sample",
+            "0.5",
+            "--settle",
+            "0.5",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode in (0, 1), done.stdout + done.stderr[-3000:]  # 1: a few seconds prove no level
     out = done.stdout
     opened = re.search(r"6 streams \((\d+) opens", out)
@@ -34,8 +55,11 @@ def test_a_short_soak_drives_every_operation_and_reports_memory() -> None:
     for op in ("signal_append", "question_post", "brain_put", "artifact_publish", "kb page write (REST)"):
         assert int(operations.get(op, 0)) > 0, (op, out)
     for measure in (r"RSS \(VmRSS\)", r"own memory \(RssAnon\)"):
-        assert re.search(measure + r" warm \(at [\d.]+ min\): [\d.]+ MiB; end of load: [\d.]+ MiB; "
-                         r"after the clients closed \([\d.]+ s\): [\d.]+ MiB", out), out
+        assert re.search(
+            measure + r" warm \(at [\d.]+ min\): [\d.]+ MiB; end of load: [\d.]+ MiB; "
+            r"after the clients closed \([\d.]+ s\): [\d.]+ MiB",
+            out,
+        ), out
     assert out.count("growth over the last") == 2 and "load average at the end" in out
 
 

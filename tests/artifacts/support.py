@@ -11,8 +11,11 @@ from typing import Any
 from hubcore.hub import Hub
 
 ENVELOPE: dict[str, Any] = {
-    "alg": "AES-256-GCM", "kdf": "PBKDF2-HMAC-SHA256", "iterations": 600000,
-    "salt": base64.b64encode(b"s" * 16).decode(), "iv": base64.b64encode(b"i" * 12).decode(),
+    "alg": "AES-256-GCM",
+    "kdf": "PBKDF2-HMAC-SHA256",
+    "iterations": 600000,
+    "salt": base64.b64encode(b"s" * 16).decode(),
+    "iv": base64.b64encode(b"i" * 12).decode(),
 }
 CIPHERTEXT = base64.b64encode(b"c" * 40).decode()
 

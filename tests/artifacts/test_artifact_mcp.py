@@ -39,20 +39,46 @@ async def test_publish_update_get_versions_list_delete(live: LiveHub, mode: str)
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode, headers=headers_for(mode)) as bot:
         started = await call(bot, "session_start", project_id="web", name="work")
-        made = await call(bot, "artifact_publish", project_id="web", title="", kind="markdown",
-                          content="# Weekly report\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", label="first",
-                          description="d" * DESCRIPTION_MAX, idempotency_key="pub-1")
+        made = await call(
+            bot,
+            "artifact_publish",
+            project_id="web",
+            title="",
+            kind="markdown",
+            content="# Weekly report\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+            label="first",
+            description="d" * DESCRIPTION_MAX,
+            idempotency_key="pub-1",
+        )
         aid = made["artifact_id"]
         assert made["version"] == 1
         before = state(live.app.hub)
-        again = await call(bot, "artifact_publish", project_id="web", title="", kind="markdown", content="# Other",
-                           idempotency_key="pub-1")
+        again = await call(
+            bot,
+            "artifact_publish",
+            project_id="web",
+            title="",
+            kind="markdown",
+            content="# Other",
+            idempotency_key="pub-1",
+        )
         assert (again["artifact_id"], again["version"]) == (aid, 1) and state(live.app.hub) == before
         got = await call(bot, "artifact_get", artifact_id=aid)
         assert (got["title"], got["version"], got["label"], got["actor"], got["session_id"]) == (
-            "Weekly report", 1, "first", "bot", started["session_id"])
-        up = await call(bot, "artifact_update", artifact_id=aid, content="# Weekly report v2", base_version=1,
-                        label="é" * (LABEL_MAX_BYTES // 2))
+            "Weekly report",
+            1,
+            "first",
+            "bot",
+            started["session_id"],
+        )
+        up = await call(
+            bot,
+            "artifact_update",
+            artifact_id=aid,
+            content="# Weekly report v2",
+            base_version=1,
+            label="é" * (LABEL_MAX_BYTES // 2),
+        )
         assert up["version"] == 2
         stale = await refused(live, bot, "conflict", "artifact_update", artifact_id=aid, content="x", base_version=1)
         assert "version 2" in stale["message"] and stale["details"]["current_version"] == 2
@@ -73,15 +99,21 @@ async def test_publish_update_get_versions_list_delete(live: LiveHub, mode: str)
 @pytest.mark.parametrize("mode", ERAS)
 async def test_drafts_between_sessions(live: LiveHub, mode: str) -> None:
     one, two = await live.make_agent("one"), await live.make_agent("two")
-    async with live.client(one, mode=mode, headers=headers_for(mode)) as first, \
-            live.client(two, mode=mode, headers={"Hub-Connection": "other"} if mode == MODERN else None) as second:
+    async with (
+        live.client(one, mode=mode, headers=headers_for(mode)) as first,
+        live.client(two, mode=mode, headers={"Hub-Connection": "other"} if mode == MODERN else None) as second,
+    ):
         await call(first, "session_start", project_id="web", name="a")
         await call(second, "session_start", project_id="web", name="b")
-        aid = (await call(first, "artifact_publish", project_id="web", title="Live", kind="html",
-                          content="<p>1</p>"))["artifact_id"]
+        aid = (await call(first, "artifact_publish", project_id="web", title="Live", kind="html", content="<p>1</p>"))[
+            "artifact_id"
+        ]
         drafted = await call(first, "artifact_draft", artifact_id=aid, content="<p>2</p>")
         assert {k: drafted[k] for k in ("live_version", "live_rev", "viewer_url")} == {
-            "live_version": 2, "live_rev": 1, "viewer_url": f"artifacts/{aid}?version=2"}
+            "live_version": 2,
+            "live_rev": 1,
+            "viewer_url": f"artifacts/{aid}?version=2",
+        }
         assert "token" not in drafted["viewer_url"] and "pass" not in drafted["viewer_url"]
         assert (await call(first, "artifact_draft", artifact_id=aid, content="<p>2b</p>"))["live_rev"] == 2
         error = await refused(live, second, "conflict", "artifact_draft", artifact_id=aid, content="<p>mine</p>")
@@ -107,8 +139,9 @@ async def test_refusals_at_their_edges_write_nothing(live: LiveHub, mode: str) -
         await refused(live, bot, "invalid_argument", "artifact_publish", **{**base, "content": ""})
         await refused(live, bot, "invalid_argument", "artifact_publish", **{**base, "title": ""})
         await refused(live, bot, "invalid_argument", "artifact_publish", **{**base, "surprise": 1})
-        await refused(live, bot, "invalid_argument", "artifact_publish",
-                      **{**base, "envelope": {**ENVELOPE, "iterations": 1}})
+        await refused(
+            live, bot, "invalid_argument", "artifact_publish", **{**base, "envelope": {**ENVELOPE, "iterations": 1}}
+        )
         await refused(live, bot, "invalid_argument", "artifact_publish", **{**base, "envelope": ENVELOPE})
         policy = await refused(live, bot, "invalid_argument", "artifact_publish", **{**base, "project_id": "locked"})
         assert "password" in policy["message"] and "envelope" in policy["message"]
@@ -122,12 +155,21 @@ async def test_refusals_at_their_edges_write_nothing(live: LiveHub, mode: str) -
         await refused(live, bot, "invalid_argument", "artifact_get", artifact_id="x" * 65)
         await refused(live, bot, "invalid_argument", "artifact_get", artifact_id="nope", version=0)
         await refused(live, bot, "invalid_argument", "artifact_list", limit=501)
-        locked = await call(bot, "artifact_publish", **{**base, "project_id": "locked", "content": CIPHERTEXT,
-                                                        "envelope": ENVELOPE})
-        await refused(live, bot, "invalid_argument", "artifact_update", artifact_id=locked["artifact_id"],
-                      content=CIPHERTEXT)
-        await refused(live, bot, "invalid_argument", "artifact_update", artifact_id=locked["artifact_id"],
-                      content="plain", envelope=None)
+        locked = await call(
+            bot, "artifact_publish", **{**base, "project_id": "locked", "content": CIPHERTEXT, "envelope": ENVELOPE}
+        )
+        await refused(
+            live, bot, "invalid_argument", "artifact_update", artifact_id=locked["artifact_id"], content=CIPHERTEXT
+        )
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "artifact_update",
+            artifact_id=locked["artifact_id"],
+            content="plain",
+            envelope=None,
+        )
     async with live.client() as admin:
         secret = await call(admin, "artifact_publish", **{**base, "project_id": "vault"})
         assert (await call(admin, "artifact_get", artifact_id=secret["artifact_id"]))["title"] == "T"

@@ -20,8 +20,11 @@ API = "/api/v1"
 
 
 def everything(hub: Hub) -> tuple[Any, ...]:
-    return (*state(hub), query(hub, "SELECT * FROM artifact_comments ORDER BY id"),
-            query(hub, "SELECT * FROM artifact_shares ORDER BY artifact_id"))
+    return (
+        *state(hub),
+        query(hub, "SELECT * FROM artifact_comments ORDER BY id"),
+        query(hub, "SELECT * FROM artifact_shares ORDER BY artifact_id"),
+    )
 
 
 MARKDOWN = "# Report\n\n| a |\n|---|\n| 1 |\n"
@@ -49,10 +52,13 @@ async def test_reads(client: HubClient, hub: Hub, alice_token: str) -> None:
     assert body["comments_count"] == 0 and body["comments_open"] == 0
     listing = (await client.get(f"{API}/artifacts", headers=ADMIN)).json()["artifacts"]
     assert [a["id"] for a in listing] == [aid]
-    assert (await client.get(f"{API}/artifacts?project=vault", headers=ADMIN)).json() == {"artifacts": [],
-                                                                                          "next_cursor": None}
-    assert [a["id"] for a in (await client.get(f"{API}/projects/web/artifacts", headers=ADMIN)).json()["artifacts"]] \
-        == [aid]
+    assert (await client.get(f"{API}/artifacts?project=vault", headers=ADMIN)).json() == {
+        "artifacts": [],
+        "next_cursor": None,
+    }
+    assert [
+        a["id"] for a in (await client.get(f"{API}/projects/web/artifacts", headers=ADMIN)).json()["artifacts"]
+    ] == [aid]
     versions = (await client.get(f"{API}/artifacts/{aid}/versions", headers=ADMIN)).json()
     assert [v["version"] for v in versions["versions"]] == [1]
     live = (await client.get(f"{API}/artifacts/{aid}/live", headers=ADMIN)).json()
@@ -83,9 +89,14 @@ async def test_agents_cannot_reach_the_rest_routes(client: HubClient, hub: Hub, 
     aid = await publish(client)
     before = everything(hub)
     agent = client.agent(alice_token)
-    for method, path in (("GET", f"/artifacts/{aid}"), ("POST", f"/artifacts/{aid}/share"),
-                         ("DELETE", f"/artifacts/{aid}/share"), ("GET", f"/artifacts/{aid}/viewer-pass"),
-                         ("POST", f"/artifacts/{aid}/comments"), ("DELETE", f"/artifacts/{aid}")):
+    for method, path in (
+        ("GET", f"/artifacts/{aid}"),
+        ("POST", f"/artifacts/{aid}/share"),
+        ("DELETE", f"/artifacts/{aid}/share"),
+        ("GET", f"/artifacts/{aid}/viewer-pass"),
+        ("POST", f"/artifacts/{aid}/comments"),
+        ("DELETE", f"/artifacts/{aid}"),
+    ):
         r = await client.request(method, f"{API}{path}", headers=agent, json={"body": "x"})
         assert r.status_code == 401, (method, path)
     assert everything(hub) == before
@@ -93,8 +104,15 @@ async def test_agents_cannot_reach_the_rest_routes(client: HubClient, hub: Hub, 
 
 async def test_bad_queries_are_refused(client: HubClient, hub: Hub, alice_token: str) -> None:
     aid = await publish(client)
-    for q in ("version=abc", "version=0", "version=99999999999999999999", "live=maybe", "color=red",
-              "version=1&version=1", "version=%EF%BC%91"):
+    for q in (
+        "version=abc",
+        "version=0",
+        "version=99999999999999999999",
+        "live=maybe",
+        "color=red",
+        "version=1&version=1",
+        "version=%EF%BC%91",
+    ):
         r = await client.get(f"{API}/artifacts/{aid}?{q}", headers=ADMIN)
         assert r.status_code == 400, q
     assert (await client.get(f"{API}/artifacts/{aid}?version=7", headers=ADMIN)).status_code == 404
@@ -109,8 +127,12 @@ async def test_delete(client: HubClient, hub: Hub, alice_token: str) -> None:
     r = await client.delete(f"{API}/artifacts/{aid}", headers=ADMIN)
     assert r.status_code == 200 and r.json() == {"ok": True}
     assert query(hub, "SELECT * FROM artifact_comments") == [] and query(hub, "SELECT * FROM artifact_shares") == []
-    assert query(hub, "SELECT payload FROM events WHERE kind = 'artifact' ORDER BY id DESC LIMIT 1")[0][0].find(
-        '"deleted"') >= 0
+    assert (
+        query(hub, "SELECT payload FROM events WHERE kind = 'artifact' ORDER BY id DESC LIMIT 1")[0][0].find(
+            '"deleted"'
+        )
+        >= 0
+    )
     before = everything(hub)
     assert (await client.delete(f"{API}/artifacts/{aid}", headers=ADMIN)).status_code == 404
     assert everything(hub) == before
@@ -141,15 +163,16 @@ async def test_share_create_report_rotate_revoke(client: HubClient, hub: Hub, al
     assert everything(hub) == before
 
 
-async def test_share_is_pinned_to_the_version_active_at_creation(client: HubClient, hub: Hub,
-                                                                 alice_token: str) -> None:
+async def test_share_is_pinned_to_the_version_active_at_creation(client: HubClient, hub: Hub, alice_token: str) -> None:
     aid = await publish(client)
-    await hub.artifacts.draft(Caller.agent("alice"), ArtifactDraft.model_validate(
-        {"artifact_id": aid, "content": "# draft"}))
+    await hub.artifacts.draft(
+        Caller.agent("alice"), ArtifactDraft.model_validate({"artifact_id": aid, "content": "# draft"})
+    )
     share = (await client.post(f"{API}/artifacts/{aid}/share", headers=ADMIN)).json()
     assert share["version"] == 1  # the live draft is not the active version
-    await hub.artifacts.update(Caller.agent("alice"), ArtifactUpdate.model_validate(
-        {"artifact_id": aid, "content": "# v3"}))
+    await hub.artifacts.update(
+        Caller.agent("alice"), ArtifactUpdate.model_validate({"artifact_id": aid, "content": "# v3"})
+    )
     assert await hub.shares.shared(share["token"]) == (aid, 1)
 
 
@@ -158,8 +181,11 @@ async def test_share_body_is_refused_when_it_holds_members(client: HubClient, hu
     before = everything(hub)
     r = await client.post(f"{API}/artifacts/{aid}/share", headers=ADMIN, json={"version": 1})
     assert r.status_code == 400
-    r = await client.post(f"{API}/artifacts/{aid}/share", headers=ADMIN, content=b"[1]",
-                          )
+    r = await client.post(
+        f"{API}/artifacts/{aid}/share",
+        headers=ADMIN,
+        content=b"[1]",
+    )
     assert r.status_code in (400, 415)
     assert everything(hub) == before
 
@@ -213,14 +239,20 @@ async def test_viewer_pass_window(client: HubClient, hub: Hub, alice_token: str,
 
 async def test_comments_over_rest(client: HubClient, hub: Hub, alice_token: str) -> None:
     aid = await publish(client)
-    r = await client.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN,
-                          json={"body": "  nice  ", "anchor": {"mode": "text", "quote": "Report"}})
+    r = await client.post(
+        f"{API}/artifacts/{aid}/comments",
+        headers=ADMIN,
+        json={"body": "  nice  ", "anchor": {"mode": "text", "quote": "Report"}},
+    )
     assert r.status_code == 201
     c = r.json()
     assert c["author"] == "human" and c["body"] == "nice" and "delete_token" not in c
     assert c["anchor"] == {"mode": "text", "quote": "Report"} and c["anchor_version"] == 1 and c["done"] is False
-    p = await client.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN,
-                          json={"body": "here", "anchor": {"mode": "point", "x": 0.5, "y": 1}, "anchor_version": 9})
+    p = await client.post(
+        f"{API}/artifacts/{aid}/comments",
+        headers=ADMIN,
+        json={"body": "here", "anchor": {"mode": "point", "x": 0.5, "y": 1}, "anchor_version": 9},
+    )
     assert p.json()["anchor_version"] == 1
     got = (await client.get(f"{API}/artifacts/{aid}", headers=ADMIN)).json()
     assert (got["comments_count"], got["comments_open"]) == (2, 2)
@@ -228,8 +260,9 @@ async def test_comments_over_rest(client: HubClient, hub: Hub, alice_token: str)
     assert r.status_code == 200 and r.json()["done"] is True
     got = (await client.get(f"{API}/artifacts/{aid}", headers=ADMIN)).json()
     assert (got["comments_count"], got["comments_open"]) == (2, 1)
-    assert (await client.patch(f"{API}/artifacts/{aid}/comments/{c['id']}", headers=ADMIN,
-                               json={"done": False})).json()["done"] is False
+    assert (
+        await client.patch(f"{API}/artifacts/{aid}/comments/{c['id']}", headers=ADMIN, json={"done": False})
+    ).json()["done"] is False
     listing = (await client.get(f"{API}/artifacts/{aid}/comments?limit=1", headers=ADMIN)).json()
     assert [x["id"] for x in listing["comments"]] == [c["id"]] and listing["truncated"] is True
     rest = (await client.get(f"{API}/artifacts/{aid}/comments?after={listing['next_after']}", headers=ADMIN)).json()
@@ -240,17 +273,28 @@ async def test_comments_over_rest(client: HubClient, hub: Hub, alice_token: str)
     assert (got["comments_count"], got["comments_open"]) == (1, 1)
 
 
-@pytest.mark.parametrize("body", [
-    {"body": ""}, {"body": "   "}, {"body": 5}, {"body": "x", "anchor": {"mode": "point", "x": 2, "y": 0}},
-    {"body": "x", "anchor": {"mode": "point", "x": "0.1", "y": 0}}, {"body": "x", "anchor": {"mode": "circle"}},
-    {"body": "x", "anchor": {"mode": "text", "quote": ""}}, {"body": "x", "anchor_version": 0},
-    {"body": "x", "anchor_version": 2**40}, {"body": "x", "extra": 1}, {"body": "x", "anchor": []},
-    {"body": "x", "anchor": {"mode": "point", "x": 0.1, "y": 0.1, "z": 1}},
-    {"body": "x", "anchor": {"mode": "text", "quote": "y" * 2001}},  # a quote is an anchor's shape: 400
-    {"body": "x", "anchor": {"mode": "text", "quote": "é" * 1500}},  # the anchor over 2048 bytes of JSON
-])
-async def test_comment_refusals_write_nothing(client: HubClient, hub: Hub, alice_token: str,
-                                              body: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"body": ""},
+        {"body": "   "},
+        {"body": 5},
+        {"body": "x", "anchor": {"mode": "point", "x": 2, "y": 0}},
+        {"body": "x", "anchor": {"mode": "point", "x": "0.1", "y": 0}},
+        {"body": "x", "anchor": {"mode": "circle"}},
+        {"body": "x", "anchor": {"mode": "text", "quote": ""}},
+        {"body": "x", "anchor_version": 0},
+        {"body": "x", "anchor_version": 2**40},
+        {"body": "x", "extra": 1},
+        {"body": "x", "anchor": []},
+        {"body": "x", "anchor": {"mode": "point", "x": 0.1, "y": 0.1, "z": 1}},
+        {"body": "x", "anchor": {"mode": "text", "quote": "y" * 2001}},  # a quote is an anchor's shape: 400
+        {"body": "x", "anchor": {"mode": "text", "quote": "é" * 1500}},  # the anchor over 2048 bytes of JSON
+    ],
+)
+async def test_comment_refusals_write_nothing(
+    client: HubClient, hub: Hub, alice_token: str, body: dict[str, Any]
+) -> None:
     aid = await publish(client)
     before = everything(hub)
     r = await client.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json=body)
@@ -258,9 +302,13 @@ async def test_comment_refusals_write_nothing(client: HubClient, hub: Hub, alice
     assert everything(hub) == before
 
 
-@pytest.mark.parametrize("body", [
-    {"body": "x" * 2001}, {"body": "é" * 2001},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"body": "x" * 2001},
+        {"body": "é" * 2001},
+    ],
+)
 async def test_huge_comments_are_413(client: HubClient, hub: Hub, alice_token: str, body: dict[str, Any]) -> None:
     aid = await publish(client)
     before = everything(hub)
@@ -272,12 +320,18 @@ async def test_huge_comments_are_413(client: HubClient, hub: Hub, alice_token: s
 async def test_quote_on_ciphertext_is_refused(client: HubClient, hub: Hub, alice_token: str) -> None:
     aid = await publish(client, kind="html", content=CIPHERTEXT, envelope=ENVELOPE)
     before = everything(hub)
-    r = await client.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN,
-                          json={"body": "x", "anchor": {"mode": "text", "quote": "secret"}})
+    r = await client.post(
+        f"{API}/artifacts/{aid}/comments",
+        headers=ADMIN,
+        json={"body": "x", "anchor": {"mode": "text", "quote": "secret"}},
+    )
     assert r.status_code == 400 and "password protected" in r.json()["detail"]
     assert everything(hub) == before
-    ok = await client.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN,
-                           json={"body": "x", "anchor": {"mode": "point", "x": 0, "y": 0}})
+    ok = await client.post(
+        f"{API}/artifacts/{aid}/comments",
+        headers=ADMIN,
+        json={"body": "x", "anchor": {"mode": "point", "x": 0, "y": 0}},
+    )
     assert ok.status_code == 201
 
 
@@ -290,8 +344,9 @@ async def test_comment_on_missing_things(client: HubClient, hub: Hub, alice_toke
         assert r.status_code == 404
         r = await client.request(method, f"{API}/artifacts/nope/comments/nope", headers=ADMIN, json={})
         assert r.status_code == 404
-    assert (await client.patch(f"{API}/artifacts/{aid}/comments/nope", headers=ADMIN,
-                               json={"done": "yes"})).status_code == 400
+    assert (
+        await client.patch(f"{API}/artifacts/{aid}/comments/nope", headers=ADMIN, json={"done": "yes"})
+    ).status_code == 400
     assert everything(hub) == before
 
 
@@ -331,11 +386,13 @@ async def test_password_policy_patch_refusals(client: HubClient, hub: Hub, value
 
 async def test_agents_cannot_set_the_password_policy(client: HubClient, hub: Hub, alice_token: str) -> None:
     before = query(hub, "SELECT * FROM projects ORDER BY id")
-    r = await client.patch(f"{API}/projects/web", headers=client.agent(alice_token),
-                           json={"artifact_password_policy": "off"})
+    r = await client.patch(
+        f"{API}/projects/web", headers=client.agent(alice_token), json={"artifact_password_policy": "off"}
+    )
     assert r.status_code == 401  # PATCH /projects is the admin's: the gate answers before the body
-    r = await client.patch(f"{API}/projects/vault", headers=client.agent(alice_token),
-                           json={"artifact_password_policy": "off"})
+    r = await client.patch(
+        f"{API}/projects/vault", headers=client.agent(alice_token), json={"artifact_password_policy": "off"}
+    )
     assert r.status_code == 401
     assert query(hub, "SELECT * FROM projects ORDER BY id") == before
 
@@ -375,8 +432,11 @@ async def test_project_delete_takes_comments_and_share_links(client: HubClient, 
 async def test_a_body_over_the_limit_is_413_before_anything(client: HubClient, hub: Hub) -> None:
     aid = await publish(client)
     before = everything(hub)
-    r = await client.post(f"{API}/artifacts/{aid}/comments", headers={**ADMIN, "Content-Type": "application/json"},
-                          content=b'{"body": "' + b"x" * (5 << 20) + b'"}')
+    r = await client.post(
+        f"{API}/artifacts/{aid}/comments",
+        headers={**ADMIN, "Content-Type": "application/json"},
+        content=b'{"body": "' + b"x" * (5 << 20) + b'"}',
+    )
     assert r.status_code == 413 and r.json()["code"] == "payload_too_large"
     r = await client.patch(f"{API}/artifacts/{aid}/comments/x", headers=ADMIN, json={"done": True, "pad": "y" * 100})
     assert r.status_code == 400
@@ -411,8 +471,14 @@ async def test_scripts_setting_refusals_write_nothing(client: HubClient, hub: Hu
     aid = await publish(client, kind="html", content="<p>x</p>")
     path = f"{API}/artifacts/{aid}/scripts"
     before = scripts_rows(hub)
-    for body in ({}, {"scripts": "yes"}, {"scripts": 1}, {"scripts": None}, {"scripts": True, "extra": 1},
-                 {"scripts": True, "artifact_id": "01" + "a" * 24}):
+    for body in (
+        {},
+        {"scripts": "yes"},
+        {"scripts": 1},
+        {"scripts": None},
+        {"scripts": True, "extra": 1},
+        {"scripts": True, "artifact_id": "01" + "a" * 24},
+    ):
         r = await client.put(path, json=body, headers=ADMIN)
         assert r.status_code == 400 and r.json()["code"] == "invalid_argument", (body, r.text)
     r = await client.put(path, content=b"{not json", headers={**ADMIN, "Content-Type": "application/json"})
@@ -420,8 +486,9 @@ async def test_scripts_setting_refusals_write_nothing(client: HubClient, hub: Hu
     r = await client.put(f"{API}/artifacts/{'0' * 26}/scripts", json={"scripts": True}, headers=ADMIN)
     assert r.status_code == 404
     for method in ("get", "put"):  # an agent never reads nor turns on its own scripts
-        r = await client.request(method.upper(), path, json={"scripts": True} if method == "put" else None,
-                                 headers=client.agent(alice_token))
+        r = await client.request(
+            method.upper(), path, json={"scripts": True} if method == "put" else None, headers=client.agent(alice_token)
+        )
         assert r.status_code == 401
     with pytest.raises(HubError) as refused:
         await hub.scripts.set(Caller.agent("alice"), ScriptsSet(artifact_id=aid, scripts=True))

@@ -26,14 +26,19 @@ def no_coalescing_pause(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def publish(hub: Hub, project_id: str) -> str:
-    made = await hub.artifacts.publish_artifact(Caller.admin(), parse(ArtifactPublish, {
-        "project_id": project_id, "title": "T", "kind": "html", "content": "<p>secret text</p>"}))
+    made = await hub.artifacts.publish_artifact(
+        Caller.admin(),
+        parse(
+            ArtifactPublish, {"project_id": project_id, "title": "T", "kind": "html", "content": "<p>secret text</p>"}
+        ),
+    )
     return str(made["artifact_id"])
 
 
 async def draft(hub: Hub, artifact_id: str, content: str) -> dict[str, Any]:
-    return await hub.artifacts.draft(Caller.admin(), parse(ArtifactDraft, {"artifact_id": artifact_id,
-                                                                           "content": content}))
+    return await hub.artifacts.draft(
+        Caller.admin(), parse(ArtifactDraft, {"artifact_id": artifact_id, "content": content})
+    )
 
 
 async def test_live_moves_reach_the_stream_as_ids(client: HubClient) -> None:

@@ -100,8 +100,10 @@ async def test_the_hub_sweeps_unreferenced_blobs_at_start(settings: HubSettings)
         pass
     async with Hub.open(settings) as hub:
         await hub.projects.create(Caller.admin(), parse_project("web"))
-        made = await hub.artifacts.publish_artifact(Caller.admin(), parse(ArtifactPublish, {
-            "project_id": "web", "title": "T", "kind": "html", "content": "kept"}))
+        made = await hub.artifacts.publish_artifact(
+            Caller.admin(),
+            parse(ArtifactPublish, {"project_id": "web", "title": "T", "kind": "html", "content": "kept"}),
+        )
         part = next(p for p in hub.parts if isinstance(p, ArtifactsPart))
         await part.sweep_unreferenced()  # what the part's background task runs once at start
         assert not (settings.data_path / "blobs" / orphan[:2] / orphan).exists()

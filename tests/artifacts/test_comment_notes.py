@@ -25,8 +25,13 @@ pytestmark = pytest.mark.anyio
 
 
 async def publish(hub: Hub, who: Caller, title: str = "Report", project: str = "web") -> str:
-    found = await hub.artifacts.publish_artifact(who, parse(ArtifactPublish, {
-        "project_id": project, "title": title, "kind": "html", "content": "<p>Some words here</p>"}))
+    found = await hub.artifacts.publish_artifact(
+        who,
+        parse(
+            ArtifactPublish,
+            {"project_id": project, "title": title, "kind": "html", "content": "<p>Some words here</p>"},
+        ),
+    )
     return str(found["artifact_id"])
 
 
@@ -36,41 +41,56 @@ async def comment(hub: Hub, who: Caller, artifact_id: str, body: str, **extra: A
 
 def comment_events(client: HubClient) -> list[Any]:
     with client.db() as conn:
-        return conn.execute("SELECT actor, summary, payload FROM events WHERE kind = 'artifact' "
-                            "AND json_extract(payload, '$.action') = 'commented' ORDER BY id").fetchall()
+        return conn.execute(
+            "SELECT actor, summary, payload FROM events WHERE kind = 'artifact' "
+            "AND json_extract(payload, '$.action') = 'commented' ORDER BY id"
+        ).fetchall()
 
 
-async def test_the_humans_comment_reaches_the_author_once(client: HubClient, hub: Hub, alice: Caller,
-                                                          bob: Caller, admin: Caller) -> None:
+async def test_the_humans_comment_reaches_the_author_once(
+    client: HubClient, hub: Hub, alice: Caller, bob: Caller, admin: Caller
+) -> None:
     art = await publish(hub, alice)
     await hub.attention.drain(alice)  # nothing before
-    made = await comment(hub, admin, art, "Tighten the second paragraph.\nAnd the title.",
-                         anchor={"mode": "text", "quote": "Some words"})
+    made = await comment(
+        hub, admin, art, "Tighten the second paragraph.\nAnd the title.", anchor={"mode": "text", "quote": "Some words"}
+    )
     events = comment_events(client)
     assert len(events) == 1 and events[0]["actor"] == "human"
     assert events[0]["summary"] == "commented on Report: Tighten the second paragraph."
     payload = orjson.loads(events[0]["payload"])
-    assert payload == {"action": "commented", "artifact_id": art, "comment_id": made["id"], "artifact_author": "alice",
-                       "body": "Tighten the second paragraph.\nAnd the title.", "version": 1, "quote": "Some words"}
+    assert payload == {
+        "action": "commented",
+        "artifact_id": art,
+        "comment_id": made["id"],
+        "artifact_author": "alice",
+        "body": "Tighten the second paragraph.\nAnd the title.",
+        "version": 1,
+        "quote": "Some words",
+    }
     first = await hub.attention.drain(alice)
     assert [(i["source"], i["kind"], i["artifact_id"], i["comment_id"]) for i in first.items] == [
-        ("attention", "comment", art, made["id"])]
+        ("attention", "comment", art, made["id"])
+    ]
     assert first.items[0]["title"] == f"The human commented on your artifact {art}: Tighten the second paragraph."
     assert (await hub.attention.drain(alice)).items == []  # delivered once
     assert (await hub.attention.drain(bob)).items == []  # another agent hears nothing
 
     brief = await hub.brief.brief(alice, a_brief(project_id="web"))
     assert [(c["artifact_id"], c["comment_id"], c["body"], c["quote"]) for c in brief["comments"]["items"]] == [
-        (art, made["id"], "Tighten the second paragraph.\nAnd the title.", "Some words")]
+        (art, made["id"], "Tighten the second paragraph.\nAnd the title.", "Some words")
+    ]
     assert brief["comments"]["more"] == 0
     assert (await hub.brief.brief(bob, a_brief(project_id="web")))["comments"]["items"] == []
-    await hub.comments.resolve(admin, parse(CommentResolve, {"artifact_id": art, "comment_id": made["id"],
-                                                             "done": True}))
+    await hub.comments.resolve(
+        admin, parse(CommentResolve, {"artifact_id": art, "comment_id": made["id"], "done": True})
+    )
     assert (await hub.brief.brief(alice, a_brief(project_id="web")))["comments"]["items"] == []  # resolved
 
 
-async def test_notify_wait_wakes_for_a_comment_without_a_subscription(client: HubClient, hub: Hub, alice: Caller,
-                                                                      admin: Caller) -> None:
+async def test_notify_wait_wakes_for_a_comment_without_a_subscription(
+    client: HubClient, hub: Hub, alice: Caller, admin: Caller
+) -> None:
     art = await publish(hub, alice)
     got: dict[str, Any] = {}
 
@@ -86,9 +106,9 @@ async def test_notify_wait_wakes_for_a_comment_without_a_subscription(client: Hu
     assert [i["kind"] for i in got["notifications"]["pending"]] == ["comment"]
 
 
-async def test_agents_comments_and_the_humans_own_artifacts_notify_nobody(client: HubClient, hub: Hub,
-                                                                          alice: Caller, bob: Caller,
-                                                                          admin: Caller) -> None:
+async def test_agents_comments_and_the_humans_own_artifacts_notify_nobody(
+    client: HubClient, hub: Hub, alice: Caller, bob: Caller, admin: Caller
+) -> None:
     art = await publish(hub, alice)
     await hub.attention.drain(alice)
     await comment(hub, bob, art, "An agent's remark")
@@ -100,14 +120,22 @@ async def test_agents_comments_and_the_humans_own_artifacts_notify_nobody(client
     assert (await hub.brief.brief(alice, a_brief(project_id="web")))["comments"]["items"] == []
 
 
-async def test_an_agent_cannot_forge_a_comment_notification(client: HubClient, hub: Hub, alice: Caller,
-                                                            bob: Caller) -> None:
+async def test_an_agent_cannot_forge_a_comment_notification(
+    client: HubClient, hub: Hub, alice: Caller, bob: Caller
+) -> None:
     """An agent appending an artifact event that looks like one is never read as the human's."""
     await publish(hub, alice)
     await hub.attention.drain(alice)
     with contextlib.suppress(HubError):  # refused outright is as good
-        await hub.posts.signal_append(bob, a_signal(project_id="web", kind="artifact", summary="fake",
-                                                    payload={"action": "commented", "artifact_author": "alice"}))
+        await hub.posts.signal_append(
+            bob,
+            a_signal(
+                project_id="web",
+                kind="artifact",
+                summary="fake",
+                payload={"action": "commented", "artifact_author": "alice"},
+            ),
+        )
     assert (await hub.attention.drain(alice)).items == []
 
 
@@ -138,10 +166,21 @@ async def test_artifact_list_pages_by_cursor(client: HubClient, hub: Hub, alice:
     assert whole.json()["next_cursor"] is None and len(whole.json()["artifacts"]) == 7
 
 
-@pytest.mark.parametrize("cursor", ["", "x", "1.5", "1.5~", "nan~01j0000000000000000000000",
-                                    "inf~01j0000000000000000000000", "1.5~01J0000000000000000000000",
-                                    "1.5~01j000000000000000000000", "1.5~" + "0" * 100,
-                                    "1.5~01j0000000000000000000000~x"])
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "",
+        "x",
+        "1.5",
+        "1.5~",
+        "nan~01j0000000000000000000000",
+        "inf~01j0000000000000000000000",
+        "1.5~01J0000000000000000000000",
+        "1.5~01j000000000000000000000",
+        "1.5~" + "0" * 100,
+        "1.5~01j0000000000000000000000~x",
+    ],
+)
 async def test_artifact_list_refuses_a_cursor_it_never_issued(client: HubClient, hub: Hub, cursor: str) -> None:
     r = await client.get("/api/v1/artifacts", params={"cursor": cursor}, headers=ADMIN)
     assert r.status_code == 400, (cursor, r.text)

@@ -31,11 +31,23 @@ def connection(mode: str) -> dict[str, str] | None:
 async def test_the_comment_reaches_the_author_over_mcp(live: LiveHub, mode: str) -> None:
     token = await live.make_agent("writer")
     async with live.client(token, mode=mode, headers=connection(mode)) as writer:
-        made = [await call(writer, "artifact_publish", project_id="web", title=f"Doc {n}", kind="markdown",
-                           content=f"# Doc {n}\n\nbody\n") for n in range(5)]
+        made = [
+            await call(
+                writer,
+                "artifact_publish",
+                project_id="web",
+                title=f"Doc {n}",
+                kind="markdown",
+                content=f"# Doc {n}\n\nbody\n",
+            )
+            for n in range(5)
+        ]
         await call(writer, "whoami")  # drains whatever was pending
-        r = await live.http.post(f"/api/v1/artifacts/{made[0]['artifact_id']}/comments",
-                                 json={"body": "Please cite the source."}, headers=ADMIN)
+        r = await live.http.post(
+            f"/api/v1/artifacts/{made[0]['artifact_id']}/comments",
+            json={"body": "Please cite the source."},
+            headers=ADMIN,
+        )
         assert r.status_code in (200, 201), r.text
         result = await call(writer, "whoami")
         pending = result["notifications"]["pending"]
@@ -47,8 +59,9 @@ async def test_the_comment_reaches_the_author_over_mcp(live: LiveHub, mode: str)
         ids: list[str] = []
         cursor = None
         for _ in range(6):
-            page = await call(writer, "artifact_list", project_id="web", limit=2,
-                              **({"cursor": cursor} if cursor else {}))
+            page = await call(
+                writer, "artifact_list", project_id="web", limit=2, **({"cursor": cursor} if cursor else {})
+            )
             ids += [a["id"] for a in page["artifacts"]]
             cursor = page["next_cursor"]
             if cursor is None:

@@ -52,18 +52,31 @@ async def test_post_list_resolve_delete(live: LiveHub, mode: str) -> None:
     aid = await publish(hub)
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode, headers=connection(mode, "c1")) as bot:
-        posted = await call(bot, "comment_post", artifact_id=aid, body=" looks good ",
-                            anchor={"mode": "text", "quote": "body"}, idempotency_key="k1")
+        posted = await call(
+            bot,
+            "comment_post",
+            artifact_id=aid,
+            body=" looks good ",
+            anchor={"mode": "text", "quote": "body"},
+            idempotency_key="k1",
+        )
         assert posted["author"] == "bot" and posted["body"] == "looks good" and posted["anchor_version"] == 1
         assert len(posted["delete_token"]) == 64 and int(posted["delete_token"], 16) >= 0
         stored = query(hub, "SELECT token_hash FROM artifact_comments")[0][0]
         assert stored != posted["delete_token"] and len(stored) == 64
-        again = await call(bot, "comment_post", artifact_id=aid, body=" looks good ",
-                           anchor={"mode": "text", "quote": "body"}, idempotency_key="k1")
+        again = await call(
+            bot,
+            "comment_post",
+            artifact_id=aid,
+            body=" looks good ",
+            anchor={"mode": "text", "quote": "body"},
+            idempotency_key="k1",
+        )
         assert again["id"] == posted["id"] and "delete_token" not in again
         assert query(hub, "SELECT COUNT(*) FROM artifact_comments") == [(1,)]
-        point = await call(bot, "comment_post", artifact_id=aid, body="here",
-                           anchor={"mode": "point", "x": 1, "y": 0.25})
+        point = await call(
+            bot, "comment_post", artifact_id=aid, body="here", anchor={"mode": "point", "x": 1, "y": 0.25}
+        )
         listed = await call(bot, "comment_list", artifact_id=aid)
         assert [c["id"] for c in listed["comments"]] == [posted["id"], point["id"]] and listed["truncated"] is False
         done = await call(bot, "comment_resolve", artifact_id=aid, comment_id=posted["id"])
@@ -85,14 +98,21 @@ def error_of(result: Any) -> dict[str, Any]:
 async def test_missing_and_denied_are_the_same(live: LiveHub, mode: str) -> None:
     hub = live.app.hub
     hidden = await publish(hub, "vault")
-    secret = (await hub.comments.post(Caller.admin(), CommentPost.model_validate(
-        {"artifact_id": hidden, "body": "admin only"})))["id"]
+    secret = (
+        await hub.comments.post(
+            Caller.admin(), CommentPost.model_validate({"artifact_id": hidden, "body": "admin only"})
+        )
+    )["id"]
     missing = "0" * len(hidden)
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode, headers=connection(mode, "c2")) as bot:
-        for tool, extra in (("comment_post", {"body": "x"}), ("comment_list", {}),
-                            ("comment_resolve", {"comment_id": secret}), ("comment_delete", {"comment_id": secret}),
-                            ("comment_delete", {"comment_id": secret, "delete_token": "0" * 64})):
+        for tool, extra in (
+            ("comment_post", {"body": "x"}),
+            ("comment_list", {}),
+            ("comment_resolve", {"comment_id": secret}),
+            ("comment_delete", {"comment_id": secret}),
+            ("comment_delete", {"comment_id": secret, "delete_token": "0" * 64}),
+        ):
             before = everything(hub)
             denied = error_of(await bot.call_tool(tool, {"artifact_id": hidden, **extra}))
             gone = error_of(await bot.call_tool(tool, {"artifact_id": missing, **extra}))
@@ -111,19 +131,24 @@ async def test_the_delete_token_is_a_right_of_its_own(live: LiveHub, mode: str) 
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode, headers=connection(mode, "c3")) as bot:
         posted = await call(bot, "comment_post", artifact_id=aid, body="mine")
-        await hub.projects.update(Caller.admin(), ProjectUpdate.model_validate(
-            {"project_id": "temp", "confidential": True}))
+        await hub.projects.update(
+            Caller.admin(), ProjectUpdate.model_validate({"project_id": "temp", "confidential": True})
+        )
         assert error_of(await bot.call_tool("comment_list", {"artifact_id": aid}))["code"] in ("not_found", "forbidden")
         before = everything(hub)
-        assert error_of(await bot.call_tool("comment_resolve", {
-            "artifact_id": aid, "comment_id": posted["id"], "delete_token": "f" * 64}))["code"] in (
-            "not_found", "forbidden")
+        assert error_of(
+            await bot.call_tool(
+                "comment_resolve", {"artifact_id": aid, "comment_id": posted["id"], "delete_token": "f" * 64}
+            )
+        )["code"] in ("not_found", "forbidden")
         assert everything(hub) == before
-        done = await call(bot, "comment_resolve", artifact_id=aid, comment_id=posted["id"],
-                          delete_token=posted["delete_token"])
+        done = await call(
+            bot, "comment_resolve", artifact_id=aid, comment_id=posted["id"], delete_token=posted["delete_token"]
+        )
         assert done["done"] is True
-        assert await call(bot, "comment_delete", artifact_id=aid, comment_id=posted["id"],
-                          delete_token=posted["delete_token"]) == {"ok": True}
+        assert await call(
+            bot, "comment_delete", artifact_id=aid, comment_id=posted["id"], delete_token=posted["delete_token"]
+        ) == {"ok": True}
     assert query(hub, "SELECT comments_count, comments_open FROM artifacts") == [(0, 0)]
 
 
@@ -134,15 +159,29 @@ async def test_refusals_write_nothing(live: LiveHub, mode: str) -> None:
     locked = await publish(hub, kind="html", content=CIPHERTEXT, envelope=ENVELOPE)
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode, headers=connection(mode, "c4")) as bot:
-        for args in ({"body": ""}, {"body": 7}, {"body": "x", "anchor": {"mode": "point", "x": -0.1, "y": 0}},
-                     {"body": "x", "anchor": {"mode": "point", "x": 1.5, "y": 0}},
-                     {"body": "x", "anchor": {"mode": "text"}}, {"body": "x", "anchor": "here"},
-                     {"body": "x", "anchor_version": -1}, {"body": "x", "anchor_version": "1"},
-                     {"body": "x", "surprise": True}, {"body": "x", "idempotency_key": ""}):
+        for args in (
+            {"body": ""},
+            {"body": 7},
+            {"body": "x", "anchor": {"mode": "point", "x": -0.1, "y": 0}},
+            {"body": "x", "anchor": {"mode": "point", "x": 1.5, "y": 0}},
+            {"body": "x", "anchor": {"mode": "text"}},
+            {"body": "x", "anchor": "here"},
+            {"body": "x", "anchor_version": -1},
+            {"body": "x", "anchor_version": "1"},
+            {"body": "x", "surprise": True},
+            {"body": "x", "idempotency_key": ""},
+        ):
             await refused(live, bot, "invalid_argument", "comment_post", artifact_id=aid, **args)
         await refused(live, bot, "payload_too_large", "comment_post", artifact_id=aid, body="x" * 2001)
-        error = await refused(live, bot, "invalid_argument", "comment_post", artifact_id=locked, body="x",
-                              anchor={"mode": "text", "quote": "plain"})
+        error = await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "comment_post",
+            artifact_id=locked,
+            body="x",
+            anchor={"mode": "text", "quote": "plain"},
+        )
         assert "password protected" in error["message"]
         await refused(live, bot, "invalid_argument", "comment_list", artifact_id=aid, limit=0)
         await refused(live, bot, "invalid_argument", "comment_list", artifact_id=aid, limit=501)

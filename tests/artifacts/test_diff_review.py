@@ -41,9 +41,12 @@ new file mode 100644
 +<script>alert(1)</script>
 +second line
 """
+
+
 def v2_text() -> str:
-    return (V1.replace("@@ -1,5 +1,5 @@\n import os\n", "@@ -1,5 +1,7 @@\n import os\n+import sys\n")
-            .replace('     print("hello")\n', '-    print("hello")\n+    print("hi")\n+    print("x")\n'))
+    return V1.replace("@@ -1,5 +1,5 @@\n import os\n", "@@ -1,5 +1,7 @@\n import os\n+import sys\n").replace(
+        '     print("hello")\n', '-    print("hello")\n+    print("hi")\n+    print("x")\n'
+    )
 
 
 @pytest.fixture
@@ -56,8 +59,11 @@ async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
 
 def everything(live: LiveHub) -> tuple[Any, ...]:
     hub = live.app.hub
-    return (*state(hub), query(hub, "SELECT * FROM artifact_comments ORDER BY id"),
-            query(hub, "SELECT event_id, status FROM inbox ORDER BY event_id"))
+    return (
+        *state(hub),
+        query(hub, "SELECT * FROM artifact_comments ORDER BY id"),
+        query(hub, "SELECT event_id, status FROM inbox ORDER BY event_id"),
+    )
 
 
 refused = refuser(everything)
@@ -70,25 +76,64 @@ async def test_publish_read_and_refusals(live: LiveHub) -> None:
         aid = made["artifact_id"]
         got = await call(bot, "artifact_get", artifact_id=aid)
         assert got["kind"] == "diff" and got["content"] == V1
-        assert got["diff"] == {"files": [
-            {"path": "src/app.py", "old_path": None, "status": "modified", "added": 1, "removed": 1, "hunks": 1,
-             "binary": False},
-            {"path": "docs/<b>notes</b>.md", "old_path": None, "status": "added", "added": 2, "removed": 0,
-             "hunks": 1, "binary": False, "new_mode": "100644", "old_mode": None}],
-            "added": 3, "removed": 1, "hunks": 2}
+        assert got["diff"] == {
+            "files": [
+                {
+                    "path": "src/app.py",
+                    "old_path": None,
+                    "status": "modified",
+                    "added": 1,
+                    "removed": 1,
+                    "hunks": 1,
+                    "binary": False,
+                },
+                {
+                    "path": "docs/<b>notes</b>.md",
+                    "old_path": None,
+                    "status": "added",
+                    "added": 2,
+                    "removed": 0,
+                    "hunks": 1,
+                    "binary": False,
+                    "new_mode": "100644",
+                    "old_mode": None,
+                },
+            ],
+            "added": 3,
+            "removed": 1,
+            "hunks": 2,
+        }
         rest = (await live.http.get(f"{API}/artifacts/{aid}", headers=ADMIN)).json()
         assert rest["diff"] == got["diff"] and rest["kind"] == "diff"
         listed = (await live.http.get(f"{API}/artifacts", headers=ADMIN)).json()["artifacts"]
         assert listed[0]["kind"] == "diff"
 
-        error = await refused(live, bot, "invalid_argument", "artifact_publish", project_id="web", title="T",
-                              kind="diff", content="just some text\n--- nope\n")
+        error = await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "artifact_publish",
+            project_id="web",
+            title="T",
+            kind="diff",
+            content="just some text\n--- nope\n",
+        )
         assert error["details"]["line"] == 1 and "line 1" in error["message"]
-        error = await refused(live, bot, "invalid_argument", "artifact_update", artifact_id=aid,
-                              content=V1 + "garbage after the diff\n")
+        error = await refused(
+            live, bot, "invalid_argument", "artifact_update", artifact_id=aid, content=V1 + "garbage after the diff\n"
+        )
         assert error["details"]["line"] == V1.count("\n") + 1
-        await refused(live, bot, "invalid_argument", "artifact_publish", project_id="web", title="T", kind="diff",
-                      content=CIPHERTEXT, envelope=ENVELOPE)
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "artifact_publish",
+            project_id="web",
+            title="T",
+            kind="diff",
+            content=CIPHERTEXT,
+            envelope=ENVELOPE,
+        )
         await refused(live, bot, "invalid_argument", "artifact_draft", artifact_id=aid, content="not a diff")
 
 
@@ -103,14 +148,29 @@ def many_hunks(n: int) -> str:
 async def test_limits_at_their_edges_over_mcp(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
-        made = await call(bot, "artifact_publish", project_id="web", title="Big", kind="diff",
-                          content=many_files(diffs.FILES_MAX))
-        error = await refused(live, bot, "payload_too_large", "artifact_publish", project_id="web", title="Big",
-                              kind="diff", content=many_files(diffs.FILES_MAX + 1))
+        made = await call(
+            bot, "artifact_publish", project_id="web", title="Big", kind="diff", content=many_files(diffs.FILES_MAX)
+        )
+        error = await refused(
+            live,
+            bot,
+            "payload_too_large",
+            "artifact_publish",
+            project_id="web",
+            title="Big",
+            kind="diff",
+            content=many_files(diffs.FILES_MAX + 1),
+        )
         assert error["details"] == {"field": "content", "limit": diffs.FILES_MAX}
         await call(bot, "artifact_update", artifact_id=made["artifact_id"], content=many_hunks(diffs.HUNKS_MAX))
-        error = await refused(live, bot, "payload_too_large", "artifact_update", artifact_id=made["artifact_id"],
-                              content=many_hunks(diffs.HUNKS_MAX + 1))
+        error = await refused(
+            live,
+            bot,
+            "payload_too_large",
+            "artifact_update",
+            artifact_id=made["artifact_id"],
+            content=many_hunks(diffs.HUNKS_MAX + 1),
+        )
         assert error["details"] == {"field": "content", "limit": diffs.HUNKS_MAX}
         got = await call(bot, "artifact_get", artifact_id=made["artifact_id"])
         assert got["version"] == 2 and got["diff"]["hunks"] == diffs.HUNKS_MAX
@@ -128,9 +188,11 @@ def sized(n: int) -> str:
 
 
 # Each limit: a diff at it (taken), one past it (refused), and the `details.limit` the refusal names.
-EDGES = {"files": (many_files(diffs.FILES_MAX), many_files(diffs.FILES_MAX + 1), diffs.FILES_MAX),
-         "hunks": (many_hunks(diffs.HUNKS_MAX), many_hunks(diffs.HUNKS_MAX + 1), diffs.HUNKS_MAX),
-         "size": (sized(SIZE), sized(SIZE + 1), None)}
+EDGES = {
+    "files": (many_files(diffs.FILES_MAX), many_files(diffs.FILES_MAX + 1), diffs.FILES_MAX),
+    "hunks": (many_hunks(diffs.HUNKS_MAX), many_hunks(diffs.HUNKS_MAX + 1), diffs.HUNKS_MAX),
+    "size": (sized(SIZE), sized(SIZE + 1), None),
+}
 
 
 @pytest.mark.parametrize("tool", ["artifact_publish", "artifact_update", "artifact_draft"])
@@ -142,8 +204,9 @@ async def test_every_tool_that_takes_a_diff_at_each_limit(live: LiveHub, tool: s
     live.app.hub.blobs.max_bytes = SIZE
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
-        aid = (await call(bot, "artifact_publish", project_id="web", title="Edges", kind="diff",
-                          content=sized(100)))["artifact_id"]
+        aid = (await call(bot, "artifact_publish", project_id="web", title="Edges", kind="diff", content=sized(100)))[
+            "artifact_id"
+        ]
 
         def arguments(content: str) -> dict[str, Any]:
             if tool == "artifact_publish":
@@ -165,35 +228,61 @@ async def test_line_comments_move_or_go_outdated(live: LiveHub) -> None:
     async with live.client(token) as bot:
         aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff", content=V1))["artifact_id"]
         # the agent on the new side of `def greet(name):` (line 2), the human on the `print` line (3)
-        mine = await call(bot, "comment_post", artifact_id=aid, body="name it who",
-                          anchor={"mode": "line", "file": "src/app.py", "side": "new", "line": 2})
+        mine = await call(
+            bot,
+            "comment_post",
+            artifact_id=aid,
+            body="name it who",
+            anchor={"mode": "line", "file": "src/app.py", "side": "new", "line": 2},
+        )
         assert mine["anchor"] == {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}
         assert mine["outdated"] is False and mine["anchor_version"] == 1
-        r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={
-            "body": "say hi", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 3}})
+        r = await live.http.post(
+            f"{API}/artifacts/{aid}/comments",
+            headers=ADMIN,
+            json={"body": "say hi", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 3}},
+        )
         assert r.status_code == 201, r.text
         theirs = r.json()
-        r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={
-            "body": "<img src=x onerror=alert(1)>", "anchor": {"mode": "line", "file": "docs/<b>notes</b>.md",
-                                                               "side": "new", "line": 1, "end_line": 2}})
+        r = await live.http.post(
+            f"{API}/artifacts/{aid}/comments",
+            headers=ADMIN,
+            json={
+                "body": "<img src=x onerror=alert(1)>",
+                "anchor": {"mode": "line", "file": "docs/<b>notes</b>.md", "side": "new", "line": 1, "end_line": 2},
+            },
+        )
         assert r.status_code == 201, r.text
         before = everything(live)
-        for anchor in ({"mode": "line", "file": "src/app.py", "side": "old", "line": 9},
-                       {"mode": "line", "file": "nope.py", "side": "new", "line": 1},
-                       {"mode": "line", "file": "src/app.py", "side": "new", "line": 4, "end_line": 9},
-                       {"mode": "line", "file": "src/app.py", "side": "new", "line": 3, "end_line": 2},
-                       {"mode": "line", "file": "src/app.py", "side": "both", "line": 1},
-                       {"mode": "line", "file": "src/app.py", "side": "new", "line": 0}):
-            r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={"body": "x",
-                                                                                                "anchor": anchor})
+        for anchor in (
+            {"mode": "line", "file": "src/app.py", "side": "old", "line": 9},
+            {"mode": "line", "file": "nope.py", "side": "new", "line": 1},
+            {"mode": "line", "file": "src/app.py", "side": "new", "line": 4, "end_line": 9},
+            {"mode": "line", "file": "src/app.py", "side": "new", "line": 3, "end_line": 2},
+            {"mode": "line", "file": "src/app.py", "side": "both", "line": 1},
+            {"mode": "line", "file": "src/app.py", "side": "new", "line": 0},
+        ):
+            r = await live.http.post(
+                f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={"body": "x", "anchor": anchor}
+            )
             assert r.status_code == 400 and r.json()["code"] == "invalid_argument", (anchor, r.text)
-            tool_error(await bot.call_tool("comment_post", {"artifact_id": aid, "body": "x", "anchor": anchor}),
-                       "invalid_argument")
+            tool_error(
+                await bot.call_tool("comment_post", {"artifact_id": aid, "body": "x", "anchor": anchor}),
+                "invalid_argument",
+            )
         assert everything(live) == before
-        md = (await call(bot, "artifact_publish", project_id="web", title="M", kind="markdown",
-                         content="# x"))["artifact_id"]
-        await refused(live, bot, "invalid_argument", "comment_post", artifact_id=md, body="x",
-                      anchor={"mode": "line", "file": "a", "side": "new", "line": 1})
+        md = (await call(bot, "artifact_publish", project_id="web", title="M", kind="markdown", content="# x"))[
+            "artifact_id"
+        ]
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "comment_post",
+            artifact_id=md,
+            body="x",
+            anchor={"mode": "line", "file": "a", "side": "new", "line": 1},
+        )
 
         await call(bot, "artifact_update", artifact_id=aid, content=v2_text())
         comments = {c["id"]: c for c in (await call(bot, "comment_list", artifact_id=aid))["comments"]}
@@ -211,29 +300,74 @@ async def test_verdict_reaches_the_agents_waits(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
         aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff", content=V1))["artifact_id"]
-        md = (await call(bot, "artifact_publish", project_id="web", title="M", kind="markdown",
-                         content="# x"))["artifact_id"]
-        await refused(live, bot, "invalid_argument", "signal_append", project_id="web", kind="signal",
-                      summary="s", artifact_id=aid)
-        await refused(live, bot, "invalid_argument", "signal_append", project_id="web", kind="approval",
-                      summary="s", artifact_id=md)
-        await refused(live, bot, "invalid_argument", "signal_append", project_id="other", kind="approval",
-                      summary="s", artifact_id=aid)
-        await refused(live, bot, "invalid_argument", "signal_append", project_id="web", kind="approval",
-                      summary="s", artifact_id="x" * 65)
-        asked = await call(bot, "signal_append", project_id="web", kind="approval", summary="Review my change",
-                           artifact_id=aid)
+        md = (await call(bot, "artifact_publish", project_id="web", title="M", kind="markdown", content="# x"))[
+            "artifact_id"
+        ]
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "signal_append",
+            project_id="web",
+            kind="signal",
+            summary="s",
+            artifact_id=aid,
+        )
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "signal_append",
+            project_id="web",
+            kind="approval",
+            summary="s",
+            artifact_id=md,
+        )
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "signal_append",
+            project_id="other",
+            kind="approval",
+            summary="s",
+            artifact_id=aid,
+        )
+        await refused(
+            live,
+            bot,
+            "invalid_argument",
+            "signal_append",
+            project_id="web",
+            kind="approval",
+            summary="s",
+            artifact_id="x" * 65,
+        )
+        asked = await call(
+            bot, "signal_append", project_id="web", kind="approval", summary="Review my change", artifact_id=aid
+        )
         item = (await live.http.get(f"{API}/inbox", headers=ADMIN)).json()["items"][0]
         assert item["payload"]["review"] == {"artifact_id": aid, "version": 1, "title": "G"}
-        r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={
-            "body": "rename this", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}})
+        r = await live.http.post(
+            f"{API}/artifacts/{aid}/comments",
+            headers=ADMIN,
+            json={"body": "rename this", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}},
+        )
         line_comment = r.json()
-        await call(bot, "comment_post", artifact_id=aid, body="old and done",
-                   anchor={"mode": "line", "file": "src/app.py", "side": "old", "line": 2})
+        await call(
+            bot,
+            "comment_post",
+            artifact_id=aid,
+            body="old and done",
+            anchor={"mode": "line", "file": "src/app.py", "side": "old", "line": 2},
+        )
         resolved = (await call(bot, "comment_list", artifact_id=aid))["comments"][-1]
         await call(bot, "comment_resolve", artifact_id=aid, comment_id=resolved["id"])
-        r = await live.http.post(f"{API}/approvals/{asked['event_id']}/decision", headers=ADMIN,
-                                 json={"decision": "decline", "note": "see the comments"})
+        r = await live.http.post(
+            f"{API}/approvals/{asked['event_id']}/decision",
+            headers=ADMIN,
+            json={"decision": "decline", "note": "see the comments"},
+        )
         assert r.status_code == 200, r.text
 
         waited = await call(bot, "inbox_wait", wait_seconds=5)
@@ -241,8 +375,17 @@ async def test_verdict_reaches_the_agents_waits(live: LiveHub) -> None:
         review = got["decision"]["review"]
         assert got["decision"]["decision"] == "declined" and got["decision"]["note"] == "see the comments"
         assert review["verdict"] == "changes_requested" and review["version"] == 1
-        assert review["comments"] == [{"id": line_comment["id"], "file": "src/app.py", "side": "new", "line": 2,
-                                       "end_line": None, "body": "rename this", "author": "human"}]
+        assert review["comments"] == [
+            {
+                "id": line_comment["id"],
+                "file": "src/app.py",
+                "side": "new",
+                "line": 2,
+                "end_line": None,
+                "body": "rename this",
+                "author": "human",
+            }
+        ]
         assert review["open_comments"] == 1 and review["truncated"] is False
         read = await call(bot, "inbox_read", status="resolved")
         assert read["items"][0]["decision"]["review"] == review
@@ -254,33 +397,65 @@ async def test_verdict_reaches_the_agents_waits(live: LiveHub) -> None:
 
 
 @pytest.mark.parametrize("on_expiry", ["approve", "decline"])
-async def test_an_expired_review_carries_the_open_comments(settings: HubSettings, clock: FakeClock,
-                                                           on_expiry: str) -> None:
+async def test_an_expired_review_carries_the_open_comments(
+    settings: HubSettings, clock: FakeClock, on_expiry: str
+) -> None:
     """The hub resolves the approval at its deadline per `on_expiry`; the agent's wait gets the
     review with verdict `expired` (the human gave none) and the open line comments left before."""
     async with live_hub(settings, clock) as live:
         await live.make_project("web")
         token = await live.make_agent("bot")
         async with live.client(token) as bot:
-            aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff",
-                              content=V1))["artifact_id"]
-            asked = await call(bot, "signal_append", project_id="web", kind="approval", summary="Review it",
-                               artifact_id=aid, expires_in_seconds=60, on_expiry=on_expiry)
-            r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={
-                "body": "rename this", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}})
+            aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff", content=V1))[
+                "artifact_id"
+            ]
+            asked = await call(
+                bot,
+                "signal_append",
+                project_id="web",
+                kind="approval",
+                summary="Review it",
+                artifact_id=aid,
+                expires_in_seconds=60,
+                on_expiry=on_expiry,
+            )
+            r = await live.http.post(
+                f"{API}/artifacts/{aid}/comments",
+                headers=ADMIN,
+                json={
+                    "body": "rename this",
+                    "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2},
+                },
+            )
             assert r.status_code == 201, r.text
             clock.advance(61)
             waited = await call(bot, "inbox_wait", wait_seconds=5)
         (got,) = waited["items"]
         assert got["event_id"] == asked["event_id"] and got["expired"] is True
         decision = got["decision"]
-        assert decision["actor"] == "hub" and decision["decision"] == ("approved" if on_expiry == "approve"
-                                                                       else "declined")
+        assert decision["actor"] == "hub" and decision["decision"] == (
+            "approved" if on_expiry == "approve" else "declined"
+        )
         assert decision["review"] == {
-            "artifact_id": aid, "version": 1, "verdict": "expired", "open_comments": 1, "truncated": False,
-            "comments": [{"id": r.json()["id"], "file": "src/app.py", "side": "new", "line": 2, "end_line": None,
-                          "body": "rename this", "author": "human"}]}
+            "artifact_id": aid,
+            "version": 1,
+            "verdict": "expired",
+            "open_comments": 1,
+            "truncated": False,
+            "comments": [
+                {
+                    "id": r.json()["id"],
+                    "file": "src/app.py",
+                    "side": "new",
+                    "line": 2,
+                    "end_line": None,
+                    "body": "rename this",
+                    "author": "human",
+                }
+            ],
+        }
         pending = waited.get("notifications", {}).get("pending", [])
         title = f"Expired, {decision['decision']} by its deadline: your approval request: Review it"
         assert [(p["title"], p["review"]) for p in pending if p.get("thread_id") == asked["event_id"]] == [
-            (title, decision["review"])], waited
+            (title, decision["review"])
+        ], waited

@@ -57,7 +57,9 @@ def test_rename_fixture() -> None:
 def test_binary_and_deletion_fixtures() -> None:
     binary = diffs.summary(diffs.parse((HERE / "binary.diff").read_text()))
     assert [(f["path"], f["status"], f["binary"]) for f in binary["files"]] == [
-        ("docs/screenshots/search-desktop.png", "added", True), ("docs/screenshots/search-phone.png", "added", True)]
+        ("docs/screenshots/search-desktop.png", "added", True),
+        ("docs/screenshots/search-phone.png", "added", True),
+    ]
     deletion = diffs.summary(diffs.parse((HERE / "deletion.diff").read_text()))
     gone = next(f for f in deletion["files"] if f["path"] == "pwa/.keep")
     assert gone["status"] == "deleted" and gone["hunks"] == 0 and gone["old_mode"] == "100644"
@@ -65,7 +67,8 @@ def test_binary_and_deletion_fixtures() -> None:
 
 def _git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, check=True).stdout.decode(
-        "utf-8", "surrogateescape")
+        "utf-8", "surrogateescape"
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(), reason="not a git checkout")
@@ -80,48 +83,64 @@ def test_live_history_matches_numstat(binary: bool) -> None:
         if not text.strip():
             continue
         assert counts(diffs.parse(text, files_max=100_000, hunks_max=1_000_000)) == numstat(
-            _git("show", "--format=", "-M", "--numstat", rev)), rev
+            _git("show", "--format=", "-M", "--numstat", rev)
+        ), rev
         checked += 1
     assert checked > 0
 
 
 def test_numbers_and_no_newline_markers() -> None:
-    text = ("--- a.txt\t2026-01-01 00:00:00.000000000 +0000\n+++ b.txt\t2026-01-02 00:00:00.000000000 +0000\n"
-            "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n\\ No newline at end of file\n"
-            "@@ -10 +10,2 @@ def f():\n-x\n+y\n+z\n")
+    text = (
+        "--- a.txt\t2026-01-01 00:00:00.000000000 +0000\n+++ b.txt\t2026-01-02 00:00:00.000000000 +0000\n"
+        "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n\\ No newline at end of file\n"
+        "@@ -10 +10,2 @@ def f():\n-x\n+y\n+z\n"
+    )
     parsed = diffs.parse(text)
     (f,) = parsed.files
     assert (f.old_path, f.new_path, f.status, f.added, f.removed) == ("a.txt", "b.txt", "modified", 3, 2)
     first, second = f.hunks
     assert [(ln.kind, ln.old, ln.new, ln.text) for ln in first.lines] == [
-        (" ", 1, 1, "one"), ("-", 2, None, "two"), ("+", None, 2, "TWO"), (" ", 3, 3, "three")]
+        (" ", 1, 1, "one"),
+        ("-", 2, None, "two"),
+        ("+", None, 2, "TWO"),
+        (" ", 3, 3, "three"),
+    ]
     assert first.lines[-1].eof and second.section == "def f():"
     assert [(ln.kind, ln.old, ln.new) for ln in second.lines] == [("-", 10, None), ("+", None, 10), ("+", None, 11)]
 
 
 def test_diff_ru_and_quoted_paths_and_mode_changes() -> None:
-    text = ('diff -ru old/x new/x\n--- old/x\n+++ new/x\n@@ -1 +1 @@\n-a\n+b\nOnly in new: y\n'
-            'diff --git "a/t\\303\\251st <b>.txt" "b/t\\303\\251st <b>.txt"\nold mode 100644\nnew mode 100755\n'
-            'diff --git a/c.txt b/d.txt\nsimilarity index 100%\nrename from c.txt\nrename to d.txt\n'
-            'diff --git a/e b/e\nnew file mode 100644\nindex 0000000..e69de29\n')
+    text = (
+        "diff -ru old/x new/x\n--- old/x\n+++ new/x\n@@ -1 +1 @@\n-a\n+b\nOnly in new: y\n"
+        'diff --git "a/t\\303\\251st <b>.txt" "b/t\\303\\251st <b>.txt"\nold mode 100644\nnew mode 100755\n'
+        "diff --git a/c.txt b/d.txt\nsimilarity index 100%\nrename from c.txt\nrename to d.txt\n"
+        "diff --git a/e b/e\nnew file mode 100644\nindex 0000000..e69de29\n"
+    )
     files = diffs.summary(diffs.parse(text))["files"]
     assert [(f["path"], f["status"]) for f in files] == [
-        ("new/x", "modified"), ("tést <b>.txt", "modified"), ("d.txt", "renamed"), ("e", "added")]
+        ("new/x", "modified"),
+        ("tést <b>.txt", "modified"),
+        ("d.txt", "renamed"),
+        ("e", "added"),
+    ]
     assert files[1]["old_mode"] == "100644" and files[1]["new_mode"] == "100755"
     assert files[2]["similarity"] == 100 and files[2]["old_path"] == "c.txt"
 
 
-@pytest.mark.parametrize(("text", "line"), [
-    ("hello world\n", 1),
-    ("<html><script>alert(1)</script></html>", 1),
-    ("--- a\n+++ b\n@@ -1,2 +1,2 @@\n-x\n+y\n", 3),  # ends before its counts
-    ("--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n+z\n", 6),  # more added lines than the header said
-    ("--- a\n+++ b\nnot a hunk\n", 3),
-    ("--- a\nnope\n", 1),
-    ("diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\ntrailing words\n", 8),
-    ("--- a\n+++ b\n@@ -1 +1 @@ \n-a\n+b\n@@ -x +1 @@\n", 6),
-    ("\n\n", 1),
-])
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("hello world\n", 1),
+        ("<html><script>alert(1)</script></html>", 1),
+        ("--- a\n+++ b\n@@ -1,2 +1,2 @@\n-x\n+y\n", 3),  # ends before its counts
+        ("--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n+z\n", 6),  # more added lines than the header said
+        ("--- a\n+++ b\nnot a hunk\n", 3),
+        ("--- a\nnope\n", 1),
+        ("diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\ntrailing words\n", 8),
+        ("--- a\n+++ b\n@@ -1 +1 @@ \n-a\n+b\n@@ -x +1 @@\n", 6),
+        ("\n\n", 1),
+    ],
+)
 def test_refusals_name_the_first_bad_line(text: str, line: int) -> None:
     with pytest.raises(HubError) as caught:
         diffs.parse(text)
@@ -139,8 +158,10 @@ def test_limits_at_their_edges() -> None:
     assert len(diffs.parse(_files(diffs.FILES_MAX)).files) == diffs.FILES_MAX
     with pytest.raises(HubError) as caught:
         diffs.parse(_files(diffs.FILES_MAX + 1))
-    assert caught.value.code == "payload_too_large" and caught.value.details == {"field": "content",
-                                                                                   "limit": diffs.FILES_MAX}
+    assert caught.value.code == "payload_too_large" and caught.value.details == {
+        "field": "content",
+        "limit": diffs.FILES_MAX,
+    }
     assert diffs.parse(_files(10, diffs.HUNKS_MAX // 10)).hunk_count == diffs.HUNKS_MAX
     with pytest.raises(HubError) as caught:
         diffs.parse(_files(10, diffs.HUNKS_MAX // 10) + _files(1))
@@ -148,7 +169,8 @@ def test_limits_at_their_edges() -> None:
 
 
 def test_search_text_holds_paths_and_changed_lines_only() -> None:
-    parsed = diffs.parse("--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n context\n-old_name()\n+new_name()\n"
-                         " tail\n")
+    parsed = diffs.parse(
+        "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,3 +1,3 @@\n context\n-old_name()\n+new_name()\n tail\n"
+    )
     text = diffs.search_text(parsed, 1000)
     assert text.split("\n") == ["src/app.py", "old_name()", "new_name()"]

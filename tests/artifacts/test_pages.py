@@ -79,8 +79,9 @@ async def test_shell_frame_and_card_of_an_html_artifact(client: HubClient) -> No
     await client.make_agent("alice")
     await client.make_project("web")
     hub = client.app.hub
-    aid = await publish(hub, content="<h1>Hi</h1><script>document.title='x'</script>", title="A <b>page</b>",
-                        description="what & why")
+    aid = await publish(
+        hub, content="<h1>Hi</h1><script>document.title='x'</script>", title="A <b>page</b>", description="what & why"
+    )
     before = state(hub)
     page = await client.get(f"/artifacts/{aid}")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -99,15 +100,22 @@ async def test_shell_frame_and_card_of_an_html_artifact(client: HubClient) -> No
     fcsp = frame.headers["content-security-policy"]
     # None of the artifact's scripts runs until the human turns scripts on: the one script the CSP
     # lets run is the hub's selection reporter, pinned by its hash.
-    for part in ("default-src 'none'", f"script-src {script_hash(SELECTION_SCRIPT)};", "connect-src 'none'",
-                 "img-src data: blob:", "frame-ancestors 'self'"):
+    for part in (
+        "default-src 'none'",
+        f"script-src {script_hash(SELECTION_SCRIPT)};",
+        "connect-src 'none'",
+        "img-src data: blob:",
+        "frame-ancestors 'self'",
+    ):
         assert part in fcsp
     assert fcsp.endswith("; sandbox allow-scripts") and "allow-same-origin" not in fcsp
     assert "script-src 'unsafe-inline'" not in fcsp
     assert frame.headers["cross-origin-resource-policy"] == "same-origin"
     assert page.headers["cross-origin-opener-policy"] == "same-origin"
-    assert (await client.put(f"/api/v1/artifacts/{aid}/scripts", json={"scripts": True},
-                             headers=ADMIN)).json() == {"artifact_id": aid, "scripts": True}
+    assert (await client.put(f"/api/v1/artifacts/{aid}/scripts", json={"scripts": True}, headers=ADMIN)).json() == {
+        "artifact_id": aid,
+        "scripts": True,
+    }
     before = state(hub)
     fcsp = (await client.get(f"/artifacts/{aid}/frame?version=1")).headers["content-security-policy"]
     for part in ("sandbox allow-scripts", f"/assets/mermaid-{MERMAID_VERSION}.min.js", "frame-ancestors 'self'"):
@@ -140,19 +148,25 @@ async def test_versions_are_picked_and_refused(client: HubClient) -> None:
     await client.make_project("web")
     hub = client.app.hub
     aid = await publish(hub, content="<p>one</p>")
-    await hub.artifacts.update(Caller.agent("alice"), parse(ArtifactUpdate, {"artifact_id": aid,
-                                                                            "content": "<p>two</p>"}))
+    await hub.artifacts.update(
+        Caller.agent("alice"), parse(ArtifactUpdate, {"artifact_id": aid, "content": "<p>two</p>"})
+    )
     page = (await client.get(f"/artifacts/{aid}")).text
     assert '<option value="2" selected>Version 2</option><option value="1">Version 1</option>' in page
     assert "Version 2 of 2" in page
     old = (await client.get(f"/artifacts/{aid}?version=1")).text
-    assert '<option value="1" selected>' in old and f'/artifacts/{aid}/frame?version=1' in old
+    assert '<option value="1" selected>' in old and f"/artifacts/{aid}/frame?version=1" in old
     assert (await client.get(f"/artifacts/{aid}/frame?version=1")).text == html_frame("<p>one</p>")
     assert (await client.get(f"/artifacts/{aid}/frame")).text == html_frame("<p>two</p>")
     for bad in ("x", "-1", "1.5"):
         assert (await client.get(f"/artifacts/{aid}?version={bad}")).status_code == 400
-    for path in (f"/artifacts/{aid}?version=3", f"/artifacts/{aid}/frame?version=9", "/artifacts/nope",
-                 "/artifacts/nope/frame", "/artifacts/nope/og.svg"):
+    for path in (
+        f"/artifacts/{aid}?version=3",
+        f"/artifacts/{aid}/frame?version=9",
+        "/artifacts/nope",
+        "/artifacts/nope/frame",
+        "/artifacts/nope/og.svg",
+    ):
         missing = await client.get(path)
         assert missing.status_code == 404 and missing.json()["code"] == "not_found"
 
@@ -173,8 +187,9 @@ async def test_protected_artifact_shows_the_gate_and_only_ciphertext(client: Hub
     assert f"script-src {script_hash(LOADER_SCRIPT)};" in csp and csp.endswith("sandbox allow-scripts")
     assert LOADER_SCRIPT in frame.text
     await client.put(f"/api/v1/artifacts/{aid}/scripts", json={"scripts": True}, headers=ADMIN)
-    assert "script-src 'unsafe-inline'" in (await client.get(f"/artifacts/{aid}/frame")).headers[
-        "content-security-policy"]
+    assert (
+        "script-src 'unsafe-inline'" in (await client.get(f"/artifacts/{aid}/frame")).headers["content-security-policy"]
+    )
 
 
 async def test_assets_are_served_with_a_long_cache(client: HubClient) -> None:
@@ -191,8 +206,9 @@ async def test_share_link_pages_and_the_viewer_pass(client: HubClient) -> None:
     await client.make_project("web")
     hub = client.app.hub
     aid = await publish(hub, content="<p>one</p>", title="Shared")
-    await hub.artifacts.update(Caller.agent("alice"), parse(ArtifactUpdate, {"artifact_id": aid,
-                                                                            "content": "<p>two</p>"}))
+    await hub.artifacts.update(
+        Caller.agent("alice"), parse(ArtifactUpdate, {"artifact_id": aid, "content": "<p>two</p>"})
+    )
     made = await client.post(f"/api/v1/artifacts/{aid}/share", headers=ADMIN)
     assert made.status_code == 201
     token = made.json()["token"]
@@ -234,16 +250,22 @@ async def test_a_missing_page_reads_as_a_sentence_in_a_browser(client: HubClient
     assert (await client.delete(f"/api/v1/artifacts/{aid}/share", headers=ADMIN)).status_code == 204
     browser = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
     before = state(hub)
-    pages = {f"/s/{token}": MISSING_SHARE, "/s/" + "x" * 43: MISSING_SHARE, f"/s/{token}/frame": MISSING_SHARE,
-             "/artifacts/nope": MISSING_ARTIFACT, f"/artifacts/{aid}?version=7": MISSING_ARTIFACT,
-             "/artifacts/nope/frame": MISSING_ARTIFACT}
+    pages = {
+        f"/s/{token}": MISSING_SHARE,
+        "/s/" + "x" * 43: MISSING_SHARE,
+        f"/s/{token}/frame": MISSING_SHARE,
+        "/artifacts/nope": MISSING_ARTIFACT,
+        f"/artifacts/{aid}?version=7": MISSING_ARTIFACT,
+        "/artifacts/nope/frame": MISSING_ARTIFACT,
+    }
     for path, sentence in pages.items():
         got = await client.get(path, headers=browser)
         assert got.status_code == 404 and got.headers["content-type"].startswith("text/html"), path
         assert sentence in got.text and "not_found" not in got.text and "404" not in got.text, path
         assert "default-src 'none'" in got.headers["content-security-policy"]
     assert (await client.get(f"/s/{token}", headers=browser)).content == (
-        await client.get("/s/" + "y" * 43, headers=browser)).content
+        await client.get("/s/" + "y" * 43, headers=browser)
+    ).content
     bad = await client.get(f"/artifacts/{aid}?version=x", headers=browser)
     assert bad.status_code == 400 and "not a whole number" in bad.text and "invalid_argument" not in bad.text
     card = await client.get("/artifacts/nope/og.svg", headers=browser)

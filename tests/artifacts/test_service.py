@@ -61,38 +61,69 @@ async def test_publish_stores_version_one_its_blob_and_an_event(hub: Hub, alice:
     assert made["version"] == 1
     got = await get(hub, alice, made["artifact_id"])
     assert (got["title"], got["kind"], got["content"], got["version"], got["label"]) == (
-        "Report", "html", "<p>hi</p>", 1, "v1 draft")
+        "Report",
+        "html",
+        "<p>hi</p>",
+        1,
+        "v1 draft",
+    )
     assert (got["actor"], got["session_id"], got["protected"], got["envelope"]) == ("alice", "s1", False, None)
     assert (got["size_bytes"], got["comments_count"], got["comments_open"]) == (9, 0, 0)
     digest = digest_of(b"<p>hi</p>")
     assert blob_files(hub) == [f"{digest[:2]}/{digest}"]
     assert (hub.data_dir / "blobs" / digest[:2] / digest).read_bytes() == b"<p>hi</p>"
     events = query(hub, "SELECT kind, actor, summary, payload, session_id FROM events WHERE kind = 'artifact'")
-    assert events == [("artifact", "alice", "published Report",
-                       f'{{"action":"published","artifact_id":"{made["artifact_id"]}","version":1,"title":"Report"}}',
-                       "s1")]
+    assert events == [
+        (
+            "artifact",
+            "alice",
+            "published Report",
+            f'{{"action":"published","artifact_id":"{made["artifact_id"]}","version":1,"title":"Report"}}',
+            "s1",
+        )
+    ]
 
 
 async def test_title_falls_back_to_the_first_markdown_heading(hub: Hub, alice: Caller) -> None:
     text = "```\n# not this\n```\nintro\n\n##  The Plan  ##\n# later\n"
     made = await publish(hub, alice, title="  ", kind="markdown", content=text)
     assert (await get(hub, alice, made["artifact_id"]))["title"] == "The Plan"
-    await refused(hub, "invalid_argument",
-                  lambda: publish(hub, alice, title=" ", kind="markdown", content="no heading"))
+    await refused(
+        hub, "invalid_argument", lambda: publish(hub, alice, title=" ", kind="markdown", content="no heading")
+    )
     await refused(hub, "invalid_argument", lambda: publish(hub, alice, title="", content="<h1>Html</h1>"))
-    await refused(hub, "invalid_argument", lambda: publish(hub, alice, title=None, kind="markdown",
-                                                         content=CIPHERTEXT, envelope=ENVELOPE))
+    await refused(
+        hub,
+        "invalid_argument",
+        lambda: publish(hub, alice, title=None, kind="markdown", content=CIPHERTEXT, envelope=ENVELOPE),
+    )
 
 
 async def test_limits_at_their_edges(hub: Hub, alice: Caller) -> None:
     await publish(hub, alice, description="d" * DESCRIPTION_MAX, label="é" * (LABEL_MAX_BYTES // 2))
     with pytest.raises(HubError) as long_description:
-        parse(ArtifactPublish, {"project_id": "web", "title": "t", "kind": "html", "content": "x",
-                                "description": "d" * (DESCRIPTION_MAX + 1)})
+        parse(
+            ArtifactPublish,
+            {
+                "project_id": "web",
+                "title": "t",
+                "kind": "html",
+                "content": "x",
+                "description": "d" * (DESCRIPTION_MAX + 1),
+            },
+        )
     assert long_description.value.code == "invalid_argument"
     with pytest.raises(HubError) as long_label:
-        parse(ArtifactPublish, {"project_id": "web", "title": "t", "kind": "html", "content": "x",
-                                "label": "é" * (LABEL_MAX_BYTES // 2) + "x"})
+        parse(
+            ArtifactPublish,
+            {
+                "project_id": "web",
+                "title": "t",
+                "kind": "html",
+                "content": "x",
+                "label": "é" * (LABEL_MAX_BYTES // 2) + "x",
+            },
+        )
     assert long_label.value.code == "invalid_argument" and "label" in long_label.value.message
     for bad in ({"kind": "pdf"}, {"content": ""}, {"title": "a\nb"}, {"label": "a\nb"}):
         with pytest.raises(HubError):
@@ -116,24 +147,34 @@ async def test_missing_denied_and_policies(hub: Hub, alice: Caller, admin: Calle
     await refused(hub, "not_found", lambda: hub.artifacts.delete(alice, ArtifactRef(artifact_id=secret["artifact_id"])))
     plain = await refused(hub, "invalid_argument", lambda: publish(hub, alice, project_id="locked"))
     assert "requires password-protected" in plain.message and "password" in plain.message
-    sealed = await refused(hub, "invalid_argument", lambda: publish(hub, alice, project_id="open", content=CIPHERTEXT,
-                                                                    envelope=ENVELOPE))
+    sealed = await refused(
+        hub, "invalid_argument", lambda: publish(hub, alice, project_id="open", content=CIPHERTEXT, envelope=ENVELOPE)
+    )
     assert "policy 'off'" in sealed.message
     locked = await publish(hub, alice, project_id="locked", content=CIPHERTEXT, envelope=ENVELOPE)
-    await refused(hub, "invalid_argument", lambda: update(hub, alice, locked["artifact_id"], content="x",
-                                                          envelope=None))
+    await refused(
+        hub, "invalid_argument", lambda: update(hub, alice, locked["artifact_id"], content="x", envelope=None)
+    )
 
 
 async def test_envelope_is_checked_and_stored_as_given(hub: Hub, alice: Caller) -> None:
     made = await publish(hub, alice, content=CIPHERTEXT, envelope=ENVELOPE)
     got = await get(hub, alice, made["artifact_id"])
     assert (got["protected"], got["envelope"], got["content"]) == (True, ENVELOPE, CIPHERTEXT)
-    for bad in (envelope(alg="AES-128-GCM"), envelope(iterations=1000), envelope(kdf="scrypt"),
-                envelope(iv="aGVsbG8="), envelope(salt="not base64!"), envelope(extra=1),
-                {k: v for k, v in ENVELOPE.items() if k != "salt"}):
+    for bad in (
+        envelope(alg="AES-128-GCM"),
+        envelope(iterations=1000),
+        envelope(kdf="scrypt"),
+        envelope(iv="aGVsbG8="),
+        envelope(salt="not base64!"),
+        envelope(extra=1),
+        {k: v for k, v in ENVELOPE.items() if k != "salt"},
+    ):
         with pytest.raises(HubError) as caught:
-            parse(ArtifactPublish, {"project_id": "web", "title": "t", "kind": "html", "content": CIPHERTEXT,
-                                    "envelope": bad})
+            parse(
+                ArtifactPublish,
+                {"project_id": "web", "title": "t", "kind": "html", "content": CIPHERTEXT, "envelope": bad},
+            )
         assert caught.value.code == "invalid_argument"
     await refused(hub, "invalid_argument", lambda: publish(hub, alice, content="plain <p>", envelope=ENVELOPE))
     await refused(hub, "invalid_argument", lambda: publish(hub, alice, content="AAAA", envelope=ENVELOPE))
@@ -158,7 +199,10 @@ async def test_update_base_version_force_and_the_row_actor(hub: Hub, alice: Call
     versions = (await hub.artifacts.versions(alice, ArtifactRef(artifact_id=aid)))["versions"]
     assert [(v["version"], v["actor"]) for v in versions] == [(1, "alice"), (2, "bob"), (3, "alice")]
     assert [r[0] for r in query(hub, "SELECT actor FROM events WHERE kind = 'artifact' ORDER BY id")] == [
-        "alice", "bob", "alice"]
+        "alice",
+        "bob",
+        "alice",
+    ]
     assert (await get(hub, alice, aid, version=1))["content"] == "<p>hi</p>"
     await refused(hub, "not_found", lambda: get(hub, alice, aid, version=4))
 
@@ -169,8 +213,11 @@ async def test_idempotency_keys_per_operation(hub: Hub, alice: Caller, bob: Call
     assert await publish(hub, alice, idempotency_key="k", content="<p>other</p>") == first
     assert state(hub) == before  # the replay's own body was not kept
     assert (await publish(hub, bob, idempotency_key="k"))["artifact_id"] != first["artifact_id"]
-    await refused(hub, "conflict", lambda: publish(hub, alice, project_id="locked", idempotency_key="k",
-                                                   content=CIPHERTEXT, envelope=ENVELOPE))
+    await refused(
+        hub,
+        "conflict",
+        lambda: publish(hub, alice, project_id="locked", idempotency_key="k", content=CIPHERTEXT, envelope=ENVELOPE),
+    )
     up = await update(hub, alice, first["artifact_id"], content="v2", idempotency_key="k")
     assert await update(hub, alice, first["artifact_id"], content="v2 again", idempotency_key="k") == up
     other = await publish(hub, alice)
@@ -201,9 +248,19 @@ async def test_draft_lifecycle_live_idle_sealed(hub: Hub, alice: Caller, bob: Ca
     assert (await get(hub, alice, aid))["content"] == "<p>hi</p>"
     live = await get(hub, alice, aid, live=True)
     assert (live["content"], live["version"], live["live"], live["live_rev"], live["label"]) == (
-        "draft two", 2, True, 2, "wip")
-    assert await hub.artifacts.live(alice, ref) == {"state": "live", "version": 2, "live_rev": 2, "actor": "alice",
-                                                    "session_id": "s1"}
+        "draft two",
+        2,
+        True,
+        2,
+        "wip",
+    )
+    assert await hub.artifacts.live(alice, ref) == {
+        "state": "live",
+        "version": 2,
+        "live_rev": 2,
+        "actor": "alice",
+        "session_id": "s1",
+    }
     await refused(hub, "conflict", lambda: draft(hub, bob, aid, content="mine", session_id="s2"))
     taken = await draft(hub, bob, aid, content="mine", session_id="s2", force=True)
     assert (taken["live_version"], taken["live_rev"]) == (2, 3)
@@ -270,8 +327,9 @@ async def test_delete_removes_rows_blobs_and_records_an_event(hub: Hub, alice: C
     assert blob_files(hub) == [f"{digest_of(b'shared')[:2]}/{digest_of(b'shared')}"]
     assert query(hub, "SELECT artifact_id FROM artifact_versions") == [(keep["artifact_id"],)]
     deleted = query(hub, "SELECT summary, payload FROM events WHERE payload LIKE '%deleted%'")
-    assert deleted == [("deleted Report", f'{{"action":"deleted","artifact_id":"{gone["artifact_id"]}",'
-                                          '"title":"Report"}')]
+    assert deleted == [
+        ("deleted Report", f'{{"action":"deleted","artifact_id":"{gone["artifact_id"]}","title":"Report"}}')
+    ]
     await refused(hub, "not_found", lambda: get(hub, alice, gone["artifact_id"]))
     await refused(hub, "not_found", lambda: hub.artifacts.delete(alice, ArtifactRef(artifact_id=gone["artifact_id"])))
 

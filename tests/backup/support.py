@@ -33,13 +33,14 @@ async def populate(hub: Hub, *, with_agent: bool = True) -> dict[str, Any]:
     await hub.projects.create(ADMIN, parse(ProjectCreate, {"id": "web"}))
     session = await hub.sessions.start(ALICE, a_session_start("web", "one"))
     sid = str(session["session_id"])
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/note", content="remember", store="session",
-                                                    session_id=sid))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(path="/kv/note", content="remember", store="session", session_id=sid)
+    )
     await hub.kb.write(ADMIN, parse(KbWrite, {"project_id": "web", "path": "/fs/index.md", "content": "# Web\n"}))
-    made = await hub.artifacts.publish_artifact(ADMIN, parse(ArtifactPublish, {
-        "project_id": "web", "title": "Page", "kind": "html", "content": "<p>kept</p>"}))
-    return {"session_id": sid, "artifact_id": made["artifact_id"],
-            "blob": hashlib.sha256(b"<p>kept</p>").hexdigest()}
+    made = await hub.artifacts.publish_artifact(
+        ADMIN, parse(ArtifactPublish, {"project_id": "web", "title": "Page", "kind": "html", "content": "<p>kept</p>"})
+    )
+    return {"session_id": sid, "artifact_id": made["artifact_id"], "blob": hashlib.sha256(b"<p>kept</p>").hexdigest()}
 
 
 def tree(root: Path) -> dict[str, tuple[str, int, str]]:

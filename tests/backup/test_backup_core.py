@@ -42,10 +42,12 @@ async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
         yield opened
 
 
-@pytest.mark.parametrize(("backup_dir", "code"), [(None, "not_found"), ("missing", "unavailable"),
-                                                  ("data/kb", "unavailable")])
+@pytest.mark.parametrize(
+    ("backup_dir", "code"), [(None, "not_found"), ("missing", "unavailable"), ("data/kb", "unavailable")]
+)
 async def test_nowhere_to_write_is_refused_before_anything_is_written(
-        tmp_path: Path, backup_dir: str | None, code: str) -> None:
+    tmp_path: Path, backup_dir: str | None, code: str
+) -> None:
     settings = settings_for(tmp_path / "data", backup_dir=backup_dir and str(tmp_path / backup_dir))
     async with Hub.open(settings) as opened:
         (tmp_path / "data" / "kb").mkdir(exist_ok=True)
@@ -64,12 +66,14 @@ async def test_a_blob_delete_waits_while_a_backup_runs(hub: Hub, monkeypatch: py
     blocked = Blocked(monkeypatch)
     done: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
+
         async def take() -> None:
             done["backup"] = await hub.backups.create(ADMIN_CALLER, BackupCreate())
 
         async def delete() -> None:
-            done["delete"] = await hub.artifacts.delete(ADMIN_CALLER, parse(ArtifactRef, {
-                "artifact_id": made["artifact_id"]}))
+            done["delete"] = await hub.artifacts.delete(
+                ADMIN_CALLER, parse(ArtifactRef, {"artifact_id": made["artifact_id"]})
+            )
 
         tg.start_soon(take)
         await blocked.entered()
@@ -123,12 +127,13 @@ async def test_a_backup_while_agents_keep_writing(hub: Hub) -> None:
         brain.close()
 
 
-
-async def test_a_cancelled_backup_stops_and_leaves_no_directory(hub: Hub, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_cancelled_backup_stops_and_leaves_no_directory(
+    hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await populate(hub)
     blocked = Blocked(monkeypatch)
     with anyio.CancelScope() as scope:
+
         async def take() -> None:
             await hub.backups.create(ADMIN_CALLER, BackupCreate())
 
@@ -146,13 +151,15 @@ async def test_a_cancelled_backup_stops_and_leaves_no_directory(hub: Hub, tmp_pa
 
 
 async def test_an_offline_backup_holds_the_directory_while_it_copies(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path / "data"
     async with Hub.open(settings_for(data)) as opened:
         await populate(opened)
     blocked = Blocked(monkeypatch)
     moment = datetime.now(UTC)
     async with anyio.create_task_group() as tg:
+
         async def copy() -> None:
             await anyio.to_thread.run_sync(lambda: offline_backup(data, tmp_path / "out", moment=moment))
 
@@ -169,7 +176,8 @@ async def test_an_offline_backup_holds_the_directory_while_it_copies(
 
 
 async def test_a_disk_failing_under_backup_dir_is_503_and_leaves_nothing(
-        hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: Hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await populate(hub)
 
     def full(*_: Any) -> Any:

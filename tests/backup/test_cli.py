@@ -62,7 +62,8 @@ def dump(path: Path) -> list[str]:
 
 
 async def test_restore_round_trip_matches_the_source_file_by_file(
-        tmp_path: Path, filled: tuple[Path, dict[str, Any]]) -> None:
+    tmp_path: Path, filled: tuple[Path, dict[str, Any]]
+) -> None:
     data, made = filled
     backup = await offline_backup(tmp_path, data)
     assert verify_manifest(backup) == []
@@ -90,7 +91,8 @@ async def test_restore_round_trip_matches_the_source_file_by_file(
 
 
 async def test_the_first_start_on_a_restored_directory_drops_what_hub_db_does_not_name(
-        tmp_path: Path, filled: tuple[Path, dict[str, Any]]) -> None:
+    tmp_path: Path, filled: tuple[Path, dict[str, Any]]
+) -> None:
     data, made = filled
     backup = await offline_backup(tmp_path, data)
     target = tmp_path / "restored"
@@ -114,7 +116,8 @@ async def test_the_first_start_on_a_restored_directory_drops_what_hub_db_does_no
 
 
 async def test_offline_backup_is_refused_while_a_hub_holds_the_store(
-        tmp_path: Path, filled: tuple[Path, dict[str, Any]]) -> None:
+    tmp_path: Path, filled: tuple[Path, dict[str, Any]]
+) -> None:
     data, _ = filled
     async with Hub.open(settings_for(data)) as hub:
         await at_rest(hub)
@@ -127,12 +130,14 @@ async def test_offline_backup_is_refused_while_a_hub_holds_the_store(
 
 
 @pytest.mark.parametrize("args", [["--out", "{data}/inner"], ["--url", "http://x", "--out", "{tmp}/bk"], []])
-async def test_offline_backup_usage_and_places(tmp_path: Path, filled: tuple[Path, dict[str, Any]],
-                                               args: list[str]) -> None:
+async def test_offline_backup_usage_and_places(
+    tmp_path: Path, filled: tuple[Path, dict[str, Any]], args: list[str]
+) -> None:
     data, _ = filled
     before = tree(tmp_path)
-    run = await cli(cli_env(tmp_path), "backup", *[a.format(data=data, tmp=tmp_path) for a in args],
-                    "--data-dir", str(data))
+    run = await cli(
+        cli_env(tmp_path), "backup", *[a.format(data=data, tmp=tmp_path) for a in args], "--data-dir", str(data)
+    )
     assert run.code == (1 if args and args[0] == "--out" else 2), run.err
     assert tree(tmp_path) == before
 
@@ -170,7 +175,8 @@ def corrupt(backup: Path, how: str) -> str:
 
 @pytest.mark.parametrize("how", ["digest", "missing", "no-manifest", "newer"])
 async def test_a_damaged_or_foreign_backup_is_refused_with_nothing_changed(
-        tmp_path: Path, filled: tuple[Path, dict[str, Any]], how: str) -> None:
+    tmp_path: Path, filled: tuple[Path, dict[str, Any]], how: str
+) -> None:
     data, _ = filled
     backup = await offline_backup(tmp_path, data)
     words = corrupt(backup, how)
@@ -227,8 +233,9 @@ async def test_backup_over_the_url_and_its_exit_codes(tmp_path: Path, online_set
         assert run.code == 0, run.err
         (made,) = list((tmp_path / "bk").iterdir())
         assert run.out.startswith(f"backup {made}: ") and verify_manifest(made) == []
-        run = await cli(cli_env(tmp_path, HUB_ADMIN_TOKEN="hub_wrong-token-000000000000000000000000"),
-                        "backup", "--url", live.base)
+        run = await cli(
+            cli_env(tmp_path, HUB_ADMIN_TOKEN="hub_wrong-token-000000000000000000000000"), "backup", "--url", live.base
+        )
         assert run.code == 77
         run = await cli(cli_env(tmp_path), "backup", "--url", live.base)
         assert run.code == 78 and "HUB_ADMIN_TOKEN" in run.err

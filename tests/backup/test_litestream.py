@@ -65,8 +65,13 @@ async def test_replicate_a_live_hub_and_restore_it(tmp_path: Path) -> None:
     data, replica, restored = tmp_path / "data", tmp_path / "replica", tmp_path / "restored"
     config = tmp_path / "litestream.yml"
     config.write_text(doc_block("yaml"), encoding="utf-8")
-    env = {**os.environ, "HUB_DATA": str(data), "HUB_REPLICA": str(replica), "RESTORE_DIR": str(restored),
-           "PATH": f"{BIN.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "HUB_DATA": str(data),
+        "HUB_REPLICA": str(replica),
+        "RESTORE_DIR": str(restored),
+        "PATH": f"{BIN.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
 
     async def sync() -> None:
         run = await anyio.run_process([binary, "replicate", "-config", str(config), "-once"], env=env, check=False)
@@ -96,4 +101,3 @@ async def test_replicate_a_live_hub_and_restore_it(tmp_path: Path) -> None:
         entry = await hub.brains.get(ALICE, SessionRef(session_id=made["session_id"]), "/kv/note")
     assert page["content"] == "# Web\n" and entry["content"] == "remember"
     assert not (restored / ".hub-restored").exists()
-

@@ -56,10 +56,19 @@ async def test_a_backup_holds_every_store_file_and_blob_with_a_manifest(live: Hu
     root = Path(body["path"])
     manifest = read_manifest(root)
     paths = {f.path for f in manifest.files}
-    assert paths == {"hub.db", f"brains/{made['session_id']}.db", "kb/web.db",
-                     f"blobs/{made['blob'][:2]}/{made['blob']}", "push/keys.json"}  # the push keys: a secret file
-    assert body["manifest"] == {"schema_version": hub.schema_version, "created_at": manifest.created_at,
-                                "files": 5, "bytes": manifest.bytes}
+    assert paths == {
+        "hub.db",
+        f"brains/{made['session_id']}.db",
+        "kb/web.db",
+        f"blobs/{made['blob'][:2]}/{made['blob']}",
+        "push/keys.json",
+    }  # the push keys: a secret file
+    assert body["manifest"] == {
+        "schema_version": hub.schema_version,
+        "created_at": manifest.created_at,
+        "files": 5,
+        "bytes": manifest.bytes,
+    }
     assert manifest.bytes == sum(f.size for f in manifest.files)
     assert verify_manifest(root) == []
     assert sorted(p.name for p in backups.iterdir()) == [body["directory"]]  # no partial left behind
@@ -136,7 +145,8 @@ async def test_a_backup_dir_inside_the_data_dir_is_refused(tmp_path: Path, clock
 
 
 async def test_a_backup_dir_swapped_for_a_symlink_into_the_data_dir_is_refused(
-        tmp_path: Path, live: HubClient, backups: Path) -> None:
+    tmp_path: Path, live: HubClient, backups: Path
+) -> None:
     backups.rmdir()
     backups.symlink_to(live.app.hub.settings.data_path / "kb", target_is_directory=True)
     (live.app.hub.settings.data_path / "kb").mkdir(exist_ok=True)
@@ -145,12 +155,14 @@ async def test_a_backup_dir_swapped_for_a_symlink_into_the_data_dir_is_refused(
     assert tree(tmp_path) == before
 
 
-async def test_one_backup_at_a_time_and_the_hub_keeps_serving(live: HubClient, backups: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_one_backup_at_a_time_and_the_hub_keeps_serving(
+    live: HubClient, backups: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await populate(live.app.hub)
     blocked = Blocked(monkeypatch)
     replies: list[Any] = []
     async with anyio.create_task_group() as tg:
+
         async def first() -> None:
             replies.append(await post_backup(live))
 

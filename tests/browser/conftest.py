@@ -46,8 +46,15 @@ class Hub:
 
     def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """One tool call through `hub-cli call`, as an agent would make it."""
-        done = subprocess.run([HUB_CLI, "call", tool, "-"], env=self.env, input=json.dumps(arguments),
-                              capture_output=True, text=True, check=False, timeout=120)
+        done = subprocess.run(
+            [HUB_CLI, "call", tool, "-"],
+            env=self.env,
+            input=json.dumps(arguments),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         assert done.returncode == 0, (done.stdout, done.stderr)
         result: dict[str, Any] = json.loads(done.stdout)
         return result

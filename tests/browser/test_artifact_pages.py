@@ -64,14 +64,15 @@ def stored(data_dir: Path) -> bytes:
 
 
 def test_html_and_markdown_render_with_table_callout_and_diagram(hub: Hub, page: Any) -> None:
-    html = hub.call("artifact_publish", {"project_id": "gallery", "kind": "html", "title": "Hello",
-                                         "content": "<h1 id='hello'>Hello from HTML</h1>"})
+    html = hub.call(
+        "artifact_publish",
+        {"project_id": "gallery", "kind": "html", "title": "Hello", "content": "<h1 id='hello'>Hello from HTML</h1>"},
+    )
     page.goto(f"{hub.url}/artifacts/{html['artifact_id']}")
     assert page.text_content("#title") == "Hello"
     frame_of(page).wait_for_selector("#hello:has-text('Hello from HTML')")
 
-    md = hub.call("artifact_publish", {"project_id": "gallery", "kind": "markdown", "title": "",
-                                       "content": MARKDOWN})
+    md = hub.call("artifact_publish", {"project_id": "gallery", "kind": "markdown", "title": "", "content": MARKDOWN})
     page.goto(f"{hub.url}/artifacts/{md['artifact_id']}")
     assert page.text_content("#title") == "Field report"
     frame = frame_of(page)
@@ -83,8 +84,15 @@ def test_html_and_markdown_render_with_table_callout_and_diagram(hub: Hub, page:
 
 
 def test_version_picker_and_theme_toggle(hub: Hub, page: Any) -> None:
-    first = hub.call("artifact_publish", {"project_id": "gallery", "kind": "markdown", "title": "Plan",
-                                          "content": "# Plan\n\n<p id=x>one</p>\n\nversion one"})
+    first = hub.call(
+        "artifact_publish",
+        {
+            "project_id": "gallery",
+            "kind": "markdown",
+            "title": "Plan",
+            "content": "# Plan\n\n<p id=x>one</p>\n\nversion one",
+        },
+    )
     aid = first["artifact_id"]
     hub.call("artifact_update", {"artifact_id": aid, "content": "# Plan\n\nversion two"})
     page.goto(f"{hub.url}/artifacts/{aid}")
@@ -106,13 +114,14 @@ def test_version_picker_and_theme_toggle(hub: Hub, page: Any) -> None:
 
 def test_protected_artifact_opens_with_the_right_password_only(hub: Hub, page: Any) -> None:
     secret = "<p id='plan'>The secret plan: ship on Friday</p>"
-    done = hub.call("artifact_publish", {"project_id": "gallery", "kind": "html", "title": "Plan B",
-                                         "content": secret, "password": PASSWORD})
+    done = hub.call(
+        "artifact_publish",
+        {"project_id": "gallery", "kind": "html", "title": "Plan B", "content": secret, "password": PASSWORD},
+    )
     kept = stored(hub.data_dir)
     assert b"secret plan" not in kept and PASSWORD.encode() not in kept
     page.goto(f"{hub.url}/artifacts/{done['artifact_id']}")
-    assert page.is_visible("#gate") and re.fullmatch(r"([0-9a-f]{4} ){7}[0-9a-f]{4}",
-                                                       page.text_content("#fingerprint"))
+    assert page.is_visible("#gate") and re.fullmatch(r"([0-9a-f]{4} ){7}[0-9a-f]{4}", page.text_content("#fingerprint"))
     page.fill("#password", "not the password")
     page.click("#unlock")
     page.wait_for_selector("#gate-error:has-text('Wrong password')")
@@ -130,15 +139,17 @@ def test_protected_artifact_opens_with_the_right_password_only(hub: Hub, page: A
 
 def test_hostile_html_reaches_nothing(hub: Hub, page: Any, listener: Catcher) -> None:
     content = HOSTILE.replace("PORT", str(listener.port)).replace("HUB", hub.url)
-    done = hub.call("artifact_publish", {"project_id": "gallery", "kind": "html", "title": "Hostile",
-                                         "content": content})
+    done = hub.call(
+        "artifact_publish", {"project_id": "gallery", "kind": "html", "title": "Hostile", "content": content}
+    )
     # Even with the human's yes to its scripts, the frame holds everything but WebRTC
     # (tests/webapp/test_frame_network.py covers that channel).
     hub.admin("PUT", f"/api/v1/artifacts/{done['artifact_id']}/scripts", {"scripts": True})
     page.goto(f"{hub.url}/artifacts/{done['artifact_id']}")
     frame = frame_of(page)
-    frame.wait_for_function(f"Object.keys(JSON.parse(document.getElementById('out').textContent)).length"
-                            f" === {len(ATTEMPTS)}")
+    frame.wait_for_function(
+        f"Object.keys(JSON.parse(document.getElementById('out').textContent)).length === {len(ATTEMPTS)}"
+    )
     seen = json.loads(frame.text_content("#out"))
     assert {k: v for k, v in seen.items() if k != "beacon"} == {k: "blocked" for k in ATTEMPTS if k != "beacon"}
     assert page.evaluate("localStorage.getItem('k')") is None and page.title().startswith("Hostile")

@@ -10,8 +10,22 @@ from mcp.shared.inbound import decode_header_value, encode_header_value
 
 from hubcli.client import header_value
 
-CASES = ["whoami", "", "kb_read", "with space", " edge", "edge ", "tab\there", "caf\u00e9", "\u2603",
-         "=?base64?d2hvYW1p?=", "=?base64?not base64?=", "line\nbreak", "\x7f", "~!@#$%^&*()"]
+CASES = [
+    "whoami",
+    "",
+    "kb_read",
+    "with space",
+    " edge",
+    "edge ",
+    "tab\there",
+    "caf\u00e9",
+    "\u2603",
+    "=?base64?d2hvYW1p?=",
+    "=?base64?not base64?=",
+    "line\nbreak",
+    "\x7f",
+    "~!@#$%^&*()",
+]
 
 
 @pytest.mark.parametrize("value", CASES)

@@ -17,19 +17,36 @@ pytestmark = pytest.mark.anyio
 # Where the spec and DESIGN name a setting, with the variable they give it (`None`: none given,
 # the rule HUB_<NAME> applies).
 SPEC_HUB = {
-    "admin_token": "HUB_ADMIN_TOKEN", "backup_dir": "HUB_BACKUP_DIR",
-    "integrity_sample_secs": "HUB_INTEGRITY_SAMPLE_SECS", "enrol": None, "trust_proxy": None,
-    "enrol_pending_max": None, "enrol_pending_ttl_secs": None, "notify_url": None, "notify_token": None,
-    "notify_interval_secs": None, "events_per_project": "HUB_EVENTS_PER_PROJECT",
+    "admin_token": "HUB_ADMIN_TOKEN",
+    "backup_dir": "HUB_BACKUP_DIR",
+    "integrity_sample_secs": "HUB_INTEGRITY_SAMPLE_SECS",
+    "enrol": None,
+    "trust_proxy": None,
+    "enrol_pending_max": None,
+    "enrol_pending_ttl_secs": None,
+    "notify_url": None,
+    "notify_token": None,
+    "notify_interval_secs": None,
+    "events_per_project": "HUB_EVENTS_PER_PROJECT",
     "public_url": "HUB_PUBLIC_URL",
 }
 DESIGN_HUB = {
-    "bind": None, "data_dir": "HUB_DATA_DIR", "min_free_bytes": None, "inbox_open_per_agent": None,
-    "inbox_open_per_project": None, "prune_undo_secs": None, "streams_per_token": None,
+    "bind": None,
+    "data_dir": "HUB_DATA_DIR",
+    "min_free_bytes": None,
+    "inbox_open_per_agent": None,
+    "inbox_open_per_project": None,
+    "prune_undo_secs": None,
+    "streams_per_token": None,
     "synchronous": None,  # "a setting may raise it to FULL"
 }
-SPEC_CLIENT = {"url": "HUB_URL", "token": "HUB_TOKEN", "project": "HUB_PROJECT", "agent_id": "HUB_AGENT_ID",
-               "timeout": "HUB_TIMEOUT"}
+SPEC_CLIENT = {
+    "url": "HUB_URL",
+    "token": "HUB_TOKEN",
+    "project": "HUB_PROJECT",
+    "agent_id": "HUB_AGENT_ID",
+    "timeout": "HUB_TIMEOUT",
+}
 
 
 @pytest.mark.parametrize(("section", "named"), [("hub", {**SPEC_HUB, **DESIGN_HUB}), ("client", SPEC_CLIENT)])
@@ -50,10 +67,16 @@ def toml_value(value: Any) -> str:
 
 async def test_a_file_naming_every_known_key_checks_clean(tmp_path: Path) -> None:
     lines = ["[hub]"] + [f"{k} = {toml_value(key.default)}" for k, key in HUB_KEYS.items() if key.default is not None]
-    lines += ['admin_token = "secret"', 'backup_dir = "/tmp"', 'notify_url = "http://127.0.0.1:1"',
-              'notify_token = "n"', 'public_url = "https://hub.example"']
-    lines += ["[client]"] + [f"{k} = {toml_value(key.default)}" for k, key in CLIENT_KEYS.items()
-                             if key.default is not None]
+    lines += [
+        'admin_token = "secret"',
+        'backup_dir = "/tmp"',
+        'notify_url = "http://127.0.0.1:1"',
+        'notify_token = "n"',
+        'public_url = "https://hub.example"',
+    ]
+    lines += ["[client]"] + [
+        f"{k} = {toml_value(key.default)}" for k, key in CLIENT_KEYS.items() if key.default is not None
+    ]
     lines += ['url = "http://127.0.0.1:8080"', 'token = "t"', 'agent_id = "bot"', 'project = "demo"']
     config = tmp_path / "client.toml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -61,12 +84,18 @@ async def test_a_file_naming_every_known_key_checks_clean(tmp_path: Path) -> Non
     assert (run.code, run.out, run.err) == (0, "config ok\n", "")
 
 
-@pytest.mark.parametrize(("text", "named"), [
-    ('[hub]\nbnd = "127.0.0.1:1"\n', ["hub.bnd"]),
-    ('[client]\nurl = "http://h"\ntokn = "t"\n', ["client.tokn"]),
-    ('[hub]\nevents_per_projec = 5\n[client]\nproject_id = "demo"\n', ["hub.events_per_projec", "client.project_id"]),
-    ('hub = 1\n', ["hub"]),
-])
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('[hub]\nbnd = "127.0.0.1:1"\n', ["hub.bnd"]),
+        ('[client]\nurl = "http://h"\ntokn = "t"\n', ["client.tokn"]),
+        (
+            '[hub]\nevents_per_projec = 5\n[client]\nproject_id = "demo"\n',
+            ["hub.events_per_projec", "client.project_id"],
+        ),
+        ("hub = 1\n", ["hub"]),
+    ],
+)
 async def test_unknown_keys_are_named_with_a_non_zero_exit(tmp_path: Path, text: str, named: list[str]) -> None:
     config = tmp_path / "client.toml"
     config.write_text(text, encoding="utf-8")

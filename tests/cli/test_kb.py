@@ -107,10 +107,13 @@ async def test_put_get_list_delete(place: Place, tmp_path: Path) -> None:
     assert page["content"] == "caf\u00e9 \u2014 ok\n" and page["size_bytes"] == len(source.read_bytes())
     assert page["last_write"]["actor"] == "human"
     listed = json.loads((await place.run("list", "--json")).out)
-    assert listed == {"entries": [
-        {"path": "/fs/index.md", "type": "file", "size_bytes": 29, "children": None},
-        {"path": "/fs/notes", "type": "dir", "size_bytes": len(source.read_bytes()), "children": 1}],
-        "truncated": False}
+    assert listed == {
+        "entries": [
+            {"path": "/fs/index.md", "type": "file", "size_bytes": 29, "children": None},
+            {"path": "/fs/notes", "type": "dir", "size_bytes": len(source.read_bytes()), "children": 1},
+        ],
+        "truncated": False,
+    }
     ok(await place.run("delete", "notes/a b.md"), "deleted /fs/notes/a b.md\n")
     refused(await place.run("get", "notes/a b.md"), 1, "not_found: no page at /fs/notes/a b.md")
     assert (await place.state())["pages"] == {"/fs/index.md": "# Home\n\nno newline at the end"}
@@ -120,15 +123,24 @@ async def test_a_path_outside_fs_is_relative_to_it(place: Place) -> None:
     for given in ("a.md", "/b.md", "/fs/c.md", "fs/d.md", "/kv/e.md", "x/../f.md", "../../g.md"):
         assert (await place.run("put", given, "-", stdin=given.encode())).code == 0
     assert (await place.state())["pages"] == {
-        "/fs/a.md": "a.md", "/fs/b.md": "/b.md", "/fs/c.md": "/fs/c.md", "/fs/d.md": "fs/d.md",
-        "/fs/kv/e.md": "/kv/e.md", "/fs/f.md": "x/../f.md", "/fs/g.md": "../../g.md"}
+        "/fs/a.md": "a.md",
+        "/fs/b.md": "/b.md",
+        "/fs/c.md": "/fs/c.md",
+        "/fs/d.md": "fs/d.md",
+        "/fs/kv/e.md": "/kv/e.md",
+        "/fs/f.md": "x/../f.md",
+        "/fs/g.md": "../../g.md",
+    }
     ok(await place.run("get", "kv/e.md"), "/kv/e.md")
 
 
 async def test_if_version(place: Place) -> None:
     first = await put(place, "p.md", "one", "--if-version", "absent")
-    refused(await place.run("put", "p.md", "-", "--if-version", "absent", stdin=b"again"), 1,
-            f"conflict: if_version does not match; current_version={first}")
+    refused(
+        await place.run("put", "p.md", "-", "--if-version", "absent", stdin=b"again"),
+        1,
+        f"conflict: if_version does not match; current_version={first}",
+    )
     second = await put(place, "p.md", "two", "--if-version", first)
     before = await place.state()
     refused(await place.run("put", "p.md", "-", "--if-version", first, stdin=b"three"), 1, "conflict:")
@@ -147,13 +159,18 @@ async def test_history_revert_forget(place: Place) -> None:
     run = await place.run("history", "p.md")
     lines = [line.split() for line in run.out.splitlines()]
     assert run.code == 0 and lines[0] == ["AT", "OP", "ACTOR", "VERSION", "SIZE", "NOTE"]
-    assert [row[1:] for row in lines[1:]] == [["kb.revert", "human", one, "3", "current"],
-                                              ["kb.put", "human", two, "4"],
-                                              ["kb.put", "human", one, "3", "current"]]
+    assert [row[1:] for row in lines[1:]] == [
+        ["kb.revert", "human", one, "3", "current"],
+        ["kb.put", "human", two, "4"],
+        ["kb.put", "human", one, "3", "current"],
+    ]
     ok(await place.run("forget", "p.md"), "forgot 1 versions of /fs/p.md (4 bytes)\n")
     run = await place.run("history", "p.md", "--json")
-    assert [(v["version"], v["kept"]) for v in json.loads(run.out)["versions"]] == [(one, True), (two, False),
-                                                                                   (one, True)]
+    assert [(v["version"], v["kept"]) for v in json.loads(run.out)["versions"]] == [
+        (one, True),
+        (two, False),
+        (one, True),
+    ]
     refused(await place.run("revert", "p.md", two), 1, f"not_found: no kept version {two} of /fs/p.md")
     refused(await place.run("get", "p.md", "--version", two), 1, "not_found:")
     ok(await place.run("get", "p.md", "--version", one), "one")
@@ -204,8 +221,11 @@ async def test_refusals_write_nothing(place: Place, tmp_path: Path) -> None:
         run = await place.run(*args, stdin=stdin)
         assert run.code == code and run.out == "", (args, run)
         assert run.err.startswith(f"hub-cli kb: {message}"), (args, run.err)
-    refused(await place.run("put", "x.md", "-", stdin=b"x", HUB_PROJECT=""), 2,
-            "name the project with --project or HUB_PROJECT")
+    refused(
+        await place.run("put", "x.md", "-", stdin=b"x", HUB_PROJECT=""),
+        2,
+        "name the project with --project or HUB_PROJECT",
+    )
     run = await place.run("revert", "p.md")
     assert run.code == 2 and run.out == "" and "Missing argument" in run.err
     assert await place.state() == before
@@ -237,8 +257,10 @@ async def test_local_refused_while_a_hub_holds_the_directory(tmp_path: Path, set
         for args in (("put", "x.md", "-"), ("get",), ("list",)):
             run = await cli(env, "kb", *args, stdin=b"x")
             assert run.code == 1 and run.out == "", (args, run)
-            assert run.err == (f"hub-cli kb: data directory {settings.data_path} is in use by a running hub; "
-                               "set HUB_URL to reach it instead\n")
+            assert run.err == (
+                f"hub-cli kb: data directory {settings.data_path} is in use by a running hub; "
+                "set HUB_URL to reach it instead\n"
+            )
         assert (await snapshot(live.app.hub))["pages"] == {}
 
 

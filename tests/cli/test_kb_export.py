@@ -60,8 +60,13 @@ async def run_export(tmp_path: Path, settings: HubSettings, folder: Path, *flags
     return await cli(env, "kb", "export", "--dir", str(folder), *flags)
 
 
-PAGES = {"/fs/index.md": "---\ntype: Reference\nokf_version: 1\n---\n# Home\n", "/fs/notes/a.md": "caf\u00e9",
-         "/fs/notes/deep/b.md": "no newline", "/fs/.hidden/x.md": "secret", "/fs/notes/.draft.md": "draft"}
+PAGES = {
+    "/fs/index.md": "---\ntype: Reference\nokf_version: 1\n---\n# Home\n",
+    "/fs/notes/a.md": "caf\u00e9",
+    "/fs/notes/deep/b.md": "no newline",
+    "/fs/.hidden/x.md": "secret",
+    "/fs/notes/.draft.md": "draft",
+}
 
 
 async def test_export_writes_each_page_and_the_manifest(tmp_path: Path, settings: HubSettings) -> None:
@@ -71,17 +76,25 @@ async def test_export_writes_each_page_and_the_manifest(tmp_path: Path, settings
     assert run.code == 0 and run.out == f"exported 3 pages (61 bytes) to {folder}\n"
     assert run.err.splitlines() == [
         "hub-cli kb: skipped /fs/.hidden/x.md: a dot-named component is not exported",
-        "hub-cli kb: skipped /fs/notes/.draft.md: a dot-named component is not exported"]
+        "hub-cli kb: skipped /fs/notes/.draft.md: a dot-named component is not exported",
+    ]
     files = tree(folder)
     manifest = json.loads(files.pop(".hub-kb.json"))
-    assert files == {"index.md": PAGES["/fs/index.md"].encode(), "notes": "dir",
-                     "notes/a.md": "caf\u00e9".encode(), "notes/deep": "dir", "notes/deep/b.md": b"no newline"}
-    assert manifest == {"format": 1, "project": "demo", "pages": {
-        p: versions[p] for p in ("/fs/index.md", "/fs/notes/a.md", "/fs/notes/deep/b.md")}}
+    assert files == {
+        "index.md": PAGES["/fs/index.md"].encode(),
+        "notes": "dir",
+        "notes/a.md": "caf\u00e9".encode(),
+        "notes/deep": "dir",
+        "notes/deep/b.md": b"no newline",
+    }
+    assert manifest == {
+        "format": 1,
+        "project": "demo",
+        "pages": {p: versions[p] for p in ("/fs/index.md", "/fs/notes/a.md", "/fs/notes/deep/b.md")},
+    }
 
 
-async def test_force_overwrites_and_removes_what_the_hub_no_longer_has(tmp_path: Path,
-                                                                     settings: HubSettings) -> None:
+async def test_force_overwrites_and_removes_what_the_hub_no_longer_has(tmp_path: Path, settings: HubSettings) -> None:
     await seed(settings, {"/fs/a.md": "a", "/fs/gone/b.md": "b", "/fs/c.md": "c"})
     folder = tmp_path / "bundle"
     assert (await run_export(tmp_path, settings, folder)).code == 0
@@ -97,7 +110,11 @@ async def test_force_overwrites_and_removes_what_the_hub_no_longer_has(tmp_path:
     assert run.code == 0 and run.out == f"removed /fs/gone/b.md\nexported 2 pages (2 bytes) to {folder}\n"
     files = tree(folder)
     assert {k: v for k, v in files.items() if k != ".hub-kb.json"} == {
-        "a.md": b"a", "c.md": b"C", "gone": "dir", "mine.txt": b"the user's own file"}
+        "a.md": b"a",
+        "c.md": b"C",
+        "gone": "dir",
+        "mine.txt": b"the user's own file",
+    }
     assert set(json.loads(files[".hub-kb.json"])["pages"]) == {"/fs/a.md", "/fs/c.md"}
 
 
@@ -138,7 +155,8 @@ def hostile_cases(tmp_path: Path) -> dict[str, tuple[dict[str, str], Any, str]]:
     def twice(folder: Path) -> None:
         folder.mkdir()
         (folder / ".hub-kb.json").write_text(
-            '{"format": 1, "project": "demo", "pages": {"/fs/a.md": "sha256:0", "/fs/a.md": "sha256:1"}}')
+            '{"format": 1, "project": "demo", "pages": {"/fs/a.md": "sha256:0", "/fs/a.md": "sha256:1"}}'
+        )
 
     def absent(folder: Path) -> None:
         pass
@@ -154,18 +172,28 @@ def hostile_cases(tmp_path: Path) -> dict[str, tuple[dict[str, str], Any, str]]:
         "another project's manifest": (page, other_project, "{folder} holds project 'other'"),
         "manifest path escaping": (page, escaping_manifest, "{folder}/.hub-kb.json names '/fs/../../x'"),
         "manifest naming a page twice": (page, twice, "{folder}/.hub-kb.json: names '/fs/a.md' twice"),
-        "case twins": ({"/fs/Readme.md": "1", "/fs/readme.md": "2"}, absent,
-                       "/fs/Readme.md and /fs/readme.md differ only in case"),
-        "directory case twins": ({"/fs/Notes/a.md": "1", "/fs/notes/b.md": "2"}, absent,
-                                 "/fs/Notes and /fs/notes differ only in case"),
-        "NFC and NFD twins": ({"/fs/caf\u00e9.md": "1", "/fs/cafe\u0301.md": "2"}, absent,
-                              "/fs/cafe\u0301.md and /fs/caf\u00e9.md differ only in case or Unicode"),
+        "case twins": (
+            {"/fs/Readme.md": "1", "/fs/readme.md": "2"},
+            absent,
+            "/fs/Readme.md and /fs/readme.md differ only in case",
+        ),
+        "directory case twins": (
+            {"/fs/Notes/a.md": "1", "/fs/notes/b.md": "2"},
+            absent,
+            "/fs/Notes and /fs/notes differ only in case",
+        ),
+        "NFC and NFD twins": (
+            {"/fs/caf\u00e9.md": "1", "/fs/cafe\u0301.md": "2"},
+            absent,
+            "/fs/cafe\u0301.md and /fs/caf\u00e9.md differ only in case or Unicode",
+        ),
     }
 
 
 @pytest.mark.parametrize("case", list(hostile_cases(Path("/x"))))
-async def test_hostile_folders_are_refused_before_anything_is_written(tmp_path: Path, settings: HubSettings,
-                                                                    case: str) -> None:
+async def test_hostile_folders_are_refused_before_anything_is_written(
+    tmp_path: Path, settings: HubSettings, case: str
+) -> None:
     pages, prepare, message = hostile_cases(tmp_path)[case]
     await seed(settings, pages)
     outside = tmp_path / "outside"
@@ -192,11 +220,18 @@ class FakeKb:
 
     async def listing(self, prefix: str, *, meta: bool = False) -> dict[str, Any]:
         if prefix == "/fs/":
-            return {"entries": [{"path": f"/fs/d{i}", "type": "dir", "size_bytes": 0, "children": 0}
-                                for i in range(self.count // 400 + 1)], "truncated": False}
+            return {
+                "entries": [
+                    {"path": f"/fs/d{i}", "type": "dir", "size_bytes": 0, "children": 0}
+                    for i in range(self.count // 400 + 1)
+                ],
+                "truncated": False,
+            }
         base = int(prefix[5:]) * 400
-        rows = [{"path": f"{prefix}/p{n}.md", "type": "file", "size_bytes": self.size, "children": None}
-                for n in range(base, min(base + 400, self.count))]
+        rows = [
+            {"path": f"{prefix}/p{n}.md", "type": "file", "size_bytes": self.size, "children": None}
+            for n in range(base, min(base + 400, self.count))
+        ]
         return {"entries": rows, "truncated": False}
 
     async def read(self, path: str, version: str | None = None) -> dict[str, Any]:
@@ -204,10 +239,13 @@ class FakeKb:
         return {"path": path, "content": "x" * self.size, "version": "sha256:" + "0" * 64}
 
 
-@pytest.mark.parametrize(("count", "size", "message"), [
-    (10_001, 1, "the knowledge base holds more than 10000 pages"),
-    (257, 1024 * 1024, "the pages hold 269484032 bytes, over the 268435456"),
-])
+@pytest.mark.parametrize(
+    ("count", "size", "message"),
+    [
+        (10_001, 1, "the knowledge base holds more than 10000 pages"),
+        (257, 1024 * 1024, "the pages hold 269484032 bytes, over the 268435456"),
+    ],
+)
 async def test_limits_refuse_before_reading_or_writing(tmp_path: Path, count: int, size: int, message: str) -> None:
     kb = FakeKb(count, size)
     folder = tmp_path / "bundle"
@@ -227,8 +265,9 @@ async def test_export_over_rest(tmp_path: Path, settings: HubSettings) -> None:
     async with live_hub(settings) as live:
         await live.make_project("demo")
         for path, content in PAGES.items():
-            await live.app.hub.kb.write(ADMIN_CALLER, parse(KbWrite, {"project_id": "demo", "path": path,
-                                                                      "content": content}))
+            await live.app.hub.kb.write(
+                ADMIN_CALLER, parse(KbWrite, {"project_id": "demo", "path": path, "content": content})
+            )
         env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=ADMIN_TOKEN, HUB_PROJECT="demo")
         run = await cli(env, "kb", "export", "--dir", str(tmp_path / "bundle"))
     assert run.code == 0 and run.out.startswith("exported 3 pages")

@@ -52,8 +52,18 @@ def counts(line: str) -> dict[str, int]:
     return {part.rsplit(" ", 1)[0]: int(part.rsplit(" ", 1)[1]) for part in line.split(", ")}
 
 
-NONE = {"created": 0, "updated": 0, "deleted": 0, "conflicts": 0, "hub newer": 0, "kept": 0,
-        "already gone": 0, "not attempted": 0, "failed": 0, "unchanged": 0}
+NONE = {
+    "created": 0,
+    "updated": 0,
+    "deleted": 0,
+    "conflicts": 0,
+    "hub newer": 0,
+    "kept": 0,
+    "already gone": 0,
+    "not attempted": 0,
+    "failed": 0,
+    "unchanged": 0,
+}
 
 
 async def test_round_trip_and_a_second_import_changes_nothing(tmp_path: Path, settings: HubSettings) -> None:
@@ -69,28 +79,49 @@ async def test_round_trip_and_a_second_import_changes_nothing(tmp_path: Path, se
     again = await kb(tmp_path, settings, "import", "--dir", str(folder), "--prune")
     assert again.code == 0 and again.out.splitlines() == [
         "created 0, updated 0, deleted 0, conflicts 0, hub newer 0, kept 0, already gone 0, not attempted 0, "
-        "failed 0, unchanged 3"]
+        "failed 0, unchanged 3"
+    ]
     second = tmp_path / "second"
     assert (await kb(tmp_path, settings, "export", "--dir", str(second))).code == 0
     assert tree(second) == tree(folder)  # file by file, the manifest included
-    assert (await state(settings))["pages"] == {"/fs/index.md": FM + "# Home\n", "/fs/notes/new.md": FM + "new\n",
-                                                "/fs/a.md": FM + "a, edited in the folder\n"}
+    assert (await state(settings))["pages"] == {
+        "/fs/index.md": FM + "# Home\n",
+        "/fs/notes/new.md": FM + "new\n",
+        "/fs/a.md": FM + "a, edited in the folder\n",
+    }
 
 
 async def test_every_page_line(tmp_path: Path, settings: HubSettings) -> None:
-    pages = {f"/fs/{name}.md": FM + name + "\n" for name in ("both", "gone-hub", "hub-newer", "keep", "kept-changed",
-                                                              "pruned-gone", "same", "update")}
+    pages = {
+        f"/fs/{name}.md": FM + name + "\n"
+        for name in ("both", "gone-hub", "hub-newer", "keep", "kept-changed", "pruned-gone", "same", "update")
+    }
     await seed(settings, pages)
     folder = tmp_path / "bundle"
     assert (await kb(tmp_path, settings, "export", "--dir", str(folder))).code == 0
     # After the export: the hub changes some pages, the folder others.
-    await seed(settings, {"/fs/both.md": FM + "hub\n", "/fs/hub-newer.md": FM + "hub\n",
-                          "/fs/kept-changed.md": FM + "hub\n", "/fs/other.md": FM + "hub's own\n"})
+    await seed(
+        settings,
+        {
+            "/fs/both.md": FM + "hub\n",
+            "/fs/hub-newer.md": FM + "hub\n",
+            "/fs/kept-changed.md": FM + "hub\n",
+            "/fs/other.md": FM + "hub's own\n",
+        },
+    )
     async with Hub.open(settings) as hub:
         for path in ("/fs/gone-hub.md", "/fs/pruned-gone.md"):
             await hub.kb.delete(ADMIN_CALLER, parse(KbDelete, {"project_id": "demo", "path": path}))
-    write(folder, {"both.md": FM + "folder\n", "gone-hub.md": FM + "folder\n", "update.md": FM + "folder\n",
-                   "new.md": FM + "new\n", "other.md": FM + "folder's own\n"})
+    write(
+        folder,
+        {
+            "both.md": FM + "folder\n",
+            "gone-hub.md": FM + "folder\n",
+            "update.md": FM + "folder\n",
+            "new.md": FM + "new\n",
+            "other.md": FM + "folder's own\n",
+        },
+    )
     for name in ("keep", "kept-changed", "pruned-gone"):
         (folder / f"{name}.md").unlink()
     before = await state(settings)
@@ -104,7 +135,8 @@ async def test_every_page_line(tmp_path: Path, settings: HubSettings) -> None:
         "keep /fs/kept-changed.md: gone from the folder; --prune deletes it on the hub",
         "would create /fs/new.md",
         "conflict /fs/other.md: the hub holds a different page and the manifest names none",
-        "would update /fs/update.md"]
+        "would update /fs/update.md",
+    ]
     assert dry.out.splitlines()[-1].startswith("would create 1, would update 1, would delete 0, conflicts 3")
     manifest = (folder / ".hub-kb.json").read_bytes()
     run = await kb(tmp_path, settings, "import", "--dir", str(folder), "--prune")
@@ -118,18 +150,28 @@ async def test_every_page_line(tmp_path: Path, settings: HubSettings) -> None:
         "create /fs/new.md",
         "conflict /fs/other.md: the hub holds a different page and the manifest names none",
         "delete /fs/pruned-gone.md: already gone",
-        "update /fs/update.md"]
-    assert counts(run.out.splitlines()[-1]) == {**NONE, "created": 1, "updated": 1, "deleted": 1, "conflicts": 4,
-                                                "hub newer": 1, "already gone": 1, "unchanged": 1}
+        "update /fs/update.md",
+    ]
+    assert counts(run.out.splitlines()[-1]) == {
+        **NONE,
+        "created": 1,
+        "updated": 1,
+        "deleted": 1,
+        "conflicts": 4,
+        "hub newer": 1,
+        "already gone": 1,
+        "unchanged": 1,
+    }
     after = await state(settings)
     assert after["pages"]["/fs/both.md"] == FM + "hub\n" and "/fs/keep.md" not in after["pages"]
     assert after["pages"]["/fs/update.md"] == FM + "folder\n" and after["pages"]["/fs/other.md"] == FM + "hub's own\n"
     rewritten = json.loads((folder / ".hub-kb.json").read_bytes())["pages"]
     old = json.loads(manifest)["pages"]
     # Kept as they were: conflicts and hub newer (so they stay what they are next time); gone: deletions.
-    assert {p: rewritten.get(p) == old.get(p) for p in ("/fs/both.md", "/fs/gone-hub.md", "/fs/hub-newer.md",
-                                                        "/fs/kept-changed.md")} == dict.fromkeys(
-        ("/fs/both.md", "/fs/gone-hub.md", "/fs/hub-newer.md", "/fs/kept-changed.md"), True)
+    assert {
+        p: rewritten.get(p) == old.get(p)
+        for p in ("/fs/both.md", "/fs/gone-hub.md", "/fs/hub-newer.md", "/fs/kept-changed.md")
+    } == dict.fromkeys(("/fs/both.md", "/fs/gone-hub.md", "/fs/hub-newer.md", "/fs/kept-changed.md"), True)
     assert "/fs/keep.md" not in rewritten and "/fs/pruned-gone.md" not in rewritten and "/fs/other.md" not in rewritten
     again = await kb(tmp_path, settings, "import", "--dir", str(folder), "--prune")
     assert counts(again.out.splitlines()[-1])["created"] == 0 and await state(settings) == after
@@ -149,7 +191,8 @@ def hostile(tmp_path: Path) -> dict[str, tuple[Any, str]]:
 
     def twice(folder: Path) -> None:
         (folder / ".hub-kb.json").write_text(
-            '{"format": 1, "project": "demo", "pages": {"/fs/a.md": "v", "/fs/a.md": "w"}}')
+            '{"format": 1, "project": "demo", "pages": {"/fs/a.md": "v", "/fs/a.md": "w"}}'
+        )
 
     def other_project(folder: Path) -> None:
         (folder / ".hub-kb.json").write_text('{"format": 1, "project": "other", "pages": {}}')
@@ -157,31 +200,53 @@ def hostile(tmp_path: Path) -> dict[str, tuple[Any, str]]:
     return {
         "file symlink": (file_link, "refused before writing anything:\n  link.md: a symlink"),
         "directory symlink": (dir_link, "refused before writing anything:\n  notes: a symlink"),
-        "case twins": (lambda f: write(f, {"Readme.md": FM, "readme.md": FM}),
-                       "/fs/Readme.md and /fs/readme.md differ only in case"),
-        "NFC and NFD twins": (lambda f: write(f, {"caf\u00e9.md": FM, "cafe\u0301.md": FM}),
-                              "/fs/cafe\u0301.md and /fs/caf\u00e9.md differ only in case or Unicode"),
-        "directory twins": (lambda f: write(f, {"Notes/a.md": FM, "notes/b.md": FM}),
-                            "/fs/Notes and /fs/notes differ only in case"),
-        "non-UTF-8 file": (lambda f: write(f, {"bad.md": b"ok \xff"}),
-                           "refused before writing anything:\n  bad.md: not UTF-8 text (byte 3)"),
-        "page over 1 MiB": (lambda f: write(f, {"big.md": b"a" * (1024 * 1024 + 1)}),
-                            "refused before writing anything:\n  big.md: 1048577 bytes, over the 1048576"),
-        "backslash in a name": (lambda f: write(f, {"a\\b.md": FM}),
-                                "refused before writing anything:\n  a\\b.md: not a page path the hub accepts"),
-        "non-UTF-8 name": (lambda f: (f / os.fsdecode(b"n\xff.md")).write_text(FM),
-                           "refused before writing anything:\n  n\\xff.md: not a page path"),
+        "case twins": (
+            lambda f: write(f, {"Readme.md": FM, "readme.md": FM}),
+            "/fs/Readme.md and /fs/readme.md differ only in case",
+        ),
+        "NFC and NFD twins": (
+            lambda f: write(f, {"caf\u00e9.md": FM, "cafe\u0301.md": FM}),
+            "/fs/cafe\u0301.md and /fs/caf\u00e9.md differ only in case or Unicode",
+        ),
+        "directory twins": (
+            lambda f: write(f, {"Notes/a.md": FM, "notes/b.md": FM}),
+            "/fs/Notes and /fs/notes differ only in case",
+        ),
+        "non-UTF-8 file": (
+            lambda f: write(f, {"bad.md": b"ok \xff"}),
+            "refused before writing anything:\n  bad.md: not UTF-8 text (byte 3)",
+        ),
+        "page over 1 MiB": (
+            lambda f: write(f, {"big.md": b"a" * (1024 * 1024 + 1)}),
+            "refused before writing anything:\n  big.md: 1048577 bytes, over the 1048576",
+        ),
+        "backslash in a name": (
+            lambda f: write(f, {"a\\b.md": FM}),
+            "refused before writing anything:\n  a\\b.md: not a page path the hub accepts",
+        ),
+        "non-UTF-8 name": (
+            lambda f: (f / os.fsdecode(b"n\xff.md")).write_text(FM),
+            "refused before writing anything:\n  n\\xff.md: not a page path",
+        ),
         "dotdot in the manifest": (dotdot_manifest, "{folder}/.hub-kb.json names '/fs/../../x.md'"),
         "manifest naming a page twice": (twice, "{folder}/.hub-kb.json: names '/fs/a.md' twice"),
         "another project's manifest": (other_project, "{folder} holds project 'other'"),
-        "unparsed frontmatter": (lambda f: write(f, {"u.md": "---\ntype: [unclosed\n"}),
-                                 "refused before writing anything: lint"),
-        "okf_version misplaced": (lambda f: write(f, {"o.md": "---\ntype: Guide\nokf_version: 1\n---\n"}),
-                                  "refused before writing anything: lint"),
-        "link escaping the bundle": (lambda f: write(f, {"l.md": FM + "[x](../../etc/passwd)\n"}),
-                                     "refused before writing anything: lint"),
-        "10,001 pages": (lambda f: write(f, {f"p{i:05}.md": "x" for i in range(10_001)}),
-                         "{folder} holds more than 10000 pages"),
+        "unparsed frontmatter": (
+            lambda f: write(f, {"u.md": "---\ntype: [unclosed\n"}),
+            "refused before writing anything: lint",
+        ),
+        "okf_version misplaced": (
+            lambda f: write(f, {"o.md": "---\ntype: Guide\nokf_version: 1\n---\n"}),
+            "refused before writing anything: lint",
+        ),
+        "link escaping the bundle": (
+            lambda f: write(f, {"l.md": FM + "[x](../../etc/passwd)\n"}),
+            "refused before writing anything: lint",
+        ),
+        "10,001 pages": (
+            lambda f: write(f, {f"p{i:05}.md": "x" for i in range(10_001)}),
+            "{folder} holds more than 10000 pages",
+        ),
     }
 
 
@@ -212,12 +277,13 @@ async def test_lint_findings_that_do_not_refuse_are_printed(tmp_path: Path, sett
     assert run.code == 0 and run.out.splitlines()[:2] == ["create /fs/a.md", "create /fs/b.md"]
     assert run.err.splitlines() == [
         "lint missing_frontmatter /fs/a.md: the page has no frontmatter block (--- on line one)",
-        "lint broken_link /fs/b.md:4: the link missing.md goes to no page (/fs/missing.md)"]
+        "lint broken_link /fs/b.md:4: the link missing.md goes to no page (/fs/missing.md)",
+    ]
 
 
 async def test_lint_lands_links_on_every_page_of_the_folder_parsing_only_those_written(
-        tmp_path: Path, settings: HubSettings, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, settings: HubSettings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A link to a folder page the import leaves as it is (identical on the hub) or to a folder
     directory is not broken; only the pages to be written are parsed (a page that is not written
     is never linted, even one whose frontmatter would refuse)."""
@@ -225,8 +291,14 @@ async def test_lint_lands_links_on_every_page_of_the_folder_parsing_only_those_w
 
     await seed(settings, {"/fs/same.md": "---\nbad: [\n---\nsame\n"})
     folder = tmp_path / "bundle"
-    write(folder, {"same.md": "---\nbad: [\n---\nsame\n", "notes/n.md": FM + "n\n",
-                   "new.md": FM + "[s](same.md) [d](notes/) [n](notes/n.md) [x](nowhere.md)\n"})
+    write(
+        folder,
+        {
+            "same.md": "---\nbad: [\n---\nsame\n",
+            "notes/n.md": FM + "n\n",
+            "new.md": FM + "[s](same.md) [d](notes/) [n](notes/n.md) [x](nowhere.md)\n",
+        },
+    )
     parsed: list[str] = []
     real = facts.derive
     monkeypatch.setattr(facts, "derive", lambda path, *a: parsed.append(path) or real(path, *a))
@@ -235,7 +307,8 @@ async def test_lint_lands_links_on_every_page_of_the_folder_parsing_only_those_w
     assert outcome.code == 0 and outcome.stdout[:-1] == ["would create /fs/new.md", "would create /fs/notes/n.md"]
     assert sorted(set(parsed)) == ["/fs/new.md", "/fs/notes/n.md"]
     assert capsys.readouterr().err.splitlines() == [
-        "lint broken_link /fs/new.md:4: the link nowhere.md goes to no page (/fs/nowhere.md)"]
+        "lint broken_link /fs/new.md:4: the link nowhere.md goes to no page (/fs/nowhere.md)"
+    ]
 
 
 async def test_over_the_byte_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,10 +331,13 @@ class Failing(LocalKb):
         return await super().write(path, content, if_version)
 
 
-@pytest.mark.parametrize(("error", "code"), [(HubError("invalid_argument", "refused for the test"), 1),
-                                             (CliFailure(69, "cannot reach the hub"), 69)])
-async def test_a_refusal_stops_the_import(tmp_path: Path, settings: HubSettings, error: BaseException,
-                                          code: int) -> None:
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [(HubError("invalid_argument", "refused for the test"), 1), (CliFailure(69, "cannot reach the hub"), 69)],
+)
+async def test_a_refusal_stops_the_import(
+    tmp_path: Path, settings: HubSettings, error: BaseException, code: int
+) -> None:
     await seed(settings, {})
     folder = tmp_path / "bundle"
     write(folder, {"a.md": FM + "a\n", "b.md": FM + "b\n", "c.md": FM + "c\n", "d.md": FM + "d\n"})
@@ -284,8 +360,12 @@ async def test_import_over_rest_and_its_exit_codes(tmp_path: Path, settings: Hub
         await live.make_project("demo")
         agent = await live.make_agent("bot")
         env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=ADMIN_TOKEN, HUB_PROJECT="demo")
-        for extra, code in (({"HUB_TOKEN": agent}, 77), ({"HUB_URL": f"http://127.0.0.1:{free_port()}"}, 69),
-                            ({"HUB_TOKEN": ""}, 78), ({"HUB_PROJECT": "nowhere"}, 1)):
+        for extra, code in (
+            ({"HUB_TOKEN": agent}, 77),
+            ({"HUB_URL": f"http://127.0.0.1:{free_port()}"}, 69),
+            ({"HUB_TOKEN": ""}, 78),
+            ({"HUB_PROJECT": "nowhere"}, 1),
+        ):
             run = await cli({**env, **extra}, "kb", "import", "--dir", str(folder))
             assert run.code == code and run.out == "", (extra, run)
         assert not (folder / ".hub-kb.json").exists()

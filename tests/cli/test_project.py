@@ -39,9 +39,11 @@ async def test_local_create_list_delete(tmp_path: Path, settings: HubSettings) -
     assert (await cli(env, "project", "create", "--id", "plain")).code == 0
     run = await cli(env, "project", "list")
     assert run.code == 0 and run.err == ""
-    assert run.out.splitlines() == ["ID     NAME      UNSEEN  KIND",
-                                    "demo   Demo one  0       project",
-                                    "plain  plain     0       project"]
+    assert run.out.splitlines() == [
+        "ID     NAME      UNSEEN  KIND",
+        "demo   Demo one  0       project",
+        "plain  plain     0       project",
+    ]
     run = await cli(env, "project", "list", "--plain")
     assert (run.code, run.out) == (0, "demo\nplain\n")
     run = await cli(env, "project", "delete", "--id", "plain")
@@ -91,8 +93,10 @@ async def test_local_refused_while_a_hub_holds_the_directory(tmp_path: Path, liv
     for args in (("create", "--id", "fresh"), ("list",), ("delete", "--id", "space-x")):
         run = await cli(env, "project", *args)
         assert run.code == 1 and run.out == "", (args, run)
-        assert run.err == (f"hub-cli project: data directory {live.app.settings.data_path} is in use by a "
-                           "running hub; set HUB_URL to reach it instead\n")
+        assert run.err == (
+            f"hub-cli project: data directory {live.app.settings.data_path} is in use by a "
+            "running hub; set HUB_URL to reach it instead\n"
+        )
     assert await rest_projects(live) == {}
 
 
@@ -102,15 +106,18 @@ async def test_rest_create_list_delete(tmp_path: Path, live: LiveHub) -> None:
     assert (run.code, run.out, run.err) == (0, "created demo\n", "")
     assert (await rest_projects(live))["demo"]["display_name"] == "Demo one"
     token = await live.make_agent("bot")
-    run = await cli(cli_env(tmp_path, HUB_URL=f"{live.base}/mcp", HUB_TOKEN=token), "project", "create",
-                    "--id", "by-bot")
+    run = await cli(
+        cli_env(tmp_path, HUB_URL=f"{live.base}/mcp", HUB_TOKEN=token), "project", "create", "--id", "by-bot"
+    )
     assert (run.code, run.out) == (0, "created by-bot\n")
     assert (await rest_projects(live))["by-bot"]["owner_agent"] == "bot"
     run = await cli(env, "project", "list")
-    assert run.code == 0 and run.out.splitlines() == ["ID         NAME         UNSEEN  KIND",
-                                                      "by-bot     by-bot       0       project",
-                                                      "demo       Demo one     0       project",
-                                                      "space-bot  Bot's space  0       personal"]
+    assert run.code == 0 and run.out.splitlines() == [
+        "ID         NAME         UNSEEN  KIND",
+        "by-bot     by-bot       0       project",
+        "demo       Demo one     0       project",
+        "space-bot  Bot's space  0       personal",
+    ]
     assert (await cli(env, "project", "list", "--plain")).out == "by-bot\ndemo\nspace-bot\n"
     run = await cli({**env, "HUB_PROJECT": "by-bot"}, "project", "delete")
     assert (run.code, run.out, run.err) == (0, "deleted by-bot\n", "")
@@ -151,7 +158,8 @@ async def test_rest_refusals_write_nothing(tmp_path: Path, live: LiveHub) -> Non
 
 
 async def test_the_admin_token_from_the_hub_section_serves_when_no_client_token_is_set(
-        tmp_path: Path, live: LiveHub) -> None:
+    tmp_path: Path, live: LiveHub
+) -> None:
     """On the hub's own machine the first run saved `[hub] admin_token`; the commands use it."""
     config = tmp_path / "client.toml"
     config.write_text(f'[hub]\nadmin_token = "{ADMIN_TOKEN}"\n', encoding="utf-8")

@@ -45,8 +45,11 @@ async def decide_when_asked(live: LiveHub, decision: str, note: str | None, comm
     item = items[0]
     aid = item["payload"]["review"]["artifact_id"]
     if comment:
-        r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={
-            "body": comment, "anchor": {"mode": "line", "file": "app.py", "side": "new", "line": 2}})
+        r = await live.http.post(
+            f"{API}/artifacts/{aid}/comments",
+            headers=ADMIN,
+            json={"body": comment, "anchor": {"mode": "line", "file": "app.py", "side": "new", "line": 2}},
+        )
         assert r.status_code == 201, r.text
     body = {"decision": decision, **({"note": note} if note else {})}
     r = await live.http.post(f"{API}/approvals/{item['event_id']}/decision", headers=ADMIN, json=body)
@@ -70,8 +73,10 @@ async def test_wait_changes_requested_then_approved(tmp_path: Path, live: LiveHu
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=await live.make_agent("bot"))
     results: list[Run] = []
     async with anyio.create_task_group() as tg:
+
         async def review() -> None:
             results.append(await cli(env, "review", "--project", "web", "--title", "T", "--wait", stdin=DIFF))
+
         tg.start_soon(review)
         await decide_when_asked(live, "decline", "not yet", "x should be\nthree")
     (run,) = results
@@ -81,8 +86,10 @@ async def test_wait_changes_requested_then_approved(tmp_path: Path, live: LiveHu
 
     results.clear()
     async with anyio.create_task_group() as tg:
+
         async def again() -> None:
             results.append(await cli(env, "review", "--project", "web", "--title", "T2", "--wait", stdin=DIFF))
+
         tg.start_soon(again)
         await decide_when_asked(live, "approve", None, None)
     assert results[0].code == 0 and "approved" in results[0].err
@@ -118,8 +125,9 @@ async def test_usage_and_refusals(tmp_path: Path, live: LiveHub) -> None:
     assert (await cli(bad, "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 77
 
 
-async def test_an_expired_review_exits_as_its_outcome_with_the_comments(tmp_path: Path, settings: HubSettings,
-                                                                        clock: FakeClock) -> None:
+async def test_an_expired_review_exits_as_its_outcome_with_the_comments(
+    tmp_path: Path, settings: HubSettings, clock: FakeClock
+) -> None:
     async with live_hub(settings, clock) as live:
         await live.make_project("web")
         token = await live.make_agent("bot")
@@ -129,11 +137,24 @@ async def test_an_expired_review_exits_as_its_outcome_with_the_comments(tmp_path
         async with live.client(token) as bot:
             asked = {}
             for outcome in ("approve", "decline"):
-                asked[outcome] = structured(await bot.call_tool("signal_append", {
-                    "project_id": "web", "kind": "approval", "summary": f"Review ({outcome} at the deadline)",
-                    "artifact_id": artifact, "expires_in_seconds": 60, "on_expiry": outcome}))["event_id"]
-        r = await live.http.post(f"{API}/artifacts/{artifact}/comments", headers=ADMIN, json={
-            "body": "x stays 1", "anchor": {"mode": "line", "file": "app.py", "side": "old", "line": 2}})
+                asked[outcome] = structured(
+                    await bot.call_tool(
+                        "signal_append",
+                        {
+                            "project_id": "web",
+                            "kind": "approval",
+                            "summary": f"Review ({outcome} at the deadline)",
+                            "artifact_id": artifact,
+                            "expires_in_seconds": 60,
+                            "on_expiry": outcome,
+                        },
+                    )
+                )["event_id"]
+        r = await live.http.post(
+            f"{API}/artifacts/{artifact}/comments",
+            headers=ADMIN,
+            json={"body": "x stays 1", "anchor": {"mode": "line", "file": "app.py", "side": "old", "line": 2}},
+        )
         assert r.status_code == 201, r.text
         clock.advance(61)
         for outcome, code, word in (("approve", 0, "approved"), ("decline", 1, "declined")):

@@ -48,8 +48,13 @@ def test_the_unit_runs_this_installation_hardened_with_its_state_in_one_place(tm
     service = service_section(text)
     assert service["ExecStart"] == [f"{Path(sys.executable).with_name('hub-cli')} serve"]
     assert service["DynamicUser"] == ["yes"] and service["StateDirectory"][0].split()[0] == "agent-hub"
-    for key, value in (("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"), ("PrivateTmp", "yes"),
-                       ("ProtectHome", "yes"), ("Restart", "on-failure")):
+    for key, value in (
+        ("ProtectSystem", "strict"),
+        ("NoNewPrivileges", "yes"),
+        ("PrivateTmp", "yes"),
+        ("ProtectHome", "yes"),
+        ("Restart", "on-failure"),
+    ):
         assert service[key] == [value], key
     env = dict(e.split("=", 1) for e in service["Environment"])
     assert env["HUB_CONFIG"] == "%S/agent-hub/config.toml" and env["HUB_DATA_DIR"] == "%S/agent-hub/data"
@@ -71,8 +76,7 @@ def test_backups_go_beside_the_data_directory_in_the_state_directory(tmp_path: P
 @needs_systemd
 def test_systemd_analyze_verifies_the_unit_without_a_warning(tmp_path: Path) -> None:
     assert ANALYZE is not None
-    run = subprocess.run([ANALYZE, "verify", str(unit_file(tmp_path))], capture_output=True, text=True,
-                         timeout=60)
+    run = subprocess.run([ANALYZE, "verify", str(unit_file(tmp_path))], capture_output=True, text=True, timeout=60)
     # verify exits 0 on an unknown key or a bad value and only says so: any output is a finding.
     assert run.returncode == 0 and run.stderr == "" and run.stdout == "", run.stdout + run.stderr
 
@@ -81,8 +85,11 @@ def test_systemd_analyze_verifies_the_unit_without_a_warning(tmp_path: Path) -> 
 def test_systemd_analyze_would_catch_a_broken_unit(tmp_path: Path) -> None:
     assert ANALYZE is not None
     bad = tmp_path / "agent-hub.service"
-    bad.write_text(render_unit(Path(HUB_CLI)).replace("NoNewPrivileges=", "NoNewPrivilegez=")
-                   .replace("ProtectSystem=strict", "ProtectSystem=stricter"))
+    bad.write_text(
+        render_unit(Path(HUB_CLI))
+        .replace("NoNewPrivileges=", "NoNewPrivilegez=")
+        .replace("ProtectSystem=strict", "ProtectSystem=stricter")
+    )
     run = subprocess.run([ANALYZE, "verify", str(bad)], capture_output=True, text=True, timeout=60)
     assert "NoNewPrivilegez" in run.stderr and "stricter" in run.stderr
 
@@ -91,8 +98,12 @@ def test_systemd_analyze_would_catch_a_broken_unit(tmp_path: Path) -> None:
 def test_the_unit_exposure_is_low(tmp_path: Path) -> None:
     assert ANALYZE is not None
     # systemd's own exposure score (0 to 10, shown as 1.7 here): --threshold is that score times ten.
-    run = subprocess.run([ANALYZE, "security", "--offline=yes", "--threshold=20", str(unit_file(tmp_path))],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [ANALYZE, "security", "--offline=yes", "--threshold=20", str(unit_file(tmp_path))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stdout[-2000:]
     assert "Overall exposure level for agent-hub.service: 1." in run.stdout
 

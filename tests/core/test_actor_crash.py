@@ -25,8 +25,9 @@ def acknowledged_until_killed(path: Path, rng: random.Random) -> list[int]:
     target = rng.randint(1, 3000)
     acked: list[int] = []
     # As a context manager, Popen closes the pipes on the way out (an open one is a ResourceWarning).
-    with subprocess.Popen([sys.executable, str(CHILD), str(path), "16"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO) as proc:
+    with subprocess.Popen(
+        [sys.executable, str(CHILD), str(path), "16"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
+    ) as proc:
         watchdog = threading.Timer(30, proc.kill)
         watchdog.start()
         assert proc.stdout is not None and proc.stderr is not None

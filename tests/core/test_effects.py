@@ -86,8 +86,12 @@ def new_actor(tmp_path: Path, sink: Sink) -> StoreActor:
 async def test_a_batch_publishes_after_its_commit_in_order_and_before_any_reply(tmp_path: Path) -> None:
     results: Results = {}
     sink = Sink(tmp_path / "store.db", results)
-    commands = {"a": insert_noting("a"), "bad": failing_after_noting("bad"), "b": insert_noting("b"),
-                "c": insert_noting("c")}
+    commands = {
+        "a": insert_noting("a"),
+        "bad": failing_after_noting("bad"),
+        "b": insert_noting("b"),
+        "c": insert_noting("c"),
+    }
     async with running(new_actor(tmp_path, sink)) as actor, anyio.create_task_group() as tg:
         gate: Gate = await hold_writer(tg, actor, results)
         await queue_in_order(tg, actor, commands, results)
@@ -134,6 +138,9 @@ async def test_a_failing_publish_does_not_undo_the_reply(tmp_path: Path, caplog:
 def test_no_service_publishes_by_hand() -> None:
     """Effects reach listeners only through the actor: no service module calls `publish(`."""
     services = Path(__file__).resolve().parents[2] / "hubcore" / "services"
-    offenders = [p.name for p in sorted(services.rglob("*.py"))  # the kb package too
-                 if p.name != "changes.py" and "publish(" in p.read_text(encoding="utf-8")]
+    offenders = [
+        p.name
+        for p in sorted(services.rglob("*.py"))  # the kb package too
+        if p.name != "changes.py" and "publish(" in p.read_text(encoding="utf-8")
+    ]
     assert offenders == []

@@ -103,8 +103,9 @@ async def test_brain_reads_open_no_writer_and_each_file_once(hub: Hub) -> None:
     sids = []
     for n in range(30):
         sid = str((await hub.sessions.start(ALICE, a_session_start("web", f"s{n}")))["session_id"])
-        await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/n", content=str(n), store="session"),
-                                     active=(sid, "web"))
+        await hub.brains.write_entry(
+            ALICE, a_brain_put(path="/kv/n", content=str(n), store="session"), active=(sid, "web")
+        )
         sids.append(sid)
     await hub.search_index.settled()  # the index's pass read these brains too, through the same cache
     writers_opened = hub.brains.pool.opened_total

@@ -392,16 +392,20 @@ async def test_pooled_readers_map_the_file_and_see_it_grow(tmp_path: Path) -> No
         assert await actor.read(mapped) > 0
         assert await actor.execute(mapped) == 0  # the writer reads through its own cache
         size = (tmp_path / "store.db").stat().st_size
-        await actor.execute(lambda conn: conn.executemany(
-            "INSERT INTO item (tag) VALUES (?)", [(f"t{n}-" + "x" * 500,) for n in range(2000)]))
+        await actor.execute(
+            lambda conn: conn.executemany(
+                "INSERT INTO item (tag) VALUES (?)", [(f"t{n}-" + "x" * 500,) for n in range(2000)]
+            )
+        )
         own = sqlite3.connect(tmp_path / "store.db")  # the pages move from the log into the mapped file
         try:
             own.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             own.close()
         assert (tmp_path / "store.db").stat().st_size > size
-        assert await actor.read(lambda conn: conn.execute(
-            "SELECT count(*), max(length(tag)) FROM item").fetchone()[:]) == (2001, 506)
+        assert await actor.read(
+            lambda conn: conn.execute("SELECT count(*), max(length(tag)) FROM item").fetchone()[:]
+        ) == (2001, 506)
     conn = connect(tmp_path / "store.db", readonly=True)
     try:
         assert mapped(conn) == 0

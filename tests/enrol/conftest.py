@@ -40,8 +40,9 @@ async def from_peer(client: HubClient, address: str) -> AsyncIterator[httpx.Asyn
     """A client on the same app whose requests arrive from socket peer `address`."""
     transport = httpx.ASGITransport(app=client.app, client=(address, 40000))  # type: ignore[arg-type]
     checker = response_checker(document(client.app.quart))
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080",
-                                 event_hooks={"response": [checker.hook]}) as http:
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8080", event_hooks={"response": [checker.hook]}
+    ) as http:
         yield http
 
 

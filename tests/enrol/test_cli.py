@@ -57,8 +57,9 @@ def config(path: Path) -> dict[str, Any]:
 
 async def test_admitted_saves_the_url_and_token_at_mode_0600(tmp_path: Path, live: LiveHub) -> None:
     env = cli_env(tmp_path)
-    code, out, err = await enrol_and_decide(live, env, "approve", "--url", live.base, "--name", "Build Bot",
-                                            "--id", "builder", "I watch the nightly builds")
+    code, out, err = await enrol_and_decide(
+        live, env, "approve", "--url", live.base, "--name", "Build Bot", "--id", "builder", "I watch the nightly builds"
+    )
     assert (code, out) == (0, "builder\n"), err
     path = tmp_path / "client.toml"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -66,15 +67,17 @@ async def test_admitted_saves_the_url_and_token_at_mode_0600(tmp_path: Path, liv
     assert saved["url"] == live.base
     r = await live.http.get("/api/v1/projects", headers={"Authorization": f"Bearer {saved['token']}"})
     assert r.status_code == 200 and "space-builder" in [p["id"] for p in r.json()["projects"]]
-    agent = next(a for a in (await live.http.get("/api/v1/agents", headers=ADMIN)).json()["agents"]
-             if a["id"] == "builder")
+    agent = next(
+        a for a in (await live.http.get("/api/v1/agents", headers=ADMIN)).json()["agents"] if a["id"] == "builder"
+    )
     assert (agent["display_name"], agent["enrol_note"]) == ("Build Bot", "I watch the nightly builds")
     # Enrolling again over the configured token is refused without --force, before any request.
     run = await cli(env, "enrol", "--url", live.base, "again please")
     assert run.code == 2 and "--force" in run.err
     assert await pending_ids(live) == []
-    code, out, _ = await enrol_and_decide(live, env, "approve", "--url", live.base, "--force", "--why", "again",
-                                          "--name", "Build Bot")
+    code, out, _ = await enrol_and_decide(
+        live, env, "approve", "--url", live.base, "--force", "--why", "again", "--name", "Build Bot"
+    )
     assert (code, out) == (0, "build-bot\n")
     assert config(path)["client"]["token"] != saved["token"]
 

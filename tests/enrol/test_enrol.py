@@ -29,7 +29,8 @@ async def test_a_request_waits_in_the_humans_inbox_as_a_pending_agent(client: Hu
     assert [(i["kind"], i["project_id"], i["actor"]) for i in inbox] == [("enrol_request", "space-scout", "scout")]
     agents = (await client.get("/api/v1/agents", headers=ADMIN)).json()["agents"]
     assert [(a["id"], a["status"], a["enrol_note"]) for a in agents] == [
-        ("scout", "pending", "I index the build logs for the team")]
+        ("scout", "pending", "I index the build logs for the team")
+    ]
     status = await client.get("/api/v1/enrol/status", headers=bearer(body["token"]))
     assert status.status_code == 200 and status.json() == {"status": "pending"}
     # The pending token is not a token anywhere else yet.
@@ -50,8 +51,9 @@ async def test_the_long_poll_wakes_on_the_decision_and_the_token_then_works(clie
             tg.start_soon(poll)
             await anyio.sleep(0.2)
             assert answers == []  # still waiting
-            r = await client.post(f"/api/v1/approvals/{item['event_id']}/decision", json={"decision": "approve"},
-                                  headers=ADMIN)
+            r = await client.post(
+                f"/api/v1/approvals/{item['event_id']}/decision", json={"decision": "approve"}, headers=ADMIN
+            )
             assert r.status_code == 200, r.text
     assert answers == [{"status_code": 200, "status": "approved", "agent_id": "scout"}]
     r = await client.get("/api/v1/projects", headers=bearer(token))
@@ -62,8 +64,9 @@ async def test_the_long_poll_wakes_on_the_decision_and_the_token_then_works(clie
     assert '"decision":"approved"' in answer
     # Decided once: the route now has nothing waiting, the decision route a conflict.
     assert (await client.post("/api/v1/enrol/scout/approve", headers=ADMIN)).status_code == 404
-    again = await client.post(f"/api/v1/approvals/{item['event_id']}/decision", json={"decision": "decline"},
-                              headers=ADMIN)
+    again = await client.post(
+        f"/api/v1/approvals/{item['event_id']}/decision", json={"decision": "decline"}, headers=ADMIN
+    )
     assert again.status_code == 409
 
 
@@ -78,11 +81,15 @@ async def test_approve_and_refuse_routes(client: HubClient) -> None:
     r = await client.post("/api/v1/enrol/second/refuse", headers=ADMIN)
     assert r.status_code == 200 and r.json()["status"] == "refused"
     assert (await client.get("/api/v1/enrol/status", headers=bearer(first["token"]))).json() == {
-        "status": "approved", "agent_id": "first"}
+        "status": "approved",
+        "agent_id": "first",
+    }
     refused = await client.get("/api/v1/enrol/status", headers=bearer(second["token"]))
     unknown = await client.get("/api/v1/enrol/status", headers=bearer("hub_never-issued-token"))
     assert refused.status_code == 401 and (refused.content, refused.headers.get("content-type")) == (
-        unknown.content, unknown.headers.get("content-type"))
+        unknown.content,
+        unknown.headers.get("content-type"),
+    )
     assert (await client.get("/api/v1/projects", headers=bearer(second["token"]))).status_code == 401
     with client.db() as conn:
         rows = dict(conn.execute("SELECT id, status FROM agents").fetchall())
@@ -134,8 +141,10 @@ async def test_a_trusted_proxy_names_the_client_by_the_hop_it_appended(make_clie
         assert (await proxy.post("/api/v1/enrol", json=ask("C"))).status_code == 202
         assert (await proxy.post("/api/v1/enrol", json=ask("D"), headers={fwd: "not-an-ip"})).status_code == 429
         with client.db() as conn:
-            peers = sorted(r[0] for r in conn.execute(
-                "SELECT json_extract(payload, '$.peer') FROM events WHERE kind = 'enrol_request'"))
+            peers = sorted(
+                r[0]
+                for r in conn.execute("SELECT json_extract(payload, '$.peer') FROM events WHERE kind = 'enrol_request'")
+            )
         assert peers == ["10.9.0.1", "203.0.113.5", "203.0.113.6"]
 
 
@@ -163,8 +172,9 @@ async def test_enrol_off_closes_both_routes_with_404(make_client: ClientFactory)
         assert fingerprint(client) == before
 
 
-async def test_an_abandoned_request_is_removed_with_its_event_and_search_row(client: HubClient,
-                                                                              clock: FakeClock) -> None:
+async def test_an_abandoned_request_is_removed_with_its_event_and_search_row(
+    client: HubClient, clock: FakeClock
+) -> None:
     r = await client.post("/api/v1/enrol", json=ask("Zebra", why="quokkaword indexing please"))
     token = r.json()["token"]
     found = await client.get("/api/v1/search", params={"q": "quokkaword"}, headers=ADMIN)
@@ -178,9 +188,14 @@ async def test_an_abandoned_request_is_removed_with_its_event_and_search_row(cli
     assert (await client.get("/api/v1/enrol/status", headers=bearer(token))).status_code == 401
     assert await hub.enrolment.sweep() == 1
     with client.db() as conn:
-        for sql in ("SELECT 1 FROM agents", "SELECT 1 FROM projects", "SELECT 1 FROM events",
-                    "SELECT 1 FROM inbox", "SELECT 1 FROM actor_cursors",
-                    "SELECT 1 FROM search_docs WHERE project_id = 'space-zebra'"):
+        for sql in (
+            "SELECT 1 FROM agents",
+            "SELECT 1 FROM projects",
+            "SELECT 1 FROM events",
+            "SELECT 1 FROM inbox",
+            "SELECT 1 FROM actor_cursors",
+            "SELECT 1 FROM search_docs WHERE project_id = 'space-zebra'",
+        ):
             assert conn.execute(sql).fetchall() == [], sql
         assert conn.execute("SELECT events FROM feed_stats").fetchall() == []
     found = await client.get("/api/v1/search", params={"q": "quokkaword"}, headers=ADMIN)
@@ -195,8 +210,9 @@ async def test_a_sweep_wakes_a_waiting_poll(client: HubClient, clock: FakeClock)
     answers: list[int] = []
 
     async def poll() -> None:
-        answers.append((await client.get("/api/v1/enrol/status", params={"wait": 30},
-                                          headers=bearer(token))).status_code)
+        answers.append(
+            (await client.get("/api/v1/enrol/status", params={"wait": 30}, headers=bearer(token))).status_code
+        )
 
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:

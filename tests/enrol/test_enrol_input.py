@@ -20,10 +20,21 @@ HUGE = "x" * 1_000_000
 
 BAD: dict[str, list[Any]] = {
     "display_name": [*WRONG_TYPES, None, "", "   ", "a\nb", "a\x1bb", "a\x00b", "n" * 201, HUGE],
-    "why": [*WRONG_TYPES, None, "", " \t ", "line one\nline two", "bell\x07", "nul\x00", "nel\x85x",
-            "w" * 200, " " + "w" * 200 + " ", "é" * 200, HUGE],
-    "suggested_id": [*WRONG_TYPES, "", "Scout", "scout_1", "-scout", "scout\n", "a" * 58, "space scout",
-                     "scöut", HUGE],
+    "why": [
+        *WRONG_TYPES,
+        None,
+        "",
+        " \t ",
+        "line one\nline two",
+        "bell\x07",
+        "nul\x00",
+        "nel\x85x",
+        "w" * 200,
+        " " + "w" * 200 + " ",
+        "é" * 200,
+        HUGE,
+    ],
+    "suggested_id": [*WRONG_TYPES, "", "Scout", "scout_1", "-scout", "scout\n", "a" * 58, "space scout", "scöut", HUGE],
 }
 
 
@@ -42,8 +53,12 @@ async def test_every_member_refuses_wrong_types_and_huge_values(client: HubClien
 
 async def test_the_limits_at_their_edges(client: HubClient) -> None:
     peers = iter(f"192.0.2.{n}" for n in range(1, 50))
-    ok = [ask("n" * 200, why="w" * 199), ask("Emoji", why="🦊" * 199), ask("Trimmed", why="  " + "w" * 199 + "  "),
-          ask("Id", suggested_id="a" * 57)]
+    ok = [
+        ask("n" * 200, why="w" * 199),
+        ask("Emoji", why="🦊" * 199),
+        ask("Trimmed", why="  " + "w" * 199 + "  "),
+        ask("Id", suggested_id="a" * 57),
+    ]
     for body in ok:
         async with from_peer(client, next(peers)) as http:
             r = await http.post("/api/v1/enrol", json=body)
@@ -54,8 +69,17 @@ async def test_the_limits_at_their_edges(client: HubClient) -> None:
 
 
 async def test_members_nobody_reads_are_ignored(client: HubClient) -> None:
-    body = {**ask(suggested_id="scout"), "status": "active", "admin": True, "token": "hub_mine", "id": "root",
-            "agent_id": "hub", "project_id": "web", "extra": HUGE[:100_000], "nested": nested(200)}
+    body = {
+        **ask(suggested_id="scout"),
+        "status": "active",
+        "admin": True,
+        "token": "hub_mine",
+        "id": "root",
+        "agent_id": "hub",
+        "project_id": "web",
+        "extra": HUGE[:100_000],
+        "nested": nested(200),
+    }
     r = await client.post("/api/v1/enrol", json=body)
     assert r.status_code == 202, r.text
     assert r.json()["agent_id"] == "scout" and r.json()["token"] != "hub_mine"
@@ -67,13 +91,21 @@ async def test_members_nobody_reads_are_ignored(client: HubClient) -> None:
 
 async def test_a_body_that_is_not_an_object_or_not_json(client: HubClient) -> None:
     before = fingerprint(client)
-    for content, media in [(b"[]", "application/json"), (b'"x"', "application/json"), (b"{", "application/json"),
-                           (b"", "application/json"), (b"\xff\xfe", "application/json"),
-                           (b'{"display_name": "A", "why": "b"}', "text/plain")]:
+    for content, media in [
+        (b"[]", "application/json"),
+        (b'"x"', "application/json"),
+        (b"{", "application/json"),
+        (b"", "application/json"),
+        (b"\xff\xfe", "application/json"),
+        (b'{"display_name": "A", "why": "b"}', "text/plain"),
+    ]:
         r = await client.post("/api/v1/enrol", content=content, headers={"Content-Type": media})
         assert r.status_code in (400, 415) and r.json()["code"] == "invalid_argument", (content, r.status_code)
-    r = await client.post("/api/v1/enrol", content=b'{"why": "' + b"x" * (4 * 1024 * 1024) + b'"}',
-                          headers={"Content-Type": "application/json"})
+    r = await client.post(
+        "/api/v1/enrol",
+        content=b'{"why": "' + b"x" * (4 * 1024 * 1024) + b'"}',
+        headers={"Content-Type": "application/json"},
+    )
     assert r.status_code == 413 and r.json()["code"] == "payload_too_large"
     assert fingerprint(client) == before
 

@@ -11,8 +11,10 @@ from tests.feed.test_webhook import Receiver, counted, receiver  # noqa: F401 (t
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_request_pokes_the_notify_target_with_no_content(make_client: ClientFactory,
-                                                                 receiver: Receiver) -> None:  # noqa: F811
+async def test_a_request_pokes_the_notify_target_with_no_content(
+    make_client: ClientFactory,
+    receiver: Receiver,  # noqa: F811
+) -> None:
     async with make_client(notify_url=receiver.url, notify_token="notify-secret", notify_interval_secs=60) as client:
         r = await client.post("/api/v1/enrol", json=ask("Sly Fox", why="quietly asking", suggested_id="fox"))
         assert r.status_code == 202

@@ -29,8 +29,13 @@ async def test_every_route_answers_a_pending_token_as_an_unknown_one(client: Hub
     pending = (await client.post("/api/v1/enrol", json=ask(suggested_id="waiting"))).json()["token"]
     unknown = new_token()  # same shape and length as a real one
     await client.make_project("walk-x")
-    extra = [("GET", "/api/v1/projects/space-waiting"), ("GET", "/api/v1/inbox"), ("GET", "/api/v1/stream"),
-             ("POST", "/api/v1/enrol/waiting/approve"), ("GET", "/api/v1/projects/space-waiting/feed")]
+    extra = [
+        ("GET", "/api/v1/projects/space-waiting"),
+        ("GET", "/api/v1/inbox"),
+        ("GET", "/api/v1/stream"),
+        ("POST", "/api/v1/enrol/waiting/approve"),
+        ("GET", "/api/v1/projects/space-waiting/feed"),
+    ]
     walk = [(r.method, r.path) for r in routes(client) if r.path != STATUS_POLL] + extra
     assert len(walk) > 60 and ("POST", "/mcp") in walk and ("GET", "/api/v1/projects") in walk
     before = fingerprint(client)
@@ -48,11 +53,17 @@ async def test_every_route_answers_a_pending_token_as_an_unknown_one(client: Hub
 
 async def test_mcp_initialize_refuses_a_pending_token_as_an_unknown_one(client: HubClient) -> None:
     pending = (await client.post("/api/v1/enrol", json=ask())).json()["token"]
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     headers = {"Accept": "application/json, text/event-stream"}
-    answers = [await client.post("/mcp", json=init, headers={**headers, "Authorization": f"Bearer {token}"})
-               for token in (pending, new_token())]
+    answers = [
+        await client.post("/mcp", json=init, headers={**headers, "Authorization": f"Bearer {token}"})
+        for token in (pending, new_token())
+    ]
     assert answers[0].status_code == answers[1].status_code == 401
     assert answers[0].content == answers[1].content
     assert dict(answers[0].headers) == dict(answers[1].headers)

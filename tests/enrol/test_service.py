@@ -73,18 +73,24 @@ async def test_the_hook_refuses_a_request_whose_subject_is_not_a_pending_agent(t
         await hub.enrolment.enrol(a_request(suggested_id="scout"), Peer("192.0.2.1"))
         await hub.enrolment.enrol(a_request("Other", suggested_id="other"), Peer("192.0.2.2"))
         await hub.enrolment.decide(HUMAN, parse(EnrolDecision, {"agent_id": "other"}), "approve")
-        event_id = await hub.core.store.read(lambda conn: conn.execute(
-            "SELECT id FROM events WHERE kind = 'enrol_request' AND actor = 'scout'").fetchone()[0])
+        event_id = await hub.core.store.read(
+            lambda conn: conn.execute(
+                "SELECT id FROM events WHERE kind = 'enrol_request' AND actor = 'scout'"
+            ).fetchone()[0]
+        )
 
         def forge(conn: sqlite3.Connection) -> None:  # the request now names the admitted agent
-            conn.execute("UPDATE events SET payload = ? WHERE id = ?",
-                         (orjson.dumps({"body": "x", "agent_id": "other"}).decode(), event_id))
+            conn.execute(
+                "UPDATE events SET payload = ? WHERE id = ?",
+                (orjson.dumps({"body": "x", "agent_id": "other"}).decode(), event_id),
+            )
 
         await hub.core.store.execute(forge)
         with pytest.raises(HubError) as caught:
             await hub.resolutions.decide(HUMAN, DecisionPost(approval_id=event_id, decision="decline"))
         assert caught.value.code == "conflict"
-        rows = await hub.core.store.read(lambda conn: conn.execute(
-            "SELECT status FROM inbox WHERE event_id = ?", (event_id,)).fetchall())
+        rows = await hub.core.store.read(
+            lambda conn: conn.execute("SELECT status FROM inbox WHERE event_id = ?", (event_id,)).fetchall()
+        )
         assert [r[0] for r in rows] == ["waiting"]  # nothing decided, no answer written
         assert {a["id"]: a["status"] for a in await hub.agents.list(HUMAN)} == {"other": "active", "scout": "pending"}

@@ -54,8 +54,11 @@ def rows(client: HubClient, sql: str, *params: Any) -> int:
 
 def totals(client: HubClient) -> tuple[int, int, int]:
     """(events, inbox items, idempotency keys): what a refusal must leave unchanged."""
-    return (rows(client, "SELECT COUNT(*) FROM events"), rows(client, "SELECT COUNT(*) FROM inbox"),
-            rows(client, "SELECT COUNT(*) FROM idempotency_keys"))
+    return (
+        rows(client, "SELECT COUNT(*) FROM events"),
+        rows(client, "SELECT COUNT(*) FROM inbox"),
+        rows(client, "SELECT COUNT(*) FROM idempotency_keys"),
+    )
 
 
 async def ask(hub: Hub, who: Caller, project: str = "proj", text: str = "Ship it?", **kw: Any) -> str:
@@ -69,8 +72,9 @@ async def approval(hub: Hub, who: Caller, project: str = "proj", text: str = "De
 
 
 async def signal(hub: Hub, who: Caller, project: str = "proj", text: str = "hello", **kw: Any) -> str:
-    result = await hub.posts.signal_append(who, a_signal(
-        project_id=project, kind=kw.pop("kind", "signal"), summary=text, **kw))
+    result = await hub.posts.signal_append(
+        who, a_signal(project_id=project, kind=kw.pop("kind", "signal"), summary=text, **kw)
+    )
     return str(result["event_id"])
 
 

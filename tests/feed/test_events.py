@@ -46,16 +46,20 @@ async def test_the_high_water_mark_survives_a_restart(make_client: ClientFactory
     from tests.harness import hub_client
 
     async with hub_client(settings, clock) as again:
-        nxt = (await again.app.hub.posts.signal_append(Caller.admin(), a_signal(
-            project_id="proj", summary="y")))["event_id"]
+        nxt = (await again.app.hub.posts.signal_append(Caller.admin(), a_signal(project_id="proj", summary="y")))[
+            "event_id"
+        ]
         with again.db() as conn:
             mark = int(conn.execute("SELECT value FROM hub_meta WHERE key = ?", (ids.MARK_KEY,)).fetchone()[0])
     assert nxt > last and mark == ids.timestamp_ms(nxt)
 
 
 async def test_actor_is_server_set_and_a_client_actor_is_ignored(client: HubClient, hub: Hub, bot: Caller) -> None:
-    r = await client.post("/api/v1/projects/proj/ideas", headers=ADMIN,
-                          json={"summary": "idea", "actor": "mallory", "payload": {"actor": "mallory"}})
+    r = await client.post(
+        "/api/v1/projects/proj/ideas",
+        headers=ADMIN,
+        json={"summary": "idea", "actor": "mallory", "payload": {"actor": "mallory"}},
+    )
     assert r.status_code == 201, r.text
     eid = await signal(hub, bot, payload={"actor": "mallory"})
     with client.db() as conn:
@@ -65,8 +69,9 @@ async def test_actor_is_server_set_and_a_client_actor_is_ignored(client: HubClie
 
 @pytest.mark.parametrize("kind", ["signal", "finished", "idea", "approval"])
 async def test_signal_append_kinds(hub: Hub, bot: Caller, client: HubClient, kind: str) -> None:
-    result = await hub.posts.signal_append(bot, a_signal(
-        project_id="proj", kind=kind, summary="s", payload={"body": "b"}))
+    result = await hub.posts.signal_append(
+        bot, a_signal(project_id="proj", kind=kind, summary="s", payload={"body": "b"})
+    )
     assert result["kind"] == kind
     assert rows(client, "SELECT COUNT(*) FROM events WHERE kind = ?", kind) == 1
 
@@ -93,8 +98,9 @@ async def test_summary_is_one_line_or_taken_from_the_body(hub: Hub, bot: Caller,
     assert err.value.code == "invalid_argument"
     with pytest.raises(HubError):
         await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="  "))
-    eid = (await hub.posts.signal_append(bot, a_signal(
-        project_id="proj", payload={"body": " first line\nsecond"})))["event_id"]
+    eid = (await hub.posts.signal_append(bot, a_signal(project_id="proj", payload={"body": " first line\nsecond"})))[
+        "event_id"
+    ]
     with client.db() as conn:
         assert conn.execute("SELECT summary FROM events WHERE id = ?", (eid,)).fetchone()[0] == "first line"
     assert rows(client, "SELECT COUNT(*) FROM events") == 1
@@ -133,8 +139,12 @@ async def test_ceiling_edge_names_the_cap_and_exempts_lifecycle(make_client: Cli
 
         def lifecycle(conn):  # type: ignore[no-untyped-def]
             for kind in ("session", "system"):
-                ev.insert_event(conn, ev.NewEvent("proj", kind, "bot", kind, {"action": "started"}),
-                                now=client.app.hub.core.now(), cap=3)
+                ev.insert_event(
+                    conn,
+                    ev.NewEvent("proj", kind, "bot", kind, {"action": "started"}),
+                    now=client.app.hub.core.now(),
+                    cap=3,
+                )
 
         await hub.core.store.execute(lifecycle)
         assert rows(client, "SELECT COUNT(*) FROM events") == 5
@@ -154,13 +164,15 @@ async def test_idempotency_replays_and_is_scoped(hub: Hub, bot: Caller, client: 
     again = await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="a changed", idempotency_key="k"))
     assert again == first
     # Another kind is another scope: the same key makes a new event.
-    idea = await hub.posts.signal_append(bot, a_signal(
-        project_id="proj", kind="idea", summary="i", idempotency_key="k"))
+    idea = await hub.posts.signal_append(
+        bot, a_signal(project_id="proj", kind="idea", summary="i", idempotency_key="k")
+    )
     assert idea["event_id"] != first["event_id"]
     # Another agent's key is its own.
     await client.make_agent("bob")
-    other = await hub.posts.signal_append(Caller.agent("bob"), a_signal(
-        project_id="proj", summary="a", idempotency_key="k"))
+    other = await hub.posts.signal_append(
+        Caller.agent("bob"), a_signal(project_id="proj", summary="a", idempotency_key="k")
+    )
     assert other["event_id"] != first["event_id"]
     longest = await hub.posts.signal_append(bot, a_signal(project_id="proj", summary="a", idempotency_key="k" * 200))
     assert longest["event_id"]
@@ -175,8 +187,9 @@ async def test_idempotency_replays_and_is_scoped(hub: Hub, bot: Caller, client: 
     assert totals(client) == before
 
 
-async def test_a_replayed_question_sends_no_new_notify(hub: Hub, bot: Caller, client: HubClient,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_replayed_question_sends_no_new_notify(
+    hub: Hub, bot: Caller, client: HubClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pokes: list[int] = []
     monkeypatch.setattr(hub.webhook, "poke", lambda: pokes.append(1))
     first = await ask(hub, bot, idempotency_key="q1")

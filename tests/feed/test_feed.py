@@ -39,8 +39,9 @@ async def test_newest_page_and_backward_walk(client: HubClient, hub: Hub, bot: C
     assert empty["events"] == [] and empty["next_before"] is None
 
 
-async def test_forward_walk_is_oldest_first_and_empty_poll_returns_since(client: HubClient, hub: Hub,
-                                                                          bot: Caller) -> None:
+async def test_forward_walk_is_oldest_first_and_empty_poll_returns_since(
+    client: HubClient, hub: Hub, bot: Caller
+) -> None:
     made = await fill(hub, bot, 4)
     page = await feed(client, since=made[0], limit=2)
     assert [e["id"] for e in page["events"]] == [made[1], made[2]]
@@ -54,9 +55,17 @@ async def test_forward_walk_is_oldest_first_and_empty_poll_returns_since(client:
 async def test_event_shape(client: HubClient, hub: Hub, bot: Caller) -> None:
     eid = await signal(hub, bot, text="did a thing", payload={"body": "details"}, session_id="s-1")
     (event,) = (await feed(client))["events"]
-    assert event == {"id": eid, "project_id": "proj", "kind": "signal", "actor": "bot", "summary": "did a thing",
-                     "payload": {"body": "details"}, "session_id": "s-1", "thread_id": None,
-                     "created_at": event["created_at"]}
+    assert event == {
+        "id": eid,
+        "project_id": "proj",
+        "kind": "signal",
+        "actor": "bot",
+        "summary": "did a thing",
+        "payload": {"body": "details"},
+        "session_id": "s-1",
+        "thread_id": None,
+        "created_at": event["created_at"],
+    }
     assert event["created_at"].endswith("Z")
 
 
@@ -155,10 +164,10 @@ async def test_idea_route(client: HubClient, bot: Caller) -> None:
     (item,) = (await client.get("/api/v1/inbox", headers=ADMIN)).json()["items"]
     assert item["event_id"] == eid and item["status"] == "unread" and item["kind"] == "idea"
     assert item["summary"] == "Try caching" and item["payload"] == {"body": "Try caching\nmore text"}
-    r = await client.post("/api/v1/projects/proj/ideas", json={"summary": "x", "idempotency_key": "i1"},
-                          headers=ADMIN)
-    again = await client.post("/api/v1/projects/proj/ideas", json={"summary": "x", "idempotency_key": "i1"},
-                              headers=ADMIN)
+    r = await client.post("/api/v1/projects/proj/ideas", json={"summary": "x", "idempotency_key": "i1"}, headers=ADMIN)
+    again = await client.post(
+        "/api/v1/projects/proj/ideas", json={"summary": "x", "idempotency_key": "i1"}, headers=ADMIN
+    )
     assert again.json()["id"] == r.json()["id"]
     before = rows(client, "SELECT COUNT(*) FROM events")
     for bad in ({}, {"summary": "x" * 1025}, {"summary": "x", "payload": "no"}, []):

@@ -56,9 +56,12 @@ async def post(hub: Hub, form: Any, **extra: Any) -> str:
 
 
 ACCEPTED = [
-    props(forms.PROPERTIES_MAX), choices(forms.CHOICES_MAX), one({"type": "string", "maxLength": forms.STRING_MAX}),
+    props(forms.PROPERTIES_MAX),
+    choices(forms.CHOICES_MAX),
+    one({"type": "string", "maxLength": forms.STRING_MAX}),
     one({"type": "boolean", "title": "t" * forms.TITLE_MAX, "description": "d\n" * (forms.DESCRIPTION_MAX // 2)}),
-    one({"type": "boolean"}, "n" * forms.NAME_MAX), FORM,
+    one({"type": "boolean"}, "n" * forms.NAME_MAX),
+    FORM,
 ]
 REFUSED = [
     (props(forms.PROPERTIES_MAX + 1), "form.properties"),
@@ -89,16 +92,18 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("form", ACCEPTED, ids=range(len(ACCEPTED)))
-async def test_forms_inside_the_subset_are_published_as_given(client: HubClient, hub: Hub, bot: Caller,
-                                                              form: dict[str, Any]) -> None:
+async def test_forms_inside_the_subset_are_published_as_given(
+    client: HubClient, hub: Hub, bot: Caller, form: dict[str, Any]
+) -> None:
     question = await post(hub, form)
     [item] = (await client.get("/api/v1/inbox?status=waiting", headers=ADMIN)).json()["items"]
     assert item["event_id"] == question and item["payload"]["form"] == form
 
 
 @pytest.mark.parametrize(("form", "field"), REFUSED, ids=[f for _, f in REFUSED])
-async def test_a_form_outside_the_subset_is_refused_naming_the_member(client: HubClient, hub: Hub, bot: Caller,
-                                                                      form: Any, field: str) -> None:
+async def test_a_form_outside_the_subset_is_refused_naming_the_member(
+    client: HubClient, hub: Hub, bot: Caller, form: Any, field: str
+) -> None:
     before = totals(client)
     with pytest.raises(HubError) as refused:
         await post(hub, form)
@@ -142,8 +147,9 @@ BAD_VALUES = [
 
 
 @pytest.mark.parametrize(("value", "field"), BAD_VALUES, ids=[f"{i}-{f}" for i, (_, f) in enumerate(BAD_VALUES)])
-async def test_an_answer_outside_the_form_is_refused_over_rest(client: HubClient, hub: Hub, bot: Caller,
-                                                               value: Any, field: str) -> None:
+async def test_an_answer_outside_the_form_is_refused_over_rest(
+    client: HubClient, hub: Hub, bot: Caller, value: Any, field: str
+) -> None:
     question = await post(hub, FORM)
     before = totals(client)
     r = await client.post(f"/api/v1/questions/{question}/answer", json={"value": value}, headers=ADMIN)
@@ -154,9 +160,19 @@ async def test_an_answer_outside_the_form_is_refused_over_rest(client: HubClient
 
 async def test_a_form_answer_at_every_edge_is_carried_as_value(client: HubClient, hub: Hub, bot: Caller) -> None:
     question = await post(hub, FORM)
-    value = {"email": "a@b.example", "site": "https://x.example/p", "day": "2027-02-28",
-             "when": "2027-01-01T10:00:00Z", "note": "xxxxx", "count": 3, "ratio": 0, "ship": True,
-             "colour": "b", "size": "m", "tags": ["a", "c"]}
+    value = {
+        "email": "a@b.example",
+        "site": "https://x.example/p",
+        "day": "2027-02-28",
+        "when": "2027-01-01T10:00:00Z",
+        "note": "xxxxx",
+        "count": 3,
+        "ratio": 0,
+        "ship": True,
+        "colour": "b",
+        "size": "m",
+        "tags": ["a", "c"],
+    }
     r = await client.post(f"/api/v1/questions/{question}/answer", json={"value": value}, headers=ADMIN)
     assert r.status_code == 200, r.text
     [item] = (await client.get("/api/v1/inbox?status=resolved", headers=ADMIN)).json()["items"]
@@ -168,17 +184,23 @@ async def test_form_and_plain_questions_keep_their_own_answers(client: HubClient
     form_q = await post(hub, props(1))
     plain = (await hub.posts.question_post(BOT, a_question(project_id="proj", summary="Why?")))["event_id"]
     before = totals(client)
-    for target, body, code in ((form_q, {"body": "just text"}, "value"), (plain, {"body": "x", "value": {}}, "value"),
-                               (plain, {}, "body")):
+    for target, body, code in (
+        (form_q, {"body": "just text"}, "value"),
+        (plain, {"body": "x", "value": {}}, "value"),
+        (plain, {}, "body"),
+    ):
         r = await client.post(f"/api/v1/questions/{target}/answer", json=body, headers=ADMIN)
         assert r.status_code == 400 and r.json()["details"]["field"] == code
         assert totals(client) == before
-    r = await client.post(f"/api/v1/questions/{form_q}/answer", json={"value": {"p0": True}, "body": "sure"},
-                          headers=ADMIN)
+    r = await client.post(
+        f"/api/v1/questions/{form_q}/answer", json={"value": {"p0": True}, "body": "sure"}, headers=ADMIN
+    )
     assert r.status_code == 200
     r = await client.post(f"/api/v1/questions/{plain}/answer", json={"body": "because"}, headers=ADMIN)
     assert r.status_code == 200
-    answers = {i["event_id"]: i["answer"] for i in
-               (await client.get("/api/v1/inbox?status=resolved", headers=ADMIN)).json()["items"]}
+    answers = {
+        i["event_id"]: i["answer"]
+        for i in (await client.get("/api/v1/inbox?status=resolved", headers=ADMIN)).json()["items"]
+    }
     assert answers[form_q]["value"] == {"p0": True} and answers[form_q]["body"] == "sure"
     assert "value" not in answers[plain] and answers[plain]["body"] == "because"

@@ -24,8 +24,19 @@ async def get_home(client: HubClient) -> dict:  # type: ignore[type-arg]
 async def test_home_members(client: HubClient, hub: Hub, bot: Caller, clock: FakeClock) -> None:
     await client.make_project("quiet", display_name="Quiet one")
     empty = await get_home(client)
-    assert set(empty) == {"unread", "waiting", "waiting_items", "node", "agents_active", "first_run",
-                          "last_event_at", "recent", "unseen", "storage", "prunable"}
+    assert set(empty) == {
+        "unread",
+        "waiting",
+        "waiting_items",
+        "node",
+        "agents_active",
+        "first_run",
+        "last_event_at",
+        "recent",
+        "unseen",
+        "storage",
+        "prunable",
+    }
     assert empty["first_run"] is True  # no agent has called (tests/sessions/test_storage.py walks it)
     assert empty["unread"] == 0 and empty["waiting"] == 0 and empty["waiting_items"] == []
     assert empty["last_event_at"] is None and empty["recent"] == [] and empty["unseen"] == []
@@ -47,8 +58,9 @@ async def test_home_members(client: HubClient, hub: Hub, bot: Caller, clock: Fak
     assert storage["used_bytes"] > 0 and storage["capacity_bytes"] >= storage["free_bytes"] > 0
 
 
-async def test_agents_active_counts_recent_token_use(client: HubClient, hub: Hub, bot: Caller,
-                                                     clock: FakeClock) -> None:
+async def test_agents_active_counts_recent_token_use(
+    client: HubClient, hub: Hub, bot: Caller, clock: FakeClock
+) -> None:
     assert (await get_home(client))["agents_active"] == 0
     r = await client.get("/api/v1/projects", headers=client.agent(client.bot_token))  # type: ignore[attr-defined]
     assert r.status_code == 200

@@ -21,8 +21,9 @@ async def inbox(client: HubClient, **params: object) -> list[dict]:  # type: ign
 
 
 async def idea(hub: Hub, who: Caller, project: str = "proj", text: str = "idea") -> str:
-    return str((await hub.posts.signal_append(who, a_signal(
-        project_id=project, kind="idea", summary=text)))["event_id"])
+    return str(
+        (await hub.posts.signal_append(who, a_signal(project_id=project, kind="idea", summary=text)))["event_id"]
+    )
 
 
 async def test_item_shapes(client: HubClient, hub: Hub, bot: Caller) -> None:
@@ -39,8 +40,18 @@ async def test_item_shapes(client: HubClient, hub: Hub, bot: Caller) -> None:
     assert question["expires_at"] and question["on_expiry"] is None and question["expired"] is False
     assert items[a]["decision"] is None and items[a]["on_expiry"] == "approve"
     assert items[i]["status"] == "unread" and "expires_at" not in items[i]
-    for field in ("event_id", "project_id", "project_display_name", "kind", "actor", "summary", "payload",
-                  "status", "created_at", "updated_at"):
+    for field in (
+        "event_id",
+        "project_id",
+        "project_display_name",
+        "kind",
+        "actor",
+        "summary",
+        "payload",
+        "status",
+        "created_at",
+        "updated_at",
+    ):
         assert field in items[i]
     await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q, body="a"))
     await hub.resolutions.decide(Caller.admin(), a_decision(approval_id=a, decision="decline", note=" not now "))
@@ -65,8 +76,13 @@ async def test_listing_filters(client: HubClient, hub: Hub, bot: Caller) -> None
     assert [it["event_id"] for it in await inbox(client, project="other")] == [i2]
     assert [it["event_id"] for it in await inbox(client, limit=1)] == [i2]
     assert len(await inbox(client, limit=500)) == 3
-    for params in ({"unread_only": "1", "status": "waiting"}, {"status": "nope"}, {"limit": "0"},
-                   {"limit": "501"}, {"unread_only": "maybe"}):
+    for params in (
+        {"unread_only": "1", "status": "waiting"},
+        {"status": "nope"},
+        {"limit": "0"},
+        {"limit": "501"},
+        {"unread_only": "maybe"},
+    ):
         r = await client.get("/api/v1/inbox", params=params, headers=ADMIN)
         assert r.status_code == 400 and r.json()["code"] == "invalid_argument", params
 

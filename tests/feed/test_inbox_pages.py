@@ -61,8 +61,10 @@ async def test_deadline_first_then_oldest(client: HubClient, hub: Hub, bot: Call
 async def test_total_and_settled(client: HubClient, hub: Hub, bot: Caller) -> None:
     q1 = await ask(hub, bot)
     q2 = await ask(hub, bot)
-    ideas = [str((await hub.posts.signal_append(bot, a_signal(project_id="proj", kind="idea", summary=f"i{n}"))
-                  )["event_id"]) for n in range(3)]
+    ideas = [
+        str((await hub.posts.signal_append(bot, a_signal(project_id="proj", kind="idea", summary=f"i{n}")))["event_id"])
+        for n in range(3)
+    ]
     await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q1, body="yes"))
     await hub.inbox.mark(Caller.admin(), an_inbox_mark(event_id=ideas[0]), "read")
     settled = await page(client, settled="true", limit=1)
@@ -74,19 +76,22 @@ async def test_total_and_settled(client: HubClient, hub: Hub, bot: Caller) -> No
     assert (await page(client))["total"] == 5 and q2
 
 
-@pytest.mark.parametrize("query", [
-    {"cursor": "garbage"},
-    {"cursor": "o.01HZZZZZZZZZZZZZZZZZZZZZZZ"},  # an oldest-first cursor on the newest-first order
-    {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ"},  # no deadline part
-    {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ.nan"},
-    {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ.inf"},
-    {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ.1e5.x"},
-    {"cursor": "n." + "0" * 200},
-    {"order": "sideways"},
-    {"settled": "maybe"},
-    {"settled": "true", "status": "waiting"},
-    {"settled": "true", "unread_only": "true"},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"cursor": "garbage"},
+        {"cursor": "o.01HZZZZZZZZZZZZZZZZZZZZZZZ"},  # an oldest-first cursor on the newest-first order
+        {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ"},  # no deadline part
+        {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ.nan"},
+        {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ.inf"},
+        {"order": "deadline", "cursor": "d.01HZZZZZZZZZZZZZZZZZZZZZZZ.1e5.x"},
+        {"cursor": "n." + "0" * 200},
+        {"order": "sideways"},
+        {"settled": "maybe"},
+        {"settled": "true", "status": "waiting"},
+        {"settled": "true", "unread_only": "true"},
+    ],
+)
 async def test_refused_queries(client: HubClient, hub: Hub, bot: Caller, query: dict[str, str]) -> None:
     await ask(hub, bot)
     r = await client.get("/api/v1/inbox", params=query, headers=ADMIN)

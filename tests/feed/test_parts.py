@@ -21,9 +21,17 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_the_hub_is_its_list_of_parts(hub: Hub) -> None:
-    assert [part.name for part in hub.parts] == ["projects-and-agents", "feeds-and-inbox", "sessions-and-brains",
-                                                 "knowledge-base", "artifacts", "search", "enrolment", "integrity",
-                                                 "push"]
+    assert [part.name for part in hub.parts] == [
+        "projects-and-agents",
+        "feeds-and-inbox",
+        "sessions-and-brains",
+        "knowledge-base",
+        "artifacts",
+        "search",
+        "enrolment",
+        "integrity",
+        "push",
+    ]
     assert hub.core.parts == hub.parts
     # Commit observers are exactly the parts that bring one.
     assert hub.publisher.observers == [p.on_commit for p in hub.parts if overrides(p, "on_commit")]
@@ -37,8 +45,7 @@ async def test_an_absent_part_reads_as_null_not_as_a_made_up_zero(client: HubCli
     assert stats["sessions"] == 0 and home["prunable"]["sessions"] == 0
     assert stats["artifacts"] == 0  # the artifacts part is in it: no artifact yet
     assert stats["kb_pages"] == 0  # the knowledge base part is in it: no page yet
-    hub.core.parts = tuple(p for p in hub.parts if p.name not in ("sessions-and-brains", "knowledge-base",
-                                                                  "artifacts"))
+    hub.core.parts = tuple(p for p in hub.parts if p.name not in ("sessions-and-brains", "knowledge-base", "artifacts"))
     home = (await client.get("/api/v1/home", headers=ADMIN)).json()
     stats = (await client.get("/api/v1/projects/proj/stats", headers=ADMIN)).json()
     assert stats["sessions"] is None and stats["kb_pages"] is None and stats["events"] == 0

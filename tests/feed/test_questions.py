@@ -28,19 +28,37 @@ async def refused(client: HubClient, code: str, coro: Any) -> HubError:
     return err.value
 
 
-@pytest.mark.parametrize("options", [
-    ["a", "b"], ["a", "b", "c", "d", "e", "f"], [" padded ", "x" * 80], ["x" * 79 + " ", "y"],
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["a", "b"],
+        ["a", "b", "c", "d", "e", "f"],
+        [" padded ", "x" * 80],
+        ["x" * 79 + " ", "y"],
+    ],
+)
 async def test_options_accepted(hub: Hub, bot: Caller, client: HubClient, options: list[str]) -> None:
     q = await ask(hub, bot, options=options)
     items = (await hub.inbox.inbox_read(bot, an_inbox_read()))["items"]
     assert items[0]["event_id"] == q and items[0]["payload"]["options"] == [o.strip() for o in options]
 
 
-@pytest.mark.parametrize("options", [
-    [], ["only"], ["a", "b", "c", "d", "e", "f", "g"], ["a", "x" * 81], ["a", "  "], ["a", "b\nc"],
-    ["a", "a"], ["a", " a "], ["a", 3], "a,b", {"a": 1},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["only"],
+        ["a", "b", "c", "d", "e", "f", "g"],
+        ["a", "x" * 81],
+        ["a", "  "],
+        ["a", "b\nc"],
+        ["a", "a"],
+        ["a", " a "],
+        ["a", 3],
+        "a,b",
+        {"a": 1},
+    ],
+)
 async def test_options_refused_whole(hub: Hub, bot: Caller, client: HubClient, options: Any) -> None:
     await refused(client, "invalid_argument", ask(hub, bot, options=options))
 
@@ -57,24 +75,38 @@ async def test_options_pick_is_an_ordinary_answer(hub: Hub, bot: Caller, client:
 async def test_deadline_edges_accepted(hub: Hub, bot: Caller, seconds: float, clock: FakeClock) -> None:
     result = await hub.posts.question_post(bot, a_question(project_id="proj", summary="q?", expires_in_seconds=seconds))
     assert result["expires_at"] and result["event_id"] == result["question_id"] == result["thread_id"]
-    result = await hub.posts.signal_append(bot, a_signal(
-        project_id="proj", kind="approval", summary="a?", expires_in_seconds=seconds))
+    result = await hub.posts.signal_append(
+        bot, a_signal(project_id="proj", kind="approval", summary="a?", expires_in_seconds=seconds)
+    )
     assert result["on_expiry"] == "decline"
 
 
-@pytest.mark.parametrize("kw", [
-    {"expires_in_seconds": 59}, {"expires_in_seconds": 2_592_001}, {"expires_in_seconds": 0},
-    {"expires_in_seconds": "60"}, {"expires_in_seconds": True}, {"expires_in_seconds": 60.5},
-    {"on_expiry": "decline"}, {"expires_in_seconds": 60, "on_expiry": "decline"},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"expires_in_seconds": 59},
+        {"expires_in_seconds": 2_592_001},
+        {"expires_in_seconds": 0},
+        {"expires_in_seconds": "60"},
+        {"expires_in_seconds": True},
+        {"expires_in_seconds": 60.5},
+        {"on_expiry": "decline"},
+        {"expires_in_seconds": 60, "on_expiry": "decline"},
+    ],
+)
 async def test_question_deadline_refusals(hub: Hub, bot: Caller, client: HubClient, kw: dict[str, Any]) -> None:
     await refused(client, "invalid_argument", ask(hub, bot, **kw))
 
 
-@pytest.mark.parametrize("kw", [
-    {"expires_in_seconds": 59}, {"expires_in_seconds": 2_592_001}, {"on_expiry": "approve"},
-    {"expires_in_seconds": 60, "on_expiry": "maybe"},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"expires_in_seconds": 59},
+        {"expires_in_seconds": 2_592_001},
+        {"on_expiry": "approve"},
+        {"expires_in_seconds": 60, "on_expiry": "maybe"},
+    ],
+)
 async def test_approval_deadline_refusals(hub: Hub, bot: Caller, client: HubClient, kw: dict[str, Any]) -> None:
     await refused(client, "invalid_argument", approval(hub, bot, **kw))
 
@@ -103,8 +135,15 @@ async def test_answer_refusals(client: HubClient, hub: Hub, bot: Caller) -> None
     a = await approval(hub, bot)
     s = await signal(hub, bot)
     before = totals(client)
-    cases = [(q, {"body": ""}, 400), (q, {"body": "   "}, 400), (q, {}, 400), (q, {"body": 5}, 400),
-             (a, {"body": "x"}, 404), (s, {"body": "x"}, 404), ("nope", {"body": "x"}, 404)]
+    cases = [
+        (q, {"body": ""}, 400),
+        (q, {"body": "   "}, 400),
+        (q, {}, 400),
+        (q, {"body": 5}, 400),
+        (a, {"body": "x"}, 404),
+        (s, {"body": "x"}, 404),
+        ("nope", {"body": "x"}, 404),
+    ]
     for target, body, status in cases:
         r = await client.post(f"/api/v1/questions/{target}/answer", json=body, headers=ADMIN)
         assert r.status_code == status, (target, body, r.text)
@@ -150,7 +189,10 @@ async def test_decision_route(client: HubClient, hub: Hub, bot: Caller) -> None:
 
     assert await decide(a1, {"decision": "approve"}) == {"body": "Approved", "decision": "approved"}
     assert await decide(a2, {"decision": "decline", "note": "  too risky  "}) == {
-        "body": "Declined: too risky", "decision": "declined", "note": "too risky"}
+        "body": "Declined: too risky",
+        "decision": "declined",
+        "note": "too risky",
+    }
     assert await decide(a3, {"decision": "decline", "note": "   "}) == {"body": "Declined", "decision": "declined"}
     r = await client.post(f"/api/v1/approvals/{a1}/decision", json={"decision": "decline"}, headers=ADMIN)
     assert r.status_code == 409
@@ -158,12 +200,14 @@ async def test_decision_route(client: HubClient, hub: Hub, bot: Caller) -> None:
 
 async def test_decision_note_limit_edge(client: HubClient, hub: Hub, bot: Caller) -> None:
     a1, a2 = await approval(hub, bot), await approval(hub, bot)
-    r = await client.post(f"/api/v1/approvals/{a1}/decision", headers=ADMIN,
-                          json={"decision": "approve", "note": " " + "n" * 2000 + " "})
+    r = await client.post(
+        f"/api/v1/approvals/{a1}/decision", headers=ADMIN, json={"decision": "approve", "note": " " + "n" * 2000 + " "}
+    )
     assert r.status_code == 200
     before = totals(client)
-    r = await client.post(f"/api/v1/approvals/{a2}/decision", headers=ADMIN,
-                          json={"decision": "approve", "note": "n" * 2001})
+    r = await client.post(
+        f"/api/v1/approvals/{a2}/decision", headers=ADMIN, json={"decision": "approve", "note": "n" * 2001}
+    )
     assert r.status_code == 413 and r.json()["code"] == "payload_too_large"
     assert totals(client) == before
     assert rows(client, "SELECT COUNT(*) FROM inbox WHERE event_id = ? AND status = 'waiting'", a2) == 1
@@ -173,8 +217,13 @@ async def test_decision_refusals(client: HubClient, hub: Hub, bot: Caller) -> No
     a = await approval(hub, bot)
     q = await ask(hub, bot)
     before = totals(client)
-    cases = [(a, {"decision": "yes"}, 400), (a, {}, 400), (a, {"decision": "approve", "note": 3}, 400),
-             (q, {"decision": "approve"}, 404), ("nope", {"decision": "approve"}, 404)]
+    cases = [
+        (a, {"decision": "yes"}, 400),
+        (a, {}, 400),
+        (a, {"decision": "approve", "note": 3}, 400),
+        (q, {"decision": "approve"}, 404),
+        ("nope", {"decision": "approve"}, 404),
+    ]
     for target, body, status in cases:
         r = await client.post(f"/api/v1/approvals/{target}/decision", json=body, headers=ADMIN)
         assert r.status_code == status, (target, body, r.text)
@@ -192,7 +241,8 @@ async def test_decision_idempotency(client: HubClient, hub: Hub, bot: Caller) ->
 
 
 async def test_answers_after_the_deadline_are_conflicts_before_the_sweep(
-        client: HubClient, hub: Hub, bot: Caller, clock: FakeClock) -> None:
+    client: HubClient, hub: Hub, bot: Caller, clock: FakeClock
+) -> None:
     q = await ask(hub, bot, expires_in_seconds=60)
     a = await approval(hub, bot, expires_in_seconds=60)
     clock.advance(59.999)
@@ -227,8 +277,10 @@ async def test_sweep_resolves_due_items(client: HubClient, hub: Hub, bot: Caller
     with client.db() as conn:
         import orjson
 
-        answers = {r[0]: (r[1], orjson.loads(r[2])) for r in conn.execute(
-            "SELECT thread_id, actor, payload FROM events WHERE kind = 'answer'")}
+        answers = {
+            r[0]: (r[1], orjson.loads(r[2]))
+            for r in conn.execute("SELECT thread_id, actor, payload FROM events WHERE kind = 'answer'")
+        }
     assert answers[q] == ("hub", {"expired": True})
     assert answers[declined] == ("hub", {"expired": True, "body": "Declined", "decision": "declined"})
     assert answers[approved] == ("hub", {"expired": True, "body": "Approved", "decision": "approved"})
@@ -251,8 +303,9 @@ async def test_expiry_is_exempt_from_the_ceiling(make_client: ClientFactory, clo
     async with make_client(events_per_project=1) as client:
         await client.make_project("proj")
         hub = client.app.hub
-        q = (await hub.posts.question_post(HUMAN, a_question(
-            project_id="proj", summary="q?", expires_in_seconds=60)))["event_id"]
+        q = (await hub.posts.question_post(HUMAN, a_question(project_id="proj", summary="q?", expires_in_seconds=60)))[
+            "event_id"
+        ]
         # answers count
         await refused(client, "conflict", hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="full")))
         clock.advance(60)
@@ -311,8 +364,7 @@ async def test_default_caps_edge(client: HubClient, hub: Hub, bot: Caller) -> No
     await refused(client, "rate_limited", ask(hub, bot))
 
 
-async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubClient, hub: Hub,
-                                                                     bot: Caller) -> None:
+async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubClient, hub: Hub, bot: Caller) -> None:
     from hubcore.parts import DecisionHook, Part
     from hubcore.services import events as ev
     from hubcore.services.changes import Effects
@@ -327,8 +379,12 @@ async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubC
     hub.core.parts = (*hub.core.parts, EnrolmentPart())
 
     def post(conn):  # type: ignore[no-untyped-def]
-        event = ev.insert_event(conn, ev.NewEvent("space-bot", "enrol_request", "bot", "let me in", {},
-                                                  roots_thread=True), now=hub.core.now(), cap=0)
+        event = ev.insert_event(
+            conn,
+            ev.NewEvent("space-bot", "enrol_request", "bot", "let me in", {}, roots_thread=True),
+            now=hub.core.now(),
+            cap=0,
+        )
         start_waiting(conn, event, None, hub.core.now(), Effects())
         return event["id"]
 
@@ -337,8 +393,9 @@ async def test_enrol_request_decision_hook_runs_in_the_same_command(client: HubC
     assert r.status_code == 200 and seen == [(rid, "approved")]
 
 
-async def test_the_background_sweeper_resolves_due_items(make_client: ClientFactory, clock: FakeClock,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_background_sweeper_resolves_due_items(
+    make_client: ClientFactory, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import anyio
 
     from hubcore.services import resolutions

@@ -31,9 +31,11 @@ pytestmark = pytest.mark.e2e
 ADMIN = "hub_e2e-admin"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 HANG_GUARD_SECS = 8.0
 _ids = itertools.count(1)
 
@@ -57,8 +59,11 @@ def result_of(response: httpx.Response) -> dict[str, Any]:
 class Agent:
     def __init__(self, url: str, token: str) -> None:
         self.url, self.token = url, token
-        self.base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-                     "Content-Type": "application/json"}
+        self.base = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """A 2026-07-28 tools/call: one request, no session."""
@@ -70,11 +75,18 @@ class Agent:
     def legacy_call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """A 2025-11-25 tools/call on a fresh session (initialize, initialized, call)."""
         with httpx.Client(timeout=HANG_GUARD_SECS + 60) as client:
-            hello = client.post(f"{self.url}/mcp", headers=self.base, content=orjson.dumps(rpc("initialize", {
-                "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}})))
+            hello = client.post(
+                f"{self.url}/mcp",
+                headers=self.base,
+                content=orjson.dumps(
+                    rpc(
+                        "initialize",
+                        {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
+                    )
+                ),
+            )
             assert hello.status_code == 200, hello.text
-            headers = {**self.base, "Mcp-Session-Id": hello.headers["mcp-session-id"],
-                       "MCP-Protocol-Version": LEGACY}
+            headers = {**self.base, "Mcp-Session-Id": hello.headers["mcp-session-id"], "MCP-Protocol-Version": LEGACY}
             note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             assert client.post(f"{self.url}/mcp", headers=headers, content=orjson.dumps(note)).status_code == 202
             body = rpc("tools/call", {"name": name, "arguments": arguments})
@@ -89,10 +101,12 @@ def sdk_wait(url: str, token: str, answer: Future[dict[str, Any]], hub_gone: thr
     async def run() -> None:
         stack = AsyncExitStack()
         try:
-            http = await stack.enter_async_context(httpx2.AsyncClient(
-                headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=120)))
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=120))
+            )
             client = await stack.enter_async_context(
-                Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="legacy", cache=None))
+                Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="legacy", cache=None)
+            )
             await client.list_tools()  # the client checks results against the schemas: fetch them now
             result = await client.call_tool("inbox_wait", {"wait_seconds": 50})
             assert not result.is_error and isinstance(result.structured_content, dict), result

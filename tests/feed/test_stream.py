@@ -70,10 +70,20 @@ async def open_stream(client: HubClient, token: str | None = ADMIN_TOKEN) -> Asy
     headers = [(b"host", b"127.0.0.1:8080")]
     if token:
         headers.append((b"authorization", f"Bearer {token}".encode()))
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-             "scheme": "http", "path": "/api/v1/stream", "raw_path": b"/api/v1/stream", "query_string": b"",
-             "root_path": "", "headers": headers, "client": ("127.0.0.1", 40000),
-             "server": ("127.0.0.1", 8080)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/v1/stream",
+        "raw_path": b"/api/v1/stream",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8080),
+    }
     send_to, received = anyio.create_memory_object_stream[dict[str, Any]](1000)
     gone = anyio.Event()
     asked = False
@@ -111,8 +121,10 @@ async def test_admin_stream_carries_ids_only(client: HubClient, hub: Hub, bot: C
         assert await s.events(1) == [("feed", {"project_id": "proj", "event_id": eid})]
         q = await ask(hub, bot)
         got = await s.events(2)
-        assert sorted(got, key=lambda m: m[0]) == [("feed", {"project_id": "proj", "event_id": q}),
-                                                   ("inbox", {"project_id": "proj", "event_id": q})]
+        assert sorted(got, key=lambda m: m[0]) == [
+            ("feed", {"project_id": "proj", "event_id": q}),
+            ("inbox", {"project_id": "proj", "event_id": q}),
+        ]
         answer = (await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q, body="yes")))["event_id"]
         got = await s.events(2)
         assert ("feed", {"project_id": "proj", "event_id": answer}) in got
@@ -146,8 +158,9 @@ async def test_keep_alive_comment(client: HubClient, monkeypatch: pytest.MonkeyP
         assert await s.chunk() == b": keep-alive\n\n"
 
 
-async def test_agent_visibility_is_read_once_per_unknown_project(client: HubClient, hub: Hub, bot: Caller,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_agent_visibility_is_read_once_per_unknown_project(
+    client: HubClient, hub: Hub, bot: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await client.make_project("secret", confidential=True)
     visible = stream_module.Visible(hub, bot)
     reads = 0
@@ -160,7 +173,12 @@ async def test_agent_visibility_is_read_once_per_unknown_project(client: HubClie
 
     monkeypatch.setattr(hub.feed, "visible_projects", counting)
     assert [await visible.allows(p) for p in ("proj", "secret", "secret", "proj", "secret")] == [
-        True, False, False, True, False]
+        True,
+        False,
+        False,
+        True,
+        False,
+    ]
     assert reads == 2  # once at first, once for the first sight of "secret"
     assert await stream_module.Visible(hub, Caller.admin()).allows("secret") is True
 
@@ -228,19 +246,21 @@ async def test_shutdown_ends_every_stream(client: HubClient, hub: Hub) -> None:
     assert hub.changes.listeners == 0
 
 
-async def test_streams_sharing_a_turn_each_get_only_what_they_may_see(client: HubClient, hub: Hub,
-                                                                       bot: Caller) -> None:
+async def test_streams_sharing_a_turn_each_get_only_what_they_may_see(client: HubClient, hub: Hub, bot: Caller) -> None:
     await client.make_project("secret", confidential=True)
     token = client.bot_token  # type: ignore[attr-defined]
     async with open_stream(client) as admin, open_stream(client, token) as agent:
         await admin.chunk()
         await agent.chunk()
         # One batch, so both streams take the same range of the log in their next turn.
-        hub.changes.publish([Change("feed", "secret", "s1"), Change("feed", "proj", "p1"),
-                              Change("inbox", "secret", "s2")])
+        hub.changes.publish(
+            [Change("feed", "secret", "s1"), Change("feed", "proj", "p1"), Change("inbox", "secret", "s2")]
+        )
         assert [e for _, e in await admin.events(3)] == [
-            {"project_id": "secret", "event_id": "s1"}, {"project_id": "proj", "event_id": "p1"},
-            {"project_id": "secret", "event_id": "s2"}]
+            {"project_id": "secret", "event_id": "s1"},
+            {"project_id": "proj", "event_id": "p1"},
+            {"project_id": "secret", "event_id": "s2"},
+        ]
         assert await agent.events(1) == [("feed", {"project_id": "proj", "event_id": "p1"})]
 
 

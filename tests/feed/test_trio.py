@@ -32,14 +32,21 @@ async def test_ask_wait_answer_expire(tmp_path: Path, anyio_backend: str) -> Non
         await hub.projects.create(HUMAN, a_project(id="proj"))
         await hub.agents.create(HUMAN, an_agent(id="bot"))
         bot = Caller.agent("bot")
-        q = (await hub.posts.question_post(bot, a_question(
-            project_id="proj", summary="Ship it?", options=["yes", "no"])))["event_id"]
-        result = await wait_through(hub, bot, lambda: hub.resolutions.answer(HUMAN, an_answer(question_id=q,
-                                                                                             body="yes")))
+        q = (
+            await hub.posts.question_post(bot, a_question(project_id="proj", summary="Ship it?", options=["yes", "no"]))
+        )["event_id"]
+        result = await wait_through(
+            hub, bot, lambda: hub.resolutions.answer(HUMAN, an_answer(question_id=q, body="yes"))
+        )
         assert result["items"][0]["answer"]["body"] == "yes"
-        a = (await hub.posts.signal_append(bot, a_signal(
-            project_id="proj", kind="approval", summary="Deploy?", expires_in_seconds=60,
-            on_expiry="approve")))["event_id"]
+        a = (
+            await hub.posts.signal_append(
+                bot,
+                a_signal(
+                    project_id="proj", kind="approval", summary="Deploy?", expires_in_seconds=60, on_expiry="approve"
+                ),
+            )
+        )["event_id"]
         clock.advance(60)
         assert await hub.resolutions.sweep() == 1
         (item,) = (await hub.inbox.inbox_read(bot, an_inbox_read(since=q)))["items"]

@@ -56,8 +56,9 @@ ORACLE = """SELECT p.id, CASE WHEN p.last_seen_event IS NULL THEN COALESCE(fs.ev
 
 project = st.sampled_from(PROJECTS)
 pick = st.integers(min_value=0, max_value=60)  # the n-th (modulo) event, open question or item
-APPEND = st.tuples(st.just("append"), project, st.sampled_from(["signal", "idea", "approval", "question"]),
-                   st.booleans())
+APPEND = st.tuples(
+    st.just("append"), project, st.sampled_from(["signal", "idea", "approval", "question"]), st.booleans()
+)
 # Mostly an event of the project above its cursor (the cursor moves), else any event (another
 # project's or one below the cursor leaves it), the newest (absent) or an id that names nothing.
 SEEN = st.tuples(st.just("seen"), project, st.one_of(pick, pick, pick, st.none(), st.just("bogus")), st.booleans())
@@ -74,13 +75,22 @@ ARGUMENTS: dict[str, st.SearchStrategy[tuple[Any, ...]]] = {
     "hide": st.tuples(st.just("hide"), project),
 }
 # Appends and cursor moves are most of a day; the rest often enough to meet them in every state.
-WEIGHTS = {"append": 8, "seen": 5, "remove": 2, "answer": 1, "decide": 1, "expire": 1, "read_all": 1, "mark": 1,
-           "delete": 1, "hide": 1}
+WEIGHTS = {
+    "append": 8,
+    "seen": 5,
+    "remove": 2,
+    "answer": 1,
+    "decide": 1,
+    "expire": 1,
+    "read_all": 1,
+    "mark": 1,
+    "delete": 1,
+    "hide": 1,
+}
 OPERATIONS = st.sampled_from([name for name, n in WEIGHTS.items() for _ in range(n)]).flatmap(ARGUMENTS.__getitem__)
 
 MIGRATIONS = hub_migrations()  # hub.db's chain, gathered from the parts
 migrate = functools.partial(store_migrations.migrate, migrations=MIGRATIONS)
-
 
 
 def counted(conn: sqlite3.Connection) -> dict[str, int]:
@@ -88,8 +98,12 @@ def counted(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def kept(conn: sqlite3.Connection) -> dict[str, int]:
-    return {pid: int(n) for pid, n in conn.execute(
-        "SELECT p.id, COALESCE(fs.unseen, 0) FROM projects p LEFT JOIN feed_stats fs ON fs.project_id = p.id")}
+    return {
+        pid: int(n)
+        for pid, n in conn.execute(
+            "SELECT p.id, COALESCE(fs.unseen, 0) FROM projects p LEFT JOIN feed_stats fs ON fs.project_id = p.id"
+        )
+    }
 
 
 def nth(conn: sqlite3.Connection, sql: str, n: int, *params: str) -> str | None:
@@ -123,10 +137,15 @@ class World:
         event_id = target
         if isinstance(target, int):
             # Own: one of the project's events above its cursor (the cursor moves); else any event.
-            where = ("""WHERE project_id = ?1 AND id > COALESCE((SELECT last_seen_event FROM projects
-                        WHERE id = ?1), '')""" if own else "WHERE ?1 IS NOT NULL")
+            where = (
+                """WHERE project_id = ?1 AND id > COALESCE((SELECT last_seen_event FROM projects
+                        WHERE id = ?1), '')"""
+                if own
+                else "WHERE ?1 IS NOT NULL"
+            )
             event_id = await self.hub.core.store.read(
-                lambda conn: nth(conn, f"SELECT id FROM events {where} ORDER BY id", target, pid))
+                lambda conn: nth(conn, f"SELECT id FROM events {where} ORDER BY id", target, pid)
+            )
         await self.hub.feed.seen(ADMIN, a_seen(project_id=pid, event_id=event_id))
 
     async def op_answer(self, n: int) -> None:
@@ -137,8 +156,9 @@ class World:
     async def op_decide(self, n: int, approve: bool) -> None:
         aid = await self.pick("SELECT event_id FROM inbox WHERE kind = 'approval' ORDER BY event_id", n)
         if aid:
-            await self.hub.resolutions.decide(ADMIN, a_decision(approval_id=aid,
-                                                                decision="approve" if approve else "decline"))
+            await self.hub.resolutions.decide(
+                ADMIN, a_decision(approval_id=aid, decision="approve" if approve else "decline")
+            )
 
     async def op_expire(self) -> None:
         self.clock.advance(60)  # past the deadline of every question asked until now: the sweeper answers as the hub
@@ -191,8 +211,7 @@ async def play(data_dir: Path, ops: list[tuple[Any, ...]]) -> None:
         await world.check(home=True)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(OPERATIONS, min_size=30, max_size=100))
 def test_kept_counts_equal_the_counted_range(ops: list[tuple[Any, ...]]) -> None:
     # Synchronous, with its own event loop per example: hypothesis stops a test by raising from a
@@ -206,11 +225,26 @@ def test_a_walk_through_every_way_the_cursor_moves() -> None:
     """A fixed sequence that touches each branch: no cursor yet, a step, a jump to the newest, a
     removal above and below the cursor, a project deleted and created again."""
     ops: list[tuple[Any, ...]] = [
-        ("append", "a", "signal", False), ("append", "a", "idea", True), ("append", "a", "question", False),
-        ("seen", "a", 0, True), ("append", "a", "signal", False), ("seen", "a", 2, True), ("remove", 0),
-        ("remove", 2), ("seen", "a", 1, True), ("seen", "a", None, True), ("append", "b", "approval", False),
-        ("decide", 0, True), ("append", "b", "question", True), ("expire",), ("seen", "b", "bogus", True),
-        ("seen", "b", 0, False), ("seen", "b", 0, True), ("delete", "b"), ("hide", "a"), ("read_all", None),
+        ("append", "a", "signal", False),
+        ("append", "a", "idea", True),
+        ("append", "a", "question", False),
+        ("seen", "a", 0, True),
+        ("append", "a", "signal", False),
+        ("seen", "a", 2, True),
+        ("remove", 0),
+        ("remove", 2),
+        ("seen", "a", 1, True),
+        ("seen", "a", None, True),
+        ("append", "b", "approval", False),
+        ("decide", 0, True),
+        ("append", "b", "question", True),
+        ("expire",),
+        ("seen", "b", "bogus", True),
+        ("seen", "b", 0, False),
+        ("seen", "b", 0, True),
+        ("delete", "b"),
+        ("hide", "a"),
+        ("read_all", None),
     ]
     with tempfile.TemporaryDirectory() as tmp:
         anyio.run(play, Path(tmp) / "data", ops)
@@ -226,13 +260,20 @@ def _old_store(db: Path) -> None:
     migrate(db, now=NOW, migrations=MIGRATIONS[:4])
     with closing(sqlite3.connect(db)) as conn, conn:
         for pid, cursor in (("fresh", None), ("behind", old_id(4)), ("caught-up", old_id(109)), ("empty", None)):
-            conn.execute("INSERT INTO projects (id, display_name, created_at, last_seen_event) VALUES (?, ?, ?, ?)",
-                         (pid, pid, NOW, cursor))
-        events = [(old_id(base + n), pid) for base, pid in ((0, "behind"), (100, "caught-up"), (200, "fresh"),
-                                                             (300, "gone"))
-                  for n in range(10)]  # "gone": events of no project row (the count is kept for them too)
-        conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, created_at) "
-                         "VALUES (?, ?, 'signal', 'bot', 's', '{}', 0)", events)
+            conn.execute(
+                "INSERT INTO projects (id, display_name, created_at, last_seen_event) VALUES (?, ?, ?, ?)",
+                (pid, pid, NOW, cursor),
+            )
+        events = [
+            (old_id(base + n), pid)
+            for base, pid in ((0, "behind"), (100, "caught-up"), (200, "fresh"), (300, "gone"))
+            for n in range(10)
+        ]  # "gone": events of no project row (the count is kept for them too)
+        conn.executemany(
+            "INSERT INTO events (id, project_id, kind, actor, summary, payload, created_at) "
+            "VALUES (?, ?, 'signal', 'bot', 's', '{}', 0)",
+            events,
+        )
         conn.execute("""INSERT INTO feed_stats (project_id, events, newest_id)
                         SELECT project_id, COUNT(*), MAX(id) FROM events GROUP BY project_id""")
 

@@ -53,6 +53,7 @@ async def test_a_change_is_offered_only_to_the_waiters_filed_under_its_keys() ->
         def match(change: Change) -> bool:
             offered.append(name)
             return False
+
         return match
 
     with contextlib.ExitStack() as stack:

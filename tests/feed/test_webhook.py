@@ -69,8 +69,9 @@ def counted(metrics: HubMetrics, result: str) -> float:
     return float(value or 0)
 
 
-async def test_a_question_sends_the_contentless_post(make_client: ClientFactory, receiver: Receiver,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_question_sends_the_contentless_post(
+    make_client: ClientFactory, receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     async with make_client(notify_url=receiver.url, notify_token=TOKEN, notify_interval_secs=60) as client:
         await client.make_project("proj")
@@ -149,8 +150,9 @@ class GateSleep:
 async def test_sends_are_coalesced_with_one_trailing_send() -> None:
     sender, sleep = FakeSender(), GateSleep()
     metrics = HubMetrics(__import__("pathlib").Path("."))
-    target = nt.Webhook(HubSettings(notify_url="http://x/", notify_interval_secs=60), metrics,
-                             sender=sender, sleep=sleep)
+    target = nt.Webhook(
+        HubSettings(notify_url="http://x/", notify_interval_secs=60), metrics, sender=sender, sleep=sleep
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(target.run)
         for _ in range(3):

@@ -41,8 +41,14 @@ async def test_agent_id_edge_and_refusals_write_nothing(client: HubClient) -> No
     r = await client.post("/api/v1/agents", json={"id": "a" * 57}, headers=ADMIN)
     assert r.status_code == 201
     before = agent_count(client)
-    for body in ({"id": "b" * 58}, {"id": "Caps"}, {}, {"id": "hub"}, {"id": "human"},
-                 {"id": "ok", "display_name": ""}):
+    for body in (
+        {"id": "b" * 58},
+        {"id": "Caps"},
+        {},
+        {"id": "hub"},
+        {"id": "human"},
+        {"id": "ok", "display_name": ""},
+    ):
         assert_problem(await client.post("/api/v1/agents", json=body, headers=ADMIN), 400, "invalid_argument")
     assert agent_count(client) == before
     with client.db() as conn:
@@ -90,7 +96,8 @@ async def test_pending_and_unknown_tokens_are_answered_identically(client: HubCl
     token = await client.make_agent("newbie")
     # No service sets pending yet (enrolment will): the row is written through the hub's actor.
     await client.app.hub.core.store.execute(
-        lambda conn: conn.execute("UPDATE agents SET status = 'pending' WHERE id = 'newbie'"))
+        lambda conn: conn.execute("UPDATE agents SET status = 'pending' WHERE id = 'newbie'")
+    )
     pending = await client.get("/api/v1/projects", headers=client.agent(token))
     unknown = await client.get("/api/v1/projects", headers=client.agent("hub_nobody-has-this-token"))
     assert pending.status_code == unknown.status_code == 401
@@ -122,8 +129,12 @@ async def test_grants_lifecycle(client: HubClient) -> None:
 
 async def test_grant_refusals_write_nothing(client: HubClient) -> None:
     await client.make_agent("bot")
-    cases = [("bot", {"project_id": "ghost"}, 404), ("ghost", {"project_id": "space-bot"}, 404),
-             ("bot", {"project_id": "BAD"}, 400), ("bot", {}, 400)]
+    cases = [
+        ("bot", {"project_id": "ghost"}, 404),
+        ("ghost", {"project_id": "space-bot"}, 404),
+        ("bot", {"project_id": "BAD"}, 400),
+        ("bot", {}, 400),
+    ]
     for agent, body, status in cases:
         r = await client.post(f"/api/v1/agents/{agent}/grants", json=body, headers=ADMIN)
         assert r.status_code == status
@@ -137,8 +148,11 @@ async def test_store_holding_reserved_agent_has_its_token_revoked_at_open(settin
         pass  # creates the store
     db = Path(settings.data_dir) / "hub.db"
     with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO agents (id, display_name, status, created_at, token_hash) "
-                     "VALUES ('hub', 'Hub', 'active', 0, ?)", (token_hash("hub_sneaky"),))
+        conn.execute(
+            "INSERT INTO agents (id, display_name, status, created_at, token_hash) "
+            "VALUES ('hub', 'Hub', 'active', 0, ?)",
+            (token_hash("hub_sneaky"),),
+        )
     async with hub_client(settings) as client:
         r = await client.get("/api/v1/projects", headers=client.agent("hub_sneaky"))
         assert_problem(r, 401, "unauthenticated")

@@ -32,9 +32,16 @@ def test_no_bench_module_shadows_an_installed_package() -> None:
 
 def test_every_bench_runs_as_a_script_from_anywhere(tmp_path: Path) -> None:
     # All at once: each start imports the hub, and one at a time they would take a while.
-    runs = {name: subprocess.Popen([sys.executable, str(BENCH / f"{name}.py"), "--help"], cwd=tmp_path,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for name in benches()}
+    runs = {
+        name: subprocess.Popen(
+            [sys.executable, str(BENCH / f"{name}.py"), "--help"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in benches()
+    }
     failed = {}
     for name, run in runs.items():
         out, err = run.communicate(timeout=120)
@@ -50,26 +57,70 @@ def test_a_bench_imports_as_a_module(name: str) -> None:
     assert callable(module.main)
 
 
-
 def test_the_search_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/search.py at a thousandth of its corpus: every section reports its figures."""
-    run = subprocess.run([sys.executable, str(BENCH / "search.py"), "--scale", "0.001", "--vocabulary", "500",
-                          "--reads", "2", "--rounds", "2", "--appends", "10", "--append-rounds", "1",
-                          "--search-every", "5", "--dir", str(tmp_path)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "search.py"),
+            "--scale",
+            "0.001",
+            "--vocabulary",
+            "500",
+            "--reads",
+            "2",
+            "--rounds",
+            "2",
+            "--appends",
+            "10",
+            "--append-rounds",
+            "1",
+            "--search-every",
+            "5",
+            "--dir",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
-    for heading in ("hub.db bytes per indexed event", "**all lexical queries**", "**all writes**",
-                    "`signal_append` throughput", "`mode=semantic` queries", "First search after a restart"):
+    for heading in (
+        "hub.db bytes per indexed event",
+        "**all lexical queries**",
+        "**all writes**",
+        "`signal_append` throughput",
+        "`mode=semantic` queries",
+        "First search after a restart",
+    ):
         assert heading in run.stdout, heading
 
 
 def test_the_search_bench_keeps_its_corpus_for_the_next_run(tmp_path: Path) -> None:
     """`--data DIR` keeps the loaded corpus; the next run with the same options reuses it (no load),
     `--queries-only` times the queries alone, and a corpus of other options is refused."""
+
     def bench(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, str(BENCH / "search.py"), "--vocabulary", "500", "--reads", "2",
-                               "--no-semantic", "--queries-only", "--data", str(tmp_path / "kept"), *extra],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [
+                sys.executable,
+                str(BENCH / "search.py"),
+                "--vocabulary",
+                "500",
+                "--reads",
+                "2",
+                "--no-semantic",
+                "--queries-only",
+                "--data",
+                str(tmp_path / "kept"),
+                *extra,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     first = bench("--scale", "0.001")
     assert first.returncode == 0, first.stderr[-2000:]
@@ -86,9 +137,24 @@ def test_the_search_bench_keeps_its_corpus_for_the_next_run(tmp_path: Path) -> N
 
 def test_the_backup_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/backup.py at a five-hundredth of its hub: the backup and both latency rows."""
-    run = subprocess.run([sys.executable, str(BENCH / "backup.py"), "--size", "0.002", "--secs", "0.5",
-                          "--agents", "4", "--dir", str(tmp_path)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "backup.py"),
+            "--size",
+            "0.002",
+            "--secs",
+            "0.5",
+            "--agents",
+            "4",
+            "--dir",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     for heading in ("backup: ", "| without a backup |", "| during the backup |", "p99 during / without"):
         assert heading in run.stdout, heading
@@ -96,26 +162,76 @@ def test_the_backup_bench_runs_quickly(tmp_path: Path) -> None:
 
 def test_the_integrity_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/integrity.py on a small hub.db: the check timings, both read rows, the check runs."""
-    run = subprocess.run([sys.executable, str(BENCH / "integrity.py"), "--events", "2000", "--reads", "5",
-                          "--rounds", "1", "--dir", str(tmp_path)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "integrity.py"),
+            "--events",
+            "2000",
+            "--reads",
+            "5",
+            "--rounds",
+            "1",
+            "--dir",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
-    for heading in ("| quick_check (a sample) |", "| without sampling |", "p99 during / without: ratio",
-                    "| second (search index matches) |"):
+    for heading in (
+        "| quick_check (a sample) |",
+        "| without sampling |",
+        "p99 during / without: ratio",
+        "| second (search index matches) |",
+    ):
         assert heading in run.stdout, heading
 
 
 def test_the_knowledge_base_benches_run_quickly(tmp_path: Path) -> None:
     """tools/bench/kb.py at 100 pages and tools/bench/kb_sync.py at 30: every row reports."""
-    run = subprocess.run([sys.executable, str(BENCH / "kb.py"), "--pages", "100", "--writes", "3", "--reads", "3",
-                          "--cold", "2", "--churn", "10", "--churn-pages", "5", "--dir", str(tmp_path)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "kb.py"),
+            "--pages",
+            "100",
+            "--writes",
+            "3",
+            "--reads",
+            "3",
+            "--cold",
+            "2",
+            "--churn",
+            "10",
+            "--churn-pages",
+            "5",
+            "--dir",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
-    for heading in ("| page write, history kept |", "| lint, cold (first walk after a write) |",
-                    "| resources/list page of 100 |", "| PUT page, history kept |", "bytes per kept version"):
+    for heading in (
+        "| page write, history kept |",
+        "| lint, cold (first walk after a write) |",
+        "| resources/list page of 100 |",
+        "| PUT page, history kept |",
+        "bytes per kept version",
+    ):
         assert heading in run.stdout, heading
-    sync = subprocess.run([sys.executable, str(BENCH / "kb_sync.py"), "--pages", "30", "--dir", str(tmp_path)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    sync = subprocess.run(
+        [sys.executable, str(BENCH / "kb_sync.py"), "--pages", "30", "--dir", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert sync.returncode == 0, sync.stderr[-2000:]
     for heading in ("local  export", "local  import (all new)", "REST   import again (no change)", "CPU hub-cli"):
         assert heading in sync.stdout, heading
@@ -123,13 +239,26 @@ def test_the_knowledge_base_benches_run_quickly(tmp_path: Path) -> None:
 
 def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/webapp.py --quick (Chromium against a real hub): every section reports its figures."""
-    run = subprocess.run([sys.executable, str(BENCH / "webapp.py"), "--quick", "--dir", str(tmp_path)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(BENCH / "webapp.py"), "--quick", "--dir", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
-    for heading in ("| question to row |", "| baseline: the POST alone |", "| home |", "| inbox |",
-                    "| precache, gzipped as served (PNG as is) |", "compressed shell",
-                    "| keystroke to results painted (debounce", "| baseline: GET /api/v1/search alone |",
-                    "| page address to title, body and tree row painted |",
-                    "| baseline: the same reads alone over HTTP |",
-                    "| artifact opened to its frame painted |", "| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto |"):
+    for heading in (
+        "| question to row |",
+        "| baseline: the POST alone |",
+        "| home |",
+        "| inbox |",
+        "| precache, gzipped as served (PNG as is) |",
+        "compressed shell",
+        "| keystroke to results painted (debounce",
+        "| baseline: GET /api/v1/search alone |",
+        "| page address to title, body and tree row painted |",
+        "| baseline: the same reads alone over HTTP |",
+        "| artifact opened to its frame painted |",
+        "| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto |",
+    ):
         assert heading in run.stdout, heading

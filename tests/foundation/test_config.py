@@ -28,28 +28,63 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
 
 
 def test_file_then_environment(tmp_path: Path) -> None:
-    f = write(tmp_path / "c.toml", '[hub]\nbind = "127.0.0.1:9000"\nevents_per_project = 10\n'
-                                   'trust_proxy = ["10.0.0.1"]\n[client]\nurl = "http://h:1"\n')
+    f = write(
+        tmp_path / "c.toml",
+        '[hub]\nbind = "127.0.0.1:9000"\nevents_per_project = 10\n'
+        'trust_proxy = ["10.0.0.1"]\n[client]\nurl = "http://h:1"\n',
+    )
     s = load({}, path=f)
     assert (s.hub.bind, s.hub.events_per_project, s.hub.trust_proxy) == ("127.0.0.1:9000", 10, ["10.0.0.1"])
     assert s.client.url == "http://h:1"
-    s = load({"HUB_BIND": "127.0.0.1:9100", "HUB_EVENTS_PER_PROJECT": "5", "HUB_URL": "http://e:2",
-              "HUB_TRUST_PROXY": "1.1.1.1, 2.2.2.2"}, path=f)
+    s = load(
+        {
+            "HUB_BIND": "127.0.0.1:9100",
+            "HUB_EVENTS_PER_PROJECT": "5",
+            "HUB_URL": "http://e:2",
+            "HUB_TRUST_PROXY": "1.1.1.1, 2.2.2.2",
+        },
+        path=f,
+    )
     assert (s.hub.bind, s.hub.events_per_project, s.hub.trust_proxy) == ("127.0.0.1:9100", 5, ["1.1.1.1", "2.2.2.2"])
     assert s.client.url == "http://e:2"
 
 
 def test_every_setting_the_spec_names_is_recognised() -> None:
-    spec_names = {"admin_token", "backup_dir", "integrity_sample_secs", "enrol", "trust_proxy",
-                  "enrol_pending_max", "enrol_pending_ttl_secs", "notify_url", "notify_token",
-                  "notify_interval_secs", "events_per_project", "min_free_bytes", "tls_cert", "tls_key",
-                  "data_dir", "bind", "public_url", "inbox_open_per_agent", "inbox_open_per_project",
-                  "prune_undo_secs"}
+    spec_names = {
+        "admin_token",
+        "backup_dir",
+        "integrity_sample_secs",
+        "enrol",
+        "trust_proxy",
+        "enrol_pending_max",
+        "enrol_pending_ttl_secs",
+        "notify_url",
+        "notify_token",
+        "notify_interval_secs",
+        "events_per_project",
+        "min_free_bytes",
+        "tls_cert",
+        "tls_key",
+        "data_dir",
+        "bind",
+        "public_url",
+        "inbox_open_per_agent",
+        "inbox_open_per_project",
+        "prune_undo_secs",
+    }
     assert spec_names <= set(HUB_KEYS)
 
 
-@pytest.mark.parametrize("text", ['[hub]\nevents_per_project = "many"\n', '[hub]\nbind = "nohost"\n',
-                                  '[hub]\nenrol = "maybe"\n', '[hub]\ntls_cert = "a.pem"\n', "[hub\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[hub]\nevents_per_project = "many"\n',
+        '[hub]\nbind = "nohost"\n',
+        '[hub]\nenrol = "maybe"\n',
+        '[hub]\ntls_cert = "a.pem"\n',
+        "[hub\n",
+    ],
+)
 def test_bad_values_are_config_errors(tmp_path: Path, text: str) -> None:
     with pytest.raises(ConfigError):
         load({}, path=write(tmp_path / "c.toml", text))

@@ -11,8 +11,7 @@ from tools.dead_code import ROOT, findings, is_response_field
 
 def test_vulture_finds_no_dead_code() -> None:
     left = findings()
-    assert not left, ("unused code (delete it, or justify it in tools/vulture_whitelist.py):\n"
-                      + "\n".join(left))
+    assert not left, "unused code (delete it, or justify it in tools/vulture_whitelist.py):\n" + "\n".join(left)
 
 
 def field_line(path: str, cls: str, name: str) -> int:
@@ -29,8 +28,9 @@ def test_only_response_model_fields_pass_by_rule() -> None:
     other = field_line("hubhttp/gate.py", "BodyPace", "min_rate")
     assert not is_response_field(f"hubhttp/gate.py:{other}: unused variable 'min_rate' (60% confidence)")
     request = field_line("hubcore/services/push/devices.py", "DeviceCreate", "expirationTime")
-    assert not is_response_field(f"hubcore/services/push/devices.py:{request}: unused variable 'expirationTime' "
-                                 "(60% confidence)")
+    assert not is_response_field(
+        f"hubcore/services/push/devices.py:{request}: unused variable 'expirationTime' (60% confidence)"
+    )
     assert not is_response_field(f"hubhttp/api/responses.py:{model}: unused function 'owner_agent' (60% confidence)")
 
 
@@ -40,9 +40,12 @@ def test_the_whitelist_names_only_what_vulture_would_report() -> None:
     whitelist = (ROOT / "tools/vulture_whitelist.py").read_text(encoding="utf-8")
     names = [n.attr for n in ast.walk(ast.parse(whitelist)) if isinstance(n, ast.Attribute)]
     assert names, "the whitelist is empty or unreadable"
-    files = (p for package in ("hubcore", "hubhttp", "hubmcp", "hubcli", "tools")
-             for p in sorted((ROOT / package).rglob("*.py"))
-             if p.name != "vulture_whitelist.py" and "node_modules" not in p.parts)
+    files = (
+        p
+        for package in ("hubcore", "hubhttp", "hubmcp", "hubcli", "tools")
+        for p in sorted((ROOT / package).rglob("*.py"))
+        if p.name != "vulture_whitelist.py" and "node_modules" not in p.parts
+    )
     sources = "\n".join(p.read_text(encoding="utf-8") for p in files)
     missing = [n for n in names if not re.search(rf"\b{re.escape(n)}\b", sources)]
     assert not missing, f"whitelisted names no longer in the code: {missing}"

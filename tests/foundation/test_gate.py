@@ -84,8 +84,7 @@ async def test_method_not_served_is_405_with_allow(client: HubClient) -> None:
 
 async def test_non_json_body_is_415_and_writes_nothing(client: HubClient) -> None:
     before = project_count(client)
-    r = await client.post("/api/v1/projects", content=b'{"id": "x"}',
-                          headers={**ADMIN, "content-type": "text/plain"})
+    r = await client.post("/api/v1/projects", content=b'{"id": "x"}', headers={**ADMIN, "content-type": "text/plain"})
     doc = assert_problem(r, 415, "invalid_argument")
     assert "application/json" in doc["detail"]
     r = await client.post("/api/v1/projects", content=b'{"id": "x"}', headers=ADMIN)  # no content type
@@ -94,8 +93,9 @@ async def test_non_json_body_is_415_and_writes_nothing(client: HubClient) -> Non
 
 
 async def test_json_with_charset_is_accepted(client: HubClient) -> None:
-    r = await client.post("/api/v1/projects", content=b'{"id": "x"}',
-                          headers={**ADMIN, "content-type": "application/json; charset=utf-8"})
+    r = await client.post(
+        "/api/v1/projects", content=b'{"id": "x"}', headers={**ADMIN, "content-type": "application/json; charset=utf-8"}
+    )
     assert r.status_code == 201
 
 
@@ -112,7 +112,7 @@ def _padded_body(size: int) -> bytes:
     """A JSON object body of exactly `size` bytes creating project `edge`, padded with JSON's
     insignificant whitespace (a project takes no member it does not know)."""
     head = b'{"id": "edge"'
-    tail = b'}'
+    tail = b"}"
     return head + b" " * (size - len(head) - len(tail)) + tail
 
 
@@ -149,9 +149,18 @@ async def _call_streaming(
             status = message["status"]
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/api/v1/projects", "raw_path": b"/api/v1/projects", "query_string": b"",
-        "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/v1/projects",
+        "raw_path": b"/api/v1/projects",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8080),
     }
     await client.app(scope, receive, send)
     return status, pulled
@@ -161,8 +170,11 @@ async def test_chunked_body_over_the_limit_stops_reading_at_the_limit(client: Hu
     before = project_count(client)
     chunk = b"a" * 65536
     chunks = [b'{"id": "big", "pad": "'] + [chunk] * 80 + [b'"}']  # about 5 MiB
-    headers = [(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
-               (b"transfer-encoding", b"chunked")]
+    headers = [
+        (b"authorization", ADMIN["Authorization"].encode()),
+        (b"content-type", b"application/json"),
+        (b"transfer-encoding", b"chunked"),
+    ]
     status, pulled = await _call_streaming(client, chunks, headers)
     assert status == 413
     # Reading stopped at the first chunk that crossed 4 MiB: nothing past it was buffered.
@@ -171,8 +183,11 @@ async def test_chunked_body_over_the_limit_stops_reading_at_the_limit(client: Hu
 
 
 async def test_declared_length_over_the_limit_is_refused_without_reading(client: HubClient) -> None:
-    headers = [(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
-               (b"content-length", str(MAX_BODY + 1).encode())]
+    headers = [
+        (b"authorization", ADMIN["Authorization"].encode()),
+        (b"content-type", b"application/json"),
+        (b"content-length", str(MAX_BODY + 1).encode()),
+    ]
     status, pulled = await _call_streaming(client, [b"{}"], headers)
     assert (status, pulled) == (413, 0)
 
@@ -249,8 +264,11 @@ async def test_a_slow_body_is_answered_408_and_the_connection_closed(tmp_path: A
     settings = settings_for(tmp_path / "data", body_idle_secs=0.001)
     async with hub_client(settings) as client:
         before = project_count(client)
-        headers = [(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
-                   (b"content-length", b"1000")]
+        headers = [
+            (b"authorization", ADMIN["Authorization"].encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", b"1000"),
+        ]
         status, response_headers, body = await _call_hanging(client, [b'{"id": "slow", "pad": "'], headers)
         assert status == 408
         assert orjson.loads(body)["code"] == "invalid_argument" and (b"connection", b"close") in response_headers
@@ -260,8 +278,15 @@ async def test_a_slow_body_is_answered_408_and_the_connection_closed(tmp_path: A
 Reply = tuple[int, list[tuple[bytes, bytes]], bytes]
 
 
-async def _asgi(client: HubClient, receive: Callable[[], Awaitable[dict[str, Any]]], *, version: str, method: str,
-                path: str, headers: list[tuple[bytes, bytes]]) -> Reply:
+async def _asgi(
+    client: HubClient,
+    receive: Callable[[], Awaitable[dict[str, Any]]],
+    *,
+    version: str,
+    method: str,
+    path: str,
+    headers: list[tuple[bytes, bytes]],
+) -> Reply:
     """One request straight into the app's ASGI callable: its status, headers and body."""
     answer: dict[str, Any] = {"body": b""}
 
@@ -272,9 +297,18 @@ async def _asgi(client: HubClient, receive: Callable[[], Awaitable[dict[str, Any
             answer["body"] += message.get("body", b"")
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": version, "method": method,
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
-        "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": version,
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8080),
     }
     await client.app(scope, receive, send)
     return answer["status"], answer["headers"], answer["body"]
@@ -299,10 +333,22 @@ async def test_refusals_before_the_body_close_http1_connections_only(client: Hub
     refusal of a request without a body keeps the connection."""
     cases = [
         ([(b"content-type", b"application/json"), (b"content-length", b"2")], 401),
-        ([(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"application/json"),
-          (b"content-length", str(MAX_BODY + 1).encode())], 413),
-        ([(b"authorization", ADMIN["Authorization"].encode()), (b"content-type", b"text/plain"),
-          (b"content-length", b"2")], 415),
+        (
+            [
+                (b"authorization", ADMIN["Authorization"].encode()),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(MAX_BODY + 1).encode()),
+            ],
+            413,
+        ),
+        (
+            [
+                (b"authorization", ADMIN["Authorization"].encode()),
+                (b"content-type", b"text/plain"),
+                (b"content-length", b"2"),
+            ],
+            415,
+        ),
     ]
     for headers, status in cases:
         for version, closes in (("1.1", True), ("1.0", True), ("2", False)):
@@ -320,26 +366,28 @@ async def _call_version(client: HubClient, version: str, method: str, headers: l
     return await _asgi(client, receive, version=version, method=method, path="/api/v1/agents", headers=headers)
 
 
-@pytest.mark.parametrize(("raw", "query", "refused"), [
-    (b"/api/v1/projects/p-1_x~y", b"", False),
-    (b"/.well-known/x", b"", False),  # a segment starting with a dot is not a dot segment
-    (b"/api/v1/a//b", b"", True),
-    (b"/api/v1/./b", b"", True),
-    (b"/api/v1/a/..", b"", True),
-    (b"api/v1/home", b"", True),
-    (b"/api/v1/%2e%2e/b", b"", True),  # the same, encoded: the slow path
-    (b"/api/v1/a%2Fb", b"", True),
-    (b"/api/v1/caf%C3%A9", b"", False),
-    (b"/api/v1/%FF", b"", True),
-    (b"/api/v1/a%01", b"", True),
-    (b"/api/v1/home", b"limit=5&cursor=a-b", False),
-    (b"/api/v1/home", b"q=caf%C3%A9", False),
-    (b"/api/v1/home", b"q=%FF", True),
-])
+@pytest.mark.parametrize(
+    ("raw", "query", "refused"),
+    [
+        (b"/api/v1/projects/p-1_x~y", b"", False),
+        (b"/.well-known/x", b"", False),  # a segment starting with a dot is not a dot segment
+        (b"/api/v1/a//b", b"", True),
+        (b"/api/v1/./b", b"", True),
+        (b"/api/v1/a/..", b"", True),
+        (b"api/v1/home", b"", True),
+        (b"/api/v1/%2e%2e/b", b"", True),  # the same, encoded: the slow path
+        (b"/api/v1/a%2Fb", b"", True),
+        (b"/api/v1/caf%C3%A9", b"", False),
+        (b"/api/v1/%FF", b"", True),
+        (b"/api/v1/a%01", b"", True),
+        (b"/api/v1/home", b"limit=5&cursor=a-b", False),
+        (b"/api/v1/home", b"q=caf%C3%A9", False),
+        (b"/api/v1/home", b"q=%FF", True),
+    ],
+)
 def test_the_plain_path_and_the_decoding_path_judge_targets_alike(raw: bytes, query: bytes, refused: bool) -> None:
     """A plain target (issue 27: checked by one match) gets the answers the full check gives."""
-    scope = {"raw_path": raw, "path": unquote_to_bytes(raw).decode("utf-8", "surrogateescape"),
-             "query_string": query}
+    scope = {"raw_path": raw, "path": unquote_to_bytes(raw).decode("utf-8", "surrogateescape"), "query_string": query}
     if refused:
         with pytest.raises(HubError) as caught:
             check_target(scope)

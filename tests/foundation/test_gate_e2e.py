@@ -67,12 +67,22 @@ def request(method: str, target: bytes, *headers: bytes, body: bytes = b"") -> b
 
 def h2_status(hub: Served, path: str, token: str) -> int:
     """The status of one HTTP/2 (prior knowledge) GET with `path` as its `:path`, sent verbatim."""
-    config = h2.config.H2Configuration(client_side=True, validate_outbound_headers=False,
-                                       normalize_outbound_headers=False)
+    config = h2.config.H2Configuration(
+        client_side=True, validate_outbound_headers=False, normalize_outbound_headers=False
+    )
     conn = h2.connection.H2Connection(config)
     conn.initiate_connection()
-    conn.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":authority", "127.0.0.1"), (":path", path),
-                          ("authorization", f"Bearer {token}")], end_stream=True)
+    conn.send_headers(
+        1,
+        [
+            (":method", "GET"),
+            (":scheme", "http"),
+            (":authority", "127.0.0.1"),
+            (":path", path),
+            ("authorization", f"Bearer {token}"),
+        ],
+        end_stream=True,
+    )
     with socket.create_connection(("127.0.0.1", port_of(hub)), timeout=10) as sock:
         sock.sendall(conn.data_to_send())
         while True:
@@ -91,8 +101,14 @@ def test_double_slash_and_absolute_form_reach_nothing(hub: Served) -> None:
     token = httpx.post(f"{hub.url}/api/v1/agents/bot/token", headers=admin).json()["token"]
     auth = b"Authorization: Bearer " + token.encode()
     origin = hub.url.encode()
-    for target in (b"//metrics", b"//api/v1/home", origin + b"/api/v1/home", origin + b"/metrics",
-                   b"/./api/v1/home", b"/api%2Fv1/home"):
+    for target in (
+        b"//metrics",
+        b"//api/v1/home",
+        origin + b"/api/v1/home",
+        origin + b"/metrics",
+        b"/./api/v1/home",
+        b"/api%2Fv1/home",
+    ):
         assert statuses(exchange(hub, request("GET", target, b"Connection: close"))) == [b"HTTP/1.1 400 "], target
         assert statuses(exchange(hub, request("GET", target, auth, b"Connection: close"))) == [b"HTTP/1.1 400 "], target
     for target in (b"//api/v1/projects/x", origin + b"/api/v1/projects/x"):
@@ -105,10 +121,14 @@ def test_double_slash_and_absolute_form_reach_nothing(hub: Served) -> None:
     assert httpx.get(f"{hub.url}/api/v1/projects/x", headers=admin).json()["display_name"] == "x"
 
 
-@pytest.mark.parametrize("headers", [
-    (b"Content-Type: application/json",),  # 401: no token
-    (b"Authorization: Bearer " + ADMIN_TOKEN.encode(), b"Content-Type: text/plain"),  # 415
-], ids=["401", "415"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        (b"Content-Type: application/json",),  # 401: no token
+        (b"Authorization: Bearer " + ADMIN_TOKEN.encode(), b"Content-Type: text/plain"),  # 415
+    ],
+    ids=["401", "415"],
+)
 def test_an_unread_body_is_never_read_as_the_next_request(hub: Served, headers: tuple[bytes, ...]) -> None:
     """The refusal comes before the body is sent. The body is a whole request of its own: were it
     parsed as the next request on the connection, a second status line would come back."""
@@ -120,8 +140,13 @@ def test_an_unread_body_is_never_read_as_the_next_request(hub: Served, headers: 
 
 
 def test_a_declared_length_over_the_limit_is_refused_and_the_connection_closed(hub: Served) -> None:
-    head = request("POST", b"/api/v1/projects", b"Authorization: Bearer " + ADMIN_TOKEN.encode(),
-                   b"Content-Type: application/json", b"Content-Length: 99999999")
+    head = request(
+        "POST",
+        b"/api/v1/projects",
+        b"Authorization: Bearer " + ADMIN_TOKEN.encode(),
+        b"Content-Type: application/json",
+        b"Content-Length: 99999999",
+    )
     received = exchange(hub, head, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert statuses(received) == [b"HTTP/1.1 413 "] and b"\r\nconnection: close\r\n" in received.lower()
 
@@ -129,8 +154,16 @@ def test_a_declared_length_over_the_limit_is_refused_and_the_connection_closed(h
 def test_a_stalled_body_is_cut_with_408(hub: Served) -> None:
     """Half a body, then nothing: past the idle window (0.5 s on this hub) the hub answers 408 and
     closes, instead of holding the connection open forever."""
-    head = request("POST", b"/api/v1/projects", b"Authorization: Bearer " + ADMIN_TOKEN.encode(),
-                   b"Content-Type: application/json", b"Content-Length: 100") + b'{"id": "slow'
+    head = (
+        request(
+            "POST",
+            b"/api/v1/projects",
+            b"Authorization: Bearer " + ADMIN_TOKEN.encode(),
+            b"Content-Type: application/json",
+            b"Content-Length: 100",
+        )
+        + b'{"id": "slow'
+    )
     with socket.create_connection(("127.0.0.1", port_of(hub)), timeout=10) as sock:
         sock.sendall(head)
         received = b""
@@ -140,4 +173,3 @@ def test_a_stalled_body_is_cut_with_408(hub: Served) -> None:
     assert b"\r\nconnection: close\r\n" in received.lower() and b"application/problem+json" in received
     projects = httpx.get(f"{hub.url}/api/v1/projects", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     assert "slow" not in [p["id"] for p in projects.json()["projects"]]
-

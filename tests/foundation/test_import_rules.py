@@ -49,8 +49,15 @@ ALLOWED = [
 
 
 def ruff(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251", *args],
-                          cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize(("path", "source"), FORBIDDEN)

@@ -36,7 +36,8 @@ def modules() -> dict[str, Path]:
 
 def is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -149,7 +150,8 @@ def test_the_graph_sees_relative_and_function_level_imports() -> None:
         "from typing import TYPE_CHECKING\n"
         "from . import b\n"
         "if TYPE_CHECKING:\n    from pkg import c\n"
-        "def f():\n    from pkg.d import thing\n")
+        "def f():\n    from pkg.d import thing\n"
+    )
     known = {name: Path() for name in ("pkg", "pkg.a", "pkg.b", "pkg.c", "pkg.d")}
     edges: set[str] = set()
     for node in runtime_imports(source):
@@ -160,12 +162,15 @@ def test_the_graph_sees_relative_and_function_level_imports() -> None:
     assert describe(["pkg.a", "pkg.d"], graph) == "cycle among pkg.a, pkg.d (pkg.a -> pkg.d; pkg.d -> pkg.a)"
 
 
-@pytest.mark.parametrize(("importer", "is_package", "statement", "expected"), [
-    ("pkg.sub.mod", False, "from .. import x", "pkg"),
-    ("pkg.sub.mod", False, "from .sibling import x", "pkg.sub.sibling"),
-    ("pkg.sub", True, "from .mod import x", "pkg.sub.mod"),
-    ("pkg.sub", True, "from .. import x", "pkg"),
-])
+@pytest.mark.parametrize(
+    ("importer", "is_package", "statement", "expected"),
+    [
+        ("pkg.sub.mod", False, "from .. import x", "pkg"),
+        ("pkg.sub.mod", False, "from .sibling import x", "pkg.sub.sibling"),
+        ("pkg.sub", True, "from .mod import x", "pkg.sub.mod"),
+        ("pkg.sub", True, "from .. import x", "pkg"),
+    ],
+)
 def test_relative_imports_resolve(importer: str, is_package: bool, statement: str, expected: str) -> None:
     node = ast.parse(statement).body[0]
     assert isinstance(node, ast.ImportFrom)

@@ -29,8 +29,11 @@ async def test_the_limits_route_answers_the_rules_own_numbers(client: HubClient)
     assert got["agent_id"] == {"pattern": "^" + validate.AGENT_ID_RE.pattern + "$", "max_chars": 57}
     assert (got["comment_body_chars"], got["comment_quote_chars"]) == (comments.BODY_MAX, comments.QUOTE_MAX)
     assert (got["decision_note_chars"], got["handoff_chars"]) == (NOTE_MAX, HANDOFF_MAX)
-    assert (got["search_query_bytes"], got["search_terms"], got["kb_page_bytes"]) == \
-        (QUERY_MAX_BYTES, TERMS_MAX, entries.PAGE_MAX)
+    assert (got["search_query_bytes"], got["search_terms"], got["kb_page_bytes"]) == (
+        QUERY_MAX_BYTES,
+        TERMS_MAX,
+        entries.PAGE_MAX,
+    )
     assert got["push_device_name_chars"] == devices.NAME_MAX
     # The id rules stated are the rules enforced: the longest id passes, one more character does not.
     for rule, make in ((got["project_id"], "projects"), (got["agent_id"], "agents")):
@@ -46,6 +49,10 @@ async def test_the_limits_route_answers_the_rules_own_numbers(client: HubClient)
 def test_the_web_app_copies_no_limit() -> None:
     """No number of a hub limit, and no id pattern, is written into the app's code."""
     copied = re.compile(r"\b(2000|4096|8192|1048576)\b|maxLength:\s*\d|\{0,\d+\}|[A-Z_]*(NOTE|QUERY|TERMS)_MAX\s*=")
-    found = [f"{p.relative_to(PWA_JS)}:{n}: {line.strip()}" for p in sorted(PWA_JS.rglob("*.js"))
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if copied.search(line)]
+    found = [
+        f"{p.relative_to(PWA_JS)}:{n}: {line.strip()}"
+        for p in sorted(PWA_JS.rglob("*.js"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if copied.search(line)
+    ]
     assert found == []

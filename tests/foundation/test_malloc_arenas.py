@@ -17,8 +17,9 @@ PROBE = "from hubcli.malloc import limit_arenas; print(limit_arenas())"
 
 def probe(**env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
-    done = subprocess.run([sys.executable, "-c", PROBE], env={**clean, **env}, capture_output=True, text=True,
-                          timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env={**clean, **env}, capture_output=True, text=True, timeout=60, check=True
+    )
     return done.stdout.strip()
 
 

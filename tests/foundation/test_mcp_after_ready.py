@@ -34,12 +34,26 @@ RELEASE = threading.Event()
 
 
 def whoami() -> tuple[dict[str, Any], dict[str, str]]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "whoami", "arguments": {},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
-                  "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = {**ADMIN, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
-               "Mcp-Method": "tools/call", "Mcp-Name": "whoami"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "whoami",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        **ADMIN,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "whoami",
+    }
     return body, headers
 
 
@@ -51,7 +65,8 @@ def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, body: s
 
 
 async def test_an_mcp_call_before_the_endpoint_loaded_waits_and_is_answered(
-        settings: HubSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings: HubSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stand_in(tmp_path, monkeypatch, "held_mcp_endpoint", HELD)
     RELEASE.clear()
     answers: list[httpx.Response] = []
@@ -78,8 +93,8 @@ async def test_an_mcp_call_before_the_endpoint_loaded_waits_and_is_answered(
 
 
 async def test_an_endpoint_that_cannot_load_answers_503_and_the_rest_serves(
-        settings: HubSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        caplog: pytest.LogCaptureFixture) -> None:
+    settings: HubSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     stand_in(tmp_path, monkeypatch, "broken_mcp_endpoint", BROKEN)
     with caplog.at_level(logging.ERROR, logger="hubhttp.asgi"):
         async with hub_client(settings) as client:

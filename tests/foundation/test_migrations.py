@@ -57,8 +57,10 @@ def test_only_the_three_newest_copies_are_kept(tmp_path: Path) -> None:
         migrations.append(Migration(v, f"m{v}", statements(f"CREATE TABLE t{v} (x)")))
         migrate(db, now=NOW + i + 1, migrations=migrations)
     # By version number: v10 sorts before v8 as text.
-    copies = sorted((p.name for p in (tmp_path / "backups").glob("pre-migration-v*.db")),
-                    key=lambda name: int(name.split("-")[2][1:]))
+    copies = sorted(
+        (p.name for p in (tmp_path / "backups").glob("pre-migration-v*.db")),
+        key=lambda name: int(name.split("-")[2][1:]),
+    )
     base = supported_version()
     assert [c.split("-")[2] for c in copies] == [f"v{base + 2}", f"v{base + 3}", f"v{base + 4}"]
 
@@ -66,8 +68,7 @@ def test_only_the_three_newest_copies_are_kept(tmp_path: Path) -> None:
 def test_a_failing_migration_leaves_the_store_at_its_version(tmp_path: Path) -> None:
     db = tmp_path / "hub.db"
     migrate(db, now=NOW)
-    broken = Migration(supported_version() + 1, "broken",
-                       statements("CREATE TABLE half (x)", "THIS IS NOT SQL"))
+    broken = Migration(supported_version() + 1, "broken", statements("CREATE TABLE half (x)", "THIS IS NOT SQL"))
     with pytest.raises(sqlite3.OperationalError):
         migrate(db, now=NOW, migrations=(*MIGRATIONS, broken))
     assert version_of(db) == supported_version()

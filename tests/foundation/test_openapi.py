@@ -50,9 +50,13 @@ def test_an_app_with_another_url_map_gets_its_own_document() -> None:
 def test_every_api_rule_of_the_url_map_is_in_the_document() -> None:
     app = create_app()
     doc = build(app, "test")
-    missing = [f"{method} {rule.rule}" for rule in api_rules(app) if not DOCS[str(rule.endpoint)].refusal_only
-               for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})
-               if method.lower() not in doc["paths"].get(openapi_path(rule.rule), {})]
+    missing = [
+        f"{method} {rule.rule}"
+        for rule in api_rules(app)
+        if not DOCS[str(rule.endpoint)].refusal_only
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"})
+        if method.lower() not in doc["paths"].get(openapi_path(rule.rule), {})
+    ]
     assert missing == []
     assert len(list(api_rules(app))) >= 30
 
@@ -86,17 +90,21 @@ def test_operations_document_their_problems_and_security() -> None:
             for status, answer in op["responses"].items():
                 if int(status) >= 400:
                     assert answer["content"]["application/problem+json"]["schema"] == {
-                        "$ref": "#/components/schemas/Problem"}, where
+                        "$ref": "#/components/schemas/Problem"
+                    }, where
     assert {"code", "status", "detail"} <= set(doc["components"]["schemas"]["Problem"]["required"])
 
 
 def test_path_parameters_follow_the_rule() -> None:
-    assert openapi_path("/api/v1/agents/<agent_id>/grants/<project_id>") == \
-        "/api/v1/agents/{agent_id}/grants/{project_id}"
+    assert (
+        openapi_path("/api/v1/agents/<agent_id>/grants/<project_id>") == "/api/v1/agents/{agent_id}/grants/{project_id}"
+    )
     doc = build(create_app(), "test")
     op = doc["paths"]["/api/v1/agents/{agent_id}/grants/{project_id}"]["delete"]
     assert [(p["name"], p["in"], p["required"]) for p in op["parameters"]] == [
-        ("agent_id", "path", True), ("project_id", "path", True)]
+        ("agent_id", "path", True),
+        ("project_id", "path", True),
+    ]
 
 
 def test_the_checker_refuses_what_the_document_does_not_say() -> None:
@@ -122,7 +130,8 @@ def test_bodies_and_queries_with_a_typed_request_come_from_the_model() -> None:
     doc = build(create_app(), "test")
     decide = doc["paths"]["/api/v1/approvals/{approval_id}/decision"]["post"]
     assert decide["requestBody"]["content"]["application/json"]["schema"] == input_schema(
-        DecisionPost, leave_out=("approval_id",))
+        DecisionPost, leave_out=("approval_id",)
+    )
     member = input_schema(DecisionPost)["properties"]["approval_id"]
     # The path parameter is the model's member, held to what the gate lets through as a segment.
     assert decide["parameters"][0]["schema"] == {**member, "pattern": SEGMENT_PATTERN}

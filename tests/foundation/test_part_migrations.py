@@ -30,10 +30,12 @@ def schema_of(db: Path) -> dict[str, Any]:
     try:
         return {
             "version": int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]),
-            "sqlite_master": [list(r) for r in conn.execute(
-                "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid")],
-            "schema_migrations": [list(r) for r in conn.execute(
-                "SELECT version, name FROM schema_migrations ORDER BY version")],
+            "sqlite_master": [
+                list(r) for r in conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid")
+            ],
+            "schema_migrations": [
+                list(r) for r in conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+            ],
             "hub_meta": [list(r) for r in conn.execute("SELECT key, value FROM hub_meta ORDER BY key")],
             "search_fts_config": [list(r) for r in conn.execute("SELECT k, v FROM search_fts_config ORDER BY k")],
         }
@@ -70,9 +72,23 @@ async def test_a_data_directory_at_the_current_version_opens_unchanged(settings:
 
 def test_each_step_belongs_to_the_part_that_owns_its_tables() -> None:
     owners = {m.version: part.name for part in PART_TYPES for m in part.migrations()}
-    assert owners == {1: "projects-and-agents", 2: "feeds-and-inbox", 3: "feeds-and-inbox", 4: "sessions-and-brains",
-                      5: "feeds-and-inbox", 6: "artifacts", 7: "artifacts", 8: "search", 9: "search", 10: "search",
-                      11: "search", 12: "search", 13: "artifacts", 14: "artifacts", 15: "push"}
+    assert owners == {
+        1: "projects-and-agents",
+        2: "feeds-and-inbox",
+        3: "feeds-and-inbox",
+        4: "sessions-and-brains",
+        5: "feeds-and-inbox",
+        6: "artifacts",
+        7: "artifacts",
+        8: "search",
+        9: "search",
+        10: "search",
+        11: "search",
+        12: "search",
+        13: "artifacts",
+        14: "artifacts",
+        15: "push",
+    }
     assert [m.version for m in hub_migrations()] == sorted(owners)
 
 

@@ -76,15 +76,17 @@ async def test_identity_leg_when_hub_db_is_gone(client: HubClient) -> None:
 
 async def test_schema_leg_when_the_store_moves_ahead(client: HubClient) -> None:
     # As a newer hub would have left it; written through the running hub's actor, not behind it.
-    await client.app.hub.core.store.execute(lambda conn: conn.execute(
-        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)"))
+    await client.app.hub.core.store.execute(
+        lambda conn: conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)")
+    )
     r = await client.get("/readyz")
     assert leg_of(r) == "schema" and "999" in r.json()["detail"]
 
 
 async def test_content_leg_when_the_store_is_not_a_hub_store(client: HubClient) -> None:
     await client.app.hub.core.store.execute(
-        lambda conn: conn.execute("UPDATE hub_meta SET value = 'something-else' WHERE key = 'store_kind'"))
+        lambda conn: conn.execute("UPDATE hub_meta SET value = 'something-else' WHERE key = 'store_kind'")
+    )
     assert leg_of(await client.get("/readyz")) == "content"
 
 
@@ -92,8 +94,11 @@ async def test_metrics_are_admin_gated_and_carry_storage_gauges(client: HubClien
     assert_problem(await client.get("/metrics"), 401, "unauthenticated")
     r = await client.get("/metrics", headers=ADMIN)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
-    values = {line.split(" ")[0]: float(line.split(" ")[1]) for line in r.text.splitlines()
-              if line and not line.startswith("#")}
+    values = {
+        line.split(" ")[0]: float(line.split(" ")[1])
+        for line in r.text.splitlines()
+        if line and not line.startswith("#")
+    }
     db = Path(client.app.settings.data_dir) / "hub.db"
     assert values["hub_db_size_bytes"] == db.stat().st_size
     assert values["hub_db_wal_bytes"] == db.with_name("hub.db-wal").stat().st_size

@@ -15,8 +15,16 @@ from tests.requests import a_project_update
 
 pytestmark = pytest.mark.anyio
 
-PROJECT_FIELDS = {"id", "display_name", "owner_agent", "created_at", "unseen_events", "is_personal",
-                  "confidential", "artifact_password_policy"}
+PROJECT_FIELDS = {
+    "id",
+    "display_name",
+    "owner_agent",
+    "created_at",
+    "unseen_events",
+    "is_personal",
+    "confidential",
+    "artifact_password_policy",
+}
 
 
 async def test_create_by_admin(client: HubClient) -> None:
@@ -40,8 +48,7 @@ async def test_create_by_agent_records_owner_and_display_name_defaults_to_id(cli
 
 
 async def test_unknown_fields_are_ignored(client: HubClient) -> None:
-    r = await client.post("/api/v1/projects", json={"id": "gamma", "colour": "red", "owner_agent": "x"},
-                          headers=ADMIN)
+    r = await client.post("/api/v1/projects", json={"id": "gamma", "colour": "red", "owner_agent": "x"}, headers=ADMIN)
     assert r.status_code == 201 and "colour" not in r.json() and r.json()["owner_agent"] is None
 
 
@@ -98,8 +105,9 @@ async def test_patch_bad_values_change_nothing(client: HubClient) -> None:
     await client.make_project("p", display_name="Old")
     body = {"display_name": "New", "artifact_password_policy": "sometimes"}
     assert_problem(await client.patch("/api/v1/projects/p", json=body, headers=ADMIN), 400, "invalid_argument")
-    assert_problem(await client.patch("/api/v1/projects/p", json={"confidential": "yes"}, headers=ADMIN),
-                   400, "invalid_argument")
+    assert_problem(
+        await client.patch("/api/v1/projects/p", json={"confidential": "yes"}, headers=ADMIN), 400, "invalid_argument"
+    )
     p = (await client.get("/api/v1/projects/p", headers=ADMIN)).json()
     assert p["display_name"] == "Old" and p["artifact_password_policy"] == "optional"
 

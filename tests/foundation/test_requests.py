@@ -32,7 +32,8 @@ def test_published_schemas_are_plain_closed_objects() -> None:
     unknown members refused."""
     typed = [tool for tool in all_tools() if tool.input_model is not None]
     assert {"signal_append", "question_post", "answer_post", "feed_read", "inbox_wait", "notify_wait"} <= {
-        tool.name for tool in typed}
+        tool.name for tool in typed
+    }
     for tool in typed:
         schema = tool.input_schema
         assert schema["type"] == "object" and schema["additionalProperties"] is False, tool.name

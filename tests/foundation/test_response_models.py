@@ -21,8 +21,11 @@ pytestmark = pytest.mark.anyio
 
 # Routes whose answer is not a fixed object: this document, the stream, and the knowledge base's
 # (still hand-written in docs.py).
-OPEN = {"openapi.openapi_document", "stream.stream",
-        "artifacts.artifact_raw"}  # stored text as text/plain; its JSON alternative is checked below
+OPEN = {
+    "openapi.openapi_document",
+    "stream.stream",
+    "artifacts.artifact_raw",
+}  # stored text as text/plain; its JSON alternative is checked below
 
 
 def closed(schema: dict[str, Any]) -> list[str]:
@@ -65,11 +68,17 @@ async def test_a_member_forgotten_invented_or_null_is_caught(client: HubClient) 
     hub = client.app.hub
     started = await hub.sessions.start(Caller.agent("alice"), a_session_start("web", "task"))
     sid = started["session_id"]
-    await hub.brains.write_entry(Caller.agent("alice"), a_brain_put(path="/fs/a.md", content="hi", store="session",
-                                                                    session_id=sid))
+    await hub.brains.write_entry(
+        Caller.agent("alice"), a_brain_put(path="/fs/a.md", content="hi", store="session", session_id=sid)
+    )
     checker = ResponseChecker(build(create_app(), "test"))
-    for path in (f"/api/v1/sessions/{sid}", f"/api/v1/sessions/{sid}/brain/entry?path=/fs/a.md",
-                 "/api/v1/projects/web", "/api/v1/storage", "/api/v1/home"):
+    for path in (
+        f"/api/v1/sessions/{sid}",
+        f"/api/v1/sessions/{sid}/brain/entry?path=/fs/a.md",
+        "/api/v1/projects/web",
+        "/api/v1/storage",
+        "/api/v1/home",
+    ):
         r = await client.get(path, headers=ADMIN)
         assert r.status_code == 200, r.text
         body = r.json()

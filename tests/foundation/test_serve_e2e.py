@@ -29,8 +29,15 @@ def free_port() -> int:
 
 def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update({"HUB_CONFIG": str(tmp_path / "config.toml"), "HUB_DATA_DIR": str(tmp_path / "data"),
-                "HUB_SHUTDOWN_GRACE_SECS": "3", "HUB_MIN_FREE_BYTES": "0", **extra})
+    env.update(
+        {
+            "HUB_CONFIG": str(tmp_path / "config.toml"),
+            "HUB_DATA_DIR": str(tmp_path / "data"),
+            "HUB_SHUTDOWN_GRACE_SECS": "3",
+            "HUB_MIN_FREE_BYTES": "0",
+            **extra,
+        }
+    )
     return env
 
 
@@ -49,8 +56,9 @@ def serve(env: dict[str, str], scheme: str = "http") -> Iterator[Served]:
     env = {**env, "HUB_BIND": f"127.0.0.1:{port}"}
     lines: list[str] = []
     # As a context manager, Popen closes the pipes on the way out (an open one is a ResourceWarning).
-    with subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "hubcli", "serve"], env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline()
@@ -108,8 +116,7 @@ def test_first_run_makes_and_saves_an_admin_token_then_stops_cleanly(tmp_path: P
 
 def test_non_loopback_bind_without_admin_token_refuses_to_start(tmp_path: Path) -> None:
     env = {**base_env(tmp_path), "HUB_BIND": "0.0.0.0:0"}
-    r = subprocess.run([sys.executable, "-m", "hubcli", "serve"], env=env, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([sys.executable, "-m", "hubcli", "serve"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 78 and "admin token" in r.stderr
     assert not (tmp_path / "config.toml").exists()
 
@@ -118,8 +125,13 @@ def test_a_second_hub_on_the_same_directory_is_refused(tmp_path: Path) -> None:
     env = base_env(tmp_path, HUB_ADMIN_TOKEN="hub_e2e-admin")
     with serve(env) as hub:
         wait_ready(hub.url)
-        r = subprocess.run([sys.executable, "-m", "hubcli", "serve"], capture_output=True, text=True, timeout=60,
-                           env={**env, "HUB_BIND": f"127.0.0.1:{free_port()}"})
+        r = subprocess.run(
+            [sys.executable, "-m", "hubcli", "serve"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**env, "HUB_BIND": f"127.0.0.1:{free_port()}"},
+        )
         assert r.returncode == 1 and "in use" in r.stderr
         assert hub.stop() == 0
 

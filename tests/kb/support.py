@@ -34,19 +34,27 @@ def kb_events(hub: Hub, project_id: str = PROJECT) -> list[tuple[str, str, str]]
     """(kind, actor, payload) of the project's knowledge base events, oldest first."""
     conn = sqlite3.connect(f"file:{hub.settings.data_path / 'hub.db'}?mode=ro", uri=True)
     try:
-        return [tuple(r) for r in conn.execute(
-            """SELECT kind, actor, payload FROM events WHERE project_id = ?
-               AND (payload LIKE '%"action":"kb_%' OR kind = 'system') ORDER BY id""", (project_id,))]
+        return [
+            tuple(r)
+            for r in conn.execute(
+                """SELECT kind, actor, payload FROM events WHERE project_id = ?
+               AND (payload LIKE '%"action":"kb_%' OR kind = 'system') ORDER BY id""",
+                (project_id,),
+            )
+        ]
     finally:
         conn.close()
 
 
 def state(hub: Hub, project_id: str = PROJECT) -> tuple[Any, ...]:
     """Everything a refusal must leave as it was: pages, log, kept bytes, the feed."""
-    return (kb_rows(hub, "SELECT path, version, trust FROM pages ORDER BY path", project_id=project_id),
-            kb_rows(hub, "SELECT * FROM log ORDER BY id", project_id=project_id),
-            kb_rows(hub, "SELECT version FROM blobs ORDER BY version", project_id=project_id),
-            kb_events(hub, project_id), kb_file(hub, project_id).exists())
+    return (
+        kb_rows(hub, "SELECT path, version, trust FROM pages ORDER BY path", project_id=project_id),
+        kb_rows(hub, "SELECT * FROM log ORDER BY id", project_id=project_id),
+        kb_rows(hub, "SELECT version FROM blobs ORDER BY version", project_id=project_id),
+        kb_events(hub, project_id),
+        kb_file(hub, project_id).exists(),
+    )
 
 
 def req(model: type[Request], **fields: Any) -> Any:

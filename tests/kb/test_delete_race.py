@@ -20,8 +20,9 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize("operation", ["write", "delete", "review", "revert", "forget"])
-async def test_a_write_racing_the_project_delete_recreates_nothing(hub: Hub, admin: Caller, operation: str,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_write_racing_the_project_delete_recreates_nothing(
+    hub: Hub, admin: Caller, operation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first = await put(hub, admin, "/fs/a.md", "one")
     await put(hub, admin, "/fs/a.md", "two")
     real = signals.require_project

@@ -27,8 +27,13 @@ async def test_stale_pages_in_the_brief(hub: Hub, alice: Caller, clock: FakeCloc
     stale = (await hub.brief.brief(alice, a_brief(project_id="web")))["stale_pages"]
     assert [i["path"] for i in stale["items"]] == [f"/fs/p{d:02}.md" for d in range(2, 12)]
     assert stale["more"] == 1
-    assert stale["items"][0] == {"path": "/fs/p02.md", "title": "Page 2", "stale_after": "2027-01-02",
-                                 "overdue_days": 13, "trust": "unverified"}
+    assert stale["items"][0] == {
+        "path": "/fs/p02.md",
+        "title": "Page 2",
+        "stale_after": "2027-01-02",
+        "overdue_days": 13,
+        "trust": "unverified",
+    }
     clock.advance(86400)
     stale = (await hub.brief.brief(alice, a_brief(project_id="web")))["stale_pages"]
     assert stale["more"] == 2 and "/fs/today.md" not in [i["path"] for i in stale["items"]]
@@ -68,7 +73,8 @@ async def test_the_views_come_from_one_walk_renewed_by_writes(hub: Hub, alice: C
     assert lint["checked_at"] == "2027-01-15T08:00:00.000Z"
     walks = hub.kb.cache.walks
     assert await hub.kb.backlinks(alice, req(models.KbBacklinks, path="/fs/a.md")) == [
-        {"path": "/fs/index.md", "title": "Home"}]
+        {"path": "/fs/index.md", "title": "Home"}
+    ]
     assert hub.kb.cache.walks == walks  # the same walk served the next view
     await put(hub, alice, "/fs/log.md", page("Log"))
     assert (await hub.kb.lint(alice, req(models.KbLint)))["findings"] == []  # the log is no concept page
@@ -80,15 +86,20 @@ async def test_the_views_come_from_one_walk_renewed_by_writes(hub: Hub, alice: C
     assert hub.kb.cache.walks == walks + 3
     await hub.kb.delete(alice, req(models.KbDelete, path="/fs/log.md"))
     stats = await hub.kb.stats(alice, req(models.KbProject))
-    assert stats["pages"] == 2 and stats["needs_review"] == {"unverified": 2, "machine_confirmed": 0,
-                                                            "edited_since_review": 0, "total": 2}
+    assert stats["pages"] == 2 and stats["needs_review"] == {
+        "unverified": 2,
+        "machine_confirmed": 0,
+        "edited_since_review": 0,
+        "total": 2,
+    }
     assert (stats["last_change_at"], stats["last_change_by"]) == ("2027-01-15T08:00:10.000Z", "alice")
     meta = await hub.kb.list(alice, req(models.KbList, meta=True, limit=1))
     assert [e["path"] for e in meta["entries"]] == ["/fs/a.md"] and meta["truncated"]
 
 
-async def test_an_unreadable_file_leaves_the_brief_answering(hub: Hub, alice: Caller,
-                                                             caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_unreadable_file_leaves_the_brief_answering(
+    hub: Hub, alice: Caller, caplog: pytest.LogCaptureFixture
+) -> None:
     await hub.kb.files.remove("web")
     kb_file(hub).parent.mkdir(exist_ok=True)
     kb_file(hub).write_bytes(b"not a database at all" * 100)

@@ -44,23 +44,29 @@ async def test_brain_tools_with_the_project_store(live: LiveHub, mode: str) -> N
     async with live.client(token, mode=mode, headers=headers) as bot:
         # No active session: the project must be named.
         await refused(live, bot, "invalid_argument", "brain_put", path="/fs/a.md", content="x", store="project")
-        wrote = await call(bot, "brain_put", path="/fs/a.md", content="---\ntype: Concept\n---\nA\n", store="project",
-                           project_id="web")
+        wrote = await call(
+            bot, "brain_put", path="/fs/a.md", content="---\ntype: Concept\n---\nA\n", store="project", project_id="web"
+        )
         assert (wrote["ok"], wrote["path"], wrote["store"], wrote["project_id"]) == (True, "/fs/a.md", "project", "web")
         assert wrote["lint"] == [] and wrote["warnings"] == []
         await call(bot, "session_start", project_id="web", name="work")
         # With an active session, its project is the default.
         got = await call(bot, "brain_get", path="/fs/a.md", store="project")
-        assert (got["content"], got["version"], got["last_write"]["actor"]) == ("---\ntype: Concept\n---\nA\n",
-                                                                              wrote["version"], "bot")
+        assert (got["content"], got["version"], got["last_write"]["actor"]) == (
+            "---\ntype: Concept\n---\nA\n",
+            wrote["version"],
+            "bot",
+        )
         two = await call(bot, "brain_put", path="/fs/dir/b.md", content="B", store="project", if_version="absent")
         assert [f["code"] for f in two["lint"]] == ["missing_frontmatter"]
         listed = await call(bot, "brain_list", store="project")
         assert listed["path"] == "/fs/" and [e["path"] for e in listed["entries"]] == ["/fs/a.md", "/fs/dir"]
         assert [e["path"] for e in (await call(bot, "brain_list", path="/fs/dir", store="project"))["entries"]] == [
-            "/fs/dir/b.md"]
-        error = await refused(live, bot, "conflict", "brain_put", path="/fs/a.md", content="y", store="project",
-                              if_version="absent")
+            "/fs/dir/b.md"
+        ]
+        error = await refused(
+            live, bot, "conflict", "brain_put", path="/fs/a.md", content="y", store="project", if_version="absent"
+        )
         assert error["message"].endswith(f"current_version={wrote['version']}")
         await call(bot, "brain_delete", path="/fs/dir/b.md", store="project", if_version=two["version"])
         await refused(live, bot, "not_found", "brain_delete", path="/fs/dir/b.md", store="project")
@@ -68,29 +74,43 @@ async def test_brain_tools_with_the_project_store(live: LiveHub, mode: str) -> N
         # The session store is untouched by all of this.
         assert (await call(bot, "brain_list"))["entries"] == []
     assert kb_rows(live.app.hub, "SELECT op, path, actor FROM log ORDER BY id") == [
-        ("kb.put", "/fs/a.md", "bot"), ("kb.put", "/fs/dir/b.md", "bot"), ("kb.delete", "/fs/dir/b.md", "bot")]
+        ("kb.put", "/fs/a.md", "bot"),
+        ("kb.put", "/fs/dir/b.md", "bot"),
+        ("kb.delete", "/fs/dir/b.md", "bot"),
+    ]
 
 
 async def test_project_store_refusals(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
         await call(bot, "session_start", project_id="web", name="work")
-        missing = await refused(live, bot, "forbidden", "brain_get", path="/fs/a.md", store="project",
-                                project_id="nowhere")
-        denied = await refused(live, bot, "forbidden", "brain_put", path="/fs/a.md", content="x", store="project",
-                               project_id="vault")
+        missing = await refused(
+            live, bot, "forbidden", "brain_get", path="/fs/a.md", store="project", project_id="nowhere"
+        )
+        denied = await refused(
+            live, bot, "forbidden", "brain_put", path="/fs/a.md", content="x", store="project", project_id="vault"
+        )
         assert missing["message"].replace("nowhere", "X") == denied["message"].replace("vault", "X")
         for path in ("/kv/a", "/fs/", "/fs/a\\b.md", "/fs/" + "a" * 509):
             error = await refused(live, bot, "invalid_argument", "brain_put", path=path, content="x", store="project")
             assert "path" in error["message"]
-        assert "/fs/" in (await refused(live, bot, "invalid_argument", "brain_get", path="/kv/a",
-                                        store="project"))["message"]
-        await refused(live, bot, "invalid_argument", "brain_get", path="/fs/a.md", store="project",
-                      session_id="ses_x")
-        await refused(live, bot, "payload_too_large", "brain_put", path="/fs/a.md", content="x" * (1024 * 1024 + 1),
-                      store="project")
-        await refused(live, bot, "invalid_argument", "brain_put", path="/fs/a.md", content="---\nt: a\x02\n---\n",
-                      store="project")
+        assert (
+            "/fs/"
+            in (await refused(live, bot, "invalid_argument", "brain_get", path="/kv/a", store="project"))["message"]
+        )
+        await refused(live, bot, "invalid_argument", "brain_get", path="/fs/a.md", store="project", session_id="ses_x")
+        await refused(
+            live,
+            bot,
+            "payload_too_large",
+            "brain_put",
+            path="/fs/a.md",
+            content="x" * (1024 * 1024 + 1),
+            store="project",
+        )
+        await refused(
+            live, bot, "invalid_argument", "brain_put", path="/fs/a.md", content="---\nt: a\x02\n---\n", store="project"
+        )
         await refused(live, bot, "invalid_argument", "brain_history", path="/fs/a.md", limit=0)
         await refused(live, bot, "invalid_argument", "brain_revert", path="/fs/a.md", version="v1")
         await refused(live, bot, "not_found", "brain_history", path="/fs/never.md")
@@ -102,27 +122,38 @@ async def test_promote_history_and_revert(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token, mode=MODERN) as loose, live.client(token) as bot:
         # A 2026-07-28 request without Hub-Connection has no active session to promote from.
-        await refused(live, loose, "conflict", "brain_promote", from_path="/fs/n.md", to_path="/fs/n.md",
-                      project_id="web")
+        await refused(
+            live, loose, "conflict", "brain_promote", from_path="/fs/n.md", to_path="/fs/n.md", project_id="web"
+        )
         started = await call(bot, "session_start", project_id="web", name="research")
         await call(bot, "brain_put", path="/fs/n.md", content="Found it.\n", store="session")
-        promoted = await call(bot, "brain_promote", from_path="/fs/n.md", to_path="/fs/guide/n.md", type="Guide",
-                              title="N", tags=["x"])
+        promoted = await call(
+            bot, "brain_promote", from_path="/fs/n.md", to_path="/fs/guide/n.md", type="Guide", title="N", tags=["x"]
+        )
         assert set(promoted) - {"notifications"} == {"ok", "path", "version", "lint"}
         page = await call(bot, "brain_get", path="/fs/guide/n.md", store="project")
         assert page["content"].endswith("---\nFound it.\n")
         assert f"hub://brain/{started['session_id']}/fs/n.md" in page["content"]
         # The named session works from a client with no active session too.
-        again = await call(loose, "brain_promote", from_path="/fs/n.md", to_path="/fs/copy.md", project_id="web",
-                           session_id=started["session_id"])
+        again = await call(
+            loose,
+            "brain_promote",
+            from_path="/fs/n.md",
+            to_path="/fs/copy.md",
+            project_id="web",
+            session_id=started["session_id"],
+        )
         assert again["path"] == "/fs/copy.md"
-        await refused(live, bot, "conflict", "brain_promote", from_path="/fs/n.md", to_path="/fs/guide/n.md",
-                      if_version="absent")
+        await refused(
+            live, bot, "conflict", "brain_promote", from_path="/fs/n.md", to_path="/fs/guide/n.md", if_version="absent"
+        )
         await refused(live, bot, "invalid_argument", "brain_promote", from_path="/fs/n.md", to_path="/kv/n")
         edited = await call(bot, "brain_put", path="/fs/guide/n.md", content="Edited.\n", store="project")
         history = await call(bot, "brain_history", path="/fs/guide/n.md")
         assert [(v["op"], v["version"], v["kept"], v["current"]) for v in history["versions"]] == [
-            ("kb.put", edited["version"], True, True), ("kb.promote", promoted["version"], True, False)]
+            ("kb.put", edited["version"], True, True),
+            ("kb.promote", promoted["version"], True, False),
+        ]
         assert (history["total"], history["current_version"], history["truncated"]) == (2, edited["version"], False)
         first = await call(bot, "brain_history", path="/fs/guide/n.md", limit=1)
         assert first["truncated"] is True
@@ -152,21 +183,33 @@ async def test_resources_template_read_and_errors(live: LiveHub) -> None:
         await call(human, "brain_put", path="/fs/s.md", content="secret", store="project", project_id="vault")
         templates = await bot.list_resource_templates()
         assert [(t.uri_template, t.mime_type) for t in templates.resource_templates] == [
-            ("hub://kb/{project_id}/{+path}", "text/markdown")]
+            ("hub://kb/{project_id}/{+path}", "text/markdown")
+        ]
         page = await bot.read_resource("hub://kb/web/fs/a%20b/na%C3%AFve.md")
         assert (page.contents[0].text, page.contents[0].mime_type) == ("# Hi\n", "text/markdown")  # type: ignore[union-attr]
         plain = await bot.read_resource("hub://kb/web/fs/notes.txt")
         assert plain.contents[0].mime_type == "text/plain"
         before = state(hub, "web")
         answers = []
-        for uri in ("hub://kb/web/fs/none.md", "hub://kb/web", "hub://kb/web/", "hub://kb/web/fs", "hub://kb/web/kv/x",
-                    "hub://kb/web/fs/a%2Fb.md", "hub://kb/web/fs/%ff.md", "hub://kb/BAD/fs/a.md",
-                    "hub://kb/vault/fs/s.md", "hub://kb/nowhere/fs/s.md", "hub://kbx/web/fs/a.md"):
+        for uri in (
+            "hub://kb/web/fs/none.md",
+            "hub://kb/web",
+            "hub://kb/web/",
+            "hub://kb/web/fs",
+            "hub://kb/web/kv/x",
+            "hub://kb/web/fs/a%2Fb.md",
+            "hub://kb/web/fs/%ff.md",
+            "hub://kb/BAD/fs/a.md",
+            "hub://kb/vault/fs/s.md",
+            "hub://kb/nowhere/fs/s.md",
+            "hub://kbx/web/fs/a.md",
+        ):
             with pytest.raises(MCPError) as caught:
                 await bot.read_resource(uri)
             answers.append((caught.value.error.code, caught.value.error.data["error"]["code"]))
-        assert answers == [(-32602, "not_found")] + [(-32602, "invalid_argument")] * 7 + [
-            (-32050, "forbidden")] * 2 + [(-32602, "not_found")]
+        assert answers == [(-32602, "not_found")] + [(-32602, "invalid_argument")] * 7 + [(-32050, "forbidden")] * 2 + [
+            (-32602, "not_found")
+        ]
         assert state(hub, "web") == before
         # The human (the admin) sees the confidential page, and a missing project is simply not found.
         assert (await human.read_resource("hub://kb/vault/fs/s.md")).contents[0].text == "secret"  # type: ignore[union-attr]
@@ -215,7 +258,8 @@ async def test_resources_list_pages_readable_projects_100_at_a_time(live: LiveHu
 
 
 async def test_a_locked_kb_fails_the_page_and_an_unreadable_one_is_skipped(
-        live: LiveHub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    live: LiveHub, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     await live.make_project("broken")
     async with live.client() as human:
         await call(human, "brain_put", path="/fs/a.md", content="x", store="project", project_id="web")
@@ -252,5 +296,9 @@ async def test_the_stdio_bridge_forwards_resources(tmp_path: Path, live: LiveHub
             with pytest.raises(MCPError) as caught:
                 await client.read_resource("hub://kb/web/fs/none.md")
             assert caught.value.error.data["error"]["code"] == "not_found"
-            assert structured(await client.call_tool("brain_get", {"path": "/fs/a.md", "store": "project",
-                                                                   "project_id": "web"}))["content"] == "# A\n"
+            assert (
+                structured(
+                    await client.call_tool("brain_get", {"path": "/fs/a.md", "store": "project", "project_id": "web"})
+                )["content"]
+                == "# A\n"
+            )

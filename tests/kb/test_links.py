@@ -15,8 +15,11 @@ from hubcore.services.kb.links import Link, Target
 # (id, markdown, the links expected as (line, href) pairs; image links marked with a third member)
 EXTRACT: list[tuple[str, str, list[tuple[int, str] | tuple[int, str, bool]]]] = [
     ("inline", "See [a](a.md).\n", [(1, "a.md")]),
-    ("several on a line, with a title", "[a](a.md) [b](../b.md \"B\") [c](<c d.md>)\n",
-     [(1, "a.md"), (1, "../b.md"), (1, "c%20d.md")]),
+    (
+        "several on a line, with a title",
+        '[a](a.md) [b](../b.md "B") [c](<c d.md>)\n',
+        [(1, "a.md"), (1, "../b.md"), (1, "c%20d.md")],
+    ),
     ("line numbers across paragraphs", "# T\n\nx\ny [a](a.md)\n\nz [b](b.md)\n", [(4, "a.md"), (6, "b.md")]),
     ("hard break", "x  \n[a](a.md)\\\n[b](b.md)\n", [(2, "a.md"), (3, "b.md")]),
     ("link text over two lines", "[a\nb](a.md) [c](c.md)\n", [(1, "a.md"), (2, "c.md")]),
@@ -35,14 +38,20 @@ EXTRACT: list[tuple[str, str, list[tuple[int, str] | tuple[int, str, bool]]]] = 
     ("indented code after a blank line", "text\n\n    [a](a.md)\n\n\t[b](b.md)\n", []),
     ("four spaces without a blank line continue the paragraph", "text\n    [a](a.md)\n", [(2, "a.md")]),
     ("four spaces inside a list item", "- item\n\n    [a](a.md)\n", [(3, "a.md")]),
-    ("heading, emphasis, blockquote, list", "# [h](h.md)\n\n*[e](e.md)*\n\n> [q](q.md)\n\n1. [l](l.md)\n",
-     [(1, "h.md"), (3, "e.md"), (5, "q.md"), (7, "l.md")]),
-    ("raw html is not a markdown link", "<a href=\"h.md\">h</a>\n\n<div>\n[x](x.md)\n</div>\n", []),
+    (
+        "heading, emphasis, blockquote, list",
+        "# [h](h.md)\n\n*[e](e.md)*\n\n> [q](q.md)\n\n1. [l](l.md)\n",
+        [(1, "h.md"), (3, "e.md"), (5, "q.md"), (7, "l.md")],
+    ),
+    ("raw html is not a markdown link", '<a href="h.md">h</a>\n\n<div>\n[x](x.md)\n</div>\n', []),
     ("inline html over lines counts its lines", "a <span\nclass=x> [b](b.md)\n", [(2, "b.md")]),
     ("table row", "| a | b |\n|---|---|\n| [x](x.md) | y |\n", [(3, "x.md")]),
     ("javascript is no link", "[x](javascript:alert(1))\n", []),
-    ("strong and underscores around links", "**[a](a.md)** _[b](b.md)_ *a [c](c_d*.md) b*\n",
-     [(1, "a.md"), (1, "b.md"), (1, "c_d*.md")]),
+    (
+        "strong and underscores around links",
+        "**[a](a.md)** _[b](b.md)_ *a [c](c_d*.md) b*\n",
+        [(1, "a.md"), (1, "b.md"), (1, "c_d*.md")],
+    ),
     ("an entity in a target", "[a](a&amp;b.md) [c](&#x2F;fs)\n", [(1, "a&b.md"), (1, "/fs")]),
     ("no link marks: not parsed", "[a] (b) [c]\n", []),
 ]
@@ -53,11 +62,47 @@ def test_extract(markdown: str, expected: list[tuple[int, str] | tuple[int, str,
     assert links.extract(markdown) == [Link(*e) for e in expected]
 
 
-_MARKDOWN_BITS = st.sampled_from([
-    "[a](a.md)", "![i](i.png)", "[r]", "[r]: /fs/r.md\n", "[x][r]", "<https://e.x>", "*", "**", "_", "__", "`", "```\n",
-    "    ", "\t", "\n", "\n\n", "> ", "- ", "1. ", "# ", "&amp;", "&#91;", "\\", "<span>", "</span>", "[", "]", "(",
-    ")", "text", " ", "<!-- ", " -->", "~~~\n", "***\n", "---\n", "===\n",
-])
+_MARKDOWN_BITS = st.sampled_from(
+    [
+        "[a](a.md)",
+        "![i](i.png)",
+        "[r]",
+        "[r]: /fs/r.md\n",
+        "[x][r]",
+        "<https://e.x>",
+        "*",
+        "**",
+        "_",
+        "__",
+        "`",
+        "```\n",
+        "    ",
+        "\t",
+        "\n",
+        "\n\n",
+        "> ",
+        "- ",
+        "1. ",
+        "# ",
+        "&amp;",
+        "&#91;",
+        "\\",
+        "<span>",
+        "</span>",
+        "[",
+        "]",
+        "(",
+        ")",
+        "text",
+        " ",
+        "<!-- ",
+        " -->",
+        "~~~\n",
+        "***\n",
+        "---\n",
+        "===\n",
+    ]
+)
 
 
 @given(st.lists(_MARKDOWN_BITS, max_size=30).map("".join))
@@ -130,8 +175,10 @@ def test_index_of() -> None:
 
 
 def test_derive_reads_links_after_the_block_with_page_lines() -> None:
-    content = "---\ntype: Guide\ndescription: see [x](fm.md)\n---\n# T\n\n[a](a.md) [e](https://e.x)\n[s](#s)\n" \
-              "[out](../../x.md) ![d](d.svg)\n"
+    content = (
+        "---\ntype: Guide\ndescription: see [x](fm.md)\n---\n# T\n\n[a](a.md) [e](https://e.x)\n[s](#s)\n"
+        "[out](../../x.md) ![d](d.svg)\n"
+    )
     derived = facts.derive("/fs/g/p.md", content)
     assert derived.links == (
         PageLink(7, "a.md", "page", "/fs/g/a.md"),
@@ -156,18 +203,28 @@ def test_derive_of_an_unparsed_block_reads_links_after_it() -> None:
 
 
 def test_derived_fields() -> None:
-    content = ("---\ntype: Guide\ntitle: T\ndescription: D\nstatus: draft\ntags: [a]\nstale_after: 2027-01-01\n"
-               "okf_version: 1\nverified:\n  - by: agent-1\n    at: t1\n  - by: human\n    at: t2\n---\n")
+    content = (
+        "---\ntype: Guide\ntitle: T\ndescription: D\nstatus: draft\ntags: [a]\nstale_after: 2027-01-01\n"
+        "okf_version: 1\nverified:\n  - by: agent-1\n    at: t1\n  - by: human\n    at: t2\n---\n"
+    )
     derived = facts.derive("/fs/index.md", content)
-    assert (derived.frontmatter, derived.page_type, derived.title, derived.description, derived.status,
-            derived.tags, derived.stale_after, derived.has_okf_version, derived.okf_line) == (
-        "parsed", "Guide", "T", "D", "draft", ("a",), "2027-01-01", True, 8)
+    assert (
+        derived.frontmatter,
+        derived.page_type,
+        derived.title,
+        derived.description,
+        derived.status,
+        derived.tags,
+        derived.stale_after,
+        derived.has_okf_version,
+        derived.okf_line,
+    ) == ("parsed", "Guide", "T", "D", "draft", ("a",), "2027-01-01", True, 8)
     assert (derived.verified_by, derived.verified_at) == ("human", "t2")
     assert facts.derive("/fs/x.md", "x").verified_by is None
 
 
 def test_derived_round_trips_through_its_stored_form() -> None:
-    content = "---\ntype: Guide\nverified:\n  - by: human\n    at: t\ntags: [a, \"b\"]\n---\n[a](a.md) ![i](i.png)\n"
+    content = '---\ntype: Guide\nverified:\n  - by: human\n    at: t\ntags: [a, "b"]\n---\n[a](a.md) ![i](i.png)\n'
     for text in (content, "plain [x](../x.md)", "---\nbad\n---\n", "---\ntags:\n---\n"):
         derived = facts.derive("/fs/d/p.md", text)
         assert facts.Derived.from_json(derived.to_json()) == derived

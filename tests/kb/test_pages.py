@@ -33,33 +33,56 @@ async def refused(hub: Hub, code: str, call: object, project_id: str = "web") ->
 async def test_write_then_read_the_page_as_stored(hub: Hub, alice: Caller) -> None:
     content = page("Intro", "# Intro\nHello.\n")
     wrote = await put(hub, alice, "/fs/./notes//intro.md/", content)
-    assert wrote == {"ok": True, "path": "/fs/notes/intro.md", "version": entries.version_of(content.encode()),
-                     "size_bytes": len(content.encode()), "lint": [], "warnings": []}
+    assert wrote == {
+        "ok": True,
+        "path": "/fs/notes/intro.md",
+        "version": entries.version_of(content.encode()),
+        "size_bytes": len(content.encode()),
+        "lint": [],
+        "warnings": [],
+    }
     read = await get(hub, alice, "/fs/notes/intro.md")
     assert read["content"] == content and read["version"] == wrote["version"]
     assert read["last_write"] == {"actor": "alice", "at": "2027-01-15T08:00:00.000Z"}
     assert kb_rows(hub, "SELECT op, path, actor, version FROM log") == [
-        ("kb.put", "/fs/notes/intro.md", "alice", wrote["version"])]
+        ("kb.put", "/fs/notes/intro.md", "alice", wrote["version"])
+    ]
     kind, actor, payload = kb_events(hub)[0]
-    assert (kind, actor, orjson.loads(payload)) == ("signal", "alice", {"action": "kb_written",
-                                                                        "path": "/fs/notes/intro.md"})
+    assert (kind, actor, orjson.loads(payload)) == (
+        "signal",
+        "alice",
+        {"action": "kb_written", "path": "/fs/notes/intro.md"},
+    )
 
 
-@pytest.mark.parametrize(("raw", "canonical"), [
-    ("/fs/a/../b.md", "/fs/b.md"),
-    ("/fs/../../../x.md", "/fs/x.md"),  # `..` never climbs above /fs
-    ("/fs/a/./b.md/", "/fs/a/b.md"),
-    ("//fs///a.md", "/fs/a.md"),
-])
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("/fs/a/../b.md", "/fs/b.md"),
+        ("/fs/../../../x.md", "/fs/x.md"),  # `..` never climbs above /fs
+        ("/fs/a/./b.md/", "/fs/a/b.md"),
+        ("//fs///a.md", "/fs/a.md"),
+    ],
+)
 async def test_paths_are_canonical_before_use(hub: Hub, alice: Caller, raw: str, canonical: str) -> None:
     assert (await put(hub, alice, raw, "x"))["path"] == canonical
     assert (await get(hub, alice, canonical))["content"] == "x"
 
 
-@pytest.mark.parametrize("raw", [
-    "/kv/a.md", "/fs/", "/fs/..", "notes/a.md", "/fs/a\x00.md", "/fs/a\n.md", "/fs/a\t.md", "/fs/a\\b.md",
-    "/fs/" + "a" * 509,
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "/kv/a.md",
+        "/fs/",
+        "/fs/..",
+        "notes/a.md",
+        "/fs/a\x00.md",
+        "/fs/a\n.md",
+        "/fs/a\t.md",
+        "/fs/a\\b.md",
+        "/fs/" + "a" * 509,
+    ],
+)
 async def test_refused_paths_write_nothing(hub: Hub, alice: Caller, raw: str) -> None:
     err = await refused(hub, "invalid_argument", put(hub, alice, raw, "x"))
     assert err.details is not None and err.details["field"] == "path"
@@ -116,9 +139,11 @@ async def test_a_page_and_a_directory_never_share_a_path(hub: Hub, alice: Caller
 
 async def test_unreadable_project_is_missing_for_an_agent(hub: Hub, alice: Caller, admin: Caller) -> None:
     await put(hub, admin, "/fs/secret.md", "x", project_id="vault")
-    for call in (put(hub, alice, "/fs/a.md", "x", project_id="vault"), get(hub, alice, "/fs/secret.md",
-                                                                          project_id="vault"),
-                 put(hub, alice, "/fs/a.md", "x", project_id="nowhere")):
+    for call in (
+        put(hub, alice, "/fs/a.md", "x", project_id="vault"),
+        get(hub, alice, "/fs/secret.md", project_id="vault"),
+        put(hub, alice, "/fs/a.md", "x", project_id="nowhere"),
+    ):
         await refused(hub, "not_found", call, project_id="vault")
     assert (await get(hub, admin, "/fs/secret.md", project_id="vault"))["content"] == "x"
 
@@ -135,8 +160,15 @@ async def test_reads_of_missing_pages_and_versions(hub: Hub, alice: Caller) -> N
     one = await put(hub, alice, "/fs/a.md", "one")
     two = await put(hub, alice, "/fs/a.md", "two")
     old = await get(hub, alice, "/fs/a.md", version=one["version"])
-    assert old == {"path": "/fs/a.md", "content": "one", "version": one["version"], "size_bytes": 3,
-                   "current": False, "at": "2027-01-15T08:00:00.000Z", "actor": "alice"}
+    assert old == {
+        "path": "/fs/a.md",
+        "content": "one",
+        "version": one["version"],
+        "size_bytes": 3,
+        "current": False,
+        "at": "2027-01-15T08:00:00.000Z",
+        "actor": "alice",
+    }
     assert (await get(hub, alice, "/fs/a.md", version=two["version"]))["current"] is True
     await refused(hub, "not_found", get(hub, alice, "/fs/a.md", version="sha256:" + "2" * 64))
     await refused(hub, "not_found", get(hub, alice, "/fs/b.md", version=one["version"]))  # not b's history
@@ -146,18 +178,31 @@ async def test_reads_of_missing_pages_and_versions(hub: Hub, alice: Caller) -> N
 
 
 async def test_listing_one_level_with_directory_sizes(hub: Hub, alice: Caller) -> None:
-    for path, text in [("/fs/index.md", "ab"), ("/fs/guide/a.md", "abc"), ("/fs/guide/b.md", "abcd"),
-                       ("/fs/guide/deep/c.md", "abcde"), ("/fs/guide/deep/d.md", "x")]:
+    for path, text in [
+        ("/fs/index.md", "ab"),
+        ("/fs/guide/a.md", "abc"),
+        ("/fs/guide/b.md", "abcd"),
+        ("/fs/guide/deep/c.md", "abcde"),
+        ("/fs/guide/deep/d.md", "x"),
+    ]:
         await put(hub, alice, path, text)
     top = await hub.kb.list(alice, req(models.KbList))
-    assert top == {"entries": [
-        {"path": "/fs/guide", "type": "dir", "size_bytes": 7, "children": 3},
-        {"path": "/fs/index.md", "type": "file", "size_bytes": 2, "children": None}], "truncated": False}
+    assert top == {
+        "entries": [
+            {"path": "/fs/guide", "type": "dir", "size_bytes": 7, "children": 3},
+            {"path": "/fs/index.md", "type": "file", "size_bytes": 2, "children": None},
+        ],
+        "truncated": False,
+    }
     guide = await hub.kb.list(alice, req(models.KbList, prefix="/fs/guide/", limit=2))
     assert [e["path"] for e in guide["entries"]] == ["/fs/guide/a.md", "/fs/guide/b.md"] and guide["truncated"]
     meta = await hub.kb.list(alice, req(models.KbList, prefix="/fs/guide", meta=True))
-    assert [e["path"] for e in meta["entries"]] == ["/fs/guide/a.md", "/fs/guide/b.md", "/fs/guide/deep/c.md",
-                                                   "/fs/guide/deep/d.md"]
+    assert [e["path"] for e in meta["entries"]] == [
+        "/fs/guide/a.md",
+        "/fs/guide/b.md",
+        "/fs/guide/deep/c.md",
+        "/fs/guide/deep/d.md",
+    ]
     await refused(hub, "conflict", hub.kb.list(alice, req(models.KbList, prefix="/fs/index.md")))
     assert await hub.kb.list(alice, req(models.KbList, prefix="/fs/none")) == {"entries": [], "truncated": False}
     with pytest.raises(HubError):
@@ -170,17 +215,39 @@ async def test_listing_an_unwritten_knowledge_base_creates_no_file(hub: Hub, ali
 
 
 async def test_meta_rows_carry_the_page_row_fields(hub: Hub, alice: Caller, clock: object) -> None:
-    await put(hub, alice, "/fs/a.md", page("Alpha", description="the first", status="draft", tags="[x, y]",
-                                           stale_after="2027-01-14"))
+    await put(
+        hub,
+        alice,
+        "/fs/a.md",
+        page("Alpha", description="the first", status="draft", tags="[x, y]", stale_after="2027-01-14"),
+    )
     await put(hub, alice, "/fs/b.md", "no block")
     rows = (await hub.kb.list(alice, req(models.KbList, meta=True)))["entries"]
     assert rows[0] == {
-        "path": "/fs/a.md", "type": "file", "size_bytes": rows[0]["size_bytes"], "children": None,
-        "title": "Alpha", "description": "the first", "page_type": "Concept", "status": "draft", "tags": ["x", "y"],
-        "trust": "unverified", "verified_by": None, "verified_at": None, "stale": True,
-        "stale_after": "2027-01-14", "last_write_by": "alice", "last_write_at": "2027-01-15T08:00:00.000Z"}
+        "path": "/fs/a.md",
+        "type": "file",
+        "size_bytes": rows[0]["size_bytes"],
+        "children": None,
+        "title": "Alpha",
+        "description": "the first",
+        "page_type": "Concept",
+        "status": "draft",
+        "tags": ["x", "y"],
+        "trust": "unverified",
+        "verified_by": None,
+        "verified_at": None,
+        "stale": True,
+        "stale_after": "2027-01-14",
+        "last_write_by": "alice",
+        "last_write_at": "2027-01-15T08:00:00.000Z",
+    }
     assert {k: rows[1][k] for k in ("title", "page_type", "tags", "stale", "stale_after")} == {
-        "title": None, "page_type": None, "tags": None, "stale": False, "stale_after": None}
+        "title": None,
+        "page_type": None,
+        "tags": None,
+        "stale": False,
+        "stale_after": None,
+    }
 
 
 async def test_delete_rules(hub: Hub, alice: Caller) -> None:
@@ -189,12 +256,17 @@ async def test_delete_rules(hub: Hub, alice: Caller) -> None:
     await put(hub, alice, "/fs/dir/b.md", "b")
     await refused(hub, "not_found", hub.kb.delete(alice, req(models.KbDelete, path="/fs/c.md")))
     await refused(hub, "invalid_argument", hub.kb.delete(alice, req(models.KbDelete, path="/fs/dir")))
-    await refused(hub, "conflict", hub.kb.delete(alice, req(models.KbDelete, path="/fs/a.md",
-                                                            if_version="sha256:" + "3" * 64)))
+    await refused(
+        hub, "conflict", hub.kb.delete(alice, req(models.KbDelete, path="/fs/a.md", if_version="sha256:" + "3" * 64))
+    )
     assert await hub.kb.delete(alice, req(models.KbDelete, path="/fs/a.md", if_version=one["version"])) == {
-        "ok": True, "path": "/fs/a.md"}
+        "ok": True,
+        "path": "/fs/a.md",
+    }
     assert kb_rows(hub, "SELECT op, version, replaced FROM log WHERE path = '/fs/a.md' ORDER BY id") == [
-        ("kb.put", one["version"], None), ("kb.delete", None, one["version"])]
+        ("kb.put", one["version"], None),
+        ("kb.delete", None, one["version"]),
+    ]
     assert orjson.loads(kb_events(hub)[-1][2]) == {"action": "kb_deleted", "path": "/fs/a.md"}
     await refused(hub, "not_found", hub.kb.delete(alice, req(models.KbDelete, path="/fs/a.md")))
     # The directory deletes once it is empty: then it is no longer anything.
@@ -203,7 +275,8 @@ async def test_delete_rules(hub: Hub, alice: Caller) -> None:
 
 
 async def test_the_file_limit_warns_then_refuses_and_never_refuses_a_delete(
-        hub: Hub, alice: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: Hub, alice: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await put(hub, alice, "/fs/a.md", "x" * 1000)
     size = kb_file(hub).stat().st_size + (kb_file(hub).with_name("web.db-wal").stat().st_size)
     monkeypatch.setattr(entries, "FILE_WARN", size)
@@ -216,7 +289,8 @@ async def test_the_file_limit_warns_then_refuses_and_never_refuses_a_delete(
 
 
 async def test_the_write_signal_is_dropped_past_the_ceiling_and_the_write_stands(
-        hub: Hub, alice: Caller, admin: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: Hub, alice: Caller, admin: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await put(hub, alice, "/fs/a.md", "one")
     events = len(kb_events(hub))
     monkeypatch.setattr(hub.core, "settings", replace(hub.core.settings, events_per_project=1))
@@ -232,12 +306,17 @@ async def test_the_write_signal_is_dropped_past_the_ceiling_and_the_write_stands
 async def test_a_writes_lint_is_what_its_own_bytes_and_links_decide(hub: Hub, alice: Caller) -> None:
     await put(hub, alice, "/fs/guide/index.md", page("Guide"))
     await put(hub, alice, "/fs/other.md", page("Other"))
-    body = ("[ok](other.md) [dir](guide/) [gone](missing.md)\n\n[out](../../etc/passwd) [web](https://x.org)\n"
-            "`[code](nowhere.md)`\n")
+    body = (
+        "[ok](other.md) [dir](guide/) [gone](missing.md)\n\n[out](../../etc/passwd) [web](https://x.org)\n"
+        "`[code](nowhere.md)`\n"
+    )
     wrote = await put(hub, alice, "/fs/a.md", "---\ntitle: A\nokf_version: 1\n---\n" + body)
     assert [(f["code"], f.get("line")) for f in wrote["lint"]] == [
-        ("broken_link", 5), ("link_escapes_bundle", 7), ("missing_type", wrote["lint"][2].get("line")),
-        ("okf_version_misplaced", 3)]
+        ("broken_link", 5),
+        ("link_escapes_bundle", 7),
+        ("missing_type", wrote["lint"][2].get("line")),
+        ("okf_version_misplaced", 3),
+    ]
     # Lint never fails a write; the bundle's structure is the lint route's, not the write's.
     assert (await get(hub, alice, "/fs/a.md"))["version"] == wrote["version"]
     assert (await put(hub, alice, "/fs/lonely.md", page("Lonely")))["lint"] == []

@@ -32,14 +32,14 @@ def walk(pages: dict[str, str]) -> Walk:
 BUNDLE = {
     # Root index: may carry okf_version; links to a directory (its index), a page, the missing log.
     "/fs/index.md": "---\ntype: Guide\ntitle: Home\nokf_version: 1\n---\n"
-                    "[Guides](guides/) [A](concepts/a.md)\n[Log](log.md)\n",  # broken_link line 7
+    "[Guides](guides/) [A](concepts/a.md)\n[Log](log.md)\n",  # broken_link line 7
     "/fs/guides/index.md": "# Guides\n\n[Setup](setup.md)\n",  # a section index needs no block
     # A concept page: a self-link, a broken link, an escaping link, a good link.
     "/fs/guides/setup.md": "---\ntype: Runbook\ntitle: Setup\n---\n"
-                           "[top](#top) [here](setup.md)\n"
-                           "[gone](missing.md)\n"  # broken_link line 6
-                           "[out](../../etc/passwd)\n"  # link_escapes_bundle line 7
-                           "[a](../concepts/a.md) [b](/fs/concepts/b.md#x)\n",
+    "[top](#top) [here](setup.md)\n"
+    "[gone](missing.md)\n"  # broken_link line 6
+    "[out](../../etc/passwd)\n"  # link_escapes_bundle line 7
+    "[a](../concepts/a.md) [b](/fs/concepts/b.md#x)\n",
     # In a section without an index (missing_index), under guides/ whose index does not list it
     # (missing_index_entry), no block (missing_frontmatter), linked from nowhere (orphan_page).
     "/fs/guides/deep/x.md": "# X\n",
@@ -56,27 +56,63 @@ BUNDLE = {
 
 EXPECTED: list[dict[str, Any]] = [
     {"code": "missing_type", "path": "/fs/concepts/a.md", "message": "the frontmatter gives no type"},
-    {"code": "okf_version_misplaced", "path": "/fs/concepts/a.md",
-     "message": "okf_version belongs only on /fs/index.md", "line": 4},
-    {"code": "unparsed_frontmatter", "path": "/fs/concepts/b.md",
-     "message": "the frontmatter block cannot be read: line 2 is not a top-level 'key: value' line", "line": 2},
-    {"code": "missing_index", "path": "/fs/concepts/index.md",
-     "message": "the section /fs/concepts has no index page /fs/concepts/index.md",
-     "meta": {"section": "/fs/concepts"}},
-    {"code": "missing_index", "path": "/fs/guides/deep/index.md",
-     "message": "the section /fs/guides/deep has no index page /fs/guides/deep/index.md",
-     "meta": {"section": "/fs/guides/deep"}},
-    {"code": "missing_frontmatter", "path": "/fs/guides/deep/x.md",
-     "message": "the page has no frontmatter block (--- on line one)"},
-    {"code": "missing_index_entry", "path": "/fs/guides/deep/x.md",
-     "message": "the section index /fs/guides/index.md does not link here", "meta": {"index": "/fs/guides/index.md"}},
+    {
+        "code": "okf_version_misplaced",
+        "path": "/fs/concepts/a.md",
+        "message": "okf_version belongs only on /fs/index.md",
+        "line": 4,
+    },
+    {
+        "code": "unparsed_frontmatter",
+        "path": "/fs/concepts/b.md",
+        "message": "the frontmatter block cannot be read: line 2 is not a top-level 'key: value' line",
+        "line": 2,
+    },
+    {
+        "code": "missing_index",
+        "path": "/fs/concepts/index.md",
+        "message": "the section /fs/concepts has no index page /fs/concepts/index.md",
+        "meta": {"section": "/fs/concepts"},
+    },
+    {
+        "code": "missing_index",
+        "path": "/fs/guides/deep/index.md",
+        "message": "the section /fs/guides/deep has no index page /fs/guides/deep/index.md",
+        "meta": {"section": "/fs/guides/deep"},
+    },
+    {
+        "code": "missing_frontmatter",
+        "path": "/fs/guides/deep/x.md",
+        "message": "the page has no frontmatter block (--- on line one)",
+    },
+    {
+        "code": "missing_index_entry",
+        "path": "/fs/guides/deep/x.md",
+        "message": "the section index /fs/guides/index.md does not link here",
+        "meta": {"index": "/fs/guides/index.md"},
+    },
     {"code": "orphan_page", "path": "/fs/guides/deep/x.md", "message": "no other page links to this page"},
-    {"code": "broken_link", "path": "/fs/guides/setup.md", "message": "the link missing.md goes to no page "
-     "(/fs/guides/missing.md)", "line": 6, "meta": {"href": "missing.md", "target": "/fs/guides/missing.md"}},
-    {"code": "link_escapes_bundle", "path": "/fs/guides/setup.md", "message": "the link ../../etc/passwd leaves /fs",
-     "line": 7, "meta": {"href": "../../etc/passwd"}},
-    {"code": "broken_link", "path": "/fs/index.md", "message": "the link log.md goes to no page (/fs/log.md)",
-     "line": 7, "meta": {"href": "log.md", "target": "/fs/log.md"}},
+    {
+        "code": "broken_link",
+        "path": "/fs/guides/setup.md",
+        "message": "the link missing.md goes to no page (/fs/guides/missing.md)",
+        "line": 6,
+        "meta": {"href": "missing.md", "target": "/fs/guides/missing.md"},
+    },
+    {
+        "code": "link_escapes_bundle",
+        "path": "/fs/guides/setup.md",
+        "message": "the link ../../etc/passwd leaves /fs",
+        "line": 7,
+        "meta": {"href": "../../etc/passwd"},
+    },
+    {
+        "code": "broken_link",
+        "path": "/fs/index.md",
+        "message": "the link log.md goes to no page (/fs/log.md)",
+        "line": 7,
+        "meta": {"href": "log.md", "target": "/fs/log.md"},
+    },
     {"code": "missing_log", "path": "/fs/log.md", "message": "the bundle has no log page /fs/log.md"},
     {"code": "orphan_page", "path": "/fs/lonely.md", "message": "no other page links to this page"},
 ]
@@ -86,23 +122,45 @@ def test_lint_over_the_fixture_bundle() -> None:
     findings = walk(BUNDLE).lint()
     assert findings == EXPECTED
     assert {f["code"] for f in findings} == {
-        "missing_frontmatter", "missing_type", "unparsed_frontmatter", "okf_version_misplaced",
-        "link_escapes_bundle", "broken_link", "missing_index", "missing_log", "orphan_page", "missing_index_entry"}
+        "missing_frontmatter",
+        "missing_type",
+        "unparsed_frontmatter",
+        "okf_version_misplaced",
+        "link_escapes_bundle",
+        "broken_link",
+        "missing_index",
+        "missing_log",
+        "orphan_page",
+        "missing_index_entry",
+    }
 
 
 def test_a_write_reports_its_own_page_findings() -> None:
-    content = "---\ntitle: T\nokf_version: 1\n---\n[gone](gone.md) [out](../../x) [ok](/fs/notes.md)\n" \
-              "[dir](/fs/guides) [here](.) [self](new.md) [ext](https://e.x)\n"
+    content = (
+        "---\ntitle: T\nokf_version: 1\n---\n[gone](gone.md) [out](../../x) [ok](/fs/notes.md)\n"
+        "[dir](/fs/guides) [here](.) [self](new.md) [ext](https://e.x)\n"
+    )
     derived = facts.derive("/fs/fresh/new.md", content)
     alone = views.page_findings("/fs/fresh/new.md", derived)
     assert [(f["code"], f.get("line")) for f in alone] == [
-        ("link_escapes_bundle", 5), ("missing_type", None), ("okf_version_misplaced", 3)]
+        ("link_escapes_bundle", 5),
+        ("missing_type", None),
+        ("okf_version_misplaced", 3),
+    ]
     with_bundle = views.page_findings("/fs/fresh/new.md", derived, walk(BUNDLE))
     assert [(f["code"], f.get("line")) for f in with_bundle] == [
-        ("broken_link", 5), ("link_escapes_bundle", 5), ("missing_type", None), ("okf_version_misplaced", 3)]
-    assert with_bundle[0] == {"code": "broken_link", "path": "/fs/fresh/new.md",
-                              "message": "the link gone.md goes to no page (/fs/fresh/gone.md)", "line": 5,
-                              "meta": {"href": "gone.md", "target": "/fs/fresh/gone.md"}}
+        ("broken_link", 5),
+        ("link_escapes_bundle", 5),
+        ("missing_type", None),
+        ("okf_version_misplaced", 3),
+    ]
+    assert with_bundle[0] == {
+        "code": "broken_link",
+        "path": "/fs/fresh/new.md",
+        "message": "the link gone.md goes to no page (/fs/fresh/gone.md)",
+        "line": 5,
+        "meta": {"href": "gone.md", "target": "/fs/fresh/gone.md"},
+    }
     unparsed = views.page_findings("/fs/x.md", facts.derive("/fs/x.md", "---\nbad\n---\n"))
     assert [(f["code"], f.get("line")) for f in unparsed] == [("unparsed_frontmatter", 2)]
 
@@ -129,14 +187,20 @@ def test_a_whole_bundle_has_no_findings() -> None:
     }
     findings = walk(bundle).lint()
     # deeper/index.md is under the guides section, whose index does not link to it.
-    assert findings == [{"code": "missing_index_entry", "path": "/fs/guides/deeper/index.md",
-                         "message": "the section index /fs/guides/index.md does not link here",
-                         "meta": {"index": "/fs/guides/index.md"}}]
+    assert findings == [
+        {
+            "code": "missing_index_entry",
+            "path": "/fs/guides/deeper/index.md",
+            "message": "the section index /fs/guides/index.md does not link here",
+            "meta": {"index": "/fs/guides/index.md"},
+        }
+    ]
 
 
 def test_every_section_index_above_a_page_must_link_to_it() -> None:
     bundle = {
-        "/fs/index.md": "---\ntype: Guide\n---\n[a](a/)\n", "/fs/log.md": "x",
+        "/fs/index.md": "---\ntype: Guide\n---\n[a](a/)\n",
+        "/fs/log.md": "x",
         "/fs/a/index.md": "[b](b/)\n",  # links b's index, not the pages under b
         "/fs/a/b/index.md": "[p](p.md) [q](c/q.md)\n",
         "/fs/a/b/p.md": "---\ntype: Guide\n---\n",
@@ -149,19 +213,22 @@ def test_every_section_index_above_a_page_must_link_to_it() -> None:
     ]
 
 
-@pytest.mark.parametrize(("path", "content", "codes"), [
-    ("/fs/index.md", "# Home\n", ["missing_frontmatter"]),  # the root index needs a block
-    ("/fs/log.md", "# Log\n", []),  # the log does not
-    ("/fs/a/index.md", "# A\n", []),  # nor a section index
-    ("/fs/a/index.md", "---\nokf_version: 1\n---\n", ["okf_version_misplaced"]),
-    ("/fs/log.md", "---\nokf_version: 1\n---\n", ["okf_version_misplaced"]),
-    ("/fs/index.md", "---\ntitle: Home\n---\n", []),  # only a concept page needs a type
-    ("/fs/a/page.md", "---\ntype: \"\"\n---\n", ["missing_type"]),
-    ("/fs/a/page.md", "---\ntype: \"  \"\n---\n", ["missing_type"]),
-    ("/fs/a/page.md", "---\ntype: Anything at all\n---\n", []),
-    ("/fs/a/page.md", "---\ntype: Guide\n", ["unparsed_frontmatter"]),  # never closes: one finding only
-    ("/fs/a/page.md", "---\ntitle: [x]\nokf_version: 1\n---\n", ["unparsed_frontmatter"]),
-])
+@pytest.mark.parametrize(
+    ("path", "content", "codes"),
+    [
+        ("/fs/index.md", "# Home\n", ["missing_frontmatter"]),  # the root index needs a block
+        ("/fs/log.md", "# Log\n", []),  # the log does not
+        ("/fs/a/index.md", "# A\n", []),  # nor a section index
+        ("/fs/a/index.md", "---\nokf_version: 1\n---\n", ["okf_version_misplaced"]),
+        ("/fs/log.md", "---\nokf_version: 1\n---\n", ["okf_version_misplaced"]),
+        ("/fs/index.md", "---\ntitle: Home\n---\n", []),  # only a concept page needs a type
+        ("/fs/a/page.md", '---\ntype: ""\n---\n', ["missing_type"]),
+        ("/fs/a/page.md", '---\ntype: "  "\n---\n', ["missing_type"]),
+        ("/fs/a/page.md", "---\ntype: Anything at all\n---\n", []),
+        ("/fs/a/page.md", "---\ntype: Guide\n", ["unparsed_frontmatter"]),  # never closes: one finding only
+        ("/fs/a/page.md", "---\ntitle: [x]\nokf_version: 1\n---\n", ["unparsed_frontmatter"]),
+    ],
+)
 def test_page_classes(path: str, content: str, codes: list[str]) -> None:
     # Home links to the page and the log exists, so only the page's own findings remain.
     bundle = {"/fs/index.md": "---\ntype: Guide\n---\n[p](" + path + ")\n", "/fs/log.md": "x", path: content}
@@ -187,8 +254,10 @@ def test_links_to_directories() -> None:
 
 def test_backlinks() -> None:
     w = walk(BUNDLE)
-    assert w.backlinks("/fs/concepts/a.md") == [{"path": "/fs/guides/setup.md", "title": "Setup"},
-                                                {"path": "/fs/index.md", "title": "Home"}]
+    assert w.backlinks("/fs/concepts/a.md") == [
+        {"path": "/fs/guides/setup.md", "title": "Setup"},
+        {"path": "/fs/index.md", "title": "Home"},
+    ]
     assert w.backlinks("/fs/concepts/b.md") == [{"path": "/fs/guides/setup.md", "title": "Setup"}]  # not itself
     assert w.backlinks("/fs/notes.md") == [{"path": "/fs/concepts/b.md", "title": None}]  # unparsed: no title
     assert w.backlinks("/fs/lonely.md") == []  # only self-links
@@ -205,21 +274,33 @@ def test_a_page_linking_twice_is_listed_once() -> None:
 
 
 def _trusted() -> Walk:
-    return Walk([
-        page("/fs/a.md", "---\nstale_after: 2026-11-22\n---\n", trust="unverified", at="2026-11-20T10:00:00.000Z"),
-        page("/fs/b.md", "---\nstale_after: 2026-11-23\n---\n", trust="human_reviewed", by="human",
-             at="2026-11-21T10:00:00.000Z"),
-        page("/fs/c.md", "cc", trust="machine_confirmed", by="agent-2", at="2026-11-19T10:00:00.000Z"),
-        page("/fs/d/e.md", "---\nstale_after: 2026-02-30\n---\n", trust="edited_since_review"),
-        page("/fs/d/f.md", "---\nstale_after: 20261101\n---\n", trust="edited_since_review"),
-    ], AT)
+    return Walk(
+        [
+            page("/fs/a.md", "---\nstale_after: 2026-11-22\n---\n", trust="unverified", at="2026-11-20T10:00:00.000Z"),
+            page(
+                "/fs/b.md",
+                "---\nstale_after: 2026-11-23\n---\n",
+                trust="human_reviewed",
+                by="human",
+                at="2026-11-21T10:00:00.000Z",
+            ),
+            page("/fs/c.md", "cc", trust="machine_confirmed", by="agent-2", at="2026-11-19T10:00:00.000Z"),
+            page("/fs/d/e.md", "---\nstale_after: 2026-02-30\n---\n", trust="edited_since_review"),
+            page("/fs/d/f.md", "---\nstale_after: 20261101\n---\n", trust="edited_since_review"),
+        ],
+        AT,
+    )
 
 
 def test_stats() -> None:
     w = _trusted()
     assert w.stats(TODAY) == {
-        "pages": 5, "bytes": sum(p.size_bytes for p in w.pages), "unverified": 1, "stale": 1,
-        "last_change_at": "2026-11-21T10:00:00.000Z", "last_change_by": "human",
+        "pages": 5,
+        "bytes": sum(p.size_bytes for p in w.pages),
+        "unverified": 1,
+        "stale": 1,
+        "last_change_at": "2026-11-21T10:00:00.000Z",
+        "last_change_by": "human",
         "needs_review": {"unverified": 1, "machine_confirmed": 1, "edited_since_review": 2, "total": 4},
     }
     assert w.stats(TODAY, ("2026-11-22T00:00:00.000Z", "agent-9"))["last_change_by"] == "agent-9"
@@ -228,29 +309,71 @@ def test_stats() -> None:
 
 def test_stats_of_an_empty_bundle() -> None:
     assert walk({}).stats(TODAY) == {
-        "pages": 0, "bytes": 0, "unverified": 0, "stale": 0, "last_change_at": None, "last_change_by": None,
-        "needs_review": {"unverified": 0, "machine_confirmed": 0, "edited_since_review": 0, "total": 0}}
+        "pages": 0,
+        "bytes": 0,
+        "unverified": 0,
+        "stale": 0,
+        "last_change_at": None,
+        "last_change_by": None,
+        "needs_review": {"unverified": 0, "machine_confirmed": 0, "edited_since_review": 0, "total": 0},
+    }
 
 
 def test_meta_rows() -> None:
-    w = Walk([page("/fs/a.md", "---\ntype: Guide\ntitle: A\ndescription: D\nstatus: stable\ntags: [x]\n"
-                               "stale_after: 2026-11-01\nverified:\n  - by: human\n    at: t1\n---\n",
-                   trust="human_reviewed"),
-              page("/fs/d/b.md", "b"), page("/fs/d/c/e.md", "e"), page("/fs/d0.md", "x"), page("/fs/dz/x.md", "x")],
-             AT)
+    w = Walk(
+        [
+            page(
+                "/fs/a.md",
+                "---\ntype: Guide\ntitle: A\ndescription: D\nstatus: stable\ntags: [x]\n"
+                "stale_after: 2026-11-01\nverified:\n  - by: human\n    at: t1\n---\n",
+                trust="human_reviewed",
+            ),
+            page("/fs/d/b.md", "b"),
+            page("/fs/d/c/e.md", "e"),
+            page("/fs/d0.md", "x"),
+            page("/fs/dz/x.md", "x"),
+        ],
+        AT,
+    )
     rows, truncated = w.meta_rows("/fs/", TODAY)
     assert [r["path"] for r in rows] == ["/fs/a.md", "/fs/d/b.md", "/fs/d/c/e.md", "/fs/d0.md", "/fs/dz/x.md"]
     assert not truncated
     assert rows[0] == {
-        "path": "/fs/a.md", "type": "file", "size_bytes": w.by_path["/fs/a.md"].size_bytes, "children": None,
-        "title": "A", "description": "D", "page_type": "Guide", "status": "stable", "tags": ["x"],
-        "trust": "human_reviewed", "verified_by": "human", "verified_at": "t1", "stale": True,
-        "stale_after": "2026-11-01", "last_write_by": "agent-1", "last_write_at": AT}
+        "path": "/fs/a.md",
+        "type": "file",
+        "size_bytes": w.by_path["/fs/a.md"].size_bytes,
+        "children": None,
+        "title": "A",
+        "description": "D",
+        "page_type": "Guide",
+        "status": "stable",
+        "tags": ["x"],
+        "trust": "human_reviewed",
+        "verified_by": "human",
+        "verified_at": "t1",
+        "stale": True,
+        "stale_after": "2026-11-01",
+        "last_write_by": "agent-1",
+        "last_write_at": AT,
+    }
     assert rows[1] | {"size_bytes": 0} == {
-        "path": "/fs/d/b.md", "type": "file", "size_bytes": 0, "children": None, "title": None,
-        "description": None, "page_type": None, "status": None, "tags": None, "trust": "unverified",
-        "verified_by": None, "verified_at": None, "stale": False, "stale_after": None,
-        "last_write_by": "agent-1", "last_write_at": AT}
+        "path": "/fs/d/b.md",
+        "type": "file",
+        "size_bytes": 0,
+        "children": None,
+        "title": None,
+        "description": None,
+        "page_type": None,
+        "status": None,
+        "tags": None,
+        "trust": "unverified",
+        "verified_by": None,
+        "verified_at": None,
+        "stale": False,
+        "stale_after": None,
+        "last_write_by": "agent-1",
+        "last_write_at": AT,
+    }
     assert [r["path"] for r in w.meta_rows("/fs/d", TODAY)[0]] == ["/fs/d/b.md", "/fs/d/c/e.md"]
     assert w.meta_rows("/fs/d", TODAY, limit=1) == ([views.meta_row(w.by_path["/fs/d/b.md"], TODAY)], True)
     assert w.meta_rows("/fs/d", TODAY, limit=2)[1] is False
@@ -290,6 +413,7 @@ def held() -> tuple[ViewCache, Loader]:
 
 def reader(cache: ViewCache, load: Loader, got: list[Walk]) -> Callable[[], Awaitable[None]]:
     """A task that reads web's walk at generation 0 into `got`."""
+
     async def read() -> None:
         got.append(await cache.get("web", 0, load))
 

@@ -22,8 +22,18 @@ from tests.kb.support import kb_file, put, req
 pytestmark = pytest.mark.anyio
 
 AT = "2026-11-20T10:00:00.000Z"
-PATHS = ["/fs/index.md", "/fs/log.md", "/fs/a/index.md", "/fs/a/one.md", "/fs/a/two.md", "/fs/a/deep/three.md",
-         "/fs/b/index.md", "/fs/b/four.md", "/fs/b/five.md", "/fs/c/six.md"]
+PATHS = [
+    "/fs/index.md",
+    "/fs/log.md",
+    "/fs/a/index.md",
+    "/fs/a/one.md",
+    "/fs/a/two.md",
+    "/fs/a/deep/three.md",
+    "/fs/b/index.md",
+    "/fs/b/four.md",
+    "/fs/b/five.md",
+    "/fs/c/six.md",
+]
 LINKS = [*PATHS, "/fs/a/", "/fs/b", "/fs/nowhere.md", "../../out.md", "https://example.com/"]
 
 
@@ -38,8 +48,12 @@ def content(rng: random.Random) -> str:
 
 
 def views_of(walk: Walk) -> dict[str, Any]:
-    return {"lint": walk.lint(), "backlinks": {p: walk.backlinks(p) for p in PATHS},
-            "stats": walk.stats(walk_today(), ("t", "a")), "meta": walk.meta_rows("/fs/", walk_today())}
+    return {
+        "lint": walk.lint(),
+        "backlinks": {p: walk.backlinks(p) for p in PATHS},
+        "stats": walk.stats(walk_today(), ("t", "a")),
+        "meta": walk.meta_rows("/fs/", walk_today()),
+    }
 
 
 def walk_today() -> Any:
@@ -58,8 +72,11 @@ def test_a_renewed_walk_reads_as_a_walk_built_whole(seed: int) -> None:
         changed = rng.sample(PATHS, rng.randint(1, 3))
         for path in changed:  # an overwrite (new links, new frontmatter) or a trust change only
             old = pages[path]
-            pages[path] = page(path, content(rng)) if rng.random() < 0.8 else \
-                PageFacts(path, old.size_bytes, old.version, old.derived, "human_reviewed", "human", AT)
+            pages[path] = (
+                page(path, content(rng))
+                if rng.random() < 0.8
+                else PageFacts(path, old.size_bytes, old.version, old.derived, "human_reviewed", "human", AT)
+            )
         renewed = Walk(pages.values(), AT, previous)
         assert renewed.dirs is previous.dirs  # same paths: renewed, not built
         assert views_of(renewed) == views_of(Walk(pages.values(), AT))
@@ -69,8 +86,11 @@ def test_a_renewed_walk_reads_as_a_walk_built_whole(seed: int) -> None:
 
 
 def test_a_renewal_leaves_the_previous_walk_as_it_was() -> None:
-    pages = {"/fs/index.md": page("/fs/index.md", "[a](a/one.md)\n"), "/fs/a/index.md": page("/fs/a/index.md", "x\n"),
-             "/fs/a/one.md": page("/fs/a/one.md", "---\ntype: Guide\n---\n")}
+    pages = {
+        "/fs/index.md": page("/fs/index.md", "[a](a/one.md)\n"),
+        "/fs/a/index.md": page("/fs/a/index.md", "x\n"),
+        "/fs/a/one.md": page("/fs/a/one.md", "---\ntype: Guide\n---\n"),
+    }
     first = Walk(pages.values(), AT)
     before = (views_of(first), {k: set(v) for k, v in first.incoming.items()})
     pages["/fs/a/index.md"] = page("/fs/a/index.md", "[one](one.md)\n")
@@ -126,8 +146,9 @@ async def test_every_write_path_renews_the_services_walk(hub: Hub, admin: Caller
     assert any(f["code"] == "broken_link" for f in await same_as_fresh())
 
 
-async def test_the_writer_leaves_checkpoints_to_the_background(hub: Hub, admin: Caller,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_writer_leaves_checkpoints_to_the_background(
+    hub: Hub, admin: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(files, "CHECKPOINT_EVERY", 5)
     await put(hub, admin, "/fs/a.md", "first")
     path = kb_file(hub)

@@ -45,8 +45,9 @@ class LiveHub:
         return f"{self.base}/mcp"
 
     async def make_agent(self, agent_id: str) -> str:
-        r = await self.http.post("/api/v1/agents", json={"id": agent_id, "display_name": agent_id.title()},
-                                 headers=ADMIN)
+        r = await self.http.post(
+            "/api/v1/agents", json={"id": agent_id, "display_name": agent_id.title()}, headers=ADMIN
+        )
         assert r.status_code == 201, r.text
         r = await self.http.post(f"/api/v1/agents/{agent_id}/token", headers=ADMIN)
         assert r.status_code == 201, r.text
@@ -57,8 +58,9 @@ class LiveHub:
         assert r.status_code == 201, r.text
 
     @asynccontextmanager
-    async def client(self, token: str = ADMIN_TOKEN, *, mode: str = LEGACY,
-                     headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    async def client(
+        self, token: str = ADMIN_TOKEN, *, mode: str = LEGACY, headers: dict[str, str] | None = None
+    ) -> AsyncIterator[Client]:
         all_headers = {"Authorization": f"Bearer {token}", **(headers or {})}
         async with httpx2.AsyncClient(headers=all_headers, timeout=httpx2.Timeout(30, read=120)) as http:
             transport = streamable_http_client(self.mcp_url, http_client=http)

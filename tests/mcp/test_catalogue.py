@@ -32,10 +32,23 @@ def tokens(value: Any) -> int:
 
 
 async def modern_list(live: LiveHub) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {
-        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = {**ADMIN, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
-               "Mcp-Method": "tools/list"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    headers = {
+        **ADMIN,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
     r = await live.http.post("/mcp", json=body, headers=headers)
     assert r.status_code == 200, r.text
     return dict(r.json()["result"])
@@ -49,13 +62,16 @@ def prose(node: Any) -> bool:
         return False
     if isinstance(node.get("description"), str):
         return True
-    return any(prose(v) for k, v in node.items() if k != "properties") or \
-        any(prose(v) for v in (node.get("properties") or {}).values())
+    return any(prose(v) for k, v in node.items() if k != "properties") or any(
+        prose(v) for v in (node.get("properties") or {}).values()
+    )
 
 
 def shares(tools: list[dict[str, Any]]) -> str:
-    rows = sorted(((tokens(t), tokens(t.get("inputSchema")), tokens(t.get("outputSchema")), t["name"])
-                   for t in tools), reverse=True)
+    rows = sorted(
+        ((tokens(t), tokens(t.get("inputSchema")), tokens(t.get("outputSchema")), t["name"]) for t in tools),
+        reverse=True,
+    )
     return "\n".join(f"{name:20} {total:5} tokens (input {inp}, output {out})" for total, inp, out, name in rows)
 
 

@@ -24,8 +24,9 @@ async def test_call_prints_the_structured_result(tmp_path: Path, live: LiveHub) 
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
     code, out, _ = await cli(env, "call", "whoami")
     assert code == 0 and json.loads(out)["agent_id"] == "bot"
-    code, out, _ = await cli(env, "call", "signal_append", "-",
-                             stdin=b'{"project_id": "space-bot", "summary": "from the shell"}')
+    code, out, _ = await cli(
+        env, "call", "signal_append", "-", stdin=b'{"project_id": "space-bot", "summary": "from the shell"}'
+    )
     assert code == 0 and json.loads(out)["event_id"]
 
 
@@ -56,8 +57,20 @@ async def test_tools_lists_every_tool(tmp_path: Path, live: LiveHub) -> None:
     assert code == 0
     tools = json.loads(out)
     names = {t["name"] for t in tools}
-    assert {"whoami", "version", "feed_read", "signal_append", "question_post", "answer_post", "inbox_read",
-            "inbox_wait", "notify_subscribe", "notify_unsubscribe", "notify_list", "notify_wait"} <= names
+    assert {
+        "whoami",
+        "version",
+        "feed_read",
+        "signal_append",
+        "question_post",
+        "answer_post",
+        "inbox_read",
+        "inbox_wait",
+        "notify_subscribe",
+        "notify_unsubscribe",
+        "notify_list",
+        "notify_wait",
+    } <= names
     assert all(t["inputSchema"]["type"] == "object" and "outputSchema" in t for t in tools)
     code, out, _ = await cli(env, "tools", "--compact")
     assert code == 0 and out.splitlines()[0].startswith("whoami")

@@ -34,9 +34,12 @@ async def test_whoami_and_version_in_both_eras(live: LiveHub, mode: str) -> None
 
 
 async def test_missing_unknown_and_pending_tokens_are_401_before_mcp(live: LiveHub) -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "1"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     accept = {"Accept": "application/json, text/event-stream"}
     pending = await live.make_agent("newbie")
     with sqlite3.connect(Path(live.app.settings.data_dir) / "hub.db") as conn:
@@ -67,8 +70,11 @@ async def test_the_sdk_client_reports_a_refused_token_as_such(live: LiveHub, mod
     assert "the hub refused the bearer token" in str(refusals[0])
     assert "no OAuth" in str(refusals[0])
     # OAuth clients look for discovery documents after a 401: they find none, at once.
-    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
-                 "/.well-known/oauth-authorization-server"):
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+    ):
         r = await live.http.get(path)
         assert r.status_code == 404 and r.json()["code"] == "not_found", path
         assert "no OAuth" in r.json()["detail"]
@@ -81,9 +87,12 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 async def test_dns_rebinding_refused(live: LiveHub) -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "1"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     headers = {**ADMIN, "Accept": "application/json, text/event-stream"}
     r = await live.http.post("/mcp", json=body, headers={**headers, "Host": "evil.example.com"})
     assert 400 <= r.status_code < 500
@@ -93,18 +102,35 @@ async def test_dns_rebinding_refused(live: LiveHub) -> None:
     assert r.status_code == 200
 
 
-def _modern_call(name: str, arguments: dict[str, Any], *,
-                 header_name: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
-    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments,
-        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = {**ADMIN, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
-               "Mcp-Method": "tools/call", "Mcp-Name": header_name or name}
+def _modern_call(
+    name: str, arguments: dict[str, Any], *, header_name: str | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        **ADMIN,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": header_name or name,
+    }
     return body, headers
 
 
 async def test_modern_quick_calls_get_one_json_body_and_waits_are_streamed(
-        live: LiveHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    live: LiveHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A streamed reply turns into an event stream when its first keep-alive ping is due: make that soon.
     monkeypatch.setattr(modern_transport, "_SSE_PING_INTERVAL", 0.05)
     body, headers = _modern_call("whoami", {})
@@ -123,6 +149,7 @@ async def test_which_requests_take_the_json_framing(live: LiveHub) -> None:
     def headers(version: str | None, method: str, name: str) -> list[tuple[bytes, bytes]]:
         pairs = [(b"mcp-method", method.encode()), (b"mcp-name", name.encode())]
         return pairs + ([(b"mcp-protocol-version", version.encode())] if version else [])
+
     assert endpoint.answers_at_once(headers(MODERN, "tools/call", "signal_append"))
     assert endpoint.answers_at_once(headers(MODERN, "resources/read", "skill://hub/SKILL.md"))
     assert not endpoint.answers_at_once(headers(MODERN, "tools/call", "inbox_wait"))

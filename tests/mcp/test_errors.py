@@ -13,8 +13,9 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_a_missing_project_is_not_found_for_the_admin_and_forbidden_for_an_agent(live: LiveHub,
-                                                                                      mode: str) -> None:
+async def test_a_missing_project_is_not_found_for_the_admin_and_forbidden_for_an_agent(
+    live: LiveHub, mode: str
+) -> None:
     token = await live.make_agent("bot")
     async with live.client(ADMIN_TOKEN, mode=mode) as human, live.client(token, mode=mode) as bot:
         admin = tool_error(await human.call_tool("feed_read", {"project_id": "missing"}), "not_found")
@@ -30,10 +31,18 @@ async def test_argument_errors_name_the_argument_and_the_rule(live: LiveHub, mod
         ("feed_read", {"project_id": "space-bot", "limit": 501}, "limit", "must be at most 500"),
         ("feed_read", {"project_id": "space-bot", "limit": "ten"}, "limit", "must be of type integer"),
         ("inbox_read", {"status": "later"}, "status", "must be one of 'unread', 'read', 'waiting', 'resolved'"),
-        ("question_post", {"project_id": "space-bot", "summary": "Q?", "options": ["a"]}, "options",
-         "must have at least 2 items"),
-        ("question_post", {"project_id": "space-bot", "summary": "Q?", "options": ["a", ""]}, "options.1",
-         "must be at least 1 characters long"),
+        (
+            "question_post",
+            {"project_id": "space-bot", "summary": "Q?", "options": ["a"]},
+            "options",
+            "must have at least 2 items",
+        ),
+        (
+            "question_post",
+            {"project_id": "space-bot", "summary": "Q?", "options": ["a", ""]},
+            "options.1",
+            "must be at least 1 characters long",
+        ),
         ("signal_append", {"summary": "x"}, "project_id", "missing (required)"),
         ("whoami", {"extra": True}, "extra", "unknown argument; tools/list gives this tool's arguments"),
         ("feed_read", {"project_id": "Not A Slug"}, "project_id", "must match the pattern"),

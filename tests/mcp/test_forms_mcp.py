@@ -12,9 +12,11 @@ from tests.mcp.live import LiveHub, structured, tool_error
 
 pytestmark = pytest.mark.anyio
 
-PICK = {"type": "object", "properties": {"ok": {"type": "boolean", "default": True},
-                                         "n": {"type": "integer", "minimum": 1, "maximum": 3}},
-        "required": ["ok"]}
+PICK = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean", "default": True}, "n": {"type": "integer", "minimum": 1, "maximum": 3}},
+    "required": ["ok"],
+}
 
 
 def many(n: int) -> dict[str, object]:
@@ -24,14 +26,22 @@ def many(n: int) -> dict[str, object]:
 async def test_form_limits_at_their_edges_on_question_post(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
-        ok = await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Max",
-                                                   "form": many(forms.PROPERTIES_MAX)})
+        ok = await bot.call_tool(
+            "question_post", {"project_id": "space-bot", "summary": "Max", "form": many(forms.PROPERTIES_MAX)}
+        )
         assert structured(ok)["event_id"]
-        over = await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Over",
-                                                     "form": many(forms.PROPERTIES_MAX + 1)})
+        over = await bot.call_tool(
+            "question_post", {"project_id": "space-bot", "summary": "Over", "form": many(forms.PROPERTIES_MAX + 1)}
+        )
         assert tool_error(over, "invalid_argument")["details"]["field"] == "form.properties"
-        odd = await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Odd", "form": {
-            "type": "object", "properties": {"x": {"type": "string", "maxLength": forms.STRING_MAX + 1}}}})
+        odd = await bot.call_tool(
+            "question_post",
+            {
+                "project_id": "space-bot",
+                "summary": "Odd",
+                "form": {"type": "object", "properties": {"x": {"type": "string", "maxLength": forms.STRING_MAX + 1}}},
+            },
+        )
         assert tool_error(odd, "invalid_argument")["details"]["field"] == "form.properties.x.maxLength"
         waiting = structured(await bot.call_tool("inbox_read", {"status": "waiting"}))["items"]
         assert [i["summary"] for i in waiting] == ["Max"]  # the refused ones wrote nothing
@@ -40,8 +50,9 @@ async def test_form_limits_at_their_edges_on_question_post(live: LiveHub) -> Non
 async def test_value_reaches_the_agent_and_the_receipt_is_kept_once(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot, live.client(ADMIN_TOKEN) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Go?",
-                                                             "form": PICK}))["question_id"]
+        q = structured(
+            await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Go?", "form": PICK})
+        )["question_id"]
         bad = await human.call_tool("answer_post", {"question_id": q, "value": {"ok": True, "n": 4}})
         assert tool_error(bad, "invalid_argument")["details"]["field"] == "value.n"
         assert structured(await human.call_tool("answer_post", {"question_id": q, "value": {"ok": True, "n": 3}}))
@@ -54,16 +65,16 @@ async def test_value_reaches_the_agent_and_the_receipt_is_kept_once(live: LiveHu
         first = item["delivered_at"]
         [again] = structured(await bot.call_tool("inbox_read", {"status": "resolved"}))["items"]
         assert again["delivered_at"] == first  # recorded once
-        r = await live.http.get("/api/v1/inbox?status=resolved",
-                                headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        r = await live.http.get("/api/v1/inbox?status=resolved", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
         assert r.json()["items"][0]["delivered_at"] == first
 
 
 async def test_notify_wait_carries_the_value_and_records_the_receipt(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot, live.client(ADMIN_TOKEN) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Go?",
-                                                             "form": PICK}))["question_id"]
+        q = structured(
+            await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Go?", "form": PICK})
+        )["question_id"]
         await human.call_tool("answer_post", {"question_id": q, "value": {"ok": False}})
         waited = structured(await bot.call_tool("notify_wait", {"wait_seconds": 0}))
         [note] = waited["notifications"]["pending"]

@@ -43,8 +43,11 @@ async def recording_client(live: LiveHub, token: str, mode: str, replies: Replie
         asked = body["method"] + (f" {body['params']['name']}" if body["method"] == "tools/call" else "")
         replies.append((asked, response.headers["content-type"].split(";")[0]))
 
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=120),
-                              event_hooks={"response": [record]})
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=httpx2.Timeout(30, read=120),
+        event_hooks={"response": [record]},
+    )
     async with http, Client(streamable_http_client(live.mcp_url, http_client=http), mode=mode, cache=None) as client:
         yield client
 
@@ -108,8 +111,9 @@ async def test_a_session_streams_a_wait_while_its_other_calls_answer_with_json(l
             progressed.set()
 
         async def wait() -> None:
-            result.update(structured(await bot.call_tool("inbox_wait", {"wait_seconds": 30},
-                                                         progress_callback=on_progress)))
+            result.update(
+                structured(await bot.call_tool("inbox_wait", {"wait_seconds": 30}, progress_callback=on_progress))
+            )
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(wait)
@@ -125,9 +129,20 @@ async def test_a_session_streams_a_wait_while_its_other_calls_answer_with_json(l
 
 async def legacy_session(live: LiveHub) -> dict[str, str]:
     headers = {**ADMIN, "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    r = await live.http.post("/mcp", headers=headers, json={
-        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    r = await live.http.post(
+        "/mcp",
+        headers=headers,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     headers.update({"Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})
     r = await live.http.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -139,8 +154,12 @@ async def test_a_handshake_era_client_must_still_accept_both_framings(live: Live
     # It cannot know which one a call gets: one that accepts only JSON is refused, as it always was.
     await live.make_project("p")
     headers = {**await legacy_session(live), "Accept": "application/json"}
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "signal_append", "arguments": {"project_id": "p", "summary": "nope"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "signal_append", "arguments": {"project_id": "p", "summary": "nope"}},
+    }
     r = await live.http.post("/mcp", headers=headers, json=call)
     assert r.status_code == 406
     r = await live.http.get("/api/v1/projects/p/feed", headers=ADMIN)
@@ -173,8 +192,9 @@ async def test_a_json_answered_request_carries_only_its_response() -> None:
     stream = _JsonOnlyResponses(send, {"7"})
 
     def related(request_id: int) -> SessionMessage:
-        note = JSONRPCNotification(jsonrpc="2.0", method="notifications/progress",
-                                   params={"progressToken": 1, "progress": 1})
+        note = JSONRPCNotification(
+            jsonrpc="2.0", method="notifications/progress", params={"progressToken": 1, "progress": 1}
+        )
         return SessionMessage(note, metadata=ServerMessageMetadata(related_request_id=request_id))
 
     await stream.send(related(7))  # dropped: its request is answered with one JSON body

@@ -67,11 +67,19 @@ async def test_empty_drain_writes_nothing_and_a_change_ends_the_clean_memo(hub: 
 
 async def test_expiries_and_decisions_are_titled(hub: Hub, clock: FakeClock) -> None:
     alice = Caller.agent("alice")
-    q = await hub.posts.question_post(alice, a_question(
-        project_id="space-alice", summary="Deploy now?", expires_in_seconds=60))
-    a = await hub.posts.signal_append(alice, a_signal(
-        project_id="space-alice", kind="approval", summary="Drop the table", expires_in_seconds=120,
-        on_expiry="approve"))
+    q = await hub.posts.question_post(
+        alice, a_question(project_id="space-alice", summary="Deploy now?", expires_in_seconds=60)
+    )
+    a = await hub.posts.signal_append(
+        alice,
+        a_signal(
+            project_id="space-alice",
+            kind="approval",
+            summary="Drop the table",
+            expires_in_seconds=120,
+            on_expiry="approve",
+        ),
+    )
     d = await hub.posts.signal_append(alice, a_signal(project_id="space-alice", kind="approval", summary="Rename it"))
     await hub.resolutions.decide(ADMIN, a_decision(approval_id=d["event_id"], decision="decline", note="not now"))
     clock.advance(200)

@@ -31,8 +31,9 @@ async def agent(live: LiveHub) -> str:
 
 async def test_fastmcp_shows_the_refusal_and_reads_results(live: LiveHub) -> None:
     token = await agent(live)
-    transport = fastmcp.client.transports.StreamableHttpTransport(live.mcp_url,
-                                                                  headers={"Authorization": f"Bearer {token}"})
+    transport = fastmcp.client.transports.StreamableHttpTransport(
+        live.mcp_url, headers={"Authorization": f"Bearer {token}"}
+    )
     async with fastmcp.Client(transport) as client:
         refused = await client.call_tool("feed_read", {"project_id": "nope"}, raise_on_error=False)
         assert refused.is_error and refused.structured_content is None
@@ -53,8 +54,9 @@ async def test_pydantic_ai_hands_the_model_the_refusal(live: LiveHub) -> None:
         with pytest.raises(pydantic_ai_exceptions.ModelRetry) as retry:
             await toolset.direct_call_tool("feed_read", {"project_id": "nope"})
         assert str(retry.value.message).startswith(REFUSAL), retry.value.message
-        sent: Any = await toolset.direct_call_tool("signal_append",
-                                                   {"project_id": "web", "summary": "from pydantic-ai"})
+        sent: Any = await toolset.direct_call_tool(
+            "signal_append", {"project_id": "web", "summary": "from pydantic-ai"}
+        )
         assert isinstance(sent, dict) and sent["event_id"], sent
 
 

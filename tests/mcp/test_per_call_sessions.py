@@ -54,13 +54,23 @@ async def test_a_new_client_per_call_works_by_naming_the_session(live: LiveHub, 
     assert listed["entries"] == []
 
     # Naming it works, call after call, each from a new client.
-    put = structured(await once(live, token, mode, "brain_put",
-                                {"path": "/kv/plan", "content": "step 1", "store": "session", "session_id": sid}))
+    put = structured(
+        await once(
+            live,
+            token,
+            mode,
+            "brain_put",
+            {"path": "/kv/plan", "content": "step 1", "store": "session", "session_id": sid},
+        )
+    )
     assert put["session_id"] == sid
     got = structured(await once(live, token, mode, "brain_get", {"path": "/kv/plan", "session_id": sid}))
     assert got["content"] == "step 1" and got["version"] == put["version"]
-    signal = structured(await once(live, token, mode, "signal_append",
-                                   {"project_id": "web", "summary": "step 1 done", "session_id": sid}))
+    signal = structured(
+        await once(
+            live, token, mode, "signal_append", {"project_id": "web", "summary": "step 1 done", "session_id": sid}
+        )
+    )
     r = await live.http.get("/api/v1/projects/web/feed", headers=ADMIN)
     assert any(e["id"] == signal["event_id"] and e["session_id"] == sid for e in r.json()["events"]), r.text
     ended = structured(await once(live, token, mode, "session_end", {"session_id": sid, "handoff": "done"}))

@@ -32,8 +32,9 @@ def test_encrypt_writes_the_envelope_and_decrypts_only_with_the_password() -> No
 
 
 def test_protect_arguments_sends_no_password() -> None:
-    sent = protect_arguments("artifact_publish", {"project_id": "web", "kind": "html", "title": "Q",
-                                                  "content": TEXT, "password": PASSWORD})
+    sent = protect_arguments(
+        "artifact_publish", {"project_id": "web", "kind": "html", "title": "Q", "content": TEXT, "password": PASSWORD}
+    )
     assert "password" not in sent and sent["project_id"] == "web"
     wire = json.dumps(sent)
     assert PASSWORD not in wire and "Quarterly" not in wire
@@ -43,11 +44,16 @@ def test_protect_arguments_sends_no_password() -> None:
     assert protect_arguments("signal_append", {"password": "x"}) == {"password": "x"}  # not a write tool
 
 
-@pytest.mark.parametrize("arguments", [
-    {"content": TEXT, "password": ""}, {"content": TEXT, "password": 7},
-    {"content": TEXT, "password": PASSWORD, "envelope": {"alg": "AES-256-GCM"}}, {"password": PASSWORD},
-    {"content": 5, "password": PASSWORD},
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"content": TEXT, "password": ""},
+        {"content": TEXT, "password": 7},
+        {"content": TEXT, "password": PASSWORD, "envelope": {"alg": "AES-256-GCM"}},
+        {"password": PASSWORD},
+        {"content": 5, "password": PASSWORD},
+    ],
+)
 def test_protect_arguments_refusals_never_carry_the_password(arguments: dict[str, object]) -> None:
     with pytest.raises(ProtectError) as refused:
         protect_arguments("artifact_update", {"artifact_id": "a1", **arguments})
@@ -56,8 +62,12 @@ def test_protect_arguments_refusals_never_carry_the_password(arguments: dict[str
 
 def test_the_bridge_encrypts_outbound_calls_and_advertises_password() -> None:
     pump = Pump()
-    call = JSONRPCRequest(jsonrpc="2.0", id=3, method="tools/call", params={
-        "name": "artifact_draft", "arguments": {"artifact_id": "a1", "content": TEXT, "password": PASSWORD}})
+    call = JSONRPCRequest(
+        jsonrpc="2.0",
+        id=3,
+        method="tools/call",
+        params={"name": "artifact_draft", "arguments": {"artifact_id": "a1", "content": TEXT, "password": PASSWORD}},
+    )
     sent = pump.outbound(call)
     wire = sent.model_dump_json()
     assert PASSWORD not in wire and "Quarterly" not in wire
@@ -67,8 +77,10 @@ def test_the_bridge_encrypts_outbound_calls_and_advertises_password() -> None:
 
     listing = JSONRPCRequest(jsonrpc="2.0", id=4, method="tools/list", params={})
     assert pump.outbound(listing) is listing
-    tools = [{"name": "artifact_publish", "inputSchema": {"type": "object", "properties": {"content": {}}}},
-             {"name": "whoami", "inputSchema": {"type": "object", "properties": {}}}]
+    tools = [
+        {"name": "artifact_publish", "inputSchema": {"type": "object", "properties": {"content": {}}}},
+        {"name": "whoami", "inputSchema": {"type": "object", "properties": {}}},
+    ]
     shown = pump.inbound(JSONRPCResponse(jsonrpc="2.0", id=4, result={"tools": tools}))
     assert set(shown.result["tools"][0]["inputSchema"]["properties"]) == {"content", "password"}
     assert shown.result["tools"][1]["inputSchema"]["properties"] == {}
@@ -76,8 +88,12 @@ def test_the_bridge_encrypts_outbound_calls_and_advertises_password() -> None:
 
 def test_the_bridge_refuses_a_bad_password_locally() -> None:
     pump = Pump()
-    call = JSONRPCRequest(jsonrpc="2.0", id=5, method="tools/call", params={
-        "name": "artifact_publish", "arguments": {"content": TEXT, "password": ""}})
+    call = JSONRPCRequest(
+        jsonrpc="2.0",
+        id=5,
+        method="tools/call",
+        params={"name": "artifact_publish", "arguments": {"content": TEXT, "password": ""}},
+    )
     with pytest.raises(ProtectError) as refused:
         pump.outbound(call)
     answer = refusal(5, str(refused.value))

@@ -20,12 +20,12 @@ from tests.mcp.live import ERAS, MODERN, LiveHub
 pytestmark = pytest.mark.anyio
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-async def modern(live: LiveHub, method: str, params: dict[str, Any] | None = None,
-                 headers: dict[str, str] | None = None) -> httpx.Response:
+async def modern(
+    live: LiveHub, method: str, params: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> httpx.Response:
     body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**(params or {}), "_meta": META}}
     h = {**ACCEPT, **ADMIN, "MCP-Protocol-Version": MODERN, "Mcp-Method": method, **(headers or {})}
     if method == "resources/read":
@@ -35,11 +35,15 @@ async def modern(live: LiveHub, method: str, params: dict[str, Any] | None = Non
 
 async def test_initialize_advertises_resources_and_the_skills_extension(live: LiveHub) -> None:
     info = {"name": "t", "version": "1"}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info},
+    }
     r = await live.http.post("/mcp", json=body, headers={**ACCEPT, **ADMIN})
     text = r.text
-    payload = text[text.index("{"):text.rindex("}") + 1] if "data:" in text else text
+    payload = text[text.index("{") : text.rindex("}") + 1] if "data:" in text else text
     import json
 
     result = json.loads(payload)["result"]
@@ -63,8 +67,16 @@ async def test_skills_list_get_and_directory_read_carry_digests_and_modern_cache
         assert res["size"] == len(data.data)
         assert res["digest"] == "sha256:" + hashlib.sha256(data.data).hexdigest()
     paths = {r["uri"] for r in entry["resources"]}
-    for name in ("sessions", "feeds-and-inbox", "notifications", "brains", "knowledge-base", "artifacts", "search",
-                 "errors"):
+    for name in (
+        "sessions",
+        "feeds-and-inbox",
+        "notifications",
+        "brains",
+        "knowledge-base",
+        "artifacts",
+        "search",
+        "errors",
+    ):
         assert f"skill://hub/references/{name}.md" in paths
     got = (await modern(live, "skills/get", {"uri": "skill://hub/SKILL.md"})).json()["result"]
     assert got["skill"] == entry and "nextCursor" not in got
@@ -130,8 +142,11 @@ class PagesPart(Part):
         return [ResourceTemplate("page://{project_id}/{name}", "page", mime_type="text/markdown")]
 
     def every(self) -> list[Resource]:
-        return [Resource(f"page://{pid}/p{n:03d}.md", f"{pid}:p{n:03d}", "text/markdown")
-                for pid, count in self.sizes.items() for n in range(count)]
+        return [
+            Resource(f"page://{pid}/p{n:03d}.md", f"{pid}:p{n:03d}", "text/markdown")
+            for pid, count in self.sizes.items()
+            for n in range(count)
+        ]
 
     async def resources(self, caller: Caller, after: str | None, limit: int) -> list[Resource]:
         return [r for r in self.every() if after is None or r.uri > after][:limit]
@@ -156,8 +171,10 @@ async def test_a_part_brings_its_resources_template_listing_and_reads(live: Live
     try:
         async with live.client(mode=MODERN) as c:
             templates = await c.list_resource_templates()
-            assert [t.uri_template for t in templates.resource_templates] == ["hub://kb/{project_id}/{+path}",
-                                                                               "page://{project_id}/{name}"]
+            assert [t.uri_template for t in templates.resource_templates] == [
+                "hub://kb/{project_id}/{+path}",
+                "page://{project_id}/{name}",
+            ]
             uris = [str(r.uri) for r in (await c.list_resources()).resources]
             assert uris[-2:] == ["page://alpha/p000.md", "page://alpha/p001.md"]  # no page written yet
             page = await c.read_resource("page://alpha/p001.md")
@@ -179,8 +196,9 @@ async def test_bootstrap_renders_the_callers_origin(live: LiveHub) -> None:
     r = await live.http.get("/bootstrap/SKILL.md", headers={"Host": "hub.example:8443"})
     assert "http://hub.example:8443/mcp" in r.text
     # Forwarded headers count only from a trust_proxy peer (none is configured here).
-    r = await live.http.get("/bootstrap/SKILL.md", headers={"X-Forwarded-Proto": "https",
-                                                            "X-Forwarded-Host": "evil.example"})
+    r = await live.http.get(
+        "/bootstrap/SKILL.md", headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.example"}
+    )
     assert "evil.example" not in r.text and f"{live.base}/mcp" in r.text
 
 
@@ -192,8 +210,10 @@ def test_forwarded_origin_only_from_a_trusted_peer() -> None:
     assert request_origin(peer="10.0.0.9", trust_proxy=["10.0.0.1"], **kw) == "http://10.0.0.5:8080"
     assert request_origin(peer="10.0.0.1", trust_proxy=["10.0.0.0/24"], **kw) == "https://hub.example"
     fwd = {"host": "x", "forwarded": 'for=1.2.3.4;proto=https;host="a.example"'}
-    assert request_origin(scheme="http", headers=fwd, peer="::1", trust_proxy=["::1"],
-                          fallback_host="h") == "https://a.example"
+    assert (
+        request_origin(scheme="http", headers=fwd, peer="::1", trust_proxy=["::1"], fallback_host="h")
+        == "https://a.example"
+    )
 
 
 async def test_listing_pages_100_at_a_time_in_project_and_path_order() -> None:

@@ -36,11 +36,15 @@ async def test_without_a_connection_header_calls_name_their_session(live: LiveHu
     async with live.client(token, mode=MODERN) as one, live.client(token, mode=MODERN) as two:
         a, b = await start(one, "a"), await start(two, "b")
         assert a["active_session"] is False and b["active_session"] is False
-        refused = tool_error(await one.call_tool("brain_put", {"path": "/kv/k", "content": "1", "store": "session"}),
-                             "conflict")
+        refused = tool_error(
+            await one.call_tool("brain_put", {"path": "/kv/k", "content": "1", "store": "session"}), "conflict"
+        )
         assert "session_id" in refused["message"] and "Hub-Connection" in refused["message"]
-        put = structured(await one.call_tool("brain_put", {"path": "/kv/k", "content": "1", "store": "session",
-                                                           "session_id": a["session_id"]}))
+        put = structured(
+            await one.call_tool(
+                "brain_put", {"path": "/kv/k", "content": "1", "store": "session", "session_id": a["session_id"]}
+            )
+        )
         assert put["session_id"] == a["session_id"]
         assert "session_id" in tool_error(await two.call_tool("session_end", {}), "conflict")["message"]
         assert (await session_row(live, a["session_id"]))["status"] == "active"
@@ -63,8 +67,10 @@ async def test_two_connections_on_one_token_keep_their_own_active_sessions(live:
     # The handshake era tells them apart by Mcp-Session-Id; 2026-07-28 by the Hub-Connection header.
     first = {"Hub-Connection": "one"} if mode == MODERN else {}
     second = {"Hub-Connection": "two"} if mode == MODERN else {}
-    async with live.client(token, mode=mode, headers=first) as one, \
-            live.client(token, mode=mode, headers=second) as two:
+    async with (
+        live.client(token, mode=mode, headers=first) as one,
+        live.client(token, mode=mode, headers=second) as two,
+    ):
         a, b = await start(one, "a"), await start(two, "b")
         assert a["active_session"] is True and b["active_session"] is True
         for client, value in ((one, "from one"), (two, "from two")):

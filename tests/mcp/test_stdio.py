@@ -39,8 +39,9 @@ def stdio(env: dict[str, str], mode: str) -> Client:
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_standalone_serves_the_data_directory_as_the_human(tmp_path: Path, settings: HubSettings,
-                                                                 mode: str) -> None:
+async def test_standalone_serves_the_data_directory_as_the_human(
+    tmp_path: Path, settings: HubSettings, mode: str
+) -> None:
     async with Hub.open(settings) as hub:
         await hub.projects.create(Caller.admin(), a_project(id="demo"))
     env = cli_env(tmp_path, HUB_DATA_DIR=settings.data_dir, HUB_AGENT_ID="local-agent")
@@ -92,21 +93,35 @@ class Sweeps:
                 await self._changed.wait()
 
 
-async def test_standalone_sweeps_deadlines_with_no_call_made(settings: HubSettings, clock: FakeClock,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_standalone_sweeps_deadlines_with_no_call_made(
+    settings: HubSettings, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(resolutions, "SWEEP_INTERVAL_SECS", 0.02)
     sweeps = Sweeps(monkeypatch)
     async with Hub.open(settings, clock=clock) as hub:
         await hub.projects.create(Caller.admin(), a_project(id="demo"))
-        asked = await hub.posts.signal_append(Caller.admin("local-agent"), a_signal(
-            project_id="demo", kind="approval", summary="Deploy?", expires_in_seconds=60, on_expiry="approve"))
+        asked = await hub.posts.signal_append(
+            Caller.admin("local-agent"),
+            a_signal(project_id="demo", kind="approval", summary="Deploy?", expires_in_seconds=60, on_expiry="approve"),
+        )
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
-    with open(stdin_r, encoding="utf-8") as stdin, open(stdout_w, "w", encoding="utf-8") as stdout, \
-            open(stdout_r, encoding="utf-8"), open(stdin_w, "w", encoding="utf-8") as feed:
+    with (
+        open(stdin_r, encoding="utf-8") as stdin,
+        open(stdout_w, "w", encoding="utf-8") as stdout,
+        open(stdout_r, encoding="utf-8"),
+        open(stdin_w, "w", encoding="utf-8") as feed,
+    ):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_standalone(settings, label="local-agent", clock=clock,
-                                                   stdin=anyio.wrap_file(stdin), stdout=anyio.wrap_file(stdout)))
+            tg.start_soon(
+                lambda: serve_standalone(
+                    settings,
+                    label="local-agent",
+                    clock=clock,
+                    stdin=anyio.wrap_file(stdin),
+                    stdout=anyio.wrap_file(stdout),
+                )
+            )
             await sweeps.after(sweeps.done)  # the server's sweeper has run a whole sweep: nothing due yet
             assert not await anyio.to_thread.run_sync(_expired, settings, asked["event_id"])
             clock.advance(61)  # the deadline passes while the server runs; no client says a word

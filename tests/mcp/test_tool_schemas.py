@@ -33,9 +33,13 @@ async def _handler(ctx: object, args: object) -> dict[str, object]:
 
 
 def test_a_tool_without_a_typed_request_checks_its_arguments_by_its_schema() -> None:
-    tool = Tool(name="probe", description="d", output_schema={"type": "object"}, handler=_handler,
-                input_schema={"type": "object", "properties": {"n": {"type": "integer"}},
-                              "additionalProperties": False})
+    tool = Tool(
+        name="probe",
+        description="d",
+        output_schema={"type": "object"},
+        handler=_handler,
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False},
+    )
     assert tool.check_arguments({"n": 3}) == {"n": 3}
     with pytest.raises(HubError) as refused:
         tool.check_arguments({"n": "three"})

@@ -32,8 +32,10 @@ async def test_feed_read_cursor_is_durable_and_backward_reads_move_nothing(live:
     token = await live.make_agent("bot")
     await live.make_project("demo")
     async with live.client(token, mode=mode) as c:
-        ids = [structured(await c.call_tool("signal_append", {"project_id": "demo", "summary": f"step {n}"}))
-               ["event_id"] for n in range(3)]
+        ids = [
+            structured(await c.call_tool("signal_append", {"project_id": "demo", "summary": f"step {n}"}))["event_id"]
+            for n in range(3)
+        ]
         first = structured(await c.call_tool("feed_read", {"project_id": "demo"}))
         assert [e["id"] for e in first["events"]] == ids
         assert first["next_since"] == ids[-1]
@@ -57,17 +59,22 @@ async def test_errors_are_structured_and_missing_equals_denied(live: LiveHub, mo
     await live.make_project("secret", confidential=True)
     async with live.client(token, mode=mode) as c:
         unknown = tool_error(await c.call_tool("no_such_tool", {}), "not_found")
-        assert unknown == {"code": "not_found", "retryable": False, "details": {},
-                           "message": "no tool named 'no_such_tool'; tools/list names every tool"}
+        assert unknown == {
+            "code": "not_found",
+            "retryable": False,
+            "details": {},
+            "message": "no tool named 'no_such_tool'; tools/list names every tool",
+        }
         answers = []
         for project in ("secret", "missing"):
-            error = tool_error(await c.call_tool("signal_append", {"project_id": project, "summary": "x"}),
-                               "forbidden")
+            error = tool_error(await c.call_tool("signal_append", {"project_id": project, "summary": "x"}), "forbidden")
             assert error["retryable"] is False
             answers.append({**error, "message": error["message"].replace(project, "P")})
         assert answers[0] == answers[1]
-        bad = tool_error(await c.call_tool("signal_append", {"project_id": "space-bot", "summary": "x",
-                                                             "bogus": 1}), "invalid_argument")
+        bad = tool_error(
+            await c.call_tool("signal_append", {"project_id": "space-bot", "summary": "x", "bogus": 1}),
+            "invalid_argument",
+        )
         assert bad["retryable"] is False and bad["details"] == {"argument": "bogus"}
         assert bad["message"].startswith("argument bogus: unknown argument")
     r = await live.http.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
@@ -107,12 +114,16 @@ async def test_error_results_carry_no_trailer_and_keep_it_for_later(live: LiveHu
 
 
 @pytest.mark.parametrize("mode", ERAS)
-async def test_inbox_wait_is_woken_by_an_answer_from_another_connection(live: LiveHub, mode: str,
-                                                                         blocked: anyio.Event) -> None:
+async def test_inbox_wait_is_woken_by_an_answer_from_another_connection(
+    live: LiveHub, mode: str, blocked: anyio.Event
+) -> None:
     token = await live.make_agent("bot")
     async with live.client(token, mode=mode) as bot, live.client(ADMIN_TOKEN, mode=mode) as human:
-        q = structured(await bot.call_tool("question_post", {"project_id": "space-bot", "summary": "Colour?",
-                                                              "options": ["red", "blue"]}))
+        q = structured(
+            await bot.call_tool(
+                "question_post", {"project_id": "space-bot", "summary": "Colour?", "options": ["red", "blue"]}
+            )
+        )
         result: dict[str, object] = {}
 
         async def wait() -> None:
@@ -136,14 +147,16 @@ async def test_subscriptions_deliver_matching_events_once(live: LiveHub, mode: s
     await live.make_project("demo")
     async with live.client(alice, mode=mode) as a, live.client(bob, mode=mode) as b:
         await b.call_tool("signal_append", {"project_id": "demo", "summary": "before subscribing"})
-        sub = structured(await a.call_tool("notify_subscribe", {"kinds": ["finished"], "project_id": "demo",
-                                                                 "drop_own": True}))
+        sub = structured(
+            await a.call_tool("notify_subscribe", {"kinds": ["finished"], "project_id": "demo", "drop_own": True})
+        )
         assert sub["cursor"] is None
         empty = tool_error(await a.call_tool("notify_subscribe", {"kinds": []}), "invalid_argument")
         assert empty["details"] == {"argument": "kinds"}
         await a.call_tool("signal_append", {"project_id": "demo", "kind": "finished", "summary": "mine"})
-        done = structured(await b.call_tool("signal_append", {"project_id": "demo", "kind": "finished",
-                                                              "summary": "bob finished"}))
+        done = structured(
+            await b.call_tool("signal_append", {"project_id": "demo", "kind": "finished", "summary": "bob finished"})
+        )
         got = structured(await a.call_tool("notify_wait", {"wait_seconds": 0}))
         assert got["timed_out"] is False
         assert [(i["id"], i["source"]) for i in got["notifications"]["pending"]] == [(done["event_id"], "subscription")]
@@ -186,17 +199,28 @@ async def test_trailer_on_the_wire_rides_in_structured_content_and_text(live: Li
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     params: dict[str, object] = {"name": "whoami", "arguments": {}}
     if modern_era:
-        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                           "io.modelcontextprotocol/clientCapabilities": {}}
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
         headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"})
     else:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
         r = await live.http.post("/mcp", json=init, headers=headers)
         headers.update({"Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})
         await live.http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-    r = await live.http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params},
-                             headers=headers)
+    r = await live.http.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}, headers=headers
+    )
     text = r.text
     if r.headers["content-type"].startswith("text/event-stream"):
         text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")][-1]

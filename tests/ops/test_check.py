@@ -47,8 +47,9 @@ async def test_a_truncated_brain_file_is_named(made: Made) -> None:
     with made.brain.open("r+b") as handle:
         handle.truncate(size // 2)
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == [f"brains/{made.session_id}.db: integrity check failed: SQLite cannot read it "
-                     "(database disk image is malformed)"]
+    assert lines == [
+        f"brains/{made.session_id}.db: integrity check failed: SQLite cannot read it (database disk image is malformed)"
+    ]
 
 
 async def test_a_deleted_blob_is_named_with_its_artifact(made: Made) -> None:
@@ -61,12 +62,16 @@ async def test_a_blob_whose_bytes_changed_is_named(made: Made) -> None:
     data = made.blob_path.read_bytes()
     made.blob_path.write_bytes(data[:-1] + b"!")  # same size, other content
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == [f"blobs/{made.blob[:2]}/{made.blob}: content differs from its SHA-256 name "
-                     f"(artifact {made.artifact_id} version 1)"]
+    assert lines == [
+        f"blobs/{made.blob[:2]}/{made.blob}: content differs from its SHA-256 name "
+        f"(artifact {made.artifact_id} version 1)"
+    ]
     made.blob_path.write_bytes(data + b"more")
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == [f"blobs/{made.blob[:2]}/{made.blob}: size differs: {len(data) + 4} bytes on disk, "
-                     f"{len(data)} recorded (artifact {made.artifact_id} version 1)"]
+    assert lines == [
+        f"blobs/{made.blob[:2]}/{made.blob}: size differs: {len(data) + 4} bytes on disk, "
+        f"{len(data)} recorded (artifact {made.artifact_id} version 1)"
+    ]
 
 
 async def test_a_flipped_byte_in_hub_db_is_named(made: Made) -> None:
@@ -75,8 +80,9 @@ async def test_a_flipped_byte_in_hub_db_is_named(made: Made) -> None:
     data[4096] ^= 0xFF  # page 2's b-tree page type
     db.write_bytes(bytes(data))
     findings = await check(made.root, made.settings)
-    assert problem_lines(findings) == ["hub.db: integrity check failed: SQLite cannot read it "
-                                       "(database disk image is malformed)"]
+    assert problem_lines(findings) == [
+        "hub.db: integrity check failed: SQLite cannot read it (database disk image is malformed)"
+    ]
     # A damaged store is not rebuilt over: its index rows may be the last trace of what it held.
     assert readings(findings)["search index"].startswith("not compared or rebuilt")
 
@@ -85,15 +91,18 @@ async def test_a_missing_knowledge_file_is_named_from_the_feed(tmp_path: Path) -
     made = await make_hub_dir(tmp_path / "data", searched=False)  # not in the search index either
     made.kb.unlink()
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == ["kb/web.db: missing: project web's knowledge base file is gone "
-                     "(its feed records knowledge base writes)"]
+    assert lines == [
+        "kb/web.db: missing: project web's knowledge base file is gone (its feed records knowledge base writes)"
+    ]
 
 
 async def test_a_missing_brain_file_the_index_holds_is_named(made: Made) -> None:
     made.brain.unlink()
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == [f"brains/{made.session_id}.db: missing: session {made.session_id}'s brain file is gone "
-                     "(the search index holds its entries)"]
+    assert lines == [
+        f"brains/{made.session_id}.db: missing: session {made.session_id}'s brain file is gone "
+        "(the search index holds its entries)"
+    ]
 
 
 async def test_a_manifest_digest_that_does_not_match_is_named(made: Made, tmp_path: Path) -> None:
@@ -104,8 +113,10 @@ async def test_a_manifest_digest_that_does_not_match_is_named(made: Made, tmp_pa
     blob.write_bytes(data[:-1] + b"!")
     lines = problem_lines(await check(backup, made.settings))
     name = f"blobs/{made.blob[:2]}/{made.blob}"
-    assert lines == [f"{name}: SHA-256 differs from the manifest",
-                     f"{name}: content differs from its SHA-256 name (artifact {made.artifact_id} version 1)"]
+    assert lines == [
+        f"{name}: SHA-256 differs from the manifest",
+        f"{name}: content differs from its SHA-256 name (artifact {made.artifact_id} version 1)",
+    ]
 
 
 async def test_a_missing_knowledge_file_in_a_backup_is_named_by_the_manifest(made: Made, tmp_path: Path) -> None:
@@ -113,8 +124,10 @@ async def test_a_missing_knowledge_file_in_a_backup_is_named_by_the_manifest(mad
     (backup / "kb" / "web.db").unlink()
     lines = problem_lines(await check(backup, made.settings))
     assert lines[0] == "kb/web.db: missing"
-    assert "kb/web.db: missing: project web's knowledge base file is gone (its feed records knowledge base writes)" \
+    assert (
+        "kb/web.db: missing: project web's knowledge base file is gone (its feed records knowledge base writes)"
         in lines
+    )
 
 
 async def test_a_backup_is_checked_without_a_byte_written(made: Made, tmp_path: Path) -> None:
@@ -163,8 +176,10 @@ async def test_search_drift_is_reported_and_the_index_rebuilt(made: Made) -> Non
     findings = await check(made.root, made.settings)
     assert problem_lines(findings) == []
     said = readings(findings)["search index"]
-    assert said.startswith("differed from its sources (2 behind or never indexed: feed, kb:web; "
-                           "1 indexed but gone: brain:ses_gone); rebuilt from the ")
+    assert said.startswith(
+        "differed from its sources (2 behind or never indexed: feed, kb:web; "
+        "1 indexed but gone: brain:ses_gone); rebuilt from the "
+    )
     assert marks(made.root) == indexed
     async with Hub.open(made.settings, clock=FakeClock()) as hub:
         found = await hub.search.search(Caller.admin(), parse(SearchRequest, {"q": "Web"}))
@@ -194,8 +209,9 @@ async def test_the_store_files_are_the_parts_own(made: Made) -> None:
         assert hub.engine_files()[1:] == store_files(made.root)
 
 
-async def test_a_restored_directory_is_checked_but_not_opened_before_its_first_start(made: Made,
-                                                                                    tmp_path: Path) -> None:
+async def test_a_restored_directory_is_checked_but_not_opened_before_its_first_start(
+    made: Made, tmp_path: Path
+) -> None:
     from hubcore.ops.restore import restore
 
     backup = backup_of(made, tmp_path / "backups")
@@ -216,8 +232,9 @@ async def test_a_row_naming_no_digest_never_sends_the_check_outside_blobs(made: 
     conn.commit()
     conn.close()
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == [f"hub.db: artifact {made.artifact_id} version 1 names its blob by '../../../secret', "
-                     "not a SHA-256 digest"]
+    assert lines == [
+        f"hub.db: artifact {made.artifact_id} version 1 names its blob by '../../../secret', not a SHA-256 digest"
+    ]
 
 
 async def test_a_file_is_not_a_directory(made: Made) -> None:
@@ -232,5 +249,6 @@ async def test_a_damaged_payload_does_not_hide_a_missing_knowledge_file(tmp_path
     conn.close()
     made.kb.unlink()
     lines = problem_lines(await check(made.root, made.settings))
-    assert lines == ["kb/web.db: missing: project web's knowledge base file is gone "
-                     "(its feed records knowledge base writes)"]
+    assert lines == [
+        "kb/web.db: missing: project web's knowledge base file is gone (its feed records knowledge base writes)"
+    ]

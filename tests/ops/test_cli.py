@@ -29,8 +29,10 @@ async def test_check_a_sound_then_a_damaged_directory(made: Made, tmp_path: Path
     made.blob_path.unlink()
     run = await cli(env, "check", "--data-dir", str(made.root))
     assert run.code == 1
-    assert f"problem: blobs/{made.blob[:2]}/{made.blob}: missing (artifact {made.artifact_id} version 1)" \
+    assert (
+        f"problem: blobs/{made.blob[:2]}/{made.blob}: missing (artifact {made.artifact_id} version 1)"
         in run.out.splitlines()
+    )
     assert run.out.splitlines()[-1] == f"check: 1 problem in {made.root}"
 
 

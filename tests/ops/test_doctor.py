@@ -73,8 +73,9 @@ async def test_free_space_at_or_below_the_margin(made: Made) -> None:
 
 async def test_a_store_newer_than_the_binary(made: Made) -> None:
     sql(made.root / "hub.db", "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)")
-    assert run(made) == [f"schema: hub.db is at v999, newer than this binary supports (v{supported_version()}): "
-                         "run a newer agent-hub"]
+    assert run(made) == [
+        f"schema: hub.db is at v999, newer than this binary supports (v{supported_version()}): run a newer agent-hub"
+    ]
 
 
 async def test_an_older_store_is_a_reading_not_a_problem(made: Made) -> None:
@@ -92,8 +93,9 @@ async def test_a_brain_file_newer_than_the_binary(made: Made) -> None:
 async def test_a_high_water_mark_behind_the_newest_event(made: Made) -> None:
     sql(made.root / "hub.db", "UPDATE hub_meta SET value = '5' WHERE key = ?", ids.MARK_KEY)
     lines = run(made)
-    assert len(lines) == 1 and lines[0].startswith("id high-water mark: 5 ms (1970-01-01T00:00:00.005Z) is behind "
-                                                   "the newest event id ")
+    assert len(lines) == 1 and lines[0].startswith(
+        "id high-water mark: 5 ms (1970-01-01T00:00:00.005Z) is behind the newest event id "
+    )
 
 
 async def test_not_a_hub_store(made: Made) -> None:

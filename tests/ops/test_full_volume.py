@@ -45,8 +45,12 @@ def volume(tmp_path: Path) -> Iterator[Path]:
     """A 24 MiB tmpfs mounted for the test and unmounted after it."""
     mount = tmp_path / "volume"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={VOLUME_BYTES}", "tmpfs", str(mount)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={VOLUME_BYTES}", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
     try:
@@ -94,19 +98,22 @@ def stored(client: HubClient) -> dict[str, Any]:
     """What the writes below may touch: rows of hub.db, the knowledge base files, the blobs."""
     hub = client.app.hub
     with client.db() as conn:
-        rows = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-                for table in ("projects", "events", "artifacts", "artifact_versions", "artifact_comments")}
+        rows = {
+            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("projects", "events", "artifacts", "artifact_versions", "artifact_comments")
+        }
     data = hub.data_dir
     return {"rows": rows, "kb": tree(data / "kb"), "blobs": tree(data / "blobs"), "brains": tree(data / "brains")}
 
 
 async def publish(hub: Hub, content: str) -> dict[str, Any]:
-    return await hub.artifacts.publish_artifact(Caller.admin(), parse(ArtifactPublish, {
-        "project_id": "web", "title": "Page", "kind": "html", "content": content}))
+    return await hub.artifacts.publish_artifact(
+        Caller.admin(),
+        parse(ArtifactPublish, {"project_id": "web", "title": "Page", "kind": "html", "content": content}),
+    )
 
 
-async def test_every_rest_and_service_write_is_a_retryable_503_then_succeeds_once_space_returns(
-        volume: Path) -> None:
+async def test_every_rest_and_service_write_is_a_retryable_503_then_succeeds_once_space_returns(volume: Path) -> None:
     settings = make_settings(volume / "data")
     async with hub_client(settings, FakeClock()) as client:
         hub = client.app.hub
@@ -118,16 +125,21 @@ async def test_every_rest_and_service_write_is_a_retryable_503_then_succeeds_onc
         assert r.status_code == 200, r.text
         empty_logs(hub.data_dir / "hub.db", hub.data_dir / "kb" / "web.db")
         writes = {
-            "project": lambda: client.post("/api/v1/projects", json={"id": "later", "display_name": BIG[:200]},
-                                           headers=ADMIN),
-            "idea": lambda: client.post("/api/v1/projects/web/ideas", headers=ADMIN, json={
-                "summary": "s", "body": BIG[:60_000]}),
-            "kb page": lambda: client.put("/api/v1/projects/web/kb/pages/fs/notes.md", json={"content": BIG},
-                                          headers=ADMIN),
-            "new kb file": lambda: client.put("/api/v1/projects/docs/kb/pages/fs/index.md", json={"content": BIG},
-                                              headers=ADMIN),
-            "comment": lambda: client.post(f"/api/v1/artifacts/{kept['artifact_id']}/comments",
-                                           json={"body": "é" * 1000}, headers=ADMIN),
+            "project": lambda: client.post(
+                "/api/v1/projects", json={"id": "later", "display_name": BIG[:200]}, headers=ADMIN
+            ),
+            "idea": lambda: client.post(
+                "/api/v1/projects/web/ideas", headers=ADMIN, json={"summary": "s", "body": BIG[:60_000]}
+            ),
+            "kb page": lambda: client.put(
+                "/api/v1/projects/web/kb/pages/fs/notes.md", json={"content": BIG}, headers=ADMIN
+            ),
+            "new kb file": lambda: client.put(
+                "/api/v1/projects/docs/kb/pages/fs/index.md", json={"content": BIG}, headers=ADMIN
+            ),
+            "comment": lambda: client.post(
+                f"/api/v1/artifacts/{kept['artifact_id']}/comments", json={"body": "é" * 1000}, headers=ADMIN
+            ),
         }
         fillers = fill(volume)
         before = stored(client)
@@ -175,13 +187,17 @@ async def test_mcp_writes_are_retryable_tool_errors_then_succeed(volume: Path) -
                 path.unlink()
             assert structured(await bot.call_tool("artifact_publish", publish_args))["version"] == 1
             structured(await bot.call_tool("brain_put", put))
-            got = structured(await bot.call_tool("brain_get", {"path": "/kv/note", "store": "session",
-                                                              "session_id": session["session_id"]}))
+            got = structured(
+                await bot.call_tool(
+                    "brain_get", {"path": "/kv/note", "store": "session", "session_id": session["session_id"]}
+                )
+            )
             assert got["content"] == BIG
 
 
-async def test_check_and_doctor_give_their_verdict_on_a_full_volume_and_write_nothing(volume: Path,
-                                                                                    tmp_path: Path) -> None:
+async def test_check_and_doctor_give_their_verdict_on_a_full_volume_and_write_nothing(
+    volume: Path, tmp_path: Path
+) -> None:
     made = await make_hub_dir(volume / "data")
     fill(volume)
     before = tree(made.root)
@@ -189,8 +205,9 @@ async def test_check_and_doctor_give_their_verdict_on_a_full_volume_and_write_no
     assert problem_lines(found) == []
     assert readings(found)["search index"].startswith("not compared: the volume has 0 bytes free")
     report = doctor(made.root, min_free_bytes=1, now=0.0)
-    assert [str(f) for f in report if f.problem] == \
-        ["free space: 0 bytes free, at or below the 1-byte margin (min_free_bytes)"]
+    assert [str(f) for f in report if f.problem] == [
+        "free space: 0 bytes free, at or below the 1-byte margin (min_free_bytes)"
+    ]
     env = cli_env(tmp_path)
     run = await cli(env, "check", "--data-dir", str(made.root))
     assert (run.code, run.err) == (0, "")
@@ -214,22 +231,27 @@ def no_space(*_args: Any, **_kwargs: Any) -> Any:
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
-async def test_a_blob_write_out_of_space_leaves_no_temporary_file_nor_row(hub: Hub,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_blob_write_out_of_space_leaves_no_temporary_file_nor_row(
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = artifact_state(hub)
     monkeypatch.setattr("hubcore.store.blobs.os.fsync", no_space)
     with pytest.raises(HubError) as refused:
         await publish(hub, "<p>new</p>")
-    assert (refused.value.code, refused.value.retryable, refused.value.details) == \
-        ("unavailable", True, {"reason": "volume_full"})
+    assert (refused.value.code, refused.value.retryable, refused.value.details) == (
+        "unavailable",
+        True,
+        {"reason": "volume_full"},
+    )
     assert artifact_state(hub) == before
     assert list((hub.data_dir / "blobs").rglob("*")) == []  # neither the temporary file nor its shard
     monkeypatch.undo()
     assert (await publish(hub, "<p>new</p>"))["version"] == 1
 
 
-async def test_a_store_file_that_cannot_be_set_up_is_removed_and_retryable(client: HubClient, hub: Hub,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_store_file_that_cannot_be_set_up_is_removed_and_retryable(
+    client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def created_then_full(path: Path, **_kwargs: Any) -> sqlite3.Connection:
         sqlite3.connect(path).close()  # SQLite made the file, then could not put it in WAL mode
         err = sqlite3.OperationalError("database or disk is full")
@@ -259,6 +281,7 @@ async def test_sqlite_full_inside_a_write_is_retryable_and_the_store_recovers(cl
 
 
 async def test_an_unnamed_file_write_out_of_space_is_still_a_retryable_503(
-        client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(hub.projects, "create", no_space)
     refused_full(await client.post("/api/v1/projects", json={"id": "later"}, headers=ADMIN))

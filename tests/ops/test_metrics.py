@@ -39,8 +39,11 @@ async def live(settings: HubSettings) -> AsyncIterator[LiveHub]:
 async def scrape(live: LiveHub) -> Samples:
     r = await live.http.get("/metrics", headers=ADMIN)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(r.text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(r.text)
+        for s in family.samples
+    }
 
 
 def value(samples: Samples, name: str, **labels: str) -> float | None:
@@ -48,11 +51,26 @@ def value(samples: Samples, name: str, **labels: str) -> float | None:
 
 
 async def tool_call(live: LiveHub, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments,
-        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}
-    headers = {**ADMIN, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
-               "Mcp-Method": "tools/call", "Mcp-Name": name}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        **ADMIN,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
     r = await live.http.post("/mcp", json=body, headers=headers)
     assert r.status_code == 200, r.text
     return dict(r.json()["result"])

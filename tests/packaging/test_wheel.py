@@ -39,8 +39,21 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN = "wheel-test-admin-token-0123456789abcdef"
 # What a source copy leaves out: environments, caches, data, VCS.
-SKIP = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".mypy_cache", ".ruff_cache",
-                              ".pytest_cache", ".hypothesis", "data", "build", "dist", "node_modules", ".node")
+SKIP = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "__pycache__",
+    "*.egg-info",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".hypothesis",
+    "data",
+    "build",
+    "dist",
+    "node_modules",
+    ".node",
+)
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +64,13 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = work / "src"
     shutil.copytree(ROOT, src, symlinks=True, ignore=SKIP)
     out = work / "dist"
-    run = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(src)],
-                         capture_output=True, text=True, timeout=600, env=clean_env())
+    run = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=clean_env(),
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return out
 
@@ -64,12 +82,31 @@ def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.create(env_dir, with_pip=False)  # this environment's pip installs into it (`--python`)
     bin_dir = env_dir / "bin"
     wheel = next(dist.glob("agent_hub-*.whl"))
-    run = subprocess.run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "--quiet",
-                          "--no-deps", "--no-index", str(wheel)], capture_output=True, text=True, timeout=300,
-                         env=clean_env())
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(bin_dir / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=clean_env(),
+    )
     assert run.returncode == 0, run.stderr[-3000:]
-    purelib = subprocess.run([str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # The dependencies, from this environment's site-packages (after the venv's own, so nothing of
     # the hub is found there first; the editable install's finder is not loaded from a .pth path).
     deps = [p for p in {sysconfig.get_path("purelib"), *site.getsitepackages()} if p != purelib]
@@ -85,15 +122,22 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def test_the_wheel_and_the_sdist_carry_the_web_app_the_page_assets_and_the_agent_guide(dist: Path) -> None:
-    pwa = {p.relative_to(ROOT / "pwa").as_posix() for p in (ROOT / "pwa").rglob("*")
-           if p.is_file() and not p.name.startswith(".")}
+    pwa = {
+        p.relative_to(ROOT / "pwa").as_posix()
+        for p in (ROOT / "pwa").rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
     assert {"index.html", "sw.js", "manifest.webmanifest", "icons/icon-192.png"} <= pwa
     wheel = zipfile.ZipFile(next(dist.glob("agent_hub-*.whl")))
     with wheel:
         names = set(wheel.namelist())
     assert {f"hubhttp/pwa/{rel}" for rel in pwa} <= names  # every file of the app, icons and libraries
-    assert {"hubhttp/pages/assets/viewer.js", "hubhttp/pages/assets/mermaid.min.js", "hubmcp/bootstrap.md",
-            "hubmcp/skill/SKILL.md"} <= names
+    assert {
+        "hubhttp/pages/assets/viewer.js",
+        "hubhttp/pages/assets/mermaid.min.js",
+        "hubmcp/bootstrap.md",
+        "hubmcp/skill/SKILL.md",
+    } <= names
     assert not any(n.startswith(("tests/", "tools/", "pwa/")) for n in names)
     with tarfile.open(next(dist.glob("agent_hub-*.tar.gz"))) as sdist:
         members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if "/" in m.name and m.isfile()}
@@ -101,12 +145,18 @@ def test_the_wheel_and_the_sdist_carry_the_web_app_the_page_assets_and_the_agent
 
 
 def test_the_installed_wheel_serves_the_app_pages_and_guide_from_no_source_tree(
-        installed: Path, tmp_path: Path) -> None:
+    installed: Path, tmp_path: Path
+) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     (tmp_path / "config.toml").write_text(f'[hub]\nadmin_token = "{ADMIN}"\n')
-    env = clean_env(HUB_CONFIG=str(tmp_path / "config.toml"), HUB_DATA_DIR=str(tmp_path / "data"),
-                    HUB_BIND=f"127.0.0.1:{port}", HUB_MIN_FREE_BYTES="0", HUB_SHUTDOWN_GRACE_SECS="3")
+    env = clean_env(
+        HUB_CONFIG=str(tmp_path / "config.toml"),
+        HUB_DATA_DIR=str(tmp_path / "data"),
+        HUB_BIND=f"127.0.0.1:{port}",
+        HUB_MIN_FREE_BYTES="0",
+        HUB_SHUTDOWN_GRACE_SECS="3",
+    )
     with served(installed, env, tmp_path) as proc:
         wait_ready(url, proc)
         with httpx.Client(base_url=url, timeout=10) as http:
@@ -134,8 +184,14 @@ def test_the_installed_wheel_serves_the_app_pages_and_guide_from_no_source_tree(
             mermaid = http.get("/assets/mermaid-11.17.2.min.js")
             assert mermaid.status_code == 200
             assert mermaid.content == (ROOT / "hubhttp/pages/assets/mermaid.min.js").read_bytes()
-        where = subprocess.run([str(installed / "python"), "-c", "import hubhttp, hubcore; print(hubhttp.__file__)"],
-                               capture_output=True, text=True, env=env, cwd=tmp_path, check=True).stdout
+        where = subprocess.run(
+            [str(installed / "python"), "-c", "import hubhttp, hubcore; print(hubhttp.__file__)"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        ).stdout
         assert where.startswith(str(installed.parent)), where  # the hub came from the wheel
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
@@ -147,11 +203,22 @@ def publish(bin_dir: Path, env: dict[str, str], url: str, http: httpx.Client) ->
     assert http.post("/api/v1/agents", headers=admin, json={"id": "coder", "display_name": "Coder"}).status_code == 201
     token = http.post("/api/v1/agents/coder/token", headers=admin).json()["token"]
     assert http.post("/api/v1/projects", headers=admin, json={"id": "webshop"}).status_code == 201
-    args = json.dumps({"project_id": "webshop", "title": "Plan", "kind": "markdown",
-                       "content": "# Plan\n\n```mermaid\ngraph TD; A-->B\n```\n"})
-    run = subprocess.run([str(bin_dir / "hub-cli"), "call", "artifact_publish", args], capture_output=True,
-                         text=True, timeout=60, env={**env, "HUB_URL": url, "HUB_TOKEN": token},
-                         cwd=Path(env["HUB_DATA_DIR"]).parent)
+    args = json.dumps(
+        {
+            "project_id": "webshop",
+            "title": "Plan",
+            "kind": "markdown",
+            "content": "# Plan\n\n```mermaid\ngraph TD; A-->B\n```\n",
+        }
+    )
+    run = subprocess.run(
+        [str(bin_dir / "hub-cli"), "call", "artifact_publish", args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "HUB_URL": url, "HUB_TOKEN": token},
+        cwd=Path(env["HUB_DATA_DIR"]).parent,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     return str(json.loads(run.stdout)["artifact_id"])
 
@@ -159,8 +226,14 @@ def publish(bin_dir: Path, env: dict[str, str], url: str, http: httpx.Client) ->
 @contextmanager
 def served(bin_dir: Path, env: dict[str, str], cwd: Path) -> Iterator[subprocess.Popen[str]]:
     """`hub-cli serve` from the venv, in a directory with no source tree."""
-    with subprocess.Popen([str(bin_dir / "hub-cli"), "serve"], env=env, cwd=cwd, text=True,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        [str(bin_dir / "hub-cli"), "serve"],
+        env=env,
+        cwd=cwd,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as proc:
         try:
             yield proc
         finally:

@@ -39,18 +39,25 @@ class Device:
 
     @property
     def p256dh(self) -> str:
-        return b64(self.key.public_key().public_bytes(serialization.Encoding.X962,
-                                                      serialization.PublicFormat.UncompressedPoint))
+        return b64(
+            self.key.public_key().public_bytes(
+                serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+            )
+        )
 
     def subscription(self, name: str = "phone", **extra: Any) -> dict[str, Any]:
-        return {"name": name, "endpoint": self.endpoint, "keys": {"p256dh": self.p256dh, "auth": b64(self.auth)},
-                **extra}
+        return {
+            "name": name,
+            "endpoint": self.endpoint,
+            "keys": {"p256dh": self.p256dh, "auth": b64(self.auth)},
+            **extra,
+        }
 
 
 def verify_vapid(authorization: str, endpoint_origin: str) -> dict[str, Any]:
     """The claims of a `vapid t=<jwt>, k=<key>` header, after checking it; AssertionError if not."""
     assert authorization.startswith("vapid "), authorization
-    parts = dict(p.strip().split("=", 1) for p in authorization[len("vapid "):].split(","))
+    parts = dict(p.strip().split("=", 1) for p in authorization[len("vapid ") :].split(","))
     token, key = parts["t"], parts["k"]
     header_b64, claims_b64, sig_b64 = token.split(".")
     assert json.loads(unb64(header_b64)) == {"typ": "JWT", "alg": "ES256"}
@@ -110,8 +117,14 @@ class PushService:
         claims = verify_vapid(headers["authorization"], self.origin)
         assert headers["content-encoding"] == "aes128gcm"
         plain = http_ece.decrypt(body, private_key=device.key, auth_secret=device.auth, version="aes128gcm")
-        return {"path": path, "headers": headers, "claims": claims, "message": json.loads(plain),
-                "status": status, "at": time.perf_counter()}
+        return {
+            "path": path,
+            "headers": headers,
+            "claims": claims,
+            "message": json.loads(plain),
+            "status": status,
+            "at": time.perf_counter(),
+        }
 
     async def next(self, timeout: float = 5.0) -> dict[str, Any]:
         got = await anyio.to_thread.run_sync(lambda: self.arrived.acquire(timeout=timeout))

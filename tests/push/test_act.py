@@ -23,10 +23,15 @@ pytestmark = pytest.mark.anyio
 def state(client: HubClient) -> tuple[Any, ...]:
     """What a refusal must leave as it was: events, inbox rows, devices, idempotency keys."""
     with client.db() as conn:
-        return tuple(tuple(tuple(r) for r in conn.execute(sql)) for sql in (
-            "SELECT id, kind, actor, payload FROM events ORDER BY id",
-            "SELECT event_id, status, resolution_id FROM inbox ORDER BY event_id",
-            "SELECT id FROM push_devices ORDER BY id", "SELECT COUNT(*) FROM idempotency_keys"))
+        return tuple(
+            tuple(tuple(r) for r in conn.execute(sql))
+            for sql in (
+                "SELECT id, kind, actor, payload FROM events ORDER BY id",
+                "SELECT event_id, status, resolution_id FROM inbox ORDER BY event_id",
+                "SELECT id FROM push_devices ORDER BY id",
+                "SELECT COUNT(*) FROM idempotency_keys",
+            )
+        )
 
 
 async def pushed(client: HubClient, pushes: PushService) -> dict[str, str]:
@@ -114,8 +119,9 @@ async def test_every_refusal_writes_nothing(client: HubClient, pushes: PushServi
     assert r.status_code == 404 and r.json()["code"] == "not_found" and state(client) == before
 
 
-async def test_a_resolved_item_is_409_and_a_replay_answers_nothing_twice(client: HubClient,
-                                                                         pushes: PushService) -> None:
+async def test_a_resolved_item_is_409_and_a_replay_answers_nothing_twice(
+    client: HubClient, pushes: PushService
+) -> None:
     await setup(client)
     await register(client, pushes.device())
     question = await ask(client, options=["Yes", "No"])

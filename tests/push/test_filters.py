@@ -65,15 +65,21 @@ def test_kinds_projects_and_priority() -> None:
     assert not wants(high, kind="question", project_id="a", payload={"priority": "low"}, expires_at=None, now=0)
 
 
-async def test_a_hub_pushes_each_device_what_its_filters_want(client: HubClient, pushes: PushService,
-                                                               clock: FakeClock) -> None:
+async def test_a_hub_pushes_each_device_what_its_filters_want(
+    client: HubClient, pushes: PushService, clock: FakeClock
+) -> None:
     await setup(client)
     await client.make_project("other")
     await register(client, pushes.device(), name="all")
-    await register(client, pushes.device(), name="questions-in-proj", filters={"kinds": ["question"],
-                                                                              "projects": ["proj"]})
-    await register(client, pushes.device(), name="asleep", filters={
-        "quiet_hours": {"start": "22:00", "end": "07:00", "time_zone": "Europe/Berlin"}})
+    await register(
+        client, pushes.device(), name="questions-in-proj", filters={"kinds": ["question"], "projects": ["proj"]}
+    )
+    await register(
+        client,
+        pushes.device(),
+        name="asleep",
+        filters={"quiet_hours": {"start": "22:00", "end": "07:00", "time_zone": "Europe/Berlin"}},
+    )
     clock.set(at(23, 0))  # quiet in Berlin
     await post(client, "finished", "Built")
     await settled(client)

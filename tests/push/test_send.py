@@ -32,8 +32,9 @@ async def ask(client: HubClient, summary: str = "Ship it?", **body: Any) -> str:
 
 
 async def post(client: HubClient, kind: str, summary: str = "Done", **body: Any) -> str:
-    result = await client.app.hub.posts.signal_append(BOT, a_signal(project_id="proj", kind=kind, summary=summary,
-                                                                     **body))
+    result = await client.app.hub.posts.signal_append(
+        BOT, a_signal(project_id="proj", kind=kind, summary=summary, **body)
+    )
     return str(result["event_id"])
 
 
@@ -58,13 +59,21 @@ async def test_devices_register_replace_rename_and_revoke(client: HubClient, pus
     phone = pushes.device()
     made = await register(client, phone, name="Pixel")
     assert made["name"] == "Pixel" and made["push_service"] == pushes.origin and made["last_delivered_at"] is None
-    assert made["filters"] == {"kinds": ["question", "approval", "enrol_request", "finished", "idea"],
-                               "projects": None, "min_priority": "low", "quiet_hours": None, "content": "full"}
+    assert made["filters"] == {
+        "kinds": ["question", "approval", "enrol_request", "finished", "idea"],
+        "projects": None,
+        "min_priority": "low",
+        "quiet_hours": None,
+        "content": "full",
+    }
     assert "endpoint" not in made  # the endpoint is a capability: never shown back
     again = await client.post("/api/v1/push/devices", json=phone.subscription(name="Pixel 9"), headers=ADMIN)
     assert again.status_code == 200 and again.json()["id"] == made["id"] and again.json()["name"] == "Pixel 9"
-    r = await client.patch(f"/api/v1/push/devices/{made['id']}", headers=ADMIN,
-                           json={"filters": {"kinds": ["question"], "content": "contentless"}})
+    r = await client.patch(
+        f"/api/v1/push/devices/{made['id']}",
+        headers=ADMIN,
+        json={"filters": {"kinds": ["question"], "content": "contentless"}},
+    )
     assert r.status_code == 200 and r.json()["filters"]["kinds"] == ["question"]
     assert r.json()["name"] == "Pixel 9"
     listed = (await client.get("/api/v1/push/devices", headers=ADMIN)).json()["devices"]
@@ -74,26 +83,35 @@ async def test_devices_register_replace_rename_and_revoke(client: HubClient, pus
     assert device_rows(client) == []
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"endpoint": "ftp://x/y"}, "endpoint"),
-    ({"endpoint": "https://user:pw@push.example/x"}, "endpoint"),
-    ({"keys": {"p256dh": "AAAA", "auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "keys.p256dh"),
-    ({"keys": {"auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "keys.p256dh"),
-    ({"name": ""}, "name"),
-    ({"name": "x" * 81}, "name"),
-    ({"filters": {"kinds": []}}, "filters.kinds"),
-    ({"filters": {"kinds": ["question", "question"]}}, "filters.kinds"),
-    ({"filters": {"kinds": ["signal"]}}, "filters.kinds.0"),
-    ({"filters": {"min_priority": "urgent"}}, "filters.min_priority"),
-    ({"filters": {"quiet_hours": {"start": "24:00", "end": "07:00", "time_zone": "UTC"}}}, "filters.quiet_hours.start"),
-    ({"filters": {"quiet_hours": {"start": "22:00", "end": "07:00", "time_zone": "Mars/Olympus"}}},
-     "filters.quiet_hours.time_zone"),
-    ({"filters": {"projects": ["Not A Slug"]}}, "filters.projects.0"),
-    ({"filters": {"content": "some"}}, "filters.content"),
-    ({"extra": 1}, "extra"),
-])
-async def test_a_bad_subscription_is_refused_naming_the_member(client: HubClient, pushes: PushService,
-                                                               change: dict[str, Any], field: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"endpoint": "ftp://x/y"}, "endpoint"),
+        ({"endpoint": "https://user:pw@push.example/x"}, "endpoint"),
+        ({"keys": {"p256dh": "AAAA", "auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "keys.p256dh"),
+        ({"keys": {"auth": "AAAAAAAAAAAAAAAAAAAAAA"}}, "keys.p256dh"),
+        ({"name": ""}, "name"),
+        ({"name": "x" * 81}, "name"),
+        ({"filters": {"kinds": []}}, "filters.kinds"),
+        ({"filters": {"kinds": ["question", "question"]}}, "filters.kinds"),
+        ({"filters": {"kinds": ["signal"]}}, "filters.kinds.0"),
+        ({"filters": {"min_priority": "urgent"}}, "filters.min_priority"),
+        (
+            {"filters": {"quiet_hours": {"start": "24:00", "end": "07:00", "time_zone": "UTC"}}},
+            "filters.quiet_hours.start",
+        ),
+        (
+            {"filters": {"quiet_hours": {"start": "22:00", "end": "07:00", "time_zone": "Mars/Olympus"}}},
+            "filters.quiet_hours.time_zone",
+        ),
+        ({"filters": {"projects": ["Not A Slug"]}}, "filters.projects.0"),
+        ({"filters": {"content": "some"}}, "filters.content"),
+        ({"extra": 1}, "extra"),
+    ],
+)
+async def test_a_bad_subscription_is_refused_naming_the_member(
+    client: HubClient, pushes: PushService, change: dict[str, Any], field: str
+) -> None:
     body = {**pushes.device().subscription(), **change}
     r = await client.post("/api/v1/push/devices", json=body, headers=ADMIN)
     assert r.status_code == 400, r.text
@@ -101,12 +119,14 @@ async def test_a_bad_subscription_is_refused_naming_the_member(client: HubClient
     assert device_rows(client) == []
 
 
-async def test_a_question_is_pushed_encrypted_with_its_options_as_actions(client: HubClient,
-                                                                         pushes: PushService) -> None:
+async def test_a_question_is_pushed_encrypted_with_its_options_as_actions(
+    client: HubClient, pushes: PushService
+) -> None:
     await setup(client)
     device = await register(client, pushes.device())
-    question = await ask(client, "Ship the release?", body="Tests pass.", options=["Yes", "Not yet"],
-                         expires_in_seconds=3600)
+    question = await ask(
+        client, "Ship the release?", body="Tests pass.", options=["Yes", "Not yet"], expires_in_seconds=3600
+    )
     sent = await pushes.next()
     await settled(client)
     assert sent["headers"]["urgency"] == "high" and sent["headers"]["topic"] == question
@@ -119,16 +139,20 @@ async def test_a_question_is_pushed_encrypted_with_its_options_as_actions(client
     assert [(a["action"], a["title"]) for a in message["actions"]] == [("o0", "Yes"), ("o1", "Not yet")]
     for action in message["actions"]:
         cap = caps.read(client.app.hub.push.keys.act_secret, action["cap"], client.app.hub.core.now())
-        assert cap is not None and (cap.device_id, cap.item_id, cap.action) == (device["id"], question,
-                                                                                 action["action"])
+        assert cap is not None and (cap.device_id, cap.item_id, cap.action) == (
+            device["id"],
+            question,
+            action["action"],
+        )
     assert sent["claims"]["k"] == client.app.hub.push.keys.public_key
     [row] = device_rows(client)
     assert row["last_result"] == "delivered" and row["last_delivered_at"] is not None
     assert sends(client, "delivered") == 1
 
 
-async def test_an_answer_closes_the_notification_everywhere_it_was_shown(client: HubClient,
-                                                                         pushes: PushService) -> None:
+async def test_an_answer_closes_the_notification_everywhere_it_was_shown(
+    client: HubClient, pushes: PushService
+) -> None:
     await setup(client)
     await register(client, pushes.device())
     await register(client, pushes.device(), name="tablet", filters={"kinds": ["approval"]})
@@ -146,7 +170,8 @@ async def test_an_answer_closes_the_notification_everywhere_it_was_shown(client:
 
 
 async def test_an_approval_carries_approve_and_decline_and_contentless_hides_the_text(
-        client: HubClient, pushes: PushService) -> None:
+    client: HubClient, pushes: PushService
+) -> None:
     await setup(client)
     await register(client, pushes.device(), filters={"content": "contentless"})
     await post(client, "approval", "Deploy the secret project?", body="It touches billing.")

@@ -39,12 +39,15 @@ def index_state(hub: Hub, artifact_id: str) -> tuple[int, int, int]:
     """One artifact's search documents, FTS rows without a document, and its index mark."""
     conn = sqlite3.connect(f"file:{hub.data_dir / 'hub.db'}?mode=ro", uri=True)
     try:
-        docs = conn.execute("SELECT COUNT(*) FROM search_docs WHERE family = 'artifact' AND key = ?",
-                            (artifact_id,)).fetchone()[0]
-        orphans = conn.execute("SELECT COUNT(*) FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_docs)"
-                               ).fetchone()[0]
-        marks = conn.execute("SELECT COUNT(*) FROM search_marks WHERE source = ?",
-                             (f"artifact:{artifact_id}",)).fetchone()[0]
+        docs = conn.execute(
+            "SELECT COUNT(*) FROM search_docs WHERE family = 'artifact' AND key = ?", (artifact_id,)
+        ).fetchone()[0]
+        orphans = conn.execute(
+            "SELECT COUNT(*) FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_docs)"
+        ).fetchone()[0]
+        marks = conn.execute(
+            "SELECT COUNT(*) FROM search_marks WHERE source = ?", (f"artifact:{artifact_id}",)
+        ).fetchone()[0]
         return int(docs), int(orphans), int(marks)
     finally:
         conn.close()
@@ -78,8 +81,10 @@ async def test_a_markdown_artifact_and_a_long_one(hub: Hub) -> None:
 
 
 async def test_a_diff_is_indexed_by_its_paths_and_changed_lines(hub: Hub) -> None:
-    diff = ("--- a/birds/osprey_nest.py\n+++ b/birds/osprey_nest.py\n@@ -1,3 +1,3 @@\n unchanged_kittiwake\n"
-            "-removed_shearwater\n+added_guillemot\n trailing_fulmar\n")
+    diff = (
+        "--- a/birds/osprey_nest.py\n+++ b/birds/osprey_nest.py\n@@ -1,3 +1,3 @@\n unchanged_kittiwake\n"
+        "-removed_shearwater\n+added_guillemot\n trailing_fulmar\n"
+    )
     made = await publish(hub, ALICE, kind="diff", content=diff)
     for word in ("osprey_nest", "removed_shearwater", "added_guillemot"):
         assert [h["artifact_id"] for h in artifact_hits(await search(hub, ALICE, word))] == [made["artifact_id"]]
@@ -103,16 +108,19 @@ async def test_update_indexes_the_new_version_and_a_draft_leaves_the_current_one
 
 
 async def test_a_protected_artifact_is_found_by_its_title_only(hub: Hub) -> None:
-    made = await publish(hub, ALICE, title="Osprey accounts", description="ledger notes", content=SECRET,
-                         envelope=ENVELOPE)
+    made = await publish(
+        hub, ALICE, title="Osprey accounts", description="ledger notes", content=SECRET, envelope=ENVELOPE
+    )
     hit = artifact_hits(await search(hub, ALICE, "osprey"))[0]
     assert hit["artifact_id"] == made["artifact_id"] and hit["snippet"] == "Osprey accounts"
     for probe in (SECRET[:12], SECRET, "albatross", "ledger"):
         assert artifact_hits(await search(hub, ADMIN_CALLER, probe)) == [], probe
     conn = sqlite3.connect(f"file:{hub.data_dir / 'hub.db'}?mode=ro", uri=True)
     try:
-        stored = conn.execute("SELECT d.snippet, d.meta, f.body FROM search_docs d JOIN search_fts f ON f.rowid = d.id "
-                              "WHERE d.family = 'artifact'").fetchall()
+        stored = conn.execute(
+            "SELECT d.snippet, d.meta, f.body FROM search_docs d JOIN search_fts f ON f.rowid = d.id "
+            "WHERE d.family = 'artifact'"
+        ).fetchall()
     finally:
         conn.close()
     assert stored and not any(SECRET[:12] in "".join(row) for row in stored)
@@ -174,11 +182,17 @@ async def test_mcp_search_finds_artifacts_it_may_see(live: LiveHub, mode: str) -
     await live.make_project("demo")
     await live.make_project("secret", confidential=True)
     async with live.client(mode=mode) as admin:
-        await admin.call_tool("artifact_publish", {"project_id": "secret", "title": "Secret lapwing",
-                                                   "kind": "markdown", "content": "lapwing hidden"})
+        await admin.call_tool(
+            "artifact_publish",
+            {"project_id": "secret", "title": "Secret lapwing", "kind": "markdown", "content": "lapwing hidden"},
+        )
     async with live.client(token, mode=mode) as c:
-        made = structured(await c.call_tool("artifact_publish", {
-            "project_id": "demo", "title": "Lapwing survey", "kind": "markdown", "content": "# Lapwing\n\nplover"}))
+        made = structured(
+            await c.call_tool(
+                "artifact_publish",
+                {"project_id": "demo", "title": "Lapwing survey", "kind": "markdown", "content": "# Lapwing\n\nplover"},
+            )
+        )
         found = structured(await c.call_tool("search", {"query": "lapwing", "type": "artifact"}))
         assert found["count"] == 1 and found["groups"][0]["type"] == "artifact"
         hit = found["groups"][0]["hits"][0]

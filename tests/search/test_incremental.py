@@ -34,9 +34,13 @@ async def test_a_page_write_rewrites_only_its_document(hub: Hub, settings: HubSe
     await hub.kb.delete(ALICE, req(models.KbDelete, path="/fs/p4.md", project_id="web"))
     assert [h["path"] for h in hits(await search(hub, ALICE, "antelope", type="kb"))] == ["/fs/p2.md"]
     assert sorted(h["path"] for h in hits(await search(hub, ALICE, "giraffe", type="kb"))) == [
-        "/fs/p0.md", "/fs/p1.md", "/fs/p3.md"]
+        "/fs/p0.md",
+        "/fs/p1.md",
+        "/fs/p3.md",
+    ]
     after = doc_ids(settings)
     assert set(after) == set(before) - {"web:/fs/p4.md"}
     assert after["web:/fs/p2.md"] != before["web:/fs/p2.md"]
     assert {k: after[k] for k in ("web:/fs/p0.md", "web:/fs/p1.md", "web:/fs/p3.md")} == {
-        k: before[k] for k in ("web:/fs/p0.md", "web:/fs/p1.md", "web:/fs/p3.md")}
+        k: before[k] for k in ("web:/fs/p0.md", "web:/fs/p1.md", "web:/fs/p3.md")
+    }

@@ -26,13 +26,13 @@ MIGRATIONS = hub_migrations()  # hub.db's chain, gathered from the parts
 migrate = functools.partial(store_migrations.migrate, migrations=MIGRATIONS)
 
 
-
 def index_rows(data: Path, project_id: str) -> int:
     conn = sqlite3.connect(f"file:{data / 'hub.db'}?mode=ro", uri=True)
     try:
         docs = conn.execute("SELECT COUNT(*) FROM search_docs WHERE project_id = ?", (project_id,)).fetchone()[0]
-        orphans = conn.execute("SELECT COUNT(*) FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_docs)"
-                               ).fetchone()[0]
+        orphans = conn.execute(
+            "SELECT COUNT(*) FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_docs)"
+        ).fetchone()[0]
         return int(docs) + int(orphans)
     finally:
         conn.close()
@@ -41,8 +41,9 @@ def index_rows(data: Path, project_id: str) -> int:
 async def test_brain_entry_delete_and_overwrite_leave_no_hit(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, a_session_start("web", "t"))
     sid = s["session_id"]
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="walrus one", store="session",
-                                                    session_id=sid))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(path="/kv/a", content="walrus one", store="session", session_id=sid)
+    )
     assert len(hits(await search(hub, ALICE, "walrus", type="brain"))) == 1
     await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="narwhal", store="session", session_id=sid))
     assert hits(await search(hub, ALICE, "walrus", type="brain")) == []
@@ -72,8 +73,12 @@ async def test_pruned_session_swept_leaves_no_row(client: HubClient, hub: Hub, c
     assert hits(await search(hub, ADMIN_CALLER, "quokka", type="brain")) == []
     conn = client.db()
     try:
-        assert conn.execute("SELECT COUNT(*) FROM search_docs WHERE session_id = ? AND family = 'brain'",
-                            (sid,)).fetchone()[0] == 0
+        assert (
+            conn.execute(
+                "SELECT COUNT(*) FROM search_docs WHERE session_id = ? AND family = 'brain'", (sid,)
+            ).fetchone()[0]
+            == 0
+        )
     finally:
         conn.close()
 
@@ -82,8 +87,9 @@ async def test_project_delete_leaves_no_hit_and_no_row(client: HubClient, hub: H
     await client.make_project("doomed")
     await hub.posts.signal_append(ALICE, a_signal(project_id="doomed", summary="ocelot"))
     s = await hub.sessions.start(ALICE, a_session_start("doomed", "t"))
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="ocelot", store="session",
-                                                    session_id=s["session_id"]))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(path="/kv/a", content="ocelot", store="session", session_id=s["session_id"])
+    )
     await kb_put(hub, ALICE, "/fs/o.md", "---\ntype: Concept\n---\nocelot\n", project_id="doomed")
     assert {h["type"] for h in hits(await search(hub, ADMIN_CALLER, "ocelot"))} == {"feed", "brain", "kb"}
     await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"]))
@@ -100,14 +106,16 @@ async def test_a_crash_between_commit_and_index_is_healed_on_start(settings: Hub
         hub = client.app.hub
         s = await hub.sessions.start(ALICE, a_session_start("web", "t"))
         sid = s["session_id"]
-        await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="old capybara", store="session",
-                                                        session_id=sid))
+        await hub.brains.write_entry(
+            ALICE, a_brain_put(path="/kv/a", content="old capybara", store="session", session_id=sid)
+        )
         await kb_put(hub, ALICE, "/fs/p.md", "---\ntype: Concept\n---\nold capybara\n", project_id="web")
         assert len(hits(await search(hub, ALICE, "capybara"))) >= 2
         # The crash: the sources change and the hub dies before indexing (the in-memory notes are lost).
         await hub.search_index._lock.acquire()  # the indexer may not run past this point
-        await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="new tapir", store="session",
-                                                        session_id=sid))
+        await hub.brains.write_entry(
+            ALICE, a_brain_put(path="/kv/a", content="new tapir", store="session", session_id=sid)
+        )
         await kb_put(hub, ALICE, "/fs/p.md", "---\ntype: Concept\n---\nnew tapir\n", project_id="web")
         await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="tapir sighted"))
         for part in hub.parts:
@@ -150,7 +158,8 @@ def test_the_index_is_rebuilt_with_four_character_prefixes_and_its_terms(tmp_pat
         assert "prefix = '1 2 3 4'" in sql
         terms = [r[0] for r in conn.execute("SELECT term FROM search_terms ORDER BY term")]
         assert terms == ["2026", "heron", "heronry", "otters"]
-        assert conn.execute("SELECT rowid FROM search_fts WHERE search_fts MATCH 'hero*' ORDER BY rowid").fetchall() \
-            == [(7,), (9,)]
+        assert conn.execute(
+            "SELECT rowid FROM search_fts WHERE search_fts MATCH 'hero*' ORDER BY rowid"
+        ).fetchall() == [(7,), (9,)]
         triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
         assert {"search_event_gone", "search_artifact_gone"} <= triggers

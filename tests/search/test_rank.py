@@ -49,10 +49,20 @@ SQL = QuerySql.of([_Sessions()])
 HIT_SQL, HIT_JOINS, HIT_LIVE = SQL.hit, SQL.joins, SQL.live
 
 
-@pytest.mark.parametrize(("text", "fast"), [
-    ('"otter heron"', True), ('"otter"', True), ('"otter heron" vole', False), ("otter heron", False),
-    ('"otter heron" "vole"', False), ('"otter otter"', False), ('"Otter otter"', False),
-    ('"café heron"', False), ('"otter2 heron"', True)])
+@pytest.mark.parametrize(
+    ("text", "fast"),
+    [
+        ('"otter heron"', True),
+        ('"otter"', True),
+        ('"otter heron" vole', False),
+        ("otter heron", False),
+        ('"otter heron" "vole"', False),
+        ('"otter otter"', False),
+        ('"Otter otter"', False),
+        ('"café heron"', False),
+        ('"otter2 heron"', True),
+    ],
+)
 def test_only_one_phrase_of_distinct_ascii_words_takes_the_fast_path(text: str, fast: bool) -> None:
     assert one_phrase(parse_query(text)) is fast
 
@@ -68,8 +78,10 @@ def test_sizes_are_read_as_fts5_wrote_them() -> None:
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE search_fts USING fts5(body)")
-        conn.executemany("INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
-                         [(1, "otter " * 3), (2, "heron " * 200), (3, "vole " * 20_000)])
+        conn.executemany(
+            "INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
+            [(1, "otter " * 3), (2, "heron " * 200), (3, "vole " * 20_000)],
+        )
         conn.commit()  # FTS5 writes its averages record when the transaction ends
         sizes = [varint(r[0])[0] for r in conn.execute("SELECT sz FROM search_fts_docsize ORDER BY id")]
         assert sizes == [3, 200, 20_000]
@@ -115,8 +127,14 @@ async def test_phrase_hits_come_in_bm25s_order(hub: Hub, long_document: bool) ->
             text[at:at] = ["otter", "heron"]
         await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary=f"s{n}", body=" ".join(text)))
     if long_document:  # 1,500 tokens: re-read like the rest (under 16,384), in the same order
-        await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="long", body=" ".join(
-            rng.choice(WORDS) for _ in range(1_500)) + " otter heron"))
+        await hub.posts.signal_append(
+            ALICE,
+            a_signal(
+                project_id="web",
+                summary="long",
+                body=" ".join(rng.choice(WORDS) for _ in range(1_500)) + " otter heron",
+            ),
+        )
     for query in ('"otter heron"', '"heron otter"', '"vole"', '"lynx stoat marten"'):
         found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, query, limit=100))]
         match = parse_query(query).whole
@@ -129,16 +147,23 @@ async def test_phrase_hits_come_in_bm25s_order(hub: Hub, long_document: bool) ->
         assert len(found) > 5, query
 
 
-@pytest.mark.parametrize(("query", "faking"), [
-    ('"otter heron"', "\x01\x01\x01 otter heron \x01\x01 vole vole vole"),
-    ("otter heron", "\x01otter\x02\x01otter\x02 otter heron vole")])
+@pytest.mark.parametrize(
+    ("query", "faking"),
+    [
+        ('"otter heron"', "\x01\x01\x01 otter heron \x01\x01 vole vole vole"),
+        ("otter heron", "\x01otter\x02\x01otter\x02 otter heron vole"),
+    ],
+)
 async def test_a_document_cannot_fake_its_counts(hub: Hub, query: str, faking: str) -> None:
     """A phrase's count is how much `highlight()` grew the text; a row holding a marker character
     is ranked by bm25: marker characters in a document add nothing, and the document holding the
     words three times ranks first."""
     hub.search.ranking.worth_from = 0  # the words path, however few rows
-    plain = (await hub.posts.signal_append(ALICE, a_signal(
-        project_id="web", summary="plain", body="otter heron otter heron otter heron vole")))["event_id"]
+    plain = (
+        await hub.posts.signal_append(
+            ALICE, a_signal(project_id="web", summary="plain", body="otter heron otter heron otter heron vole")
+        )
+    )["event_id"]
     fake = (await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="faking", body=faking)))["event_id"]
     found = [h["event_id"] for h in hits(await search(hub, ADMIN_CALLER, query))]
     assert found == [plain, fake]
@@ -147,21 +172,33 @@ async def test_a_document_cannot_fake_its_counts(hub: Hub, query: str, faking: s
 # -- plain words: bm25's IDF from kept counts, each row's counts from the tokens it marks ----------
 
 
-@pytest.mark.parametrize(("text", "fast"), [
-    ("otter", True), ("otter heron", True), ("Otter otter", True), ("ot2 heron", True),
-    ('"otter" heron', False), ('"otter heron"', False), ("café", False), ("a b c d e f g h", True),
-    ("a b c d e f g h i", False)])
+@pytest.mark.parametrize(
+    ("text", "fast"),
+    [
+        ("otter", True),
+        ("otter heron", True),
+        ("Otter otter", True),
+        ("ot2 heron", True),
+        ('"otter" heron', False),
+        ('"otter heron"', False),
+        ("café", False),
+        ("a b c d e f g h", True),
+        ("a b c d e f g h i", False),
+    ],
+)
 def test_only_plain_ascii_words_take_the_words_path(text: str, fast: bool) -> None:
     assert plain_words(parse_query(text)) is fast
 
 
-def _pass(conn: sqlite3.Connection, ranking: Ranking, text: str, *, prefix: bool,
-          bm25_sql: str, need: int = 101) -> list[tuple[int, float]]:
+def _pass(
+    conn: sqlite3.Connection, ranking: Ranking, text: str, *, prefix: bool, bm25_sql: str, need: int = 101
+) -> list[tuple[int, float]]:
     parsed = parse_query(text)
     fill = {"joins": HIT_JOINS, "visible": "1", "scope": "1", "live": HIT_LIVE}
     args = {"match": parsed.prefix if prefix else parsed.whole, "rows": 1000}
-    return [tuple(r) for r in ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill, args=args,
-                                           need=need)]
+    return [
+        tuple(r) for r in ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill, args=args, need=need)
+    ]
 
 
 async def _load_words(hub: Hub, rng: random.Random, n: int = 150) -> None:
@@ -202,8 +239,10 @@ async def test_one_whole_word_is_ranked_in_bm25s_order_without_its_count(hub: Hu
     await _load_words(hub, random.Random(11))
 
     def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        return (_pass(conn, Ranking(worth_from=0), text, prefix=False, bm25_sql=NO_BM25),
-                _bm25(conn, text, prefix=False))
+        return (
+            _pass(conn, Ranking(worth_from=0), text, prefix=False, bm25_sql=NO_BM25),
+            _bm25(conn, text, prefix=False),
+        )
 
     mine, theirs = await hub.core.store.read(both)
     assert [r[0] for r in mine] == [r[0] for r in theirs]
@@ -220,8 +259,22 @@ def _fold(token: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c)).lower()
 
 
-@pytest.mark.parametrize("text", ["otter", "ott", "ot otter", "her he", "otter heron", "heron vole stoat",
-                                  "Otter OTTER", "otte", "herons", "marte vole", "heron lynx"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "otter",
+        "ott",
+        "ot otter",
+        "her he",
+        "otter heron",
+        "heron vole stoat",
+        "Otter OTTER",
+        "otte",
+        "herons",
+        "marte vole",
+        "heron lynx",
+    ],
+)
 async def test_the_prefix_tier_counts_every_word_alike(hub: Hub, text: str) -> None:
     """On the prefix pass the rows are FTS5's own for the words as prefixes (a prefix of four
     characters or more rewritten as its terms), each scored by every word's count in it (a token
@@ -230,8 +283,12 @@ async def test_the_prefix_tier_counts_every_word_alike(hub: Hub, text: str) -> N
 
     def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, Any]]:
         mine = _pass(conn, Ranking(), text, prefix=True, bm25_sql=NO_BM25)
-        rows = {r[0]: (r[1], varint(r[2])[0]) for r in conn.execute(
-            "SELECT f.rowid, f.body, z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid")}
+        rows = {
+            r[0]: (r[1], varint(r[2])[0])
+            for r in conn.execute(
+                "SELECT f.rowid, f.body, z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid"
+            )
+        }
         return mine, _bm25(conn, text, prefix=True), rows | {0: totals(conn).avgdl}
 
     mine, theirs, rows = await hub.core.store.read(both)
@@ -241,8 +298,10 @@ async def test_the_prefix_tier_counts_every_word_alike(hub: Hub, text: str) -> N
     for doc_id, got in mine:
         body, length = rows[doc_id]
         tokens = [_fold(t) for t in re.findall(r"[^\W_]+", body)]
-        want = -sum((tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * length / avgdl))
-                    for tf in (sum(t.startswith(w) for t in tokens) for w in words))
+        want = -sum(
+            (tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * length / avgdl))
+            for tf in (sum(t.startswith(w) for t in tokens) for w in words)
+        )
         assert got == pytest.approx(want, rel=1e-9), (doc_id, body)
 
 
@@ -252,12 +311,19 @@ async def test_a_prefix_is_rewritten_as_the_terms_it_starts(hub: Hub, monkeypatc
     await hub.search.index.catch_up()
 
     def read(conn: sqlite3.Connection) -> list[str | None]:
-        return [expanded(conn, w) for w in (("otter",), ("heron",), ("ot", "heron"), ("otte",), ("zzzzz",),
-                                            ("otter", "zzzzz"))]
+        return [
+            expanded(conn, w)
+            for w in (("otter",), ("heron",), ("ot", "heron"), ("otte",), ("zzzzz",), ("otter", "zzzzz"))
+        ]
 
     assert await hub.core.store.read(read) == [
-        '("otter" OR "otters")', '("heron" OR "heronry" OR "herons")', '"ot"* AND ("heron" OR "heronry" OR "herons")',
-        '"otte"*', None, None]  # four characters: FTS5's own prefix index
+        '("otter" OR "otters")',
+        '("heron" OR "heronry" OR "herons")',
+        '"ot"* AND ("heron" OR "heronry" OR "herons")',
+        '"otte"*',
+        None,
+        None,
+    ]  # four characters: FTS5's own prefix index
     monkeypatch.setattr(rank, "EXPAND_MAX", 2)
     assert (await hub.core.store.read(read))[1] == '"heron"*'  # three terms, over the cap: FTS5's own prefix
 
@@ -285,8 +351,10 @@ async def test_a_row_the_words_path_cannot_read_goes_to_bm25(hub: Hub, body: str
     bm25_sql = HIT_SQL.format(visible="1", scope="1")
 
     def both(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-        return (_pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=bm25_sql),
-                _pass(conn, Ranking(worth_from=10**9), "otter", prefix=False, bm25_sql=bm25_sql))
+        return (
+            _pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=bm25_sql),
+            _pass(conn, Ranking(worth_from=10**9), "otter", prefix=False, bm25_sql=bm25_sql),
+        )
 
     mine, theirs = await hub.core.store.read(both)
     assert mine == theirs  # the same statement answered both
@@ -339,9 +407,14 @@ async def test_the_text_paths_rank_the_newest_rows_their_budget_holds(hub: Hub, 
 
     def sizes(conn: sqlite3.Connection) -> list[int]:
         match = parse_query(text).whole
-        return [varint(r[0])[0] for r in conn.execute(
-            """SELECT z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid
-               WHERE search_fts MATCH ? ORDER BY f.rowid DESC""", (match,))]
+        return [
+            varint(r[0])[0]
+            for r in conn.execute(
+                """SELECT z.sz FROM search_fts f JOIN search_fts_docsize z ON z.id = f.rowid
+               WHERE search_fts MATCH ? ORDER BY f.rowid DESC""",
+                (match,),
+            )
+        ]
 
     held = await hub.core.store.read(sizes)
     assert len(held) > 150
@@ -349,19 +422,21 @@ async def test_the_text_paths_rank_the_newest_rows_their_budget_holds(hub: Hub, 
 
     def ranked(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
         args = {"match": parse_query(text).whole, "rows": 150}
-        return (_pass(conn, Ranking(worth_from=0, text_budget=budget), text, prefix=False, bm25_sql="SELECT nope"),
-                [tuple(r) for r in conn.execute(bm25_sql, args).fetchall()],
-                _pass(conn, Ranking(worth_from=0, text_budget=sum(held[:100])), text, prefix=False,
-                      bm25_sql=bm25_sql),
-                [tuple(r) for r in conn.execute(bm25_sql, {**args, "rows": 1000}).fetchall()])
+        return (
+            _pass(conn, Ranking(worth_from=0, text_budget=budget), text, prefix=False, bm25_sql="SELECT nope"),
+            [tuple(r) for r in conn.execute(bm25_sql, args).fetchall()],
+            _pass(conn, Ranking(worth_from=0, text_budget=sum(held[:100])), text, prefix=False, bm25_sql=bm25_sql),
+            [tuple(r) for r in conn.execute(bm25_sql, {**args, "rows": 1000}).fetchall()],
+        )
 
     mine, newest, short, every = await hub.core.store.read(ranked)
     assert [r[0] for r in mine] == [r[0] for r in newest]  # the newest 150, no more
     if text == "otter heron":  # one word's or one phrase's scores leave out its IDF (one factor)
         for (_, got), (_, want) in zip(mine, newest, strict=True):
             assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
-    assert [r[0] for r in sorted(mine, key=lambda r: (r[1], -r[0]))] == \
-        [r[0] for r in sorted(newest, key=lambda r: (r[1], -r[0]))]
+    assert [r[0] for r in sorted(mine, key=lambda r: (r[1], -r[0]))] == [
+        r[0] for r in sorted(newest, key=lambda r: (r[1], -r[0]))
+    ]
     assert short == every  # 100 rows fit: bm25 ranked the pass, every row of it
 
 
@@ -376,8 +451,11 @@ async def test_a_row_too_long_to_reread_ends_the_rows_ranked(hub: Hub) -> None:
     def ranked(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any]]:
         args = {"match": '"otter"', "rows": 1000}
         every = [tuple(r) for r in conn.execute(bm25_sql, args).fetchall()]
-        return (_pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=NO_BM25, need=101),
-                _pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=bm25_sql, need=131), every)
+        return (
+            _pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=NO_BM25, need=101),
+            _pass(conn, Ranking(worth_from=0), "otter", prefix=False, bm25_sql=bm25_sql, need=131),
+            every,
+        )
 
     mine, fallback, every = await hub.core.store.read(ranked)
     assert [r[0] for r in mine] == [r[0] for r in every[:130]]  # the 130 newer rows, none from the long one on

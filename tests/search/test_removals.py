@@ -28,9 +28,12 @@ def counts(data: Path) -> dict[str, int]:
     conn = sqlite3.connect(f"file:{data / 'hub.db'}?mode=ro", uri=True)
     try:
         one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
-        return {"docs": one("SELECT COUNT(*) FROM search_docs"), "fts": one("SELECT COUNT(*) FROM search_fts"),
-                "marks": one("SELECT COUNT(*) FROM search_marks"),
-                "orphans": one("SELECT COUNT(*) FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_docs)")}
+        return {
+            "docs": one("SELECT COUNT(*) FROM search_docs"),
+            "fts": one("SELECT COUNT(*) FROM search_fts"),
+            "marks": one("SELECT COUNT(*) FROM search_marks"),
+            "orphans": one("SELECT COUNT(*) FROM search_fts WHERE rowid NOT IN (SELECT id FROM search_docs)"),
+        }
     finally:
         conn.close()
 
@@ -38,15 +41,19 @@ def counts(data: Path) -> dict[str, int]:
 def feed_docs(data: Path, event_id: str) -> int:
     conn = sqlite3.connect(f"file:{data / 'hub.db'}?mode=ro", uri=True)
     try:
-        return int(conn.execute("SELECT COUNT(*) FROM search_docs WHERE family = 'feed' AND key = ?",
-                                (event_id,)).fetchone()[0])
+        return int(
+            conn.execute("SELECT COUNT(*) FROM search_docs WHERE family = 'feed' AND key = ?", (event_id,)).fetchone()[
+                0
+            ]
+        )
     finally:
         conn.close()
 
 
 async def publish(hub: Hub, project: str, content: str) -> dict[str, Any]:
-    return await hub.artifacts.publish_artifact(ALICE, parse(ArtifactPublish, {
-        "project_id": project, "title": "Notes", "kind": "markdown", "content": content}))
+    return await hub.artifacts.publish_artifact(
+        ALICE, parse(ArtifactPublish, {"project_id": project, "title": "Notes", "kind": "markdown", "content": content})
+    )
 
 
 async def test_remove_events_takes_the_events_search_rows_in_its_own_command(hub: Hub, settings: HubSettings) -> None:
@@ -70,15 +77,17 @@ async def test_an_event_removed_before_it_was_indexed_is_never_indexed(hub: Hub,
     assert feed_docs(settings.data_path, gone["event_id"]) == 0
 
 
-async def test_project_delete_leaves_no_document_row_or_mark(client: HubClient, hub: Hub,
-                                                            settings: HubSettings) -> None:
+async def test_project_delete_leaves_no_document_row_or_mark(
+    client: HubClient, hub: Hub, settings: HubSettings
+) -> None:
     await search(hub, ALICE, "warmup")
     empty = counts(settings.data_path)
     await client.make_project("doomed")
     await hub.posts.signal_append(ALICE, a_signal(project_id="doomed", summary="okapi"))
     s = await hub.sessions.start(ALICE, a_session_start("doomed", "t"))
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="okapi", store="session",
-                                                    session_id=s["session_id"]))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(path="/kv/a", content="okapi", store="session", session_id=s["session_id"])
+    )
     await kb_put(hub, ALICE, "/fs/o.md", "---\ntype: Concept\n---\nokapi\n", project_id="doomed")
     await publish(hub, "doomed", "okapi notes")
     found = await search(hub, ADMIN_CALLER, "okapi")
@@ -109,8 +118,9 @@ async def test_artifacts_changed_behind_the_index_are_healed_on_start(settings: 
         assert len(hits(await search(hub, ALICE, "wombat"))) == 2
         # The crash: the sources change and the hub dies before indexing (the in-memory notes are lost).
         await hub.search_index._lock.acquire()
-        await hub.artifacts.update(ALICE, parse(ArtifactUpdate, {"artifact_id": old["artifact_id"],
-                                                                 "content": "new numbat"}))
+        await hub.artifacts.update(
+            ALICE, parse(ArtifactUpdate, {"artifact_id": old["artifact_id"], "content": "new numbat"})
+        )
         fresh = await publish(hub, "web", "fresh numbat")
         for part in hub.parts:
             part.search_touched()

@@ -76,7 +76,8 @@ async def test_a_paraphrase_finds_its_answer_by_meaning_and_lexical_does_not(cli
 
 
 async def test_a_query_embeds_a_small_backlog_before_it_answers_and_writes_nothing_after(
-        client: HubClient, hub: Hub) -> None:
+    client: HubClient, hub: Hub
+) -> None:
     await search(hub, ALICE, "warm", mode="semantic")  # the model loaded, nothing to embed yet
     await post(hub, "web", BACKUP)
     found = await search(hub, ALICE, BACKUP_QUERY, mode="semantic")
@@ -114,7 +115,8 @@ async def test_a_model_that_fails_to_load_answers_lexically(client: HubClient, h
 
 
 async def test_before_vectors_exist_a_large_backlog_is_embedded_in_the_background(
-        client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(semantic, "INLINE_MAX", 2)
     monkeypatch.setattr(semantic, "BATCH", 2)
     await post(hub, "web", BACKUP)
@@ -166,8 +168,9 @@ async def test_session_scope_and_pruned_sessions(client: HubClient, hub: Hub) ->
 
 
 def vectors_of(client: HubClient, where: str, *args: Any) -> int:
-    return count(client, f"SELECT COUNT(*) FROM search_vectors v JOIN search_docs d ON d.id = v.doc_id WHERE {where}",
-                 *args)
+    return count(
+        client, f"SELECT COUNT(*) FROM search_vectors v JOIN search_docs d ON d.id = v.doc_id WHERE {where}", *args
+    )
 
 
 async def test_removals_take_their_vectors(client: HubClient, hub: Hub) -> None:
@@ -258,8 +261,7 @@ async def test_a_hub_that_never_searched_by_meaning_loads_no_model(settings: Hub
 
 async def test_rest_semantic_mode(client: HubClient, hub: Hub) -> None:
     await post(hub, "web", BACKUP)
-    r = await client.get("/api/v1/search", params={"q": BACKUP_QUERY, "mode": "semantic", "limit": "1"},
-                         headers=ADMIN)
+    r = await client.get("/api/v1/search", params={"q": BACKUP_QUERY, "mode": "semantic", "limit": "1"}, headers=ADMIN)
     assert r.status_code == 200
     body = r.json()
     assert body["backend"] == "hybrid" and body["groups"][0]["hits"][0]["snippet"] == BACKUP
@@ -313,8 +315,7 @@ def test_the_vector_set_keeps_to_its_filter() -> None:
     rng = np.random.default_rng(15)
     vectors = rng.standard_normal((600, 256)).astype(np.float32)
     stored = quantize(vectors)
-    rows = [(i, stored[i], f"p{i % 3}", ("feed", "brain")[i % 2], f"s{i % 5}" if i % 2 else None)
-            for i in range(600)]
+    rows = [(i, stored[i], f"p{i % 3}", ("feed", "brain")[i % 2], f"s{i % 5}" if i % 2 else None) for i in range(600)]
     vs = VectorSet()
     vs.add(rows[:300])
     vs.add(rows[300:])
@@ -331,7 +332,8 @@ def test_the_vector_set_keeps_to_its_filter() -> None:
 
 
 async def test_the_vector_set_is_read_again_once_many_candidates_are_gone(
-        client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: HubClient, hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hubcore.services.search import vectors as vectors_module
 
     monkeypatch.setattr(vectors_module, "CANDIDATES", 4)  # more than 2 of them gone: read again
@@ -350,8 +352,9 @@ async def test_the_vector_set_is_read_again_once_many_candidates_are_gone(
     # Candidates no caller may see (a pruned session's entries, still indexed) are not gone.
     sid = (await hub.sessions.start(ALICE, a_session_start("web", "pruned")))["session_id"]
     for i in range(3):
-        await hub.brains.write_entry(ALICE, a_brain_put(path=f"/kv/{i}", content=f"{FLAKY} {i}", store="session",
-                                                        session_id=sid))
+        await hub.brains.write_entry(
+            ALICE, a_brain_put(path=f"/kv/{i}", content=f"{FLAKY} {i}", store="session", session_id=sid)
+        )
     await search(hub, ADMIN_CALLER, FLAKY_QUERY, mode="semantic")  # embedded and added to the set
     await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     assert (await client.delete(f"/api/v1/storage/sessions/{sid}", headers=ADMIN)).status_code == 200
@@ -380,8 +383,9 @@ def test_a_project_new_to_the_set_after_a_filter_was_made_is_not_allowed_through
     assert len(vs) == 2000 and len(vs.chunks) <= 12
 
 
-@pytest.mark.parametrize("scope", [{"project": "vault"}, {"project": "nope"},
-                                   {"session_id": "ses_01MCC5RM005TE1P8RDK5PG903Q"}])
+@pytest.mark.parametrize(
+    "scope", [{"project": "vault"}, {"project": "nope"}, {"session_id": "ses_01MCC5RM005TE1P8RDK5PG903Q"}]
+)
 async def test_a_refused_scope_writes_nothing(client: HubClient, hub: Hub, scope: dict[str, str]) -> None:
     await post(hub, "web", BACKUP)
     await search(hub, ALICE, BACKUP_QUERY, mode="semantic")  # indexed and embedded: the model is warm
@@ -399,7 +403,8 @@ async def test_a_refused_scope_writes_nothing(client: HubClient, hub: Hub, scope
 
 
 async def test_concurrent_first_queries_load_the_model_once_and_a_longest_query_works(
-        client: HubClient, hub: Hub) -> None:
+    client: HubClient, hub: Hub
+) -> None:
     from hubcore.services.search.vectors import load_wordllama
 
     loads: list[int] = []

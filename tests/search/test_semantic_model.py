@@ -29,26 +29,34 @@ NO_NETWORK = textwrap.dedent("""
 def run(code: str, *, isolate_network: bool = False) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", code]
     # A network namespace of its own (no interface but loopback) where the sandbox allows one.
-    if isolate_network and shutil.which("unshare") and subprocess.run(
-            ["unshare", "-rn", "true"], capture_output=True).returncode == 0:
+    if (
+        isolate_network
+        and shutil.which("unshare")
+        and subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0
+    ):
         command = ["unshare", "-rn", *command]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_the_model_loads_and_embeds_with_networking_off() -> None:
-    done = run(NO_NETWORK + textwrap.dedent("""
+    done = run(
+        NO_NETWORK
+        + textwrap.dedent("""
         from hubcore.services.search.vectors import load_wordllama
         model = load_wordllama()
         vectors = model.embed(["the nightly database backup", "when is our data saved"])
         print(vectors.shape, round(float((vectors[0] ** 2).sum()), 3), len(attempts))
-    """), isolate_network=True)
+    """),
+        isolate_network=True,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["(2,", "256)", "1.0", "0"]  # unit vectors, no connection tried
 
 
 def test_without_the_extra_semantic_mode_answers_lexically(tmp_path: Path) -> None:
-    done = run(textwrap.dedent(f"""
+    done = run(
+        textwrap.dedent(f"""
         import sys
         sys.modules["numpy"] = None  # import numpy -> ImportError: the extra is not installed
         sys.modules["wordllama"] = None
@@ -72,7 +80,8 @@ def test_without_the_extra_semantic_mode_answers_lexically(tmp_path: Path) -> No
                     r = await hub.search.search(admin, parse(SearchRequest, {{"q": q, "mode": "semantic"}}))
                     print(r["backend"], r["count"])
         anyio.run(main)
-    """))
+    """)
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["fts-fallback", "1", "fts-fallback", "0"]
 

@@ -22,11 +22,13 @@ async def test_rest_search_groups_and_reports(client: HubClient, hub: Hub) -> No
     body = r.json()
     assert body["count"] == 2 and body["backend"] == "fts" and body["truncated"] is False
     assert [g["type"] for g in body["groups"]] == ["feed"] and body["groups"][0]["count"] == 2
-    one = (await client.get("/api/v1/search", params={"q": "heron", "type": "feed", "limit": "1"},
-                            headers=ADMIN)).json()
+    one = (
+        await client.get("/api/v1/search", params={"q": "heron", "type": "feed", "limit": "1"}, headers=ADMIN)
+    ).json()
     assert one["count"] == 1 and one["truncated"] is True
-    web = (await client.get("/api/v1/search", params={"q": "heron", "scope": "project", "project": "web"},
-                            headers=ADMIN)).json()
+    web = (
+        await client.get("/api/v1/search", params={"q": "heron", "scope": "project", "project": "web"}, headers=ADMIN)
+    ).json()
     assert [h["project_id"] for h in web["groups"][0]["hits"]] == ["web"] and web["truncated"] is False
     semantic = (await client.get("/api/v1/search", params={"q": "heron", "mode": "semantic"}, headers=ADMIN)).json()
     assert semantic["backend"] == "hybrid" and semantic["count"] == 2
@@ -39,12 +41,24 @@ async def test_whole_words_rank_before_prefixes(client: HubClient, hub: Hub) -> 
     assert [h["snippet"] for h in body["groups"][0]["hits"]] == ["deploy once", "deployment deployment deployment"]
 
 
-@pytest.mark.parametrize("params", [
-    {}, {"q": ""}, {"q": "  ?! "}, {"q": "x", "colour": "red"}, {"q": "x", "type": "events"},
-    {"q": "x", "scope": "everywhere"}, {"q": "x", "scope": "project"}, {"q": "x", "scope": "global", "project": "web"},
-    {"q": "x", "limit": "0"}, {"q": "x", "limit": "101"}, {"q": "x", "limit": "ten"}, {"q": "x", "mode": "fuzzy"},
-    {"q": "x" * 8193},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"q": ""},
+        {"q": "  ?! "},
+        {"q": "x", "colour": "red"},
+        {"q": "x", "type": "events"},
+        {"q": "x", "scope": "everywhere"},
+        {"q": "x", "scope": "project"},
+        {"q": "x", "scope": "global", "project": "web"},
+        {"q": "x", "limit": "0"},
+        {"q": "x", "limit": "101"},
+        {"q": "x", "limit": "ten"},
+        {"q": "x", "mode": "fuzzy"},
+        {"q": "x" * 8193},
+    ],
+)
 async def test_rest_refuses_bad_parameters(client: HubClient, hub: Hub, params: dict[str, str]) -> None:
     assert_problem(await client.get("/api/v1/search", params=params, headers=ADMIN), 400, "invalid_argument")
 
@@ -53,8 +67,9 @@ async def test_rest_search_is_the_admins(client: HubClient, hub: Hub) -> None:
     token = await client.make_agent("carol")
     r = await client.get("/api/v1/search", params={"q": "x"}, headers=client.agent(token))
     assert r.status_code == 401
-    assert_problem(await client.get("/api/v1/search", params={"q": "x", "project": "nope"}, headers=ADMIN),
-                   404, "not_found")
+    assert_problem(
+        await client.get("/api/v1/search", params={"q": "x", "project": "nope"}, headers=ADMIN), 404, "not_found"
+    )
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -65,14 +80,26 @@ async def test_mcp_search_tool_scopes_and_visibility(live: LiveHub, mode: str) -
     async with live.client(token, mode=mode) as c:
         await c.call_tool("signal_append", {"project_id": "demo", "summary": "ibis found", "body": "the ibis body"})
         started = structured(await c.call_tool("session_start", {"project_id": "demo", "name": "birds"}))
-        assert structured(await c.call_tool("brain_put", {"path": "/fs/ibis.md", "content": "ibis notes",
-                                                          "store": "session",
-                                                          "session_id": started["session_id"]}))["ok"] is True
+        assert (
+            structured(
+                await c.call_tool(
+                    "brain_put",
+                    {
+                        "path": "/fs/ibis.md",
+                        "content": "ibis notes",
+                        "store": "session",
+                        "session_id": started["session_id"],
+                    },
+                )
+            )["ok"]
+            is True
+        )
         everywhere = structured(await c.call_tool("search", {"query": "ibis"}))
         assert {g["type"] for g in everywhere["groups"]} >= {"feed", "brain"}
         assert "the ibis body" in {h["snippet"] for g in everywhere["groups"] for h in g["hits"]}
-        session = structured(await c.call_tool("search", {"query": "ibis", "session_id": started["session_id"],
-                                                          "type": "brain"}))
+        session = structured(
+            await c.call_tool("search", {"query": "ibis", "session_id": started["session_id"], "type": "brain"})
+        )
         assert session["count"] == 1 and session["groups"][0]["hits"][0]["session_name"] == "birds"
         scoped = structured(await c.call_tool("search", {"query": "ibis", "project_id": "demo", "limit": 1}))
         assert scoped["count"] == 1 and scoped["truncated"] is True

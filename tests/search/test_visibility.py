@@ -18,11 +18,18 @@ pytestmark = pytest.mark.anyio
 async def fill(hub: Hub, project: str, word: str) -> str:
     """A signal, a brain entry and a page carrying `word` in `project`; the session's id."""
     who = BOB if project == "vault" else ALICE
-    await hub.posts.signal_append(who, a_signal(project_id=project, summary=f"{word} summary",
-                                                payload={"body": f"the {word} body", "deep": {"k": [f"{word}x"]}}))
+    await hub.posts.signal_append(
+        who,
+        a_signal(
+            project_id=project,
+            summary=f"{word} summary",
+            payload={"body": f"the {word} body", "deep": {"k": [f"{word}x"]}},
+        ),
+    )
     s = await hub.sessions.start(who, a_session_start(project, f"{word}-task"))
-    await hub.brains.write_entry(who, a_brain_put(path="/fs/plan.md", content=f"plan for {word}", store="session",
-                                                  session_id=s["session_id"]))
+    await hub.brains.write_entry(
+        who, a_brain_put(path="/fs/plan.md", content=f"plan for {word}", store="session", session_id=s["session_id"])
+    )
     await kb_put(hub, who, f"/fs/{word}.md", f"---\ntype: Concept\n---\n{word} page\n", project_id=project)
     return str(s["session_id"])
 
@@ -61,7 +68,11 @@ async def test_hit_fields_and_snippets(hub: Hub) -> None:
     assert feed["project_display_name"] == "The web"
     brain = by_type["brain"]
     assert (brain["session_id"], brain["path"], brain["session_name"], brain["session_status"]) == (
-        sid, "/fs/plan.md", "yak-task", "active")
+        sid,
+        "/fs/plan.md",
+        "yak-task",
+        "active",
+    )
     assert brain["snippet"] == "plan for yak"
     assert by_type["kb"]["path"] == "/fs/yak.md" and by_type["kb"]["snippet"] == "yak page"
     assert found["count"] == len(hits(found)) and found["backend"] == "fts" and found["took_ms"] >= 0
@@ -72,8 +83,9 @@ async def test_hit_fields_and_snippets(hub: Hub) -> None:
 async def test_snippet_is_at_most_200_characters_of_plain_text(hub: Hub) -> None:
     body = "word " * 300
     await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="s", payload={"body": body}))
-    await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="no string body word",
-                                                  payload={"body": {"x": 1}}))
+    await hub.posts.signal_append(
+        ALICE, a_signal(project_id="web", summary="no string body word", payload={"body": {"x": 1}})
+    )
     found = hits(await search(hub, ALICE, "word"))
     assert all(len(h["snippet"]) <= 200 for h in found)
     assert {h["snippet"] for h in found} >= {"no string body word"}

@@ -26,8 +26,20 @@ pytestmark = pytest.mark.anyio
 
 SEARCH_DIR = Path(__file__).parents[2] / "hubcore" / "services" / "search"
 # Other features' tables (the hub's `projects`, which decides visibility, is the hub's own rule).
-OTHERS = ("events", "sessions", "entries", "pages", "log", "blobs", "artifacts", "artifact_versions", "inbox",
-          "agents", "grants", "artifact_comments")
+OTHERS = (
+    "events",
+    "sessions",
+    "entries",
+    "pages",
+    "log",
+    "blobs",
+    "artifacts",
+    "artifact_versions",
+    "inbox",
+    "agents",
+    "grants",
+    "artifact_comments",
+)
 
 
 async def fill(hub: Hub) -> dict[str, Any]:
@@ -35,11 +47,17 @@ async def fill(hub: Hub) -> dict[str, Any]:
     event = await hub.posts.signal_append(ALICE, a_signal(project_id="web", summary="quokka on the feed"))
     await hub.posts.signal_append(BOB, a_signal(project_id="vault", summary="quokka in the vault"))
     session = await hub.sessions.start(ALICE, a_session_start("web", "t"))
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/q", content="quokka in a brain", store="session",
-                                                    session_id=session["session_id"]))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(path="/kv/q", content="quokka in a brain", store="session", session_id=session["session_id"])
+    )
     await kb_put(hub, ALICE, "/fs/q.md", "---\ntype: Concept\n---\nquokka on a page\n", project_id="web")
-    artifact = await hub.artifacts.publish_artifact(ALICE, parse(ArtifactPublish, {
-        "project_id": "web", "title": "Quokka notes", "kind": "markdown", "content": "quokka in an artifact"}))
+    artifact = await hub.artifacts.publish_artifact(
+        ALICE,
+        parse(
+            ArtifactPublish,
+            {"project_id": "web", "title": "Quokka notes", "kind": "markdown", "content": "quokka in an artifact"},
+        ),
+    )
     return {"event": event["event_id"], "session": session["session_id"], "artifact": artifact["artifact_id"]}
 
 
@@ -59,8 +77,9 @@ async def test_a_write_is_indexed_without_any_query(hub: Hub, settings: HubSetti
     await hub.search_index.settled()  # no search ran: the passes followed the writes
     conn = sqlite3.connect(f"file:{settings.data_path / 'hub.db'}?mode=ro", uri=True)
     try:
-        families = dict(conn.execute("SELECT family, COUNT(*) FROM search_docs WHERE project_id = 'web' "
-                                     "GROUP BY family").fetchall())
+        families = dict(
+            conn.execute("SELECT family, COUNT(*) FROM search_docs WHERE project_id = 'web' GROUP BY family").fetchall()
+        )
         keys = {r[0] for r in conn.execute("SELECT key FROM search_docs")}
     finally:
         conn.close()
@@ -73,8 +92,13 @@ async def test_a_search_query_writes_nothing(client: HubClient, hub: Hub, settin
     await hub.search_index.settled()
     commands, before = hub.core.store.statistics().commands, state(settings)
     asked = [
-        (ALICE, {}), (BOB, {}), (ADMIN_CALLER, {}), (ALICE, {"scope": "project", "project": "web"}),
-        (ALICE, {"type": "brain"}), (ALICE, {"session_id": made["session"]}), (ALICE, {"type": "artifact"}),
+        (ALICE, {}),
+        (BOB, {}),
+        (ADMIN_CALLER, {}),
+        (ALICE, {"scope": "project", "project": "web"}),
+        (ALICE, {"type": "brain"}),
+        (ALICE, {"session_id": made["session"]}),
+        (ALICE, {"type": "artifact"}),
     ]
     for who, fields in asked:
         assert hits(await search(hub, who, "quokka", **fields)), fields
@@ -97,7 +121,8 @@ async def test_a_query_sees_the_write_committed_before_it(hub: Hub) -> None:
 
 
 async def test_a_pass_that_read_a_source_before_its_deletion_writes_none_of_it(
-        client: HubClient, hub: Hub, settings: HubSettings) -> None:
+    client: HubClient, hub: Hub, settings: HubSettings
+) -> None:
     """A pass reads a source, then writes it: a deletion committed in between wins (`still`)."""
     await client.make_project("doomed")
     await hub.posts.signal_append(ALICE, a_signal(project_id="doomed", summary="numbat"))
@@ -107,9 +132,11 @@ async def test_a_pass_that_read_a_source_before_its_deletion_writes_none_of_it(
     await kb_put(hub, ALICE, "/fs/n.md", "---\ntype: Concept\n---\nnumbat\n", project_id="doomed")
     await hub.search_index.settled()
     by_part = {part.name: part for part in hub.parts}
-    read = [(f"brain:{sid}", await by_part["sessions-and-brains"].search_documents(f"brain:{sid}", None)),
-            ("kb:doomed", await by_part["knowledge-base"].search_documents("kb:doomed", None)),
-            ("feed", await by_part["feeds-and-inbox"].search_documents("feed", None))]
+    read = [
+        (f"brain:{sid}", await by_part["sessions-and-brains"].search_documents(f"brain:{sid}", None)),
+        ("kb:doomed", await by_part["knowledge-base"].search_documents("kb:doomed", None)),
+        ("feed", await by_part["feeds-and-inbox"].search_documents("feed", None)),
+    ]
     await hub.sessions.end(ALICE, a_session_end(session_id=sid))
     assert (await client.delete("/api/v1/projects/doomed", headers=ADMIN)).status_code == 204
     for source, batch in read:

@@ -93,22 +93,27 @@ async def test_put_get_list_delete_and_versions(hub: Hub) -> None:
 async def test_if_version_and_absent(hub: Hub) -> None:
     active = await started(hub)
     first = await put(hub, ALICE, active, path="/kv/k", content="a", store="session", if_version="absent")
-    err = await refused("conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session",
-                                        if_version="absent"))
+    err = await refused(
+        "conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session", if_version="absent")
+    )
     assert err.message.endswith(f"current_version={first['version']}")
-    err = await refused("conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session",
-                                        if_version="sha256:" + "0" * 64))
+    err = await refused(
+        "conflict", put(hub, ALICE, active, path="/kv/k", content="b", store="session", if_version="sha256:" + "0" * 64)
+    )
     assert err.message.endswith(f"current_version={first['version']}")
     assert (await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/k"), active=active))["content"] == "a"
     second = await put(hub, ALICE, active, path="/kv/k", content="b", store="session", if_version=first["version"])
     assert second["version"] == entries.version_of(b"b")
-    err = await refused("conflict", put(hub, ALICE, active, path="/kv/new", content="b", store="session",
-                                        if_version="sha256:" + "0" * 64))
+    err = await refused(
+        "conflict",
+        put(hub, ALICE, active, path="/kv/new", content="b", store="session", if_version="sha256:" + "0" * 64),
+    )
     assert err.message.endswith("current_version=absent")
     # One if_version rule on every surface: a version the hub could not have written is refused.
     for bad in ("sha256:00", "sha256:xyz", "sha256:" + "A" * 64, "Absent", ""):
-        err = await refused("invalid_argument", put(hub, ALICE, active, path="/kv/k", content="c", store="session",
-                                                    if_version=bad))
+        err = await refused(
+            "invalid_argument", put(hub, ALICE, active, path="/kv/k", content="c", store="session", if_version=bad)
+        )
 
 
 async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
@@ -120,7 +125,8 @@ async def test_bad_paths_and_store_are_refused(hub: Hub) -> None:
     await refused("invalid_argument", put(hub, ALICE, active, path="/fs/a", content="v", store=None))
     await refused("invalid_argument", put(hub, ALICE, active, path="/fs/a", content="v", store="disk"))
     assert (await hub.brains.list_entries(ALICE, a_brain_list(), active=active))["entries"] == [
-        {"path": "/fs/" + "x" * 508, "type": "file", "size_bytes": 1}]
+        {"path": "/fs/" + "x" * 508, "type": "file", "size_bytes": 1}
+    ]
 
 
 async def test_value_limit_edge(hub: Hub) -> None:
@@ -128,16 +134,18 @@ async def test_value_limit_edge(hub: Hub) -> None:
     at_limit = "v" * entries.CONTENT_MAX
     ok = await put(hub, ALICE, active, path="/kv/big", content=at_limit, store="session")
     assert ok["size_bytes"] == entries.CONTENT_MAX
-    await refused("payload_too_large",
-                  put(hub, ALICE, active, path="/kv/bigger", content=at_limit + "v", store="session"))
+    await refused(
+        "payload_too_large", put(hub, ALICE, active, path="/kv/bigger", content=at_limit + "v", store="session")
+    )
     await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/bigger"), active=active))
 
 
 async def test_writes_only_to_own_running_session(hub: Hub) -> None:
     alice = await started(hub)
     await refused("conflict", put(hub, ALICE, None, path="/kv/k", content="v", store="session"))
-    err = await refused("forbidden", put(hub, BOB, None, path="/kv/k", content="v", store="session",
-                                         session_id=alice[0]))
+    err = await refused(
+        "forbidden", put(hub, BOB, None, path="/kv/k", content="v", store="session", session_id=alice[0])
+    )
     assert err.message.endswith("owner=alice")
     await hub.sessions.end(ALICE, a_session_end(session_id=alice[0]))
     await refused("conflict", put(hub, ALICE, alice, path="/kv/k", content="v", store="session"))
@@ -148,16 +156,17 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
     alice = await started(hub)
     await put(hub, ALICE, alice, path="/fs/n.md", content="note", store="session")
     bob = await started(hub, BOB, "other")
-    by_id = await hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session={"session_id": alice[0]}),
-                                        active=bob)
+    by_id = await hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session={"session_id": alice[0]}), active=bob)
     by_name = await hub.brains.read_entry(
-        BOB, a_brain_get(path="/fs/n.md", session={"agent": "alice", "name": "task"}), active=bob)
+        BOB, a_brain_get(path="/fs/n.md", session={"agent": "alice", "name": "task"}), active=bob
+    )
     assert by_id["content"] == by_name["content"] == "note"
     await client.make_project("secret", confidential=True)
     await client.post("/api/v1/agents/alice/grants", json={"project_id": "secret"}, headers=ADMIN)
     hidden = await hub.sessions.start(ALICE, a_session_start("secret", "hidden"))
-    e1 = await refused("not_found",
-                       hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session_id=hidden["session_id"])))
+    e1 = await refused(
+        "not_found", hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session_id=hidden["session_id"]))
+    )
     e2 = await refused("not_found", hub.brains.read_entry(BOB, a_brain_get(path="/fs/n.md", session_id="ses_nothing")))
     assert e1.message.replace(hidden["session_id"], "X") == e2.message.replace("ses_nothing", "X")
 
@@ -183,16 +192,24 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
     assert not brain_file(hub, sid).exists()
     await put(hub, ALICE, active, path="/fs/dir/x.md", content="hello", store="session")
     r = await client.get(f"/api/v1/sessions/{sid}/brain?path=/fs/", headers=ADMIN)
-    assert r.json() == {"path": "/fs/", "entries": [{"path": "/fs/dir", "type": "dir", "size_bytes": 5}],
-                        "truncated": False, "session_id": sid}
+    assert r.json() == {
+        "path": "/fs/",
+        "entries": [{"path": "/fs/dir", "type": "dir", "size_bytes": 5}],
+        "truncated": False,
+        "session_id": sid,
+    }
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/dir/x.md", headers=ADMIN)
     body = r.json()
     assert body["content"] == "hello" and body["type"] == "file" and body["size_bytes"] == 5
     assert body["written_at"].endswith("Z")
-    assert_problem(await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/dir", headers=ADMIN),
-                   409, "conflict")
-    await behind_the_service(hub, sid, lambda conn: conn.execute(
-        "INSERT INTO entries (path, value, version) VALUES ('/fs/bin', x'fffe00', 'sha256:x')"))
+    assert_problem(await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/dir", headers=ADMIN), 409, "conflict")
+    await behind_the_service(
+        hub,
+        sid,
+        lambda conn: conn.execute(
+            "INSERT INTO entries (path, value, version) VALUES ('/fs/bin', x'fffe00', 'sha256:x')"
+        ),
+    )
     r = await client.get(f"/api/v1/sessions/{sid}/brain/entry?path=/fs/bin", headers=ADMIN)
     assert_problem(r, 422, "invalid_argument")
 
@@ -200,9 +217,14 @@ async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:
 async def test_rest_level_listing_is_capped_at_500(hub: Hub, client: HubClient) -> None:
     active = await started(hub)
     await put(hub, ALICE, active, path="/kv/seed", content="s", store="session")
-    await behind_the_service(hub, active[0], lambda conn: conn.executemany(
-        "INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
-        [(f"/kv/k{i:04d}",) for i in range(500)]))
+    await behind_the_service(
+        hub,
+        active[0],
+        lambda conn: conn.executemany(
+            "INSERT INTO entries (path, value, version) VALUES (?, 'v', 'sha256:v')",
+            [(f"/kv/k{i:04d}",) for i in range(500)],
+        ),
+    )
     r = await client.get(f"/api/v1/sessions/{active[0]}/brain?path=/kv/", headers=ADMIN)
     assert len(r.json()["entries"]) == 500 and r.json()["truncated"] is True
     await behind_the_service(hub, active[0], lambda conn: conn.execute("DELETE FROM entries WHERE path = '/kv/seed'"))
@@ -238,13 +260,23 @@ async def test_a_namespace_root_read_as_an_entry_is_a_directory(client: HubClien
 
 
 SESSION_FORMS: list[tuple[Any, bool]] = [
-    (None, True), ({"session_id": "ses_x"}, True), ({"agent": "bob", "name": "task"}, True),
+    (None, True),
+    ({"session_id": "ses_x"}, True),
+    ({"agent": "bob", "name": "task"}, True),
     ({"agent": "bob", "name": "task", "project_id": "web"}, True),
     ({"agent": "bob", "name": "task", "project_id": None}, True),
-    ("ses_x", False), ({}, False), ({"session_id": ""}, False), ({"session_id": "s" * 129}, False),
-    ({"session_id": "ses_x", "agent": "bob"}, False), ({"session_id": None, "agent": "bob", "name": "t"}, False),
-    ({"agent": "bob"}, False), ({"agent": "bob", "name": 5}, False), ({"agent": "bob", "name": "t", "x": 1}, False),
-    ({"agent": "bob", "name": "t", "project_id": "Not A Slug"}, False), (["ses_x"], False), (5, False),
+    ("ses_x", False),
+    ({}, False),
+    ({"session_id": ""}, False),
+    ({"session_id": "s" * 129}, False),
+    ({"session_id": "ses_x", "agent": "bob"}, False),
+    ({"session_id": None, "agent": "bob", "name": "t"}, False),
+    ({"agent": "bob"}, False),
+    ({"agent": "bob", "name": 5}, False),
+    ({"agent": "bob", "name": "t", "x": 1}, False),
+    ({"agent": "bob", "name": "t", "project_id": "Not A Slug"}, False),
+    (["ses_x"], False),
+    (5, False),
 ]
 
 

@@ -16,8 +16,9 @@ ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 
 async def signal(hub: Hub, who: Caller, summary: str) -> str:
-    return str((await hub.posts.signal_append(who, a_signal(
-        project_id="web", kind="signal", summary=summary)))["event_id"])
+    return str(
+        (await hub.posts.signal_append(who, a_signal(project_id="web", kind="signal", summary=summary)))["event_id"]
+    )
 
 
 async def test_empty_project_brief(hub: Hub) -> None:
@@ -28,8 +29,9 @@ async def test_empty_project_brief(hub: Hub) -> None:
 
 
 async def test_answers_and_events_ranked_and_cut(client: HubClient, hub: Hub) -> None:
-    q = await hub.posts.question_post(ALICE, a_question(
-        project_id="web", summary="Which database?", options=["sqlite", "postgres"]))
+    q = await hub.posts.question_post(
+        ALICE, a_question(project_id="web", summary="Which database?", options=["sqlite", "postgres"])
+    )
     await hub.posts.question_post(ALICE, a_question(project_id="web", summary="Still open?"))
     long = "x" * 300
     await signal(hub, BOB, long)
@@ -37,7 +39,8 @@ async def test_answers_and_events_ranked_and_cut(client: HubClient, hub: Hub) ->
     answer = await hub.resolutions.answer(Caller.admin(), an_answer(question_id=q["question_id"], body="sqlite"))
     b = await hub.brief.brief(ALICE, a_brief(project_id="web"))
     assert [(a["id"], a["outcome"], a["reply"], a["who"]) for a in b["answers"]["items"]] == [
-        (q["question_id"], "answered", "sqlite", "human")]
+        (q["question_id"], "answered", "sqlite", "human")
+    ]
     assert b["answers"]["items"][0]["answer_id"] == answer["event_id"]
     items = b["events"]["items"]
     assert items[0]["open"] is True and items[0]["summary"] == "Still open?"

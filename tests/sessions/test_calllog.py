@@ -158,8 +158,7 @@ def last_activity(hub: Hub, sid: str) -> float:
 
 async def test_a_read_and_its_record_write_nothing_on_the_callers_path(hub: Hub) -> None:
     sid = await start(hub)
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="1", store="session"),
-                                 active=(sid, "web"))
+    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="1", store="session"), active=(sid, "web"))
     hub.core.clock.advance(5)  # type: ignore[attr-defined]
     hub_writes, brain_writes = hub.core.store.statistics().commands, hub.brains.writes
     got = await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/a"), active=(sid, "web"))
@@ -215,15 +214,23 @@ async def test_a_write_records_its_call_after_the_rows_before_it_in_one_command(
     hub.brains.note_call(sid, "brain_get", {}, "ok")
     async with hub.brains.pool.use(sid) as actor:
         before = actor.statistics().commands
-        wrote = await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="1", store="session"),
-                                             active=(sid, "web"), record={"path": "/kv/a"})
+        wrote = await hub.brains.write_entry(
+            ALICE,
+            a_brain_put(path="/kv/a", content="1", store="session"),
+            active=(sid, "web"),
+            record={"path": "/kv/a"},
+        )
         assert wrote["recorded"] is True and actor.statistics().commands == before + 1
     assert logged(hub, sid) == ["brain_get", "brain_put"] and hub.brains.calls.pending == 0
     # A refused write keeps the rows noted before it and records nothing of its own call.
     hub.brains.note_call(sid, "feed_read", {}, "ok")
     with pytest.raises(HubError) as caught:
-        await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="2", store="session",
-                                                        if_version="absent"), active=(sid, "web"), record={})
+        await hub.brains.write_entry(
+            ALICE,
+            a_brain_put(path="/kv/a", content="2", store="session", if_version="absent"),
+            active=(sid, "web"),
+            record={},
+        )
     assert caught.value.code == "conflict"
     assert logged(hub, sid) == ["brain_get", "brain_put", "feed_read"]
     got = await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/a"), active=(sid, "web"))

@@ -25,20 +25,31 @@ pytestmark = pytest.mark.e2e
 
 ADMIN = "hub_e2e-admin"
 MODERN = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "e2e", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 LOSS_BOUND_SECS = 0.2
 CALLING_SECS = 1.0
 _ids = itertools.count(1)
 
 
 def call(http: httpx.Client, token: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-               "Content-Type": "application/json", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-               "Mcp-Name": name}
-    body = {"jsonrpc": "2.0", "id": next(_ids), "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": META}}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": next(_ids),
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": META},
+    }
     r = http.post("/mcp", content=orjson.dumps(body), headers=headers)
     assert r.status_code == 200, r.text
     text = r.text

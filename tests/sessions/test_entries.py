@@ -19,24 +19,43 @@ def refused(code: str, fn: Any, *args: Any, **kwargs: Any) -> HubError:
     return caught.value
 
 
-@pytest.mark.parametrize(("given", "canonical"), [
-    ("/fs/a/b.md", "/fs/a/b.md"),
-    ("/fs/a/", "/fs/a"),  # trailing slash dropped
-    ("/fs//a/./b", "/fs/a/b"),  # empty and `.` components vanish
-    ("/fs/a/../b", "/fs/b"),
-    ("/fs/../b", "/fs/b"),  # `..` at the root stays at the root
-    ("/fs/../../kv/x", "/fs/kv/x"),  # ... so it never reaches another namespace
-    ("fs/a", "/fs/a"),
-    ("/kv/k", "/kv/k"),
-])
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [
+        ("/fs/a/b.md", "/fs/a/b.md"),
+        ("/fs/a/", "/fs/a"),  # trailing slash dropped
+        ("/fs//a/./b", "/fs/a/b"),  # empty and `.` components vanish
+        ("/fs/a/../b", "/fs/b"),
+        ("/fs/../b", "/fs/b"),  # `..` at the root stays at the root
+        ("/fs/../../kv/x", "/fs/kv/x"),  # ... so it never reaches another namespace
+        ("fs/a", "/fs/a"),
+        ("/kv/k", "/kv/k"),
+    ],
+)
 def test_canonical_paths(given: str, canonical: str) -> None:
     assert entries.canonical(given) == canonical
 
 
-@pytest.mark.parametrize("bad", [
-    "/fs/a\x00b", "/fs/a\tb", "/fs/a\nb", "/fs/a\rb", "/fs/a\x7fb", "/fs/a\\b",  # control, backslash
-    "/etc/passwd", "", "/", "fs", "/fs/", "/fs/..", "/kv/.", 5, None,
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "/fs/a\x00b",
+        "/fs/a\tb",
+        "/fs/a\nb",
+        "/fs/a\rb",
+        "/fs/a\x7fb",
+        "/fs/a\\b",  # control, backslash
+        "/etc/passwd",
+        "",
+        "/",
+        "fs",
+        "/fs/",
+        "/fs/..",
+        "/kv/.",
+        5,
+        None,
+    ],
+)
 def test_refused_paths_name_the_argument(bad: Any) -> None:
     err = refused("invalid_argument", entries.canonical, bad)
     assert (err.details or {}).get("field") == "path"

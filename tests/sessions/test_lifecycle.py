@@ -23,9 +23,11 @@ ALICE, BOB = Caller.agent("alice"), Caller.agent("bob")
 
 def session_events(client: HubClient, session_id: str) -> list[tuple[str, str]]:
     with client.db() as conn:
-        rows = conn.execute("SELECT actor, payload FROM events WHERE kind = 'session' AND session_id = ? "
-                            "ORDER BY id", (session_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT actor, payload FROM events WHERE kind = 'session' AND session_id = ? ORDER BY id", (session_id,)
+        ).fetchall()
     import json
+
     return [(r[0], json.loads(r[1])["action"]) for r in rows]
 
 
@@ -80,16 +82,20 @@ async def test_adopt_by_agent_and_name(hub: Hub) -> None:
 
 async def test_fork_a_running_session_copies_its_brain(hub: Hub) -> None:
     s = await hub.sessions.start(ALICE, a_session_start("web", "task"))
-    await hub.brains.write_entry(ALICE, a_brain_put(session_id=s["session_id"], path="/fs/notes.md",
-                                                    content="half done", store="session"))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(session_id=s["session_id"], path="/fs/notes.md", content="half done", store="session")
+    )
     fork = await hub.sessions.start(BOB, a_session_start("web", "task", {"session_id": s["session_id"]}))
     assert fork["started"] == "forked" and fork["session_id"] != s["session_id"]
     assert fork["lineage"] == {"kind": "forked", "from_session_id": s["session_id"], "from_owner": "alice"}
     from hubcore.services.sessions import SessionRef
+
     copied = await hub.brains.get(BOB, SessionRef(session_id=fork["session_id"]), "/fs/notes.md")
     assert copied["content"] == "half done"
-    await hub.brains.write_entry(BOB, a_brain_put(session_id=fork["session_id"], path="/fs/notes.md",
-                                                  content="changed in the fork", store="session"))
+    await hub.brains.write_entry(
+        BOB,
+        a_brain_put(session_id=fork["session_id"], path="/fs/notes.md", content="changed in the fork", store="session"),
+    )
     source = await hub.brains.get(ALICE, SessionRef(session_id=s["session_id"]), "/fs/notes.md")
     assert source["content"] == "half done"
     assert (await hub.sessions.get(ALICE, s["session_id"]))["status"] == "active"

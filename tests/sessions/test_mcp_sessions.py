@@ -25,40 +25,53 @@ async def test_session_brain_and_replay_over_mcp(live: LiveHub, mode: str) -> No
     # The implicit active session needs a connection identity: on 2026-07-28, the Hub-Connection header.
     own = {"Hub-Connection": "alice-1"}
     async with live.client(alice, mode=mode, headers=own) as c:
-        assert (await tool_error(c, "brain_put", {"path": "/kv/a", "content": "1", "store": "session"}))["code"] == \
-            "conflict"
+        assert (await tool_error(c, "brain_put", {"path": "/kv/a", "content": "1", "store": "session"}))[
+            "code"
+        ] == "conflict"
         brief = structured(await c.call_tool("session_brief", {"project_id": "web"}))
         assert brief["previous_session"] is None
         started = structured(await c.call_tool("session_start", {"project_id": "web", "name": "task"}))
         assert started["started"] == "created" and started["namespaces"] == ["/fs/", "/kv/"]
         sid = started["session_id"]
-        put = structured(await c.call_tool("brain_put", {"path": "/fs/plan.md", "content": "# plan",
-                                                         "store": "session"}))
+        put = structured(
+            await c.call_tool("brain_put", {"path": "/fs/plan.md", "content": "# plan", "store": "session"})
+        )
         got = structured(await c.call_tool("brain_get", {"path": "/fs/plan.md"}))
         assert got["content"] == "# plan" and got["version"] == put["version"] and got["session_id"] == sid
-        err = await tool_error(c, "brain_put", {"path": "/fs/plan.md", "content": "x", "store": "session",
-                                                "if_version": "absent"})
+        err = await tool_error(
+            c, "brain_put", {"path": "/fs/plan.md", "content": "x", "store": "session", "if_version": "absent"}
+        )
         assert err["code"] == "conflict" and str(err["message"]).endswith(f"current_version={put['version']}")
         listing = structured(await c.call_tool("brain_list", {"path": "/fs/"}))
         assert listing["entries"] == [{"path": "/fs/plan.md", "type": "file", "size_bytes": 6}]
         ended = structured(await c.call_tool("session_end", {"handoff": "continue with tests"}))
         assert ended["status"] == "ended"
     async with live.client(bob, mode=mode, headers={"Hub-Connection": "bob-1"}) as c:
-        other = await tool_error(c, "brain_put", {"path": "/kv/x", "content": "1", "store": "session",
-                                                  "session_id": sid})
+        other = await tool_error(
+            c, "brain_put", {"path": "/kv/x", "content": "1", "store": "session", "session_id": sid}
+        )
         assert other["code"] == "forbidden" and str(other["message"]).endswith("owner=alice")
-        read = structured(await c.call_tool("brain_get", {"path": "/fs/plan.md",
-                                                          "session": {"agent": "alice", "name": "task"},
-                                                          "project_id": "web"}))
+        read = structured(
+            await c.call_tool(
+                "brain_get", {"path": "/fs/plan.md", "session": {"agent": "alice", "name": "task"}, "project_id": "web"}
+            )
+        )
         assert read["content"] == "# plan"
-        adopted = structured(await c.call_tool("session_start", {"project_id": "web", "name": "bobs",
-                                                                 "from": {"session_id": sid}}))
+        adopted = structured(
+            await c.call_tool("session_start", {"project_id": "web", "name": "bobs", "from": {"session_id": sid}})
+        )
         assert adopted["started"] == "adopted" and adopted["handoff"] == "continue with tests"
         structured(await c.call_tool("brain_put", {"path": "/kv/by", "content": "bob", "store": "session"}))
     r = await live.http.get(f"/api/v1/sessions/{sid}/replay", headers=ADMIN)
     calls = [(e["tool"], e["outcome"]) for e in r.json()["events"]]
-    assert calls == [("brain_put", "ok"), ("brain_get", "ok"), ("brain_put", "conflict"), ("brain_list", "ok"),
-                     ("session_end", "ok"), ("brain_put", "ok")]
+    assert calls == [
+        ("brain_put", "ok"),
+        ("brain_get", "ok"),
+        ("brain_put", "conflict"),
+        ("brain_list", "ok"),
+        ("session_end", "ok"),
+        ("brain_put", "ok"),
+    ]
 
 
 async def test_brain_get_of_a_namespace_root_is_a_directory_conflict(live: LiveHub) -> None:
@@ -77,8 +90,16 @@ async def test_tools_are_listed_with_schemas(live: LiveHub) -> None:
     token = await live.make_agent("alice")
     async with live.client(token) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
-    for name in ("session_start", "session_end", "session_list", "session_brief", "brain_get", "brain_put",
-                 "brain_list", "brain_delete"):
+    for name in (
+        "session_start",
+        "session_end",
+        "session_list",
+        "session_brief",
+        "brain_get",
+        "brain_put",
+        "brain_list",
+        "brain_delete",
+    ):
         assert name in tools and tools[name].input_schema["type"] == "object"
     assert tools["brain_put"].input_schema["required"] == ["path", "content", "store"]
 

@@ -144,8 +144,9 @@ def refusal(outcome: Outcome | HubError) -> str:
     return outcome.code
 
 
-async def write_held_across_the_end(hub: Hub, monkeypatch: pytest.MonkeyPatch, sid: str,
-                                    meanwhile: Callable[[], Awaitable[None]] | None = None) -> Outcome | HubError:
+async def write_held_across_the_end(
+    hub: Hub, monkeypatch: pytest.MonkeyPatch, sid: str, meanwhile: Callable[[], Awaitable[None]] | None = None
+) -> Outcome | HubError:
     """A write of `/kv/late` held past its checks while the session ends (and `meanwhile` runs), then
     let go: its outcome."""
     held, outcomes = HeldWrite(hub, monkeypatch), dict[str, Outcome | HubError]()
@@ -159,8 +160,7 @@ async def write_held_across_the_end(hub: Hub, monkeypatch: pytest.MonkeyPatch, s
     return outcomes["late"]
 
 
-async def test_end_seals_behind_queued_writes_and_refuses_later_ones(
-        hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_end_seals_behind_queued_writes_and_refuses_later_ones(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = await start(hub)
     await put(hub, sid, "/kv/first")
     gate, outcomes = Gate(), dict[str, Any]()
@@ -189,7 +189,8 @@ async def test_end_seals_behind_queued_writes_and_refuses_later_ones(
 
 
 async def test_a_write_racing_the_end_of_a_session_without_a_file_lands_nothing(
-        hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid = await start(hub)
     # the write in flight makes the end seal through the mailbox
     assert refusal(await write_held_across_the_end(hub, monkeypatch, sid)) == "conflict"
@@ -213,6 +214,7 @@ async def test_the_seal_outlives_the_actor_and_a_restart(tmp_path: Path, monkeyp
         await hub.agents.create(HUMAN, an_agent(id="bob"))
         sid = await start(hub)
         await put(hub, sid, "/kv/a")
+
         async def idle() -> None:  # as when idle: the next write opens a new actor
             await hub.brains.pool.close(sid)
             assert not hub.brains.pool.is_open(sid)
@@ -233,9 +235,11 @@ def before_seals(conn: sqlite3.Connection) -> None:
 
 
 async def test_a_brain_from_before_seals_learns_its_session_state_on_first_write(
-        hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
+
     async def downgrade() -> None:
         async with hub.brains.pool.use(sid) as actor:  # back to the schema before seals, by its own actor
             await actor.execute(before_seals)
@@ -267,7 +271,8 @@ async def test_resume_and_adopt_unseal_and_reassign_keeps_open(hub: Hub) -> None
 
 
 async def test_end_then_resume_leaves_the_brain_open_whatever_order_the_seals_run(
-        hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid = await start(hub)
     await put(hub, sid, "/kv/a")
     real, hold = hub.sessions._seal_brain, anyio.Event()

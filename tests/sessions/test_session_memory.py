@@ -49,12 +49,15 @@ async def started(client: Client, name: str) -> str:
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_the_active_session_is_remembered_until_a_session_changes(
-        live: LiveHub, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    live: LiveHub, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token = await live.make_agent("alice")
     await live.make_project("web")
     lookups = Lookups(live.app.hub, monkeypatch)
-    async with live.client(token, mode=mode, headers={"Hub-Connection": "a"}) as c, \
-            live.client(token, mode=mode, headers={"Hub-Connection": "b"}) as other:
+    async with (
+        live.client(token, mode=mode, headers={"Hub-Connection": "a"}) as c,
+        live.client(token, mode=mode, headers={"Hub-Connection": "b"}) as other,
+    ):
         sid = await started(c, "task")
         structured(await put(c, "/kv/one"))
         structured(await c.call_tool("brain_get", {"path": "/kv/one"}))
@@ -76,15 +79,20 @@ async def test_a_session_changed_elsewhere_is_never_served_from_memory(live: Liv
     async with live.client(token, mode=mode, headers={"Hub-Connection": "a"}) as c:
         sid = await started(c, "task")
         structured(await put(c, "/kv/before"))
-        r = await live.http.post(f"/api/v1/sessions/{sid}/end", json={}, headers=ADMIN) if change != "reassign" \
+        r = (
+            await live.http.post(f"/api/v1/sessions/{sid}/end", json={}, headers=ADMIN)
+            if change != "reassign"
             else await live.http.post(f"/api/v1/sessions/{sid}/reassign", json={"agent": "bob"}, headers=ADMIN)
+        )
         assert r.status_code == 200, r.text
         if change == "prune":
             r = await live.http.delete(f"/api/v1/storage/sessions/{sid}", headers=ADMIN)
             assert r.status_code == 200, r.text
         refused = tool_error(await put(c, "/kv/after"), "conflict")
         assert "no active session" in refused["message"]
-        assert "no active session" in tool_error(await c.call_tool("brain_get", {"path": "/kv/before"}),
-                                                 "conflict")["message"]
+        assert (
+            "no active session"
+            in tool_error(await c.call_tool("brain_get", {"path": "/kv/before"}), "conflict")["message"]
+        )
     if change != "prune":
         assert await entries(live, sid) == ["/kv/before"]  # the refused write wrote nothing

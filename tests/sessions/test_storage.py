@@ -30,8 +30,9 @@ async def hub(client: HubClient) -> Hub:
 
 async def session_with_brain(hub: Hub, project: str, name: str, size: int, *, end: bool = True) -> str:
     s = await hub.sessions.start(ALICE, a_session_start(project, name))
-    await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/blob", content="x" * size, store="session",
-                                                    session_id=s["session_id"]))
+    await hub.brains.write_entry(
+        ALICE, a_brain_put(path="/kv/blob", content="x" * size, store="session", session_id=s["session_id"])
+    )
     if end:
         await hub.sessions.end(ALICE, a_session_end(session_id=s["session_id"], handoff="bye"))
     return str(s["session_id"])
@@ -64,8 +65,9 @@ async def test_report_arithmetic_matches_the_disk(client: HubClient, hub: Hub) -
     assert rep["total_bytes"] != sum(kinds.values())  # the store's bytes are not counted twice
     assert rep["used_bytes"] >= rep["total_bytes"] + kinds["events"]
     with client.db() as conn:
-        web_bytes = conn.execute("SELECT SUM(length(summary) + length(payload)) FROM events WHERE project_id = 'web'"
-                                 ).fetchone()[0]
+        web_bytes = conn.execute(
+            "SELECT SUM(length(summary) + length(payload)) FROM events WHERE project_id = 'web'"
+        ).fetchone()[0]
     assert rows["web"]["events_bytes"] == web_bytes > 0
     assert rep["prunable"] == {"sessions": 1, "bytes": rows["web"]["session_bytes"]}
     assert rows["web"]["prunable"] == {"sessions": 1, "bytes": rows["web"]["session_bytes"]}
@@ -143,8 +145,11 @@ async def test_prune_never_touches_active_sessions(client: HubClient, hub: Hub) 
 
 async def test_prune_and_storage_are_admin_only(client: HubClient, hub: Hub) -> None:
     token = await client.make_agent("bob")
-    for method, path in (("GET", "/api/v1/storage"), ("DELETE", "/api/v1/storage/sessions"),
-                         ("POST", "/api/v1/prune/undo/x")):
+    for method, path in (
+        ("GET", "/api/v1/storage"),
+        ("DELETE", "/api/v1/storage/sessions"),
+        ("POST", "/api/v1/prune/undo/x"),
+    ):
         assert_problem(await client.request(method, path, headers=client.agent(token)), 401, "unauthenticated")
 
 

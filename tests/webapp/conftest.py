@@ -70,10 +70,22 @@ class Hub:
     def agent_call(self, agent_token: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """One tool call through `hub-cli call` with the agent's token, as an agent would make it."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-        env.update({"HUB_CONFIG": str(self.data_dir.parent / "agent-client.toml"), "HUB_URL": self.url,
-                    "HUB_TOKEN": agent_token})
-        done = subprocess.run([HUB_CLI, "call", tool, "-"], env=env, input=json.dumps(args),
-                              capture_output=True, text=True, check=False, timeout=120)
+        env.update(
+            {
+                "HUB_CONFIG": str(self.data_dir.parent / "agent-client.toml"),
+                "HUB_URL": self.url,
+                "HUB_TOKEN": agent_token,
+            }
+        )
+        done = subprocess.run(
+            [HUB_CLI, "call", tool, "-"],
+            env=env,
+            input=json.dumps(args),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         assert done.returncode == 0, (done.stdout, done.stderr)
         result: dict[str, Any] = json.loads(done.stdout)
         return result
@@ -81,11 +93,22 @@ class Hub:
     def mcp(self, agent_token: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         """The same call posted straight to /mcp (the stateless protocol era: one POST, one JSON
         answer): a fraction of a process start, for tests that seed many items."""
-        r = self.http.post("/mcp", json={"jsonrpc": "2.0", "id": next(self._ids), "method": "tools/call",
-                                         "params": {"name": tool, "arguments": args, "_meta": META}},
-                           headers={"Authorization": f"Bearer {agent_token}", "MCP-Protocol-Version": MODERN_MCP,
-                                    "Accept": "application/json, text/event-stream",
-                                    "Mcp-Method": "tools/call", "Mcp-Name": tool})
+        r = self.http.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": next(self._ids),
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": args, "_meta": META},
+            },
+            headers={
+                "Authorization": f"Bearer {agent_token}",
+                "MCP-Protocol-Version": MODERN_MCP,
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": tool,
+            },
+        )
         assert r.status_code == 200, r.text
         body = r.json()
         assert "error" not in body and not body["result"].get("isError"), body
@@ -94,12 +117,18 @@ class Hub:
         return found
 
     def question(self, agent_token: str, project_id: str, summary: str, **extra: Any) -> str:
-        return str(self.mcp(agent_token, "question_post", {"project_id": project_id, "summary": summary,
-                                                           **extra})["event_id"])
+        return str(
+            self.mcp(agent_token, "question_post", {"project_id": project_id, "summary": summary, **extra})["event_id"]
+        )
 
     def approval(self, agent_token: str, project_id: str, summary: str, **extra: Any) -> str:
-        return str(self.mcp(agent_token, "signal_append", {"project_id": project_id, "summary": summary,
-                                                           "kind": "approval", **extra})["event_id"])
+        return str(
+            self.mcp(
+                agent_token,
+                "signal_append",
+                {"project_id": project_id, "summary": summary, "kind": "approval", **extra},
+            )["event_id"]
+        )
 
     def wait_last_seen(self, project_id: str, want: str) -> None:
         """The app posts the human's feed cursor after drawing; poll the hub (no fixed sleep) until it lands."""
@@ -110,7 +139,7 @@ class Hub:
 
     def item(self, event_id: str) -> dict[str, Any]:
         """The inbox entry as the hub stores it now."""
-        items = self.rest("GET", "/inbox", None) ["items"]
+        items = self.rest("GET", "/inbox", None)["items"]
         found = [i for i in items if i["event_id"] == event_id]
         assert found, f"{event_id} is not in the inbox"
         return dict(found[0])
@@ -137,15 +166,25 @@ def browser() -> Iterator[Any]:
 PageErrors = list[str]
 
 
-def open_app(browser: Any, hub: Hub, viewport: dict[str, int], *, token: str | None = ADMIN_TOKEN,
-             hash_: str = "#/", color_scheme: str = "light", service_workers: str = "block",
-             undo_seconds: int = 0, clock: bool = False) -> Any:
+def open_app(
+    browser: Any,
+    hub: Hub,
+    viewport: dict[str, int],
+    *,
+    token: str | None = ADMIN_TOKEN,
+    hash_: str = "#/",
+    color_scheme: str = "light",
+    service_workers: str = "block",
+    undo_seconds: int = 0,
+    clock: bool = False,
+) -> Any:
     """A fresh context with the app opened at `hash_`, connected with `token` (None: not connected).
     Service workers are blocked unless asked for, so a test sees the network, not a cache. Answers
     are sent at once (the Settings choice "Off") unless `undo_seconds` holds them for Undo; `clock`
     installs Playwright's fake clock before the app loads (`page.clock.run_for`)."""
-    context = browser.new_context(viewport=viewport, base_url=hub.url, color_scheme=color_scheme,
-                                  service_workers=service_workers)
+    context = browser.new_context(
+        viewport=viewport, base_url=hub.url, color_scheme=color_scheme, service_workers=service_workers
+    )
     page = context.new_page()
     if clock:
         page.clock.install()

@@ -26,8 +26,16 @@ def no_script_ran(page: Any) -> None:
     assert page.locator("main img").count() == 0
 
 
-def session(hub: Hub, token: str, project_id: str, name: str, files: dict[str, str] | None = None,
-            *, end: bool = False, handoff: str | None = None) -> str:
+def session(
+    hub: Hub,
+    token: str,
+    project_id: str,
+    name: str,
+    files: dict[str, str] | None = None,
+    *,
+    end: bool = False,
+    handoff: str | None = None,
+) -> str:
     """A session an agent started (its brain holding `files`), ended when asked; its id."""
     started = hub.mcp(token, "session_start", {"project_id": project_id, "name": name})
     session_id = str(started["session_id"])
@@ -43,5 +51,7 @@ def session(hub: Hub, token: str, project_id: str, name: str, files: dict[str, s
 
 def signals(hub: Hub, token: str, project_id: str, count: int, prefix: str = "step") -> list[str]:
     """`count` signals in order; their event ids, oldest first."""
-    return [str(hub.mcp(token, "signal_append", {"project_id": project_id, "summary": f"{prefix} {i}"})["event_id"])
-            for i in range(1, count + 1)]
+    return [
+        str(hub.mcp(token, "signal_append", {"project_id": project_id, "summary": f"{prefix} {i}"})["event_id"])
+        for i in range(1, count + 1)
+    ]

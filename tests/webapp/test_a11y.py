@@ -22,12 +22,22 @@ def seeds(hub: Hub) -> Iterator[Seeds]:
     agent = hub.new_agent("auditor")
     project = hub.new_project("a11y")
     hub.question(agent, project, "Which colour for the button?", options=["Blue", "Green"], body="Context here.")
-    hub.question(agent, project, "Order details?", form={"type": "object", "required": ["email"], "properties": {
-        "email": {"type": "string", "format": "email", "title": "Reply to", "description": "Where to send it"},
-        "copies": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
-        "colour": {"type": "string", "enum": ["r", "b"], "enumNames": ["Red", "Blue"]},
-        "extras": {"type": "array", "items": {"type": "string", "enum": ["gift", "rush"]}},
-        "ok": {"type": "boolean", "title": "Confirm"}}})
+    hub.question(
+        agent,
+        project,
+        "Order details?",
+        form={
+            "type": "object",
+            "required": ["email"],
+            "properties": {
+                "email": {"type": "string", "format": "email", "title": "Reply to", "description": "Where to send it"},
+                "copies": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
+                "colour": {"type": "string", "enum": ["r", "b"], "enumNames": ["Red", "Blue"]},
+                "extras": {"type": "array", "items": {"type": "string", "enum": ["gift", "rush"]}},
+                "ok": {"type": "boolean", "title": "Confirm"},
+            },
+        },
+    )
     # A push device (its endpoint refuses connections at once), so Settings draws a device row.
     device = hub.rest("POST", "/push/devices", subscription("http://127.0.0.1:9/audit"), expect=201)
     hub.question(agent, project, "Open question with a deadline?", expires_in_seconds=3600)
@@ -35,26 +45,70 @@ def seeds(hub: Hub) -> Iterator[Seeds]:
     hub.mcp(agent, "signal_append", {"project_id": project, "kind": "idea", "summary": "An idea to read"})
     hub.mcp(agent, "signal_append", {"project_id": project, "summary": "Progress made"})
     session = hub.mcp(agent, "session_start", {"project_id": project, "name": "audit"})["session_id"]
-    art = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": "Audit page", "kind": "html",
-                                              "content": "<main><h1>Audit</h1><p>Some words</p></main>"})["artifact_id"]
-    hub.mcp(agent, "comment_post", {"artifact_id": art, "body": "Check this",
-                                    "anchor": {"mode": "text", "quote": "Some words"}})
+    art = hub.mcp(
+        agent,
+        "artifact_publish",
+        {
+            "project_id": project,
+            "title": "Audit page",
+            "kind": "html",
+            "content": "<main><h1>Audit</h1><p>Some words</p></main>",
+        },
+    )["artifact_id"]
+    hub.mcp(
+        agent,
+        "comment_post",
+        {"artifact_id": art, "body": "Check this", "anchor": {"mode": "text", "quote": "Some words"}},
+    )
     hub.mcp(agent, "artifact_draft", {"artifact_id": art, "content": "<main><h1>Audit</h1><p>More words</p></main>"})
-    locked = hub.agent_call(agent, "artifact_publish", {"project_id": project, "title": "Locked", "kind": "html",
-                                                        "content": "<p>secret</p>", "password": "audit password"})
-    guide = ("---\ntype: Guide\ntitle: Guide\nstatus: draft\n---\n# Guide\n\n"
-             "| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n")
+    locked = hub.agent_call(
+        agent,
+        "artifact_publish",
+        {
+            "project_id": project,
+            "title": "Locked",
+            "kind": "html",
+            "content": "<p>secret</p>",
+            "password": "audit password",
+        },
+    )
+    guide = (
+        "---\ntype: Guide\ntitle: Guide\nstatus: draft\n---\n# Guide\n\n| a | b |\n|--:|--|\n| 1 | [x](other.md) |\n"
+    )
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide})
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guide.md", {"content": guide + "\nMore.\n"})
-    diff = hub.mcp(agent, "artifact_publish", {
-        "project_id": project, "title": "Audit diff", "kind": "diff", "content": (
-        "--- a/app.py\n+++ b/app.py\n@@ -1,12 +1,12 @@\n import os\n-def greet():\n+def greet(name):\n"
-        + "".join(f" line {n}\n" for n in range(3, 12)) + "-x = 1\n+x = 2\n")})["artifact_id"]
-    hub.mcp(agent, "comment_post", {"artifact_id": diff, "body": "Who is greeted?",
-                                    "anchor": {"mode": "line", "file": "app.py", "side": "new", "line": 2}})
+    diff = hub.mcp(
+        agent,
+        "artifact_publish",
+        {
+            "project_id": project,
+            "title": "Audit diff",
+            "kind": "diff",
+            "content": (
+                "--- a/app.py\n+++ b/app.py\n@@ -1,12 +1,12 @@\n import os\n-def greet():\n+def greet(name):\n"
+                + "".join(f" line {n}\n" for n in range(3, 12))
+                + "-x = 1\n+x = 2\n"
+            ),
+        },
+    )["artifact_id"]
+    hub.mcp(
+        agent,
+        "comment_post",
+        {
+            "artifact_id": diff,
+            "body": "Who is greeted?",
+            "anchor": {"mode": "line", "file": "app.py", "side": "new", "line": 2},
+        },
+    )
     review = hub.approval(agent, project, "Review the diff", artifact_id=diff)
-    yield {"project": project, "session": str(session), "artifact": str(art), "locked": str(locked["artifact_id"]),
-            "diff": str(diff), "review": str(review)}
+    yield {
+        "project": project,
+        "session": str(session),
+        "artifact": str(art),
+        "locked": str(locked["artifact_id"]),
+        "diff": str(diff),
+        "review": str(review),
+    }
     hub.rest("DELETE", f"/push/devices/{device['id']}", expect=204)
 
 
@@ -87,8 +141,11 @@ def audit(page: Any) -> list[str]:
     from axe_playwright_python.sync_playwright import Axe
 
     results = Axe().run(page)
-    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
-            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def settle(page: Any) -> None:
@@ -99,8 +156,9 @@ def settle(page: Any) -> None:
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize(("screen", "address"), SCREENS, ids=[s for s, _ in SCREENS])
-def test_no_serious_violation(opener: Any, seeds: Seeds, screen: str, address: Callable[[Seeds], str],
-                              theme: str) -> None:
+def test_no_serious_violation(
+    opener: Any, seeds: Seeds, screen: str, address: Callable[[Seeds], str], theme: str
+) -> None:
     page = opener(color_scheme=theme, hash_=address(seeds))
     settle(page)
     assert page.evaluate("getComputedStyle(document.body).colorScheme") == theme
@@ -152,6 +210,8 @@ def test_reduced_motion_turns_animation_off(opener: Any) -> None:
     page.emulate_media(reduced_motion="reduce")
     page.evaluate("location.hash = '#/settings'")
     page.locator("label[for=density-compact]").click()  # saving shows no toast; make one
-    page.evaluate("document.getElementById('toasts').append(Object.assign(document.createElement('div'),"
-                  " {className: 'toast', textContent: 'x'}))")
+    page.evaluate(
+        "document.getElementById('toasts').append(Object.assign(document.createElement('div'),"
+        " {className: 'toast', textContent: 'x'}))"
+    )
     assert page.evaluate("getComputedStyle(document.querySelector('.toast')).animationName") == "none"

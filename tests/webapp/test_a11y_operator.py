@@ -41,8 +41,11 @@ def test_the_inbox_grouped_with_a_held_answer(opener: Any, hub: Hub, theme: str,
 
 @THEMES
 def test_the_admit_confirmation(opener: Any, hub: Hub, theme: str) -> None:
-    r = httpx.post(f"{hub.url}/api/v1/enrol", json={"display_name": "Auditee", "why": "to be audited",
-                                                    "suggested_id": f"auditee-{theme}"}, timeout=10)
+    r = httpx.post(
+        f"{hub.url}/api/v1/enrol",
+        json={"display_name": "Auditee", "why": "to be audited", "suggested_id": f"auditee-{theme}"},
+        timeout=10,
+    )
     assert r.status_code == 202, r.text
     agent_id = r.json()["agent_id"]
     page = opener(color_scheme=theme, viewport=DESKTOP, hash_=f"#/inbox?project=space-{agent_id}")
@@ -60,8 +63,10 @@ def test_the_admit_confirmation(opener: Any, hub: Hub, theme: str) -> None:
 def test_a_feed_opened_at_a_search_hit(opener: Any, hub: Hub, theme: str, viewport: dict[str, int]) -> None:
     agent = hub.new_agent("a11y-feed")
     project = hub.new_project("a11y-feed")
-    made = [str(hub.mcp(agent, "signal_append", {"project_id": project, "summary": f"event {n}"})["event_id"])
-            for n in range(30)]
+    made = [
+        str(hub.mcp(agent, "signal_append", {"project_id": project, "summary": f"event {n}"})["event_id"])
+        for n in range(30)
+    ]
     page = opener(viewport=viewport, color_scheme=theme, hash_=f"#/projects/{project}?tab=feed&event={made[3]}")
     expect(page.locator("li.feed-row.target")).to_be_visible()
     expect(page.get_by_role("button", name="Show the newest events")).to_be_visible()

@@ -115,8 +115,11 @@ def test_an_agents_display_name_is_text(app_page: Any, hub: Hub) -> None:
 
 
 def enrol(hub: Hub, agent_id: str, why: str) -> str:
-    r = httpx.post(f"{hub.url}/api/v1/enrol", json={"display_name": agent_id.title(), "why": why,
-                                                    "suggested_id": agent_id}, timeout=10)
+    r = httpx.post(
+        f"{hub.url}/api/v1/enrol",
+        json={"display_name": agent_id.title(), "why": why, "suggested_id": agent_id},
+        timeout=10,
+    )
     assert r.status_code == 202, r.text
     return str(r.json()["token"])
 

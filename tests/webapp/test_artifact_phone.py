@@ -57,8 +57,9 @@ def comment_on_selection(page: Any, body: str) -> Any:
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 @pytest.mark.parametrize("kind", ["html", "markdown"])
-def test_selected_text_becomes_the_quote(hub: Hub, writer: str, opener: Any, viewport: dict[str, int],
-                                         kind: str) -> None:
+def test_selected_text_becomes_the_quote(
+    hub: Hub, writer: str, opener: Any, viewport: dict[str, int], kind: str
+) -> None:
     project = hub.new_project("sel")
     aid = publish(hub, writer, project, "Plan", HTML if kind == "html" else MARKDOWN, kind=kind)
     page = opener(viewport=viewport, hash_=f"#/artifacts/{aid}")
@@ -77,18 +78,26 @@ def test_selected_text_becomes_the_quote(hub: Hub, writer: str, opener: Any, vie
     expect(item.locator(".art-comment-body")).to_have_text("Make it Thursday")
     [stored] = comments(hub, aid)
     assert (stored["author"], stored["body"], stored["anchor"], stored["anchor_version"]) == (
-        "human", "Make it Thursday", {"mode": "text", "quote": PASSAGE}, 1)
+        "human",
+        "Make it Thursday",
+        {"mode": "text", "quote": PASSAGE},
+        1,
+    )
     assert "forged" not in (main.text_content() or "")
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 @pytest.mark.parametrize("kind", ["html", "markdown"])
-def test_a_protected_version_takes_its_quote_after_unlock(hub: Hub, writer: str, opener: Any,
-                                                          viewport: dict[str, int], kind: str) -> None:
+def test_a_protected_version_takes_its_quote_after_unlock(
+    hub: Hub, writer: str, opener: Any, viewport: dict[str, int], kind: str
+) -> None:
     project = hub.new_project("selock")
     content = f"<p id=passage>{PASSAGE}</p><p>More.</p>" if kind == "html" else f"{PASSAGE}\n\nMore.\n"
-    done = hub.agent_call(writer, "artifact_publish", {"project_id": project, "title": "Locked", "kind": kind,
-                                                       "content": content, "password": PASSWORD})
+    done = hub.agent_call(
+        writer,
+        "artifact_publish",
+        {"project_id": project, "title": "Locked", "kind": kind, "content": content, "password": PASSWORD},
+    )
     aid = done["artifact_id"]
     page = opener(viewport=viewport, hash_=f"#/artifacts/{aid}")
     main = page.locator("main")
@@ -104,13 +113,15 @@ def test_a_protected_version_takes_its_quote_after_unlock(hub: Hub, writer: str,
             """(pre, passage) => { const r = document.createRange(); const t = pre.firstChild;
             r.setStart(t, 0); r.setEnd(t, passage.length);
             getSelection().removeAllRanges(); getSelection().addRange(r); }""",
-            PASSAGE)
+            PASSAGE,
+        )
     form = comment_on_selection(page, "Not before the review")
     expect(form.get_by_label("Quote", exact=False)).to_have_value(PASSAGE)
     expect(form).to_contain_text("stored as plain text on the hub")
     form.get_by_role("button", name="Comment").click()
     expect(main.locator(".art-comment .art-comment-body")).to_have_text(
-        f"\u201c{PASSAGE}\u201d\n\nNot before the review")
+        f"\u201c{PASSAGE}\u201d\n\nNot before the review"
+    )
     [stored] = comments(hub, aid)
     # The hub refuses a quote anchor on ciphertext: the passage rides in the text, anchored where it sits.
     assert stored["body"] == f"\u201c{PASSAGE}\u201d\n\nNot before the review"
@@ -139,8 +150,9 @@ def test_a_selection_longer_than_a_quote_is_cut_and_says_so(hub: Hub, writer: st
 
 def test_a_selection_with_markup_is_shown_as_text(hub: Hub, writer: str, app_page: Any) -> None:
     project = hub.new_project("selx")
-    aid = publish(hub, writer, project, "Tags", "# Tags\n\nA <img src=x onerror=\"window.__pwned=1\"> here\n",
-                  kind="markdown")
+    aid = publish(
+        hub, writer, project, "Tags", '# Tags\n\nA <img src=x onerror="window.__pwned=1"> here\n', kind="markdown"
+    )
     viewer(app_page, aid)
     select_passage(app_page, "p >> nth=0")
     bar = app_page.locator("main .art-selection")
@@ -176,8 +188,9 @@ def test_mermaid_is_fetched_only_when_the_diagram_nears_the_screen(hub: Hub, wri
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
-def test_share_sheet_beside_copy_and_toasts_above_the_dialog(hub: Hub, writer: str, opener: Any,
-                                                             viewport: dict[str, int]) -> None:
+def test_share_sheet_beside_copy_and_toasts_above_the_dialog(
+    hub: Hub, writer: str, opener: Any, viewport: dict[str, int]
+) -> None:
     project = hub.new_project("shs")
     aid = publish(hub, writer, project, "Shared plan", "<p>for everyone</p>")
     page = opener(viewport=viewport, hash_="#/")
@@ -215,8 +228,9 @@ def test_no_share_sheet_where_the_browser_has_none(hub: Hub, writer: str, app_pa
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
-def test_share_page_back_only_with_somewhere_to_go(hub: Hub, writer: str, browser: Any,
-                                                   viewport: dict[str, int]) -> None:
+def test_share_page_back_only_with_somewhere_to_go(
+    hub: Hub, writer: str, browser: Any, viewport: dict[str, int]
+) -> None:
     project = hub.new_project("back")
     aid = publish(hub, writer, project, "Public plan", "<p id=w>words</p>")
     url = hub.rest("POST", f"/artifacts/{aid}/share", {}, expect=201)["url"]
@@ -240,8 +254,9 @@ def test_share_page_back_only_with_somewhere_to_go(hub: Hub, writer: str, browse
 
 
 @pytest.mark.parametrize("viewport", WIDTHS)
-def test_a_missing_artifact_reads_as_a_sentence(hub: Hub, writer: str, opener: Any, browser: Any,
-                                                viewport: dict[str, int]) -> None:
+def test_a_missing_artifact_reads_as_a_sentence(
+    hub: Hub, writer: str, opener: Any, browser: Any, viewport: dict[str, int]
+) -> None:
     project = hub.new_project("gone")
     aid = publish(hub, writer, project, "Soon gone", "<p>words</p>")
     url = hub.rest("POST", f"/artifacts/{aid}/share", {}, expect=201)["url"]
@@ -272,8 +287,9 @@ def test_a_missing_artifact_reads_as_a_sentence(hub: Hub, writer: str, opener: A
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_changed_screens_have_no_serious_violation(hub: Hub, writer: str, opener: Any, browser: Any,
-                                                   theme: str) -> None:
+def test_changed_screens_have_no_serious_violation(
+    hub: Hub, writer: str, opener: Any, browser: Any, theme: str
+) -> None:
     project = hub.new_project("axe25")
     aid = publish(hub, writer, project, "Audited plan", MARKDOWN, kind="markdown")
     page = opener(color_scheme=theme, hash_=f"#/artifacts/{aid}")

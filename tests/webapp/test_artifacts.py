@@ -42,8 +42,17 @@ def test_gallery_groups_and_lock_tile(hub: Hub, artist: str, app_page: Any) -> N
     project = hub.new_project("gal")
     publish(hub, artist, project, "Release notes", "# Notes\n\nShipped.", kind="markdown")
     publish(hub, artist, project, "Landing page", "<h1>Hi</h1>")
-    hub.agent_call(artist, "artifact_publish", {"project_id": project, "title": "Locked plan", "kind": "html",
-                                                "content": "<p>secret</p>", "password": PASSWORD})
+    hub.agent_call(
+        artist,
+        "artifact_publish",
+        {
+            "project_id": project,
+            "title": "Locked plan",
+            "kind": "html",
+            "content": "<p>secret</p>",
+            "password": PASSWORD,
+        },
+    )
     app_page.evaluate("p => { location.hash = '#/projects/' + p + '/artifacts?group=kind'; }", project)
     gallery = app_page.locator("main .art-gallery")
     expect(gallery.locator(".art-group")).to_have_count(2)  # HTML and Markdown
@@ -87,7 +96,8 @@ def test_comment_on_a_quote_resolve_and_reopen(hub: Hub, artist: str, app_page: 
     expect(item.locator(".art-comment-body")).to_have_text("Say <b>slow</b> instead")  # text, not markup
     stored = comments(hub, aid)
     assert [(c["author"], c["body"], c["anchor"], c["anchor_version"], c["done"]) for c in stored] == [
-        ("human", "Say <b>slow</b> instead", {"mode": "text", "quote": "quick brown fox"}, 1, False)]
+        ("human", "Say <b>slow</b> instead", {"mode": "text", "quote": "quick brown fox"}, 1, False)
+    ]
     item.get_by_role("button", name="Resolve").click()
     expect(item.get_by_role("button", name="Reopen")).to_be_visible()
     expect(item).to_contain_text("resolved")
@@ -157,9 +167,17 @@ def test_share_link_created_copied_and_revoked(hub: Hub, artist: str, app_page_d
 
 def test_protected_artifact_opens_with_its_password_never_sent(hub: Hub, artist: str, app_page: Any) -> None:
     project = hub.new_project("lock")
-    done = hub.agent_call(artist, "artifact_publish", {
-        "project_id": project, "title": "Secret plan", "kind": "html",
-        "content": "<p id=plan>Ship on Friday</p>", "password": PASSWORD})
+    done = hub.agent_call(
+        artist,
+        "artifact_publish",
+        {
+            "project_id": project,
+            "title": "Secret plan",
+            "kind": "html",
+            "content": "<p id=plan>Ship on Friday</p>",
+            "password": PASSWORD,
+        },
+    )
     aid = done["artifact_id"]
     hub.rest("POST", f"/artifacts/{aid}/share", {}, expect=201)  # the frame then opens only with a viewer pass
     sent: list[str] = []
@@ -177,8 +195,9 @@ def test_protected_artifact_opens_with_its_password_never_sent(hub: Hub, artist:
     # Written into the loader's frame, whose CSP lets only the hub's loader run (scripts are not on).
     inner = app_page.frame_locator("main iframe.art-frame")
     expect(inner.locator("#plan")).to_have_text("Ship on Friday")
-    assert sent and not [s for s in sent if PASSWORD in s or PASSWORD.replace(" ", "%20") in s
-                         or PASSWORD.replace(" ", "+") in s]
+    assert sent and not [
+        s for s in sent if PASSWORD in s or PASSWORD.replace(" ", "%20") in s or PASSWORD.replace(" ", "+") in s
+    ]
     assert "Ship on Friday" not in (main.text_content() or "")  # only inside the frame
 
 
@@ -228,8 +247,7 @@ def test_copy_raw_and_delete(hub: Hub, artist: str, app_page_desktop: Any) -> No
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist: str, opener: Any,
-                                                                 theme: str) -> None:
+def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist: str, opener: Any, theme: str) -> None:
     from tests.webapp.test_a11y import audit
 
     project = hub.new_project("axe")
@@ -254,8 +272,11 @@ def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist
 def test_protected_markdown_is_shown_as_text(hub: Hub, artist: str, app_page: Any) -> None:
     project = hub.new_project("lockmd")
     text = "# Terms\n\n<script>parent.postMessage('pwned', '*')</script> & <b>not bold</b>"
-    done = hub.agent_call(artist, "artifact_publish", {"project_id": project, "title": "Terms", "kind": "markdown",
-                                                       "content": text, "password": PASSWORD})
+    done = hub.agent_call(
+        artist,
+        "artifact_publish",
+        {"project_id": project, "title": "Terms", "kind": "markdown", "content": text, "password": PASSWORD},
+    )
     main = viewer(app_page, done["artifact_id"])
     gate = main.locator("form.art-gate")
     expect(gate.get_by_label("Anchored to")).to_have_count(0)  # the gate, not yet the frame

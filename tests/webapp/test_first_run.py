@@ -24,21 +24,18 @@ def empty_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     tmp = tmp_path_factory.mktemp("first-run-hub")
     with serve(base_env(tmp, HUB_ADMIN_TOKEN=ADMIN_TOKEN)) as served:
         wait_ready(served.url)
-        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-                          timeout=30) as http:
+        with httpx.Client(base_url=served.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as http:
             yield Hub(served.url, tmp / "data", http)
         assert served.stop() == 0
 
 
 def snippets(page: Any) -> dict[str, str]:
     guide = page.locator(".first-run")
-    return {c.get_attribute("data-client"): c.locator("pre").text_content()
-            for c in guide.locator(".client").all()}
+    return {c.get_attribute("data-client"): c.locator("pre").text_content() for c in guide.locator(".client").all()}
 
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
-def test_the_guide_shows_this_hubs_exact_configuration(browser: Any, empty_hub: Hub,
-                                                       viewport: dict[str, int]) -> None:
+def test_the_guide_shows_this_hubs_exact_configuration(browser: Any, empty_hub: Hub, viewport: dict[str, int]) -> None:
     if any(a["last_seen_at"] for a in empty_hub.rest("GET", "/agents")["agents"]):
         pytest.skip("an agent has called this module's hub (the test that does runs last)")
     page = open_app(browser, empty_hub, viewport)
@@ -47,16 +44,22 @@ def test_the_guide_shows_this_hubs_exact_configuration(browser: Any, empty_hub: 
         expect(guide.locator("h2")).to_have_text("Connect your first agent")
         url = empty_hub.url
         shown = snippets(page)
-        assert shown["Claude Code"] == (f'claude mcp add --transport http agent-hub {url}/mcp'
-                                        ' --header "Authorization: Bearer <AGENT_TOKEN>"')
-        assert shown["Codex"] == (f'[mcp_servers.agent-hub]\nurl = "{url}/mcp"\n'
-                                  'bearer_token_env_var = "AGENT_HUB_TOKEN"')
+        assert shown["Claude Code"] == (
+            f'claude mcp add --transport http agent-hub {url}/mcp --header "Authorization: Bearer <AGENT_TOKEN>"'
+        )
+        assert shown["Codex"] == (
+            f'[mcp_servers.agent-hub]\nurl = "{url}/mcp"\nbearer_token_env_var = "AGENT_HUB_TOKEN"'
+        )
         vscode = json.loads(shown["VS Code"])
-        assert vscode["servers"]["agent-hub"] == {"type": "http", "url": f"{url}/mcp",
-                                                  "headers": {"Authorization": "Bearer ${input:agent-hub-token}"}}
+        assert vscode["servers"]["agent-hub"] == {
+            "type": "http",
+            "url": f"{url}/mcp",
+            "headers": {"Authorization": "Bearer ${input:agent-hub-token}"},
+        }
         assert vscode["inputs"][0]["password"] is True
-        assert json.loads(shown["Cursor"]) == {"mcpServers": {"agent-hub": {
-            "url": f"{url}/mcp", "headers": {"Authorization": "Bearer <AGENT_TOKEN>"}}}}
+        assert json.loads(shown["Cursor"]) == {
+            "mcpServers": {"agent-hub": {"url": f"{url}/mcp", "headers": {"Authorization": "Bearer <AGENT_TOKEN>"}}}
+        }
         expect(guide.locator("#first-run-enrol")).to_have_text(f'hub-cli enrol --url {url} "why, in one line"')
         expect(guide.get_by_role("link", name="Access")).to_have_attribute("href", "#/access")
         for pre in guide.locator("pre").all():  # long lines scroll inside their box, never widen the page

@@ -46,8 +46,9 @@ def quiet(udp: Catcher) -> None:
     assert udp.received == []
 
 
-def test_no_datagram_from_the_viewer_the_public_page_or_the_share_page(hub: Hub, prober: str, app_page: Any,
-                                                                        udp: Catcher) -> None:
+def test_no_datagram_from_the_viewer_the_public_page_or_the_share_page(
+    hub: Hub, prober: str, app_page: Any, udp: Catcher
+) -> None:
     project = hub.new_project("rtc")
     aid = publish(hub, prober, project, "Probe", PROBE.replace("PORT", str(udp.port)))
     assert hub.rest("GET", f"/artifacts/{aid}/scripts") == {"artifact_id": aid, "scripts": False}
@@ -67,9 +68,17 @@ def test_no_datagram_from_the_viewer_the_public_page_or_the_share_page(hub: Hub,
 
 def test_a_protected_artifact_is_as_quiet(hub: Hub, prober: str, app_page: Any, udp: Catcher) -> None:
     project = hub.new_project("rtcp")
-    done = hub.agent_call(prober, "artifact_publish", {
-        "project_id": project, "title": "Locked probe", "kind": "html",
-        "content": PROBE.replace("PORT", str(udp.port)), "password": PASSWORD})
+    done = hub.agent_call(
+        prober,
+        "artifact_publish",
+        {
+            "project_id": project,
+            "title": "Locked probe",
+            "kind": "html",
+            "content": PROBE.replace("PORT", str(udp.port)),
+            "password": PASSWORD,
+        },
+    )
     main = viewer(app_page, done["artifact_id"])
     gate = main.locator("form.art-gate")
     gate.get_by_label("Password").fill(PASSWORD)
@@ -80,8 +89,9 @@ def test_a_protected_artifact_is_as_quiet(hub: Hub, prober: str, app_page: Any, 
     quiet(udp)
 
 
-def test_the_human_turns_scripts_on_and_then_the_probe_reaches_the_listener(hub: Hub, prober: str,
-                                                                            app_page: Any, udp: Catcher) -> None:
+def test_the_human_turns_scripts_on_and_then_the_probe_reaches_the_listener(
+    hub: Hub, prober: str, app_page: Any, udp: Catcher
+) -> None:
     project = hub.new_project("rtcon")
     aid = publish(hub, prober, project, "Trusted", PROBE.replace("PORT", str(udp.port)))
     main = viewer(app_page, aid)

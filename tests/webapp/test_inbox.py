@@ -158,8 +158,9 @@ def test_a_new_question_appears_live_and_a_deadline_counts_down(app_page: Any, h
     project = hub.new_project("live")
     open_inbox(app_page, f"?project={project}")
     # Asked the way an agent's shell asks: `hub-cli call` over /mcp with the agent's token.
-    qid = hub.agent_call(agent, "question_post", {"project_id": project, "summary": "Ship it tonight?",
-                                                  "expires_in_seconds": 3600})["event_id"]
+    qid = hub.agent_call(
+        agent, "question_post", {"project_id": project, "summary": "Ship it tonight?", "expires_in_seconds": 3600}
+    )["event_id"]
     expect(row(app_page, qid)).to_be_visible()  # no reload: the stream told the screen
     expect(row(app_page, qid).locator(".countdown")).to_contain_text("min")
     expect(row(app_page, qid).locator(".countdown")).to_contain_text("left")
@@ -175,8 +176,17 @@ def test_an_expired_item_is_shown_resolved_by_the_hub(app_page: Any, hub: Hub) -
     # says so and re-reads), and the hub's answer after its sweep is the one it gives for such an
     # item (resolved, expired, decided by the hub per on_expiry), written into the real response.
     done = hub.item(aid)
-    done.update(status="resolved", expired=True, decision={"decision": "declined", "note": None, "actor": "hub",
-                                                           "event_id": "x", "decided_at": done["expires_at"]})
+    done.update(
+        status="resolved",
+        expired=True,
+        decision={
+            "decision": "declined",
+            "note": None,
+            "actor": "hub",
+            "event_id": "x",
+            "decided_at": done["expires_at"],
+        },
+    )
 
     def expired(route: Any) -> None:
         response = route.fetch()

@@ -28,8 +28,7 @@ def crowd(hub: Hub) -> dict[str, Any]:
     later = hub.question(second, there, "Due later", expires_in_seconds=7200)
     long_body = "Line of context.\n" * 12 + "<b>the end</b>"
     wordy = hub.question(first, here, "A wordy question", body=long_body)
-    return {"made": made, "soon": soon, "later": later, "wordy": wordy, "long": long_body,
-            "projects": (here, there)}
+    return {"made": made, "soon": soon, "later": later, "wordy": wordy, "long": long_body, "projects": (here, there)}
 
 
 def waiting_rows(page: Any) -> Any:
@@ -43,8 +42,9 @@ def open_inbox(page: Any) -> None:
 
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
-def test_every_waiting_item_is_counted_and_reachable(opener: Any, hub: Hub, crowd: dict[str, Any],
-                                                     viewport: dict[str, int]) -> None:
+def test_every_waiting_item_is_counted_and_reachable(
+    opener: Any, hub: Hub, crowd: dict[str, Any], viewport: dict[str, int]
+) -> None:
     page = opener(viewport=viewport)
     total = hub.rest("GET", "/home")["waiting"]
     assert total >= 63
@@ -72,13 +72,15 @@ def test_every_waiting_item_is_counted_and_reachable(opener: Any, hub: Hub, crow
     compact = viewport == PHONE
     first = page.locator(f'li.row[data-event-id="{crowd["soon"]}"]')
     expect(first.locator("textarea.answer")).to_be_hidden() if compact else expect(
-        first.locator("textarea.answer")).to_be_visible()
+        first.locator("textarea.answer")
+    ).to_be_visible()
     assert first.locator("summary", has_text="Answer").count() == (1 if compact else 0)
 
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
-def test_newest_first_and_grouping_are_remembered(opener: Any, hub: Hub, crowd: dict[str, Any],
-                                                  viewport: dict[str, int]) -> None:
+def test_newest_first_and_grouping_are_remembered(
+    opener: Any, hub: Hub, crowd: dict[str, Any], viewport: dict[str, int]
+) -> None:
     page = opener(viewport=viewport)
     open_inbox(page)
     page.locator("#filter-order").select_option("newest")
@@ -99,8 +101,9 @@ def test_newest_first_and_grouping_are_remembered(opener: Any, hub: Hub, crowd: 
 
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
-def test_a_long_body_is_clamped_behind_more_as_text(opener: Any, hub: Hub, crowd: dict[str, Any],
-                                                    viewport: dict[str, int]) -> None:
+def test_a_long_body_is_clamped_behind_more_as_text(
+    opener: Any, hub: Hub, crowd: dict[str, Any], viewport: dict[str, int]
+) -> None:
     page = opener(viewport=viewport, hash_=f"#/inbox?project={crowd['projects'][0]}&status=waiting")
     item = page.locator(f'li.row[data-event-id="{crowd["wordy"]}"]')
     body = item.locator(".row-body")

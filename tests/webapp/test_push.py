@@ -72,8 +72,11 @@ def registration_id(context: Any, page: Any, hub: Hub) -> tuple[Any, str]:
 
     def updated(params: dict[str, Any]) -> None:
         with lock:
-            found.extend(r["registrationId"] for r in params["registrations"]
-                         if r["scopeURL"].startswith(hub.url) and not r.get("isDeleted"))
+            found.extend(
+                r["registrationId"]
+                for r in params["registrations"]
+                if r["scopeURL"].startswith(hub.url) and not r.get("isDeleted")
+            )
 
     cdp.on("ServiceWorker.workerRegistrationUpdated", updated)
     cdp.send("ServiceWorker.enable")
@@ -110,12 +113,15 @@ def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, p
         bot = hub.new_agent("pusher")
         project = hub.new_project("push")
         question = hub.question(bot, project, "Ship the release?", options=["Yes", "Not yet", "Later"])
-        sent = wait_for(lambda: [r for r in pushes.received if r["message"].get("id") == question], "the push",
-                        timeout=30)[0]  # the first send starts the push worker process
+        sent = wait_for(
+            lambda: [r for r in pushes.received if r["message"].get("id") == question], "the push", timeout=30
+        )[0]  # the first send starts the push worker process
         assert sent["message"]["title"] == "Ship the release?"
         cdp, reg = registration_id(context, page, hub)
-        cdp.send("ServiceWorker.deliverPushMessage", {"origin": hub.url, "registrationId": reg,
-                                                      "data": json.dumps(sent["message"])})
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": hub.url, "registrationId": reg, "data": json.dumps(sent["message"])},
+        )
         [note] = shown(context, page, lambda ns: len(ns) == 1)
         assert note["title"] == "Ship the release?" and note["tag"] == question
         assert note["actions"] == ["o0", "o1"]  # the platform's two buttons; "Later" is behind a tap
@@ -126,18 +132,26 @@ def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, p
         [said] = shown(context, page, lambda ns: len(ns) == 1 and ns[0]["title"].startswith("Done"))
         assert said["title"] == "Done: Not yet"
         # The same push again (a late delivery): the button now says the item was already answered.
-        cdp.send("ServiceWorker.deliverPushMessage", {"origin": hub.url, "registrationId": reg,
-                                                      "data": json.dumps(sent["message"])})
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": hub.url, "registrationId": reg, "data": json.dumps(sent["message"])},
+        )
         shown(context, page, lambda ns: len(ns) == 1 and ns[0]["actions"] == ["o0", "o1"])
         worker.evaluate(CLICK, "o0")
         [said] = shown(context, page, lambda ns: len(ns) == 1 and ns[0]["title"].startswith("Already"))
         assert said["title"] == "Already answered in the app: Yes"
         assert hub.item(question)["answer"]["body"] == "Not yet"
         # The hub's close update for the resolved item clears it.
-        closed = wait_for(lambda: [r for r in pushes.received if r["message"].get("type") == "close"
-                                   and r["message"]["id"] == question], "the close push")[0]
-        cdp.send("ServiceWorker.deliverPushMessage", {"origin": hub.url, "registrationId": reg,
-                                                      "data": json.dumps(closed["message"])})
+        closed = wait_for(
+            lambda: [
+                r for r in pushes.received if r["message"].get("type") == "close" and r["message"]["id"] == question
+            ],
+            "the close push",
+        )[0]
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": hub.url, "registrationId": reg, "data": json.dumps(closed["message"])},
+        )
         shown(context, page, lambda ns: ns == [])
         # The receipt: not picked up until the agent reads its answer, then delivered.
         page.goto(f"/#/inbox?status=resolved&item={question}")  # where a tap on the notification opens
@@ -155,12 +169,21 @@ def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, p
 def test_a_form_question_is_drawn_prefilled_and_answered(app_page: Any, hub: Hub) -> None:
     bot = hub.new_agent("former")
     project = hub.new_project("form")
-    form = {"type": "object", "required": ["email"], "properties": {
-        "email": {"type": "string", "format": "email", "title": "Reply to"},
-        "copies": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2, "title": "Copies"},
-        "colour": {"type": "string", "oneOf": [{"const": "r", "title": "Red"}, {"const": "b", "title": "Blue"}],
-                   "default": "b", "title": "Colour"},
-        "rush": {"type": "boolean", "title": "Rush it", "default": True}}}
+    form = {
+        "type": "object",
+        "required": ["email"],
+        "properties": {
+            "email": {"type": "string", "format": "email", "title": "Reply to"},
+            "copies": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2, "title": "Copies"},
+            "colour": {
+                "type": "string",
+                "oneOf": [{"const": "r", "title": "Red"}, {"const": "b", "title": "Blue"}],
+                "default": "b",
+                "title": "Colour",
+            },
+            "rush": {"type": "boolean", "title": "Rush it", "default": True},
+        },
+    }
     question = hub.question(bot, project, "Order details?", form=form)
     # The package's hub is shared: its Inbox holds other tests' questions, oldest first.
     app_page.goto(f"/#/inbox?project={project}")

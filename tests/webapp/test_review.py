@@ -20,10 +20,12 @@ SHOTS = Path("/tmp/review-shots")  # screenshots for a person to look at, when t
 
 HOSTILE = '<img src=x onerror="window.__pwned = 1">.py'
 CONTEXT = "".join(f" line {n}\n" for n in range(3, 23))  # 20 unchanged lines: folded
-DIFF = (f"diff --git a/src/app.py b/src/app.py\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,23 +1,23 @@\n"
-        f" import os\n-def greet():\n+def greet(name):\n{CONTEXT}-x = 1\n+x = 2\n"
-        f"diff --git a/{HOSTILE} b/{HOSTILE}\nnew file mode 100644\n--- /dev/null\n+++ b/{HOSTILE}\n"
-        "@@ -0,0 +1,2 @@\n+<script>window.__pwned = 2</script>\n+<b>bold</b>\n")
+DIFF = (
+    f"diff --git a/src/app.py b/src/app.py\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,23 +1,23 @@\n"
+    f" import os\n-def greet():\n+def greet(name):\n{CONTEXT}-x = 1\n+x = 2\n"
+    f"diff --git a/{HOSTILE} b/{HOSTILE}\nnew file mode 100644\n--- /dev/null\n+++ b/{HOSTILE}\n"
+    "@@ -0,0 +1,2 @@\n+<script>window.__pwned = 2</script>\n+<b>bold</b>\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +34,11 @@ def reviewer(hub: Hub) -> str:
 
 
 def publish(hub: Hub, token: str, project: str, content: str = DIFF) -> str:
-    done = hub.mcp(token, "artifact_publish", {"project_id": project, "title": "Greeting change", "kind": "diff",
-                                               "content": content})
+    done = hub.mcp(
+        token,
+        "artifact_publish",
+        {"project_id": project, "title": "Greeting change", "kind": "diff", "content": content},
+    )
     return str(done["artifact_id"])
 
 
@@ -80,14 +85,17 @@ def test_file_list_and_tap_to_comment_on_a_phone(hub: Hub, reviewer: str, app_pa
         app_page.screenshot(path=str(SHOTS / "review-phone.png"))
 
 
-def test_side_by_side_and_outdated_after_an_update_on_a_desk(hub: Hub, reviewer: str,
-                                                               app_page_desktop: Any) -> None:
+def test_side_by_side_and_outdated_after_an_update_on_a_desk(hub: Hub, reviewer: str, app_page_desktop: Any) -> None:
     page = app_page_desktop
     project = hub.new_project("rev-wide")
     aid = publish(hub, reviewer, project)
     for line, body in ((2, "keeps its line"), (23, "this line changes")):
-        hub.rest("POST", f"/artifacts/{aid}/comments", {"body": body, "anchor": {
-            "mode": "line", "file": "src/app.py", "side": "new", "line": line}}, expect=201)
+        hub.rest(
+            "POST",
+            f"/artifacts/{aid}/comments",
+            {"body": body, "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": line}},
+            expect=201,
+        )
     hub.mcp(reviewer, "artifact_update", {"artifact_id": aid, "content": DIFF.replace("+x = 2", "+x = 3")})
     main = open_diff(page, aid)
     first = main.locator("section.diff-file").nth(0)
@@ -110,8 +118,11 @@ def test_verdict_round_trip_to_the_agents_wait(hub: Hub, app_page: Any) -> None:
     agent = hub.new_agent("waiting-reviewee")
     project = hub.new_project("rev-verdict")
     aid = publish(hub, agent, project)
-    asked = hub.mcp(agent, "signal_append", {"project_id": project, "kind": "approval", "summary": "Review my change",
-                                             "artifact_id": aid})
+    asked = hub.mcp(
+        agent,
+        "signal_append",
+        {"project_id": project, "kind": "approval", "summary": "Review my change", "artifact_id": aid},
+    )
     # The package's hub is shared: other tests' approvals wait in the same Inbox (oldest first, a
     # page at a time), so the Inbox is opened on this test's project.
     app_page.evaluate(f"location.hash = '#/inbox?project={project}'")
@@ -134,7 +145,8 @@ def test_verdict_round_trip_to_the_agents_wait(hub: Hub, app_page: Any) -> None:
     assert item["decision"]["decision"] == "declined" and item["decision"]["note"] == "two things"
     assert review["verdict"] == "changes_requested" and review["artifact_id"] == aid
     assert [(c["file"], c["side"], c["line"], c["body"]) for c in review["comments"]] == [
-        ("src/app.py", "old", 2, "keep the old name")]
+        ("src/app.py", "old", 2, "keep the old name")
+    ]
 
 
 def test_public_share_page_renders_the_diff_without_script(hub: Hub, reviewer: str, browser: Any) -> None:
@@ -172,17 +184,21 @@ def test_changes_since_the_last_review_show_only_the_changed_hunks(hub: Hub, app
     agent = hub.new_agent("since-reviewee")
     project = hub.new_project("rev-since")
     first_hunk = [" import os", "-def greet():", "+def greet(name):", " return"]
-    v1 = (changed("src/a.py", hunk(1, 1, first_hunk), hunk(40, 40, [" x", "-y = 1", "+y = 2", " z"]))
-          + changed("src/b.py", hunk(5, 5, [" keep", "-b = 1", "+b = 2"]))
-          + changed("src/c.py", hunk(9, 9, [" c", "-c = 1", "+c = 2"])))
+    v1 = (
+        changed("src/a.py", hunk(1, 1, first_hunk), hunk(40, 40, [" x", "-y = 1", "+y = 2", " z"]))
+        + changed("src/b.py", hunk(5, 5, [" keep", "-b = 1", "+b = 2"]))
+        + changed("src/c.py", hunk(9, 9, [" c", "-c = 1", "+c = 2"]))
+    )
     aid = publish(hub, agent, project, v1)
     asked = hub.approval(agent, project, "First look", artifact_id=aid)
     hub.rest("POST", f"/approvals/{asked}/decision", {"decision": "decline", "note": "y is wrong"}, expect=200)
     # Version 2: a.py's first hunk moved down two lines but reads the same, its second changed;
     # b.py as it was; c.py no longer changed; d.py new.
-    v2 = (changed("src/a.py", hunk(3, 3, first_hunk), hunk(42, 42, [" x", "-y = 1", "+y = 3", " z"]))
-          + changed("src/b.py", hunk(5, 5, [" keep", "-b = 1", "+b = 2"]))
-          + changed("src/d.py", hunk(1, 1, ["+d = 4"]).replace("-1,0", "-0,0")))
+    v2 = (
+        changed("src/a.py", hunk(3, 3, first_hunk), hunk(42, 42, [" x", "-y = 1", "+y = 3", " z"]))
+        + changed("src/b.py", hunk(5, 5, [" keep", "-b = 1", "+b = 2"]))
+        + changed("src/d.py", hunk(1, 1, ["+d = 4"]).replace("-1,0", "-0,0"))
+    )
     hub.mcp(agent, "artifact_update", {"artifact_id": aid, "content": v2})
     hub.approval(agent, project, "Second look", artifact_id=aid)
     main = open_diff(app_page, aid)
@@ -210,14 +226,23 @@ def test_review_screen_is_axe_clean(hub: Hub, reviewer: str, opener: Any, width:
     widths in both themes."""
     project = hub.new_project("rev-axe")
     aid = publish(hub, reviewer, project)
-    hub.rest("POST", f"/artifacts/{aid}/comments", {"body": "Name it", "anchor": {
-        "mode": "line", "file": "src/app.py", "side": "new", "line": 23}}, expect=201)
+    hub.rest(
+        "POST",
+        f"/artifacts/{aid}/comments",
+        {"body": "Name it", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 23}},
+        expect=201,
+    )
     hub.mcp(reviewer, "artifact_update", {"artifact_id": aid, "content": DIFF.replace("+x = 2", "+x = 3")})
-    hub.rest("POST", f"/artifacts/{aid}/comments", {"body": "Who is greeted?", "anchor": {
-        "mode": "line", "file": "src/app.py", "side": "new", "line": 2}}, expect=201)
+    hub.rest(
+        "POST",
+        f"/artifacts/{aid}/comments",
+        {"body": "Who is greeted?", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}},
+        expect=201,
+    )
     asked = hub.approval(reviewer, project, "Review the greeting", artifact_id=aid)
-    page = opener(viewport={"width": width, "height": 900}, color_scheme=theme,
-                  hash_=f"#/artifacts/{aid}?approval={asked}")
+    page = opener(
+        viewport={"width": width, "height": 900}, color_scheme=theme, hash_=f"#/artifacts/{aid}?approval={asked}"
+    )
     main = page.locator("main")
     expect(main.locator(".diff-verdict")).to_contain_text("Review the greeting")
     first = main.locator("section.diff-file").nth(0)
@@ -236,8 +261,9 @@ def test_a_long_file_list_shows_ten_until_asked(hub: Hub, reviewer: str, app_pag
     """On a phone a long list would push the code screens down: the first ten files show, the
     first file's lines are drawn without scrolling, and the rest of the list is one tap away."""
     project = hub.new_project("rev-long")
-    aid = publish(hub, reviewer, project, "".join(changed(f"src/f{n:02d}.py", hunk(1, 1, ["-a", "+b"]))
-                                                  for n in range(12)))
+    aid = publish(
+        hub, reviewer, project, "".join(changed(f"src/f{n:02d}.py", hunk(1, 1, ["-a", "+b"])) for n in range(12))
+    )
     main = open_diff(app_page, aid)
     links = main.locator(".diff-files li .diff-file-link")
     expect(links.locator("visible=true")).to_have_count(10)

@@ -16,12 +16,16 @@ from tests.webapp.conftest import Hub
 pytestmark = pytest.mark.browser
 
 PWA = Path(__file__).resolve().parents[2] / "pwa"
-HTML_SINKS = re.compile(r"\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|"
-                        r"srcdoc|DOMParser|setHTMLUnsafe|parseHTMLUnsafe)\b")
+HTML_SINKS = re.compile(
+    r"\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|"
+    r"srcdoc|DOMParser|setHTMLUnsafe|parseHTMLUnsafe)\b"
+)
 NATIVE_DIALOGS = re.compile(r"(?<![\w.])(window\.)?(alert|confirm|prompt)\s*\(")
 EVAL = re.compile(r"\beval\s*\(|\bnew\s+Function\s*\(|setTimeout\s*\(\s*[\"'`]")
-INERT_PARSE = re.compile(r'js/rich\.js:\d+: const inert = new DOMParser\(\)'
-                         r'\.parseFromString\(String\(html \?\? ""\), "text/html"\);')
+INERT_PARSE = re.compile(
+    r"js/rich\.js:\d+: const inert = new DOMParser\(\)"
+    r'\.parseFromString\(String\(html \?\? ""\), "text/html"\);'
+)
 XSS = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 
 
@@ -32,17 +36,23 @@ def app_sources() -> list[Path]:
 
 
 def test_no_html_sink_in_the_app_code() -> None:
-    found = [f"{p.relative_to(PWA)}:{n}: {line.strip()}" for p in app_sources()
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if HTML_SINKS.search(line)
-             and not line.lstrip().startswith("//")]
+    found = [
+        f"{p.relative_to(PWA)}:{n}: {line.strip()}"
+        for p in app_sources()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if HTML_SINKS.search(line) and not line.lstrip().startswith("//")
+    ]
     # The one parse of hub-rendered HTML: rich.js's inert DOMParser document, copied through an allow-list.
     assert [f for f in found if not INERT_PARSE.fullmatch(f)] == []
 
 
 def test_no_native_dialog_and_no_eval_in_the_app_code() -> None:
-    found = [f"{p.relative_to(PWA)}:{n}: {line.strip()}" for p in app_sources()
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-             if (NATIVE_DIALOGS.search(line) or EVAL.search(line)) and not line.lstrip().startswith("//")]
+    found = [
+        f"{p.relative_to(PWA)}:{n}: {line.strip()}"
+        for p in app_sources()
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if (NATIVE_DIALOGS.search(line) or EVAL.search(line)) and not line.lstrip().startswith("//")
+    ]
     assert found == []
 
 
@@ -87,8 +97,11 @@ def test_bidi_controls_an_agent_wrote_are_shown_not_applied(app_page: Any, hub: 
     agent = hub.new_agent("mallory")
     project = hub.new_project("bidi")
     qid = hub.question(agent, project, DISGUISED, body=f"body {DISGUISED}")
-    done = hub.mcp(agent, "artifact_publish", {"project_id": project, "title": DISGUISED, "kind": "html",
-                                               "content": "<p>x</p>", "label": "v\u2067x"})
+    done = hub.mcp(
+        agent,
+        "artifact_publish",
+        {"project_id": project, "title": DISGUISED, "kind": "html", "content": "<p>x</p>", "label": "v\u2067x"},
+    )
     hub.rest("PUT", f"/projects/{project}/kb/pages/fs/page.md", {"content": f"# Page\n\nsee {DISGUISED}\n"})
     checks = {
         f"#/inbox?project={project}": f'li.row[data-event-id="{qid}"] .row-title',
@@ -100,8 +113,9 @@ def test_bidi_controls_an_agent_wrote_are_shown_not_applied(app_page: Any, hub: 
     for hash_, selector in checks.items():
         app_page.evaluate("h => { location.hash = h; }", hash_)
         expect(app_page.locator(selector).first).to_contain_text(SHOWN)
-        assert app_page.evaluate(r"/[\u202a-\u202e\u2066-\u2069]/.test(document.body.innerText + document.title)") \
-            is False, hash_
+        assert (
+            app_page.evaluate(r"/[\u202a-\u202e\u2066-\u2069]/.test(document.body.innerText + document.title)") is False
+        ), hash_
     public = app_page.context.new_page()
     public.goto(f"{hub.url}/artifacts/{done['artifact_id']}")
     expect(public.locator("#title")).to_have_text(SHOWN)

@@ -29,14 +29,25 @@ def seed_families(hub: Hub, word: str, prefix: str = "find") -> Seeded:
     agent = hub.new_agent("searcher")
     project = hub.new_project(prefix)
     event = hub.mcp(agent, "signal_append", {"project_id": project, "summary": f"Shipped the {word} fix"})["event_id"]
-    artifact = hub.mcp(agent, "artifact_publish", {"project_id": project, "kind": "markdown",
-                                                   "title": f"Report on {word}", "content": f"# {word}\n\nAll good."})
+    artifact = hub.mcp(
+        agent,
+        "artifact_publish",
+        {"project_id": project, "kind": "markdown", "title": f"Report on {word}", "content": f"# {word}\n\nAll good."},
+    )
     sid = session(hub, agent, project, "digger", {"/fs/notes/dig.md": f"Notes about {word} and more"})
-    hub.rest("PUT", f"/projects/{project}/kb/pages/fs/guides/{word}.md",
-             {"content": f"---\ntype: Guide\n---\n# Using {word}\n\nHow to.\n"})
-    return {"project": project, "event": str(event),
-            "artifact": str(artifact["artifact_id"]), "session": sid, "kb": f"/fs/guides/{word}.md",
-            "brain": "/fs/notes/dig.md"}
+    hub.rest(
+        "PUT",
+        f"/projects/{project}/kb/pages/fs/guides/{word}.md",
+        {"content": f"---\ntype: Guide\n---\n# Using {word}\n\nHow to.\n"},
+    )
+    return {
+        "project": project,
+        "event": str(event),
+        "artifact": str(artifact["artifact_id"]),
+        "session": sid,
+        "kb": f"/fs/guides/{word}.md",
+        "brain": "/fs/notes/dig.md",
+    }
 
 
 def results_for(page: Any, q: str) -> Any:
@@ -118,8 +129,9 @@ def test_scope_chips_and_the_project_pill_narrow_the_search(app_page: Any, hub: 
     agent = hub.new_agent("searcher")
     hub.mcp(agent, "signal_append", {"project_id": other, "summary": "brambleton elsewhere"})
     asked: list[dict[str, list[str]]] = []
-    app_page.on("request", lambda r: asked.append(parse_qs(urlsplit(r.url).query))
-                if "/api/v1/search?" in r.url else None)
+    app_page.on(
+        "request", lambda r: asked.append(parse_qs(urlsplit(r.url).query)) if "/api/v1/search?" in r.url else None
+    )
     go(app_page, "#/search?q=brambleton", "Search")
     results = results_for(app_page, "brambleton")
     expect(results.locator('.hit-group[data-type="feed"] .hit', has_text="brambleton elsewhere")).to_have_count(1)
@@ -147,8 +159,11 @@ def test_scope_chips_and_the_project_pill_narrow_the_search(app_page: Any, hub: 
 
 
 def test_the_semantic_toggle_says_when_the_hub_answered_lexically(app_page: Any, hub: Hub) -> None:
-    hub.mcp(hub.new_agent("searcher"), "signal_append", {"project_id": hub.new_project("meaning"),
-                                                         "summary": "wobblecrank tuned"})
+    hub.mcp(
+        hub.new_agent("searcher"),
+        "signal_append",
+        {"project_id": hub.new_project("meaning"), "summary": "wobblecrank tuned"},
+    )
     go(app_page, "#/search?q=wobblecrank", "Search")
     results_for(app_page, "wobblecrank")
     note = app_page.locator(".backend-note")
@@ -161,8 +176,9 @@ def test_the_semantic_toggle_says_when_the_hub_answered_lexically(app_page: Any,
         expect(note).to_contain_text("warming up")
     else:
         expect(note).to_have_attribute("data-backend", backend)
-        expect(note).to_contain_text({"hybrid": "blended with matches by meaning",
-                                      "fts-fallback": "word matches (fts-fallback)"}[backend])
+        expect(note).to_contain_text(
+            {"hybrid": "blended with matches by meaning", "fts-fallback": "word matches (fts-fallback)"}[backend]
+        )
     expect(app_page.locator(".hit", has_text="wobblecrank tuned")).to_have_count(1)
     assert "mode=semantic" in hash_of(app_page)
     semantic.uncheck()
@@ -184,10 +200,31 @@ def test_the_semantic_toggle_says_when_the_hub_answered_lexically(app_page: Any,
     expect(app_page.locator(".hit", has_text="wobblecrank tuned")).to_have_count(1)
 
 
-STALE = {"query": "stalemate", "count": 1, "truncated": False, "took_ms": 1, "backend": "fts",
-         "groups": [{"type": "feed", "count": 1, "hits": [{
-             "type": "feed", "project_id": "x", "project_display_name": "x", "snippet": "STALE ANSWER",
-             "event_id": "e", "event_kind": "signal", "actor": "a", "session_id": None}]}]}
+STALE = {
+    "query": "stalemate",
+    "count": 1,
+    "truncated": False,
+    "took_ms": 1,
+    "backend": "fts",
+    "groups": [
+        {
+            "type": "feed",
+            "count": 1,
+            "hits": [
+                {
+                    "type": "feed",
+                    "project_id": "x",
+                    "project_display_name": "x",
+                    "snippet": "STALE ANSWER",
+                    "event_id": "e",
+                    "event_kind": "signal",
+                    "actor": "a",
+                    "session_id": None,
+                }
+            ],
+        }
+    ],
+}
 
 
 def held_search(page: Any, hub: Hub, *, abort: bool) -> tuple[Any, Any]:

@@ -26,8 +26,15 @@ def test_a_feed_hit_opens_the_feed_at_its_event(opener: Any, hub: Hub, viewport:
     made = []
     for n in range(60):
         summary = f"{word} {XSS}" if n == 10 else f"step {n}"
-        made.append(str(hub.mcp(agent, "signal_append", {"project_id": project, "summary": summary,
-                                                       "payload": {"body": f"body of {n}"}})["event_id"]))
+        made.append(
+            str(
+                hub.mcp(
+                    agent,
+                    "signal_append",
+                    {"project_id": project, "summary": summary, "payload": {"body": f"body of {n}"}},
+                )["event_id"]
+            )
+        )
     target = made[10]
     page = opener(viewport=viewport, hash_=f"#/search?q={word}")
     hit = page.locator(".hit a.hit-link").first
@@ -57,23 +64,25 @@ def test_a_feed_hit_opens_the_feed_at_its_event(opener: Any, hub: Hub, viewport:
 
 
 @VIEWPORTS
-def test_a_hit_whose_event_is_gone_says_so_and_shows_the_newest(opener: Any, hub: Hub,
-                                                                viewport: dict[str, int]) -> None:
+def test_a_hit_whose_event_is_gone_says_so_and_shows_the_newest(
+    opener: Any, hub: Hub, viewport: dict[str, int]
+) -> None:
     agent = hub.new_agent("lander")
     project = hub.new_project("lands")
     last = hub.mcp(agent, "signal_append", {"project_id": project, "summary": "the only event"})["event_id"]
     page = opener(viewport=viewport, hash_=f"#/projects/{project}?tab=feed&event=01ARZ3NDEKTSV4RRFFQ69G5FAV")
     expect(page.locator(".feed-notice")).to_have_text(
-        "The event the search pointed at is not in this feed now; showing the newest.")
+        "The event the search pointed at is not in this feed now; showing the newest."
+    )
     expect(page.locator(f'li.feed-row[data-id="{last}"]')).to_have_count(1)
 
 
 @VIEWPORTS
-def test_semantic_mode_says_warming_up_and_retries_by_itself(opener: Any, hub: Hub,
-                                                             viewport: dict[str, int]) -> None:
+def test_semantic_mode_says_warming_up_and_retries_by_itself(opener: Any, hub: Hub, viewport: dict[str, int]) -> None:
     word = f"gearwheel{viewport['width']}"
-    hub.mcp(hub.new_agent("lander"), "signal_append", {"project_id": hub.new_project("warm"),
-                                                       "summary": f"{word} polished"})
+    hub.mcp(
+        hub.new_agent("lander"), "signal_append", {"project_id": hub.new_project("warm"), "summary": f"{word} polished"}
+    )
     asked: list[str] = []
 
     def warming_twice(route: Any) -> None:

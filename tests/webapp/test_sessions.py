@@ -23,11 +23,17 @@ def stored(hub: Hub, session_id: str) -> Any:
 def test_the_brain_is_browsed_as_a_lazy_tree_with_entries_shown_as_text(app_page: Any, hub: Hub) -> None:
     token = hub.new_agent("thinker")
     project = hub.new_project("brain")
-    sid = session(hub, token, project, "plan the shop", {
-        "/fs/notes/plan.md": f"# Plan\n{XSS}\nstep two",
-        "/fs/readme.md": "hello",
-        "/kv/state": "running",
-    })
+    sid = session(
+        hub,
+        token,
+        project,
+        "plan the shop",
+        {
+            "/fs/notes/plan.md": f"# Plan\n{XSS}\nstep two",
+            "/fs/readme.md": "hello",
+            "/kv/state": "running",
+        },
+    )
     go(app_page, f"#/projects/{project}?tab=sessions", project)
     app_page.get_by_role("link", name="plan the shop").click()
     expect(app_page.locator("h1")).to_have_text("Session plan the shop")

@@ -23,16 +23,19 @@ pytestmark = pytest.mark.browser
 PWA = Path(__file__).resolve().parents[2] / "pwa"
 
 
-@pytest.mark.parametrize(("path", "kind"), [
-    ("/", "text/html; charset=utf-8"),
-    ("/sw.js", "text/javascript; charset=utf-8"),
-    ("/manifest.webmanifest", "application/manifest+json"),
-    ("/app/app.css", "text/css; charset=utf-8"),
-    ("/app/js/app.js", "text/javascript; charset=utf-8"),
-    ("/app/icons/icon-192.png", "image/png"),
-    ("/app/icons/icon.svg", "image/svg+xml"),
-    ("/app/shell.json", "application/json"),
-])
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("/", "text/html; charset=utf-8"),
+        ("/sw.js", "text/javascript; charset=utf-8"),
+        ("/manifest.webmanifest", "application/manifest+json"),
+        ("/app/app.css", "text/css; charset=utf-8"),
+        ("/app/js/app.js", "text/javascript; charset=utf-8"),
+        ("/app/icons/icon-192.png", "image/png"),
+        ("/app/icons/icon.svg", "image/svg+xml"),
+        ("/app/shell.json", "application/json"),
+    ],
+)
 def test_the_shell_files_are_public_with_their_types_and_the_csp(hub: Hub, path: str, kind: str) -> None:
     r = httpx.get(hub.url + path)  # no token: the app must load before Connect
     assert r.status_code == 200
@@ -70,13 +73,34 @@ def raw_get(hub: Hub, target: str) -> tuple[int, bytes]:
     return int(head.split()[1]), body
 
 
-@pytest.mark.parametrize("target", [
-    "/app/../pyproject.toml", "/app/js/../../pyproject.toml", "/app/%2e%2e/pyproject.toml",
-    "/app/%2E%2E%2Fpyproject.toml", "/app/..%2Fhubhttp%2Fwebapp.py", "/app/js%2F..%2F..%2Fpyproject.toml",
-    "/app/..\\pyproject.toml", "/app/%5c..%5cpyproject.toml", "/app/js/app.js%00.png", "/app/js/", "/app/",
-    "/app/js", "/app/icons/", "/app//etc/passwd", "/app/%2Fetc%2Fpasswd", "/app/.keep", "/app/index.html",
-    "/app/js/app.js/", "/app/JS/APP.JS", "/index.html", "/app/sw.js", "/app/%E2%80%AE.js", "/app/%ff%fe",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/app/../pyproject.toml",
+        "/app/js/../../pyproject.toml",
+        "/app/%2e%2e/pyproject.toml",
+        "/app/%2E%2E%2Fpyproject.toml",
+        "/app/..%2Fhubhttp%2Fwebapp.py",
+        "/app/js%2F..%2F..%2Fpyproject.toml",
+        "/app/..\\pyproject.toml",
+        "/app/%5c..%5cpyproject.toml",
+        "/app/js/app.js%00.png",
+        "/app/js/",
+        "/app/",
+        "/app/js",
+        "/app/icons/",
+        "/app//etc/passwd",
+        "/app/%2Fetc%2Fpasswd",
+        "/app/.keep",
+        "/app/index.html",
+        "/app/js/app.js/",
+        "/app/JS/APP.JS",
+        "/index.html",
+        "/app/sw.js",
+        "/app/%E2%80%AE.js",
+        "/app/%ff%fe",
+    ],
+)
 def test_odd_paths_never_reach_a_file_outside_the_shell(hub: Hub, target: str) -> None:
     status, body = raw_get(hub, target)
     assert status in (400, 401, 404), (target, status)
@@ -136,8 +160,9 @@ def test_installable_manifest_icons_and_a_registered_worker(opener: Any, hub: Hu
     digest = httpx.get(hub.url + "/app/shell.json").json()["digest"]
     names = page.evaluate("caches.keys()")
     assert names == [f"agent-hub-shell-{digest}"]
-    cached = page.evaluate(f"caches.open('agent-hub-shell-{digest}').then(c => c.keys())"
-                           ".then(k => k.map(r => new URL(r.url).pathname))")
+    cached = page.evaluate(
+        f"caches.open('agent-hub-shell-{digest}').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname))"
+    )
     assert "/" in cached and "/app/js/app.js" in cached and not any(p.startswith("/api") for p in cached)
 
 
@@ -259,13 +284,17 @@ def test_a_refresh_from_the_stream_re_reads_the_screen(opener: Any, hub: Hub) ->
         if len(streams) > 1:
             route.abort()
             return
-        route.fulfill(status=200, headers={"Content-Type": "text/event-stream"},
-                      body=": connected\n\nevent: refresh\ndata: {}\n\n")
+        route.fulfill(
+            status=200,
+            headers={"Content-Type": "text/event-stream"},
+            body=": connected\n\nevent: refresh\ndata: {}\n\n",
+        )
 
     page.route("**/api/v1/stream", stream)
     page.reload()
     expect(page.locator("h1")).to_have_text("Inbox")
     # Three reads to draw the screen, three more when the refresh arrives (however soon it does).
-    page.wait_for_function("() => performance.getEntriesByType('resource')"
-                           ".filter(e => e.name.includes('/api/v1/inbox?')).length >= 6")
+    page.wait_for_function(
+        "() => performance.getEntriesByType('resource').filter(e => e.name.includes('/api/v1/inbox?')).length >= 6"
+    )
     assert len(streams) >= 1

@@ -74,10 +74,12 @@ def test_a_projects_tabs_scroll_with_the_current_one_visible(opener: Any, hub: H
     current = page.locator("nav.subtabs[aria-label=Project] a[aria-current=page]")
     expect(current).to_have_text("Wiki")
     nav = page.locator("nav.subtabs[aria-label=Project]")
-    page.wait_for_function("() => { const n = document.querySelector('nav.subtabs[aria-label=Project]'); const a = n &&"
-                           " n.querySelector('[aria-current=page]'); if (!a) return false;"
-                           " const r = a.getBoundingClientRect(), b = n.getBoundingClientRect();"
-                           " return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; }")
+    page.wait_for_function(
+        "() => { const n = document.querySelector('nav.subtabs[aria-label=Project]'); const a = n &&"
+        " n.querySelector('[aria-current=page]'); if (!a) return false;"
+        " const r = a.getBoundingClientRect(), b = n.getBoundingClientRect();"
+        " return r.left >= b.left - 0.5 && r.right <= b.right + 0.5; }"
+    )
     box = current.bounding_box()
     assert inside(box, viewport["width"])
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]

@@ -21,8 +21,9 @@ def status(hub: Hub, session_id: str) -> Any:
 
 
 def ended_sessions(hub: Hub, project: str, count: int, token: str) -> list[str]:
-    return [session(hub, token, project, f"done {i}", {"/fs/notes.md": "x" * 2000}, end=True)
-            for i in range(1, count + 1)]
+    return [
+        session(hub, token, project, f"done {i}", {"/fs/notes.md": "x" * 2000}, end=True) for i in range(1, count + 1)
+    ]
 
 
 def test_the_report_shows_usage_kinds_and_a_row_per_project(app_page: Any, hub: Hub) -> None:

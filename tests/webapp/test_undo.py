@@ -84,8 +84,9 @@ def test_a_decision_is_held_and_send_now_skips_the_wait(opener: Any, hub: Hub, v
 
 
 @VIEWPORTS
-def test_a_live_redraw_keeps_the_held_answer_and_undo_returns_the_draft(opener: Any, hub: Hub,
-                                                                        viewport: dict[str, int]) -> None:
+def test_a_live_redraw_keeps_the_held_answer_and_undo_returns_the_draft(
+    opener: Any, hub: Hub, viewport: dict[str, int]
+) -> None:
     agent = hub.new_agent("undoer")
     project = hub.new_project("undo")
     qid = hub.question(agent, project, "Release name?")
@@ -132,8 +133,10 @@ def test_hiding_or_closing_the_tab_sends_at_once(opener: Any, hub: Hub, viewport
     page = held_page(opener, viewport, project)
     row(page, hidden_q).get_by_role("button", name="No").click()
     expect(row(page, hidden_q).locator(".held")).to_be_visible()
-    page.evaluate("() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
-                  " document.dispatchEvent(new Event('visibilitychange')); }")
+    page.evaluate(
+        "() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+        " document.dispatchEvent(new Event('visibilitychange')); }"
+    )
     expect(row(page, hidden_q)).to_have_attribute("data-status", "resolved")
     assert hub.item(hidden_q)["answer"]["body"] == "No"
     page.evaluate("() => Object.defineProperty(document, 'visibilityState', {value: 'visible', configurable: true})")
@@ -148,11 +151,15 @@ def test_hiding_or_closing_the_tab_sends_at_once(opener: Any, hub: Hub, viewport
 
 
 @VIEWPORTS
-def test_admitting_from_the_inbox_names_the_agent_and_its_reason(opener: Any, hub: Hub,
-                                                                 viewport: dict[str, int]) -> None:
+def test_admitting_from_the_inbox_names_the_agent_and_its_reason(
+    opener: Any, hub: Hub, viewport: dict[str, int]
+) -> None:
     suffix = "p" if viewport == PHONE else "d"
-    r = httpx.post(f"{hub.url}/api/v1/enrol", json={"display_name": "Joiner", "why": "<i>to index</i> the docs",
-                                                    "suggested_id": f"joiner-{suffix}"}, timeout=10)
+    r = httpx.post(
+        f"{hub.url}/api/v1/enrol",
+        json={"display_name": "Joiner", "why": "<i>to index</i> the docs", "suggested_id": f"joiner-{suffix}"},
+        timeout=10,
+    )
     assert r.status_code == 202, r.text
     agent_id = r.json()["agent_id"]
     page = opener(viewport=viewport, hash_=f"#/inbox?project=space-{agent_id}")

@@ -45,10 +45,15 @@ def open_page(page: Any, project: str, path: str) -> Any:
 
 
 def test_a_page_shows_its_meta_line_rendered_body_and_backlinks_and_review_changes_its_trust(
-        app_page_desktop: Any, hub: Hub) -> None:
+    app_page_desktop: Any, hub: Hub
+) -> None:
     project = hub.new_project("wiki-review")
-    put(hub, project, "guides/deploy.md",
-        page_text("Deploying", "# Steps\n\nRun **make**. See [the other](other.md).\n"))
+    put(
+        hub,
+        project,
+        "guides/deploy.md",
+        page_text("Deploying", "# Steps\n\nRun **make**. See [the other](other.md).\n"),
+    )
     put(hub, project, "guides/other.md", page_text("Other", "Back to [deploy](deploy.md).\n"))
     page = app_page_desktop
     article = open_page(page, project, "guides/deploy.md")
@@ -168,14 +173,17 @@ def test_lint_findings_and_the_needs_review_queue_link_to_their_pages(app_page: 
 def test_rich_copies_hub_html_through_its_allow_list(app_page: Any) -> None:
     """rich.js is the second wall behind the hub's renderer: fed hostile HTML directly, it keeps no
     script, handler, frame, style, other origin's image or unsafe link, and nothing runs."""
-    hostile = ('<h1 onclick="window.__pwned=1">T</h1><script>window.__pwned=2</script>'
-               '<img src=x onerror="window.__pwned=3"><img src="https://elsewhere.example/t.png" alt="pixel">'
-               '<a href="javascript:window.__pwned=4">j</a><a href="data:text/html,x">d</a>'
-               '<a href="https://e.org/" onmouseover="x" target="_self">out</a><a href="other.md">in</a>'
-               '<a href="#fn1">f</a><p id="fn1" style="color:red">foot</p><svg><script>window.__pwned=5</script></svg>'
-               '<iframe src="/"></iframe><form><button>b</button></form><input type=text value=v>'
-               '<input type=checkbox checked><custom-el>kept text</custom-el><td style="text-align:right">x</td>')
-    got = app_page.evaluate("""async (html) => {
+    hostile = (
+        '<h1 onclick="window.__pwned=1">T</h1><script>window.__pwned=2</script>'
+        '<img src=x onerror="window.__pwned=3"><img src="https://elsewhere.example/t.png" alt="pixel">'
+        '<a href="javascript:window.__pwned=4">j</a><a href="data:text/html,x">d</a>'
+        '<a href="https://e.org/" onmouseover="x" target="_self">out</a><a href="other.md">in</a>'
+        '<a href="#fn1">f</a><p id="fn1" style="color:red">foot</p><svg><script>window.__pwned=5</script></svg>'
+        '<iframe src="/"></iframe><form><button>b</button></form><input type=text value=v>'
+        '<input type=checkbox checked><custom-el>kept text</custom-el><td style="text-align:right">x</td>'
+    )
+    got = app_page.evaluate(
+        """async (html) => {
       const { richContent } = await import('/app/js/rich.js');
       const el = richContent(html, { resolve: (h) => h === 'other.md' ? '#/x' : null });
       document.querySelector('main').appendChild(el);
@@ -187,7 +195,9 @@ def test_rich_copies_hub_html_through_its_allow_list(app_page: Any) -> None:
       const imgs = [...el.querySelectorAll('img')].map((i) => new URL(i.src).origin === location.origin);
       return { imgs, tags: [...new Set([...el.querySelectorAll('*')].map((n) => n.localName))].sort(), links, attrs,
                text: el.textContent, pwned: window.__pwned ?? null, focused: document.activeElement.textContent };
-    }""", hostile)
+    }""",
+        hostile,
+    )
     assert got["pwned"] is None
     assert set(got["tags"]) <= {"h2", "a", "span", "p", "input", "img"}, got["tags"]
     assert got["imgs"] == [True]  # the hub's own image only (src=x), without its onerror

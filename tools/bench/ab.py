@@ -32,8 +32,9 @@ FIGURE = re.compile(r"ratio\D*?(\d+\.\d+)|median: (\d+\.\d+) us")
 
 def run_once(tree: Path, bench: Path, args: list[str]) -> str:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, str(bench), *args], cwd=tree, env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, str(bench), *args], cwd=tree, env=env, capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"{bench} failed in {tree} (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
     return done.stdout
@@ -51,7 +52,7 @@ def figures(output: str) -> dict[str, float]:
         match = FIGURE.search(line)
         if match is None or line.startswith("round"):
             continue
-        label = line[:match.start()].split(":")[0].strip(" ,(") or "ratio"
+        label = line[: match.start()].split(":")[0].strip(" ,(") or "ratio"
         found[f"{section}: {label}" if section else label] = float(match.group(1) or match.group(2))
     return found
 
@@ -68,7 +69,7 @@ def main() -> None:
     trees = {"A": args.a.resolve(), "B": args.b.resolve()}
     collected: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
     for n in range(args.runs):
-        for name, tree in (trees.items() if n % 2 == 0 else reversed(trees.items())):
+        for name, tree in trees.items() if n % 2 == 0 else reversed(trees.items()):
             for key, value in figures(run_once(tree, bench, args.bench_args)).items():
                 collected[name].setdefault(key, []).append(value)
             print(f"run {n + 1} {name} done (load {os.getloadavg()[0]:.2f})", flush=True)
@@ -80,8 +81,10 @@ def main() -> None:
         if not b_values:
             continue
         a_med, b_med = statistics.median(a_values), statistics.median(b_values)
-        print(f"| {key} | {' '.join(f'{v:.2f}' for v in a_values)} | {' '.join(f'{v:.2f}' for v in b_values)} | "
-              f"{a_med:.2f} | {b_med:.2f} | {b_med / a_med:.2f} |")
+        print(
+            f"| {key} | {' '.join(f'{v:.2f}' for v in a_values)} | {' '.join(f'{v:.2f}' for v in b_values)} | "
+            f"{a_med:.2f} | {b_med:.2f} | {b_med / a_med:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -219,8 +219,7 @@ async def bare_run(path: Path, statement: Statement, rows: int, writers: int, in
     return Run(rows / elapsed, cpu / rows * 1e6, bare.batches)
 
 
-def raw_run(path: Path, statement: Statement, batches: list[int], writers: int, *,
-            savepoints: bool = False) -> Run:
+def raw_run(path: Path, statement: Statement, batches: list[int], writers: int, *, savepoints: bool = False) -> Run:
     """Plain sqlite3 on this thread; with `savepoints`, each statement after a transaction's first
     in its own SAVEPOINT, as the actor runs them (what the savepoints alone cost)."""
     conn = connect(path)
@@ -261,12 +260,16 @@ def measure(workload: str, args: argparse.Namespace, tmp: Path) -> dict[str, lis
         runs["actor"].append(run)
         runs["raw"].append(raw_run(tmp / f"{workload}-raw-{rnd}.db", statement, run.batches, args.writers))
         if args.ceiling:
-            runs.setdefault("raw-savepoints", []).append(raw_run(
-                tmp / f"{workload}-rawsp-{rnd}.db", statement, run.batches, args.writers, savepoints=True))
+            runs.setdefault("raw-savepoints", []).append(
+                raw_run(tmp / f"{workload}-rawsp-{rnd}.db", statement, run.batches, args.writers, savepoints=True)
+            )
             for inline in (False, True):
                 kind = "bare-inline" if inline else "bare-thread"
-                runs.setdefault(kind, []).append(asyncio.run(bare_run(
-                    tmp / f"{workload}-{kind}-{rnd}.db", statement, args.rows, args.writers, inline)))
+                runs.setdefault(kind, []).append(
+                    asyncio.run(
+                        bare_run(tmp / f"{workload}-{kind}-{rnd}.db", statement, args.rows, args.writers, inline)
+                    )
+                )
     return runs
 
 
@@ -285,8 +288,10 @@ def report(workload: str, runs: dict[str, list[Run]], target: float) -> None:
     cpu_actor = statistics.median(r.cpu_us for r in actors)
     cpu_raw = statistics.median(r.cpu_us for r in raws)
     print(f"  cpu per write: actor {cpu_actor:.1f} us, raw {cpu_raw:.1f} us (ratio {cpu_raw / cpu_actor:.2f})")
-    print(f"  commit latency under load: p50 {percentile(latencies, 0.50) * 1e3:.2f} ms, "
-          f"p99 {percentile(latencies, 0.99) * 1e3:.2f} ms")
+    print(
+        f"  commit latency under load: p50 {percentile(latencies, 0.50) * 1e3:.2f} ms, "
+        f"p99 {percentile(latencies, 0.99) * 1e3:.2f} ms"
+    )
     for kind in ("raw-savepoints", "bare-thread", "bare-inline"):
         if kind in runs:
             rate = statistics.median(r.rate for r in runs[kind])
@@ -301,13 +306,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating actor/raw runs")
     parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all")
     parser.add_argument("--target", type=float, default=0.80, help="the ratio the actor should reach")
-    parser.add_argument("--ceiling", action=argparse.BooleanOptionalAction, default=True,
-                        help="also run the bare hand-overs that bound what any actor can reach")
+    parser.add_argument(
+        "--ceiling",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the bare hand-overs that bound what any actor can reach",
+    )
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, anyio {version('anyio')}, "
-          f"cpus {os.cpu_count()}")
-    print(f"{args.rows} commands per run, {args.writers} writers, {args.rounds} rounds, load average "
-          f"{os.getloadavg()[0]:.2f} at start")
+    print(
+        f"python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}, anyio {version('anyio')}, "
+        f"cpus {os.cpu_count()}"
+    )
+    print(
+        f"{args.rows} commands per run, {args.writers} writers, {args.rounds} rounds, load average "
+        f"{os.getloadavg()[0]:.2f} at start"
+    )
     workloads = list(WORKLOADS) if args.workload == "all" else [args.workload]
     with tempfile.TemporaryDirectory(prefix="bench-actor-") as tmp:
         for workload in workloads:

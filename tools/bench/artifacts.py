@@ -55,8 +55,10 @@ def markdown_mib(round_no: int) -> str:
     row = "| metric | value | note |\n|---|---|---|\n" + "".join(f"| m{i} | {i * 7} | ok |\n" for i in range(20))
     n = 0
     while sum(map(len, parts)) < MIB - 4096:
-        parts.append(f"## Section {n}\n\nThe measurement {n} of round {round_no} held steady across the window; "
-                     "nothing else of note happened in this part of the run.\n\n" + (row if n % 10 == 0 else ""))
+        parts.append(
+            f"## Section {n}\n\nThe measurement {n} of round {round_no} held steady across the window; "
+            "nothing else of note happened in this part of the run.\n\n" + (row if n % 10 == 0 else "")
+        )
         n += 1
     text = "".join(parts)
     return text + "x" * (MIB - len(text.encode()))
@@ -106,13 +108,21 @@ async def bench_publish(client: httpx.AsyncClient, data_dir: Path, rounds: int, 
         text = markdown_mib(n)
         data = text.encode()
         files.append(await timed(anyio.to_thread.run_sync, fsync_write, scratch / f"f{n}", data))
-        body = tool_body("artifact_publish", {"project_id": "web", "title": f"Report {n}", "kind": "markdown",
-                                              "content": text})
+        body = tool_body(
+            "artifact_publish", {"project_id": "web", "title": f"Report {n}", "kind": "markdown", "content": text}
+        )
         published.append(await timed(publish, client, body, headers))
-    out += ["Publish 1 MiB of markdown (ms):", "", "| what | n | p50 | p99 |", "|---|---|---|---|",
-            line("file write + fsync (baseline)", files), line("artifact_publish over /mcp", published), "",
-            f"artifact_publish p50 / fsync write p50: {statistics.median(published) / statistics.median(files):.2f}",
-            ""]
+    out += [
+        "Publish 1 MiB of markdown (ms):",
+        "",
+        "| what | n | p50 | p99 |",
+        "|---|---|---|---|",
+        line("file write + fsync (baseline)", files),
+        line("artifact_publish over /mcp", published),
+        "",
+        f"artifact_publish p50 / fsync write p50: {statistics.median(published) / statistics.median(files):.2f}",
+        "",
+    ]
 
 
 async def load(app: HubASGI, count: int) -> list[tuple[str, str]]:
@@ -121,8 +131,10 @@ async def load(app: HubASGI, count: int) -> list[tuple[str, str]]:
     made = []
     for n in range(count):
         text = f"# Note {n}\n\n| k | v |\n|---|---|\n| n | {n} |\n\n" + "Some prose about the note. " * 60
-        found = await hub.artifacts.publish_artifact(admin, ArtifactPublish.model_validate(
-            {"project_id": "web", "title": "", "kind": "markdown", "content": text}))
+        found = await hub.artifacts.publish_artifact(
+            admin,
+            ArtifactPublish.model_validate({"project_id": "web", "title": "", "kind": "markdown", "content": text}),
+        )
         share = await hub.shares.create(admin, ShareRef(artifact_id=found["artifact_id"]))
         made.append((str(found["artifact_id"]), str(share["token"])))
     return made
@@ -144,10 +156,18 @@ async def bench_reads(client: httpx.AsyncClient, made: list[tuple[str, str]], re
         gets.append(await timed(get, f"/api/v1/artifacts/{artifact_id}", ADMIN))
         pages.append(await timed(get, f"/s/{token}"))
     base = statistics.median(floor)
-    out += [f"Reads with {len(made):,} artifacts (ms):", "", "| what | n | p50 | p99 |", "|---|---|---|---|",
-            line("GET /healthz (floor)", floor), line("GET /api/v1/artifacts/:id", gets), line("GET /s/:token", pages),
-            "", f"p50 / floor p50: artifacts/:id {statistics.median(gets) / base:.2f}, "
-                f"s/:token {statistics.median(pages) / base:.2f}"]
+    out += [
+        f"Reads with {len(made):,} artifacts (ms):",
+        "",
+        "| what | n | p50 | p99 |",
+        "|---|---|---|---|",
+        line("GET /healthz (floor)", floor),
+        line("GET /api/v1/artifacts/:id", gets),
+        line("GET /s/:token", pages),
+        "",
+        f"p50 / floor p50: artifacts/:id {statistics.median(gets) / base:.2f}, "
+        f"s/:token {statistics.median(pages) / base:.2f}",
+    ]
 
 
 async def main(args: argparse.Namespace) -> None:

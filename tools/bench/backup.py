@@ -84,15 +84,34 @@ async def load(settings: HubSettings, args: argparse.Namespace) -> dict[str, Any
             sessions.append(str(made["session_id"]))
         owner = Caller.agent(agents[0])
         for n in range(10):  # one real brain of about 250 KiB
-            await hub.brains.write_entry(owner, parse(BrainPut, {"path": f"/kv/n{n}", "content": text(25_000),
-                                                                 "store": "session", "session_id": sessions[0]}))
+            await hub.brains.write_entry(
+                owner,
+                parse(
+                    BrainPut,
+                    {"path": f"/kv/n{n}", "content": text(25_000), "store": "session", "session_id": sessions[0]},
+                ),
+            )
         for n in range(100):  # one real knowledge base of about 1 MiB
-            await hub.kb.write(ADMIN, parse(KbWrite, {"project_id": projects[0], "path": f"/fs/p{n}.md",
-                                                      "content": f"# Page {n}\n\n" + text(10_000)}))
+            await hub.kb.write(
+                ADMIN,
+                parse(
+                    KbWrite,
+                    {"project_id": projects[0], "path": f"/fs/p{n}.md", "content": f"# Page {n}\n\n" + text(10_000)},
+                ),
+            )
         for n in range(scaled(args, 300)):
-            await hub.artifacts.publish_artifact(ADMIN, parse(ArtifactPublish, {
-                "project_id": projects[n % len(projects)], "title": f"a{n}", "kind": "html",
-                "content": text(1_000_000)}))
+            await hub.artifacts.publish_artifact(
+                ADMIN,
+                parse(
+                    ArtifactPublish,
+                    {
+                        "project_id": projects[n % len(projects)],
+                        "title": f"a{n}",
+                        "kind": "html",
+                        "content": text(1_000_000),
+                    },
+                ),
+            )
     data = settings.data_path
     for sid in sessions[1:]:
         shutil.copyfile(data / "brains" / f"{sessions[0]}.db", data / "brains" / f"{sid}.db")
@@ -115,15 +134,17 @@ def tree_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
-async def writers(hub: Hub, agents: list[str], project: str, pause: float, stop: anyio.Event,
-                  samples: list[float]) -> None:
+async def writers(
+    hub: Hub, agents: list[str], project: str, pause: float, stop: anyio.Event, samples: list[float]
+) -> None:
     """Each agent appends a signal, then pauses; every commit's latency goes to `samples`."""
 
     async def agent(name: str) -> None:
         caller, n = Caller.agent(name), 0
         while not stop.is_set():
-            req = parse(SignalAppend, {"project_id": project, "summary": f"{name} step {n}",
-                                       "payload": {"body": "progress"}})
+            req = parse(
+                SignalAppend, {"project_id": project, "summary": f"{name} step {n}", "payload": {"body": "progress"}}
+            )
             start = time.perf_counter()
             await hub.posts.signal_append(caller, req)
             samples.append(time.perf_counter() - start)
@@ -162,10 +183,17 @@ def report(loaded: dict[str, Any], got: dict[str, Any], args: argparse.Namespace
     manifest = result["manifest"]
     mib = manifest["bytes"] / 2**20
     # A small hub on a fast disk (tmpfs) can be backed up before any writer commits: say so.
-    during_row = (f"| during the backup | {len(during)} | {statistics.median(during) * 1000:.2f} | "
-                  f"{pct(during, 0.99) * 1000:.2f} |" if during else "| during the backup | 0 | - | - |")
-    ratio = (f"{pct(during, 0.99) / pct(base, 0.99):.2f} (target at most 3)" if during
-             else f"none (no commit landed during the {got['elapsed']:.2f} s backup)")
+    during_row = (
+        f"| during the backup | {len(during)} | {statistics.median(during) * 1000:.2f} | "
+        f"{pct(during, 0.99) * 1000:.2f} |"
+        if during
+        else "| during the backup | 0 | - | - |"
+    )
+    ratio = (
+        f"{pct(during, 0.99) / pct(base, 0.99):.2f} (target at most 3)"
+        if during
+        else f"none (no commit landed during the {got['elapsed']:.2f} s backup)"
+    )
     return [
         f"hub on disk: {loaded['bytes'] / 2**20:.0f} MiB; backup: {manifest['files']} files, {mib:.0f} MiB "
         f"in {got['elapsed']:.1f} s ({mib / got['elapsed']:.0f} MiB/s; reply duration_ms {result['duration_ms']})",
@@ -184,9 +212,15 @@ async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         backups = Path(tmp) / "backups"
         backups.mkdir()
-        settings = replace(HubSettings(), data_dir=str(Path(tmp) / "data"), min_free_bytes=0,
-                           backup_dir=str(backups), inbox_open_per_agent=0, inbox_open_per_project=0,
-                           events_per_project=0)
+        settings = replace(
+            HubSettings(),
+            data_dir=str(Path(tmp) / "data"),
+            min_free_bytes=0,
+            backup_dir=str(backups),
+            inbox_open_per_agent=0,
+            inbox_open_per_project=0,
+            events_per_project=0,
+        )
         started = time.perf_counter()
         loaded = await load(settings, args)
         print(f"loaded in {time.perf_counter() - started:.0f} s", file=sys.stderr)

@@ -46,8 +46,15 @@ VALUE = "v" * 2048
 TICK = os.sysconf("SC_CLK_TCK")
 KEYS = 4  # distinct entry paths per session: gets read what the puts wrote
 TARGETS = {"brain_get": 1.0, "brain_put": 0.8}
-KINDS = ("noop_post", "signal_append", "brain_put", "brain_get",
-         "signal_append_legacy", "brain_put_legacy", "brain_get_legacy")
+KINDS = (
+    "noop_post",
+    "signal_append",
+    "brain_put",
+    "brain_get",
+    "signal_append_legacy",
+    "brain_put_legacy",
+    "brain_get_legacy",
+)
 
 
 def arguments(tool: str, sid: str, n: int) -> dict[str, Any]:
@@ -74,8 +81,9 @@ async def worker(port: int, token: str, kind: str, sessions: list[str], stop: fl
                 status, body = await conn.post("/bench/noop", b"{}", headers)
             else:
                 sid = sessions[n % len(sessions)]
-                status, body = await conn.post("/mcp", wire.tool_body(tool, arguments(tool, sid, n // len(sessions)),
-                                                                 modern=not legacy), headers)
+                status, body = await conn.post(
+                    "/mcp", wire.tool_body(tool, arguments(tool, sid, n // len(sessions)), modern=not legacy), headers
+                )
                 wire.result_of(body)
             assert status == 200, (status, body[:200])
             counts[0] += 1
@@ -92,14 +100,13 @@ def cpu_seconds(pid: int) -> float:
 async def rates(port: int, pid: int, token: str, ids: list[str], args: argparse.Namespace) -> dict[str, list[float]]:
     """Per kind, the rate of each round, and (under `<kind>_cpu`) the server's CPU per call in µs."""
     # Each client's sessions; with fewer sessions than clients, clients share them (round-robin).
-    shares = [ids[i::args.clients] or [ids[i % len(ids)]] for i in range(args.clients)]
+    shares = [ids[i :: args.clients] or [ids[i % len(ids)]] for i in range(args.clients)]
     out: dict[str, list[float]] = {k: [] for kind in KINDS for k in (kind, kind + "_cpu")}
     for n in range(args.rounds):
-        for kind in KINDS[n % len(KINDS):] + KINDS[:n % len(KINDS)]:
+        for kind in KINDS[n % len(KINDS) :] + KINDS[: n % len(KINDS)]:
             counts = [0]
             start, cpu = time.perf_counter(), cpu_seconds(pid)
-            await asyncio.gather(*(worker(port, token, kind, share, start + args.seconds, counts)
-                                   for share in shares))
+            await asyncio.gather(*(worker(port, token, kind, share, start + args.seconds, counts) for share in shares))
             out[kind].append(counts[0] / (time.perf_counter() - start))
             out[kind + "_cpu"].append((cpu_seconds(pid) - cpu) / max(counts[0], 1) * 1e6)
     return out
@@ -113,8 +120,11 @@ async def prepare(port: int, n_sessions: int) -> tuple[str, list[str]]:
     try:
         ids = []
         for i in range(n_sessions):
-            _, body = await conn.post("/mcp", wire.tool_body("session_start", {"project_id": "bench", "name": f"s{i}"},
-                                                        modern=True), wire.mcp_headers(token, "session_start"))
+            _, body = await conn.post(
+                "/mcp",
+                wire.tool_body("session_start", {"project_id": "bench", "name": f"s{i}"}, modern=True),
+                wire.mcp_headers(token, "session_start"),
+            )
             sid = str(wire.result_of(body)["session_id"])
             ids.append(sid)
             for k in range(KEYS):
@@ -128,8 +138,10 @@ async def prepare(port: int, n_sessions: int) -> tuple[str, list[str]]:
 
 def report(out: dict[str, list[float]], args: argparse.Namespace) -> None:
     med = statistics.median
-    print(f"{args.clients} clients, {args.sessions} sessions, {args.rounds} rounds of {args.seconds:.0f} s per kind "
-          f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores):")
+    print(
+        f"{args.clients} clients, {args.sessions} sessions, {args.rounds} rounds of {args.seconds:.0f} s per kind "
+        f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores):"
+    )
     for kind in KINDS:
         print(f"  {kind:22s} {' '.join(f'{v:6.0f}' for v in out[kind])} /s; median {med(out[kind]):6.0f} /s")
     print("server CPU per call:")

@@ -62,12 +62,12 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def report(name: str, samples: list[float]) -> str:
-    return (f"| {name} | {len(samples)} | {statistics.median(samples) * 1000:.2f} | "
-            f"{pct(samples, 0.99) * 1000:.2f} |")
+    return f"| {name} | {len(samples)} | {statistics.median(samples) * 1000:.2f} | {pct(samples, 0.99) * 1000:.2f} |"
 
 
-def bulk_events(conn: sqlite3.Connection, project: str, start: int, count: int, base_ms: int,
-                kind: str = "signal") -> list[str]:
+def bulk_events(
+    conn: sqlite3.Connection, project: str, start: int, count: int, base_ms: int, kind: str = "signal"
+) -> list[str]:
     """Append `count` events one millisecond apart, with the tallies `insert_event` keeps (a store
     that keeps an unseen count gets it too: every loaded event is the newest, so above the cursor)."""
     made, rows = [], []
@@ -76,23 +76,31 @@ def bulk_events(conn: sqlite3.Connection, project: str, start: int, count: int, 
         summary, payload = f"event {n} did something", orjson.dumps({"body": f"event {n} body text"}).decode()
         rows.append((eid, project, kind, "bot", summary, payload, None, None, (base_ms + n) / 1000))
         made.append(eid)
-    conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
-                     "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
+        "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
     weight = sum(len(r[4].encode()) + len(r[5].encode()) for r in rows)
     kept = "unseen" in {c[1] for c in conn.execute("PRAGMA table_info(feed_stats)")}
     conn.execute(
-        f"""INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at{', unseen' if kept else ''})
-            VALUES (:p, :n, :b, :id, :at{', :n' if kept else ''})
+        f"""INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at{", unseen" if kept else ""})
+            VALUES (:p, :n, :b, :id, :at{", :n" if kept else ""})
             ON CONFLICT (project_id) DO UPDATE SET events = events + excluded.events, bytes = bytes + excluded.bytes,
             newest_id = excluded.newest_id, newest_at = excluded.newest_at{
-                ', unseen = unseen + excluded.unseen' if kept else ''}""",
+            ", unseen = unseen + excluded.unseen" if kept else ""
+        }""",
         {"p": project, "n": count, "b": weight, "id": made[-1], "at": rows[-1][-1]},
     )
-    conn.execute("""INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, 'bot', ?, ?)
+    conn.execute(
+        """INSERT INTO feed_actors (project_id, actor, events, last_at) VALUES (?, 'bot', ?, ?)
                     ON CONFLICT (project_id, actor) DO UPDATE SET events = events + excluded.events,
-                    last_at = excluded.last_at""", (project, count, rows[-1][-1]))
-    conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)",
-                 (ids.MARK_KEY, str(base_ms + start + count)))
+                    last_at = excluded.last_at""",
+        (project, count, rows[-1][-1]),
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)", (ids.MARK_KEY, str(base_ms + start + count))
+    )
     return made
 
 
@@ -101,8 +109,7 @@ async def lifespan(app: HubASGI) -> AsyncIterator[None]:
     to_app, app_in = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
     app_out, from_app = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
     async with to_app, app_in, app_out, from_app, anyio.create_task_group() as tg:
-        tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
-                      app_in.receive, app_out.send)
+        tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, app_in.receive, app_out.send)
         await to_app.send({"type": "lifespan.startup"})
         assert (await from_app.receive())["type"] == "lifespan.startup.complete"
         yield
@@ -115,8 +122,9 @@ async def served(data_root: str | None, **settings: Any) -> AsyncIterator[tuple[
     """A hub on a fresh temporary data directory (under `data_root`, else the system's), started in
     this process with `settings` on top of the benches' own, and a client reaching it through ASGI."""
     with tempfile.TemporaryDirectory(dir=data_root) as tmp:
-        app = HubASGI(HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0,
-                                  **settings))
+        app = HubASGI(
+            HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0, **settings)
+        )
         async with lifespan(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
@@ -144,35 +152,68 @@ async def bench_feed(app: HubASGI, args: argparse.Namespace, out: list[str]) -> 
     all_ids: list[str] = []
     for start in range(0, args.events, CHUNK):
         count = min(CHUNK, args.events - start)
-        all_ids += await hub.core.store.execute(
-            lambda conn, s=start, c=count: bulk_events(conn, "big", s, c, base_ms))
+        all_ids += await hub.core.store.execute(lambda conn, s=start, c=count: bulk_events(conn, "big", s, c, base_ms))
     load = time.perf_counter() - started
     size = os.path.getsize(hub.data_dir / "hub.db") + os.path.getsize(hub.data_dir / "hub.db-wal")
     mid = all_ids[len(all_ids) // 2]
     out.append(f"Loaded {args.events:,} events in {load:.1f} s (hub.db with WAL {size / 2**20:.0f} MiB).\n")
     out.append("| read | reads | p50 ms | p99 ms |\n|---|---|---|---|")
     feed = hub.feed
-    out.append(report("newest page", await timed(
-        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", limit=50)), args.reads)))
-    out.append(report("backward from a mid cursor (`before`)", await timed(
-        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", before=mid, limit=50)), args.reads)))
-    out.append(report("forward from a mid cursor (`since`)", await timed(
-        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", since=mid, limit=50)), args.reads)))
-    out.append(report("kind filter, newest page", await timed(
-        lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", kind=("signal",), limit=50)), args.reads)))
-    out.append(report("project listing, no cursor yet (all unseen)", await timed(
-        lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
+    out.append(
+        report(
+            "newest page",
+            await timed(lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", limit=50)), args.reads),
+        )
+    )
+    out.append(
+        report(
+            "backward from a mid cursor (`before`)",
+            await timed(lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", before=mid, limit=50)), args.reads),
+        )
+    )
+    out.append(
+        report(
+            "forward from a mid cursor (`since`)",
+            await timed(lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", since=mid, limit=50)), args.reads),
+        )
+    )
+    out.append(
+        report(
+            "kind filter, newest page",
+            await timed(
+                lambda: feed.project_feed(ADMIN, FeedRead(project_id="big", kind=("signal",), limit=50)), args.reads
+            ),
+        )
+    )
+    out.append(
+        report(
+            "project listing, no cursor yet (all unseen)",
+            await timed(lambda: hub.projects.list(ADMIN), max(20, args.reads // 10)),
+        )
+    )
     await feed.seen(ADMIN, parse_request(FeedSeen, {"project_id": "big", "event_id": mid}))
-    out.append(report("project listing, the human's cursor mid-feed", await timed(
-        lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
+    out.append(
+        report(
+            "project listing, the human's cursor mid-feed",
+            await timed(lambda: hub.projects.list(ADMIN), max(20, args.reads // 10)),
+        )
+    )
     await feed.seen(ADMIN, parse_request(FeedSeen, {"project_id": "big", "event_id": all_ids[-51]}))
-    out.append(report("project listing, 50 unseen events", await timed(
-        lambda: hub.projects.list(ADMIN), max(20, args.reads // 10))))
+    out.append(
+        report(
+            "project listing, 50 unseen events",
+            await timed(lambda: hub.projects.list(ADMIN), max(20, args.reads // 10)),
+        )
+    )
     await hub.agents.create(ADMIN, parse_request(AgentCreate, {"id": "reader"}))
     reader = Caller.agent("reader")
     await feed.feed_read(reader, FeedRead(project_id="big", since=mid, limit=1))  # put its durable cursor mid-feed
-    out.append(report("agent `feed_read` from its cursor (advances it)", await timed(
-        lambda: feed.feed_read(reader, FeedRead(project_id="big", limit=50)), args.reads)))
+    out.append(
+        report(
+            "agent `feed_read` from its cursor (advances it)",
+            await timed(lambda: feed.feed_read(reader, FeedRead(project_id="big", limit=50)), args.reads),
+        )
+    )
 
 
 async def bench_inbox(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namespace, out: list[str]) -> None:
@@ -184,7 +225,9 @@ async def bench_inbox(app: HubASGI, client: httpx.AsyncClient, args: argparse.Na
         made = bulk_events(conn, "ideas", 0, args.inbox, int(now * 1000) + 1000, kind="idea")
         conn.executemany(
             "INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at) "
-            "VALUES (?, 'ideas', 'idea', 'bot', 'unread', ?, ?)", [(e, now, now) for e in made])
+            "VALUES (?, 'ideas', 'idea', 'bot', 'unread', ?, ?)",
+            [(e, now, now) for e in made],
+        )
 
     await hub.core.store.execute(load)
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -196,8 +239,12 @@ async def bench_inbox(app: HubASGI, client: httpx.AsyncClient, args: argparse.Na
     out.append(f"\n`GET /api/v1/inbox` with {args.inbox:,} items (through the ASGI app, in-process):\n")
     out.append("| request | requests | p50 ms | p99 ms |\n|---|---|---|---|")
     out.append(report("default page (50)", await timed(lambda: get({}), args.reads)))
-    out.append(report("`status=unread&limit=500`", await timed(lambda: get({"status": "unread", "limit": 500}),
-                                                                max(20, args.reads // 10))))
+    out.append(
+        report(
+            "`status=unread&limit=500`",
+            await timed(lambda: get({"status": "unread", "limit": 500}), max(20, args.reads // 10)),
+        )
+    )
 
 
 class Arrivals:
@@ -223,10 +270,20 @@ class Arrivals:
 
 
 async def open_stream(app: HubASGI, arrivals: Arrivals, gone: anyio.Event, connected: anyio.Event) -> None:
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-             "scheme": "http", "path": "/api/v1/stream", "raw_path": b"/api/v1/stream", "query_string": b"",
-             "root_path": "", "headers": [(b"host", b"bench"), (b"authorization", f"Bearer {ADMIN_TOKEN}".encode())],
-             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8080)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/api/v1/stream",
+        "raw_path": b"/api/v1/stream",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"bench"), (b"authorization", f"Bearer {ADMIN_TOKEN}".encode())],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8080),
+    }
     asked = False
 
     async def receive() -> dict[str, Any]:
@@ -269,11 +326,15 @@ async def bench_stream(app: HubASGI, args: argparse.Namespace, out: list[str]) -
                 await arrivals.all_in(q).wait()
             delays.append(max(arrivals.times[q]) - committed)
         gone.set()
-    out.append(f"\nStream fan-out: {args.streams} open `GET /api/v1/stream` connections (admin token, "
-               "in-process ASGI), delay from a committed answer to the last connection receiving it:\n")
+    out.append(
+        f"\nStream fan-out: {args.streams} open `GET /api/v1/stream` connections (admin token, "
+        "in-process ASGI), delay from a committed answer to the last connection receiving it:\n"
+    )
     out.append("| rounds | p50 ms | p99 ms | max ms |\n|---|---|---|---|")
-    out.append(f"| {len(delays)} | {statistics.median(delays) * 1000:.2f} | {pct(delays, 0.99) * 1000:.2f} | "
-               f"{max(delays) * 1000:.2f} |")
+    out.append(
+        f"| {len(delays)} | {statistics.median(delays) * 1000:.2f} | {pct(delays, 0.99) * 1000:.2f} | "
+        f"{max(delays) * 1000:.2f} |"
+    )
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -40,7 +40,7 @@ from tools.bench.brains import cpu_seconds
 from tools.bench.mcp_wire import ADMIN, SERVER, RawConn, free_port
 
 TARGET = 1.15
-BARE = r'''
+BARE = r"""
 import asyncio, sys
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
@@ -57,7 +57,7 @@ config.bind = [f"127.0.0.1:{sys.argv[1]}"]
 config.accesslog = None
 config.backlog = 2048
 asyncio.run(serve(app, config))
-'''
+"""
 HEADERS = {"Content-Type": "application/json", "Authorization": f"Bearer {ADMIN}"}
 
 
@@ -68,10 +68,18 @@ def servers() -> Iterator[dict[str, tuple[int, subprocess.Popen[bytes]]]]:
         env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
         hub_port, bare_port = free_port(), free_port()
         procs = {
-            "hub": (hub_port, subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(hub_port),
-                                                ADMIN, "0"], env=env, stderr=subprocess.DEVNULL)),
-            "bare": (bare_port, subprocess.Popen([sys.executable, "-c", BARE, str(bare_port)], env=env,
-                                                 stderr=subprocess.DEVNULL)),
+            "hub": (
+                hub_port,
+                subprocess.Popen(
+                    [sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(hub_port), ADMIN, "0"],
+                    env=env,
+                    stderr=subprocess.DEVNULL,
+                ),
+            ),
+            "bare": (
+                bare_port,
+                subprocess.Popen([sys.executable, "-c", BARE, str(bare_port)], env=env, stderr=subprocess.DEVNULL),
+            ),
         }
         try:
             yield procs
@@ -128,13 +136,17 @@ async def main_async(args: argparse.Namespace) -> None:
                 port, proc = procs[name]
                 figures[name].append(await cpu_per_request(port, proc.pid, args))
     ratios = [h / b for h, b in zip(figures["hub"], figures["bare"], strict=True)]
-    print(f"{args.clients} clients, {args.requests} requests a round, {args.rounds} rounds "
-          f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores); server CPU per no-op POST:")
+    print(
+        f"{args.clients} clients, {args.requests} requests a round, {args.rounds} rounds "
+        f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores); server CPU per no-op POST:"
+    )
     for name, values in figures.items():
         print(f"  {name:5s} {' '.join(f'{v:7.0f}' for v in values)} us; median {statistics.median(values):.0f} us")
     ratio = statistics.median(ratios)
-    print(f"  hub over bare, per round {' '.join(f'{r:.2f}' for r in ratios)}; median {ratio:.2f} "
-          f"(target at most {TARGET}: {'met' if ratio <= TARGET else 'NOT met'})")
+    print(
+        f"  hub over bare, per round {' '.join(f'{r:.2f}' for r in ratios)}; median {ratio:.2f} "
+        f"(target at most {TARGET}: {'met' if ratio <= TARGET else 'NOT met'})"
+    )
 
 
 def main() -> None:

@@ -79,6 +79,7 @@ async def reads(hub: Hub, count: int) -> list[float]:
 
 async def sampled_reads(hub: Hub, count: int) -> tuple[list[float], int]:
     """Reads while a sampler quick-checks hub.db back to back; (latencies, samples taken)."""
+
     async def no_pause(_seconds: float) -> None:
         await anyio.lowlevel.checkpoint()
 
@@ -102,8 +103,10 @@ async def main_async(args: argparse.Namespace) -> None:
         took = await load(settings, args.events)
         db = root / "hub.db"
         size = db.stat().st_size
-        print(f"hub.db: {args.events:,} events, {size / 2**20:.0f} MiB, loaded in {took:.1f} s "
-              f"(load {os.getloadavg()[0]:.2f})\n")
+        print(
+            f"hub.db: {args.events:,} events, {size / 2**20:.0f} MiB, loaded in {took:.1f} s "
+            f"(load {os.getloadavg()[0]:.2f})\n"
+        )
         quick, full = timed_check(db, True), timed_check(db, False)
         print("| check of hub.db | seconds | MiB/s |\n|---|---|---|")
         print(f"| quick_check (a sample) | {quick:.2f} | {size / 2**20 / quick:.0f} |")
@@ -121,9 +124,11 @@ async def main_async(args: argparse.Namespace) -> None:
         print("| feed page reads | reads | p50 ms | p99 ms |\n|---|---|---|---|")
         print(row("without sampling", without))
         print(row(f"while quick_check runs back to back ({taken} samples)", during))
-        print(f"\np99 during / without: ratio {pct(during, 0.99) / pct(without, 0.99):.2f}; "
-              f"p50 ratio {statistics.median(during) / statistics.median(without):.2f} "
-              f"(load {os.getloadavg()[0]:.2f})\n")
+        print(
+            f"\np99 during / without: ratio {pct(during, 0.99) / pct(without, 0.99):.2f}; "
+            f"p50 ratio {statistics.median(during) / statistics.median(without):.2f} "
+            f"(load {os.getloadavg()[0]:.2f})\n"
+        )
         first_started = time.perf_counter()
         first = await check(root, settings)
         first_took = time.perf_counter() - first_started

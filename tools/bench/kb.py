@@ -61,9 +61,36 @@ ADMIN = Caller.admin()
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 SECTIONS = 40
 TYPES = ("Concept", "Guide", "Runbook", "Reference", "Decision", "Decision Record")
-WORDS = ("hub", "agent", "page", "link", "index", "section", "store", "actor", "write", "version", "trust", "review",
-         "lint", "frontmatter", "project", "session", "brain", "event", "feed", "inbox", "cursor", "limit", "cache",
-         "walk", "path", "history", "kept", "bytes")
+WORDS = (
+    "hub",
+    "agent",
+    "page",
+    "link",
+    "index",
+    "section",
+    "store",
+    "actor",
+    "write",
+    "version",
+    "trust",
+    "review",
+    "lint",
+    "frontmatter",
+    "project",
+    "session",
+    "brain",
+    "event",
+    "feed",
+    "inbox",
+    "cursor",
+    "limit",
+    "cache",
+    "walk",
+    "path",
+    "history",
+    "kept",
+    "bytes",
+)
 
 
 class Bundle:
@@ -85,15 +112,19 @@ class Bundle:
             word = self.rng.choice(WORDS)
             words.append(word)
             length += len(word) + 1
-        lines = [" ".join(words[i:i + 14]) for i in range(0, len(words), 14)]
+        lines = [" ".join(words[i : i + 14]) for i in range(0, len(words), 14)]
         return "\n".join(lines) + "\n"
 
     def frontmatter(self, title: str) -> str:
         roll = self.rng.random()
         if roll < 0.10:
             return ""  # no block: missing_frontmatter
-        keys = [f"title: {title}", f"description: notes about {title.lower()}",
-                f"tags: [{', '.join(self.rng.sample(WORDS, 3))}]", f"status: {self.rng.choice(('draft', 'stable'))}"]
+        keys = [
+            f"title: {title}",
+            f"description: notes about {title.lower()}",
+            f"tags: [{', '.join(self.rng.sample(WORDS, 3))}]",
+            f"status: {self.rng.choice(('draft', 'stable'))}",
+        ]
         if roll >= 0.15:
             keys.insert(0, f"type: {self.rng.choice(TYPES)}")
         if self.rng.random() < 0.10:
@@ -179,8 +210,13 @@ async def in_process(hub: Hub, bundle: Bundle, args: argparse.Namespace, out: li
     sid = (await hub.sessions.start(ADMIN, parse(SessionStart, {"project_id": "big", "name": "bench"})))["session_id"]
     edits = [(p, bundle.concept(p)) for p in rng.choices(bundle.concepts, k=args.writes)]
     it = iter(edits)
-    base = await timed(lambda: hub.brains.write_entry(ADMIN, parse(BrainPut, {
-        "path": "/fs/baseline.md", "content": edits[0][1], "store": "session", "session_id": sid})), args.writes)
+    base = await timed(
+        lambda: hub.brains.write_entry(
+            ADMIN,
+            parse(BrainPut, {"path": "/fs/baseline.md", "content": edits[0][1], "store": "session", "session_id": sid}),
+        ),
+        args.writes,
+    )
     writes = await timed(lambda: kb.write(ADMIN, write_req("big", *next(it))), args.writes)
     out.append("| in-process " + HEADER)
     out.append(ratio("baseline: session brain write, same bytes", base, base, None))
@@ -188,8 +224,7 @@ async def in_process(hub: Hub, bundle: Bundle, args: argparse.Namespace, out: li
     lint = models.KbLint(project_id="big")
     # The first walk since the hub started decodes every page's stored facts; every later one
     # decodes only the pages written since and renews the previous walk.
-    out.append(ratio("lint, first walk since the hub started", await timed(lambda: kb.lint(ADMIN, lint), 1), base,
-                     500))
+    out.append(ratio("lint, first walk since the hub started", await timed(lambda: kb.lint(ADMIN, lint), 1), base, 500))
     cold = Samples()
     for n in range(args.cold):
         await kb.write(ADMIN, write_req("big", "/fs/log.md", f"---\ntype: Reference\n---\n- round {n}\n"))
@@ -200,11 +235,17 @@ async def in_process(hub: Hub, bundle: Bundle, args: argparse.Namespace, out: li
     meta = parse(models.KbList, {"project_id": "big", "meta": True, "limit": 500})
     stats = models.KbProject(project_id="big")
     await kb.lint(ADMIN, lint)
-    for name, fn in (("lint, warm", lambda: kb.lint(ADMIN, lint)),
-                     ("meta listing (500 rows), warm", lambda: kb.list(ADMIN, meta)),
-                     ("backlinks, warm", lambda: kb.backlinks(ADMIN, parse(models.KbBacklinks, {
-                         "project_id": "big", "path": rng.choice(bundle.concepts)}))),
-                     ("stats, warm", lambda: kb.stats(ADMIN, stats))):
+    for name, fn in (
+        ("lint, warm", lambda: kb.lint(ADMIN, lint)),
+        ("meta listing (500 rows), warm", lambda: kb.list(ADMIN, meta)),
+        (
+            "backlinks, warm",
+            lambda: kb.backlinks(
+                ADMIN, parse(models.KbBacklinks, {"project_id": "big", "path": rng.choice(bundle.concepts)})
+            ),
+        ),
+        ("stats, warm", lambda: kb.stats(ADMIN, stats)),
+    ):
         await fn()  # warm: the walk is renewed ten seconds after it was taken, so take it again first
         out.append(ratio(name, await timed(fn, args.reads), base, 20))
     out.append(ratio("resources/list page of 100", await resource_pages(hub), base, 20))
@@ -233,8 +274,9 @@ async def over_rest(client: httpx.AsyncClient, bundle: Bundle, args: argparse.Na
 
     async def put() -> None:
         path = rng.choice(bundle.concepts)
-        r = await client.put(f"{base_url}/pages{path.removeprefix('/fs')}", json={"content": bundle.concept(path)},
-                             headers=AUTH)
+        r = await client.put(
+            f"{base_url}/pages{path.removeprefix('/fs')}", json={"content": bundle.concept(path)}, headers=AUTH
+        )
         r.raise_for_status()
 
     async def get(url: str, **params: str) -> None:
@@ -245,9 +287,12 @@ async def over_rest(client: httpx.AsyncClient, bundle: Bundle, args: argparse.Na
     out.append(ratio("baseline: GET one page", read, read, None))
     out.append(ratio("PUT page, history kept", await timed(put, args.writes), read, None))
     await get("lint")
-    for name, url, params in (("lint, warm", "lint", {}), ("meta listing (500 rows), warm", "pages", {"meta": "1"}),
-                              ("backlinks, warm", "backlinks", {"path": "sec00/index.md"}),
-                              ("stats, warm", "stats", {})):
+    for name, url, params in (
+        ("lint, warm", "lint", {}),
+        ("meta listing (500 rows), warm", "pages", {"meta": "1"}),
+        ("backlinks, warm", "backlinks", {"path": "sec00/index.md"}),
+        ("stats, warm", "stats", {}),
+    ):
         await view(get, url, params)()  # warm, as in-process
         out.append(ratio(name, await timed(view(get, url, params), args.reads), read, 20))
 
@@ -274,10 +319,12 @@ async def churn(hub: Hub, args: argparse.Namespace, out: list[str]) -> None:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     kept = conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content)), 0) FROM blobs").fetchone()
     conn.close()
-    out.append(f"\nFile growth: {args.churn:,} writes over {len(paths):,} pages: kb/churn.db {size / 2**20:.1f} MiB "
-               f"holding {kept[0]:,} kept versions ({kept[1] / 2**20:.1f} MiB of page bytes, {stored / 2**20:.1f} MiB "
-               f"written): {size / max(kept[0], 1):,.0f} bytes per kept version on disk, "
-               f"{kept[1] / max(kept[0], 1):,.0f} of them the page itself.")
+    out.append(
+        f"\nFile growth: {args.churn:,} writes over {len(paths):,} pages: kb/churn.db {size / 2**20:.1f} MiB "
+        f"holding {kept[0]:,} kept versions ({kept[1] / 2**20:.1f} MiB of page bytes, {stored / 2**20:.1f} MiB "
+        f"written): {size / max(kept[0], 1):,.0f} bytes per kept version on disk, "
+        f"{kept[1] / max(kept[0], 1):,.0f} of them the page itself."
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -287,10 +334,12 @@ async def main(args: argparse.Namespace) -> None:
         cpu = time.process_time()
         took, samples = await load(app.hub, "big", bundle)
         cpu = time.process_time() - cpu
-        out.append(f"Loaded {len(samples):,} pages in {took:.1f} s through the service "
-                   f"(write p50 {pct(samples, 0.5) * 1000:.2f} ms, p99 {pct(samples, 0.99) * 1000:.2f} ms, "
-                   f"{cpu / max(len(samples), 1) * 1000:.2f} ms CPU a page); load average "
-                   f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.\n")
+        out.append(
+            f"Loaded {len(samples):,} pages in {took:.1f} s through the service "
+            f"(write p50 {pct(samples, 0.5) * 1000:.2f} ms, p99 {pct(samples, 0.99) * 1000:.2f} ms, "
+            f"{cpu / max(len(samples), 1) * 1000:.2f} ms CPU a page); load average "
+            f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores.\n"
+        )
         await in_process(app.hub, bundle, args, out)
         await over_rest(client, bundle, args, out)
         await churn(app.hub, args, out)

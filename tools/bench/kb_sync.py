@@ -102,8 +102,12 @@ def round_of(env: dict[str, str], work: Path, tag: str, server: int | None = Non
 
 
 def serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    server = subprocess.Popen([HUB_CLI, "serve"], env={**env, "HUB_BIND": f"127.0.0.1:{port}"},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [HUB_CLI, "serve"],
+        env={**env, "HUB_BIND": f"127.0.0.1:{port}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(300):
         try:
             if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
@@ -117,14 +121,18 @@ def serve(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
 
 def report(pages: int, baseline: float, rows: list[tuple[str, str, Took]]) -> None:
     base_rate = pages / baseline
-    print(f"{pages:,} pages; baseline: the service's own writes, {baseline:.1f} s ({base_rate:,.0f} pages/s), "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"{pages:,} pages; baseline: the service's own writes, {baseline:.1f} s ({base_rate:,.0f} pages/s), "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     for place, what, (took, cpu, served) in rows:
         rate = pages / took
         verdict = "met" if took < TARGET_S else "NOT met"
         hub = "" if served is None else f" + hub {served:5.1f} s"
-        print(f"  {place:6s} {what:25s} {took:6.1f} s  {rate:7,.0f} pages/s  ratio to baseline {rate / base_rate:5.2f}"
-              f"  CPU hub-cli {cpu:5.1f} s{hub}  (under {TARGET_S:.0f} s: {verdict})")
+        print(
+            f"  {place:6s} {what:25s} {took:6.1f} s  {rate:7,.0f} pages/s  ratio to baseline {rate / base_rate:5.2f}"
+            f"  CPU hub-cli {cpu:5.1f} s{hub}  (under {TARGET_S:.0f} s: {verdict})"
+        )
 
 
 async def seed(settings: HubSettings, pages: int) -> float:
@@ -140,8 +148,15 @@ def main(args: argparse.Namespace) -> None:
         settings = HubSettings(data_dir=str(data), admin_token=TOKEN, min_free_bytes=0)
         baseline = anyio.run(seed, settings, args.pages)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-        env.update({"HUB_CONFIG": str(work / "config.toml"), "HUB_DATA_DIR": str(data), "HUB_ADMIN_TOKEN": TOKEN,
-                    "HUB_MIN_FREE_BYTES": "0", "HUB_LOG_LEVEL": "warning"})
+        env.update(
+            {
+                "HUB_CONFIG": str(work / "config.toml"),
+                "HUB_DATA_DIR": str(data),
+                "HUB_ADMIN_TOKEN": TOKEN,
+                "HUB_MIN_FREE_BYTES": "0",
+                "HUB_LOG_LEVEL": "warning",
+            }
+        )
         rows = [("local", what, took) for what, took in round_of(env, work, "local")]
         port = free_port()
         server = serve(env, port)

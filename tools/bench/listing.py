@@ -63,6 +63,7 @@ class Feeds:
         await hub.projects.create(ADMIN, parse_request(ProjectCreate, {"id": project}))
         made: list[str] = []
         for start in range(0, count, CHUNK):
+
             def load(conn: sqlite3.Connection, start: int = start) -> list[str]:
                 return bulk_events(conn, project, start, min(CHUNK, count - start), base_ms)
 
@@ -71,8 +72,11 @@ class Feeds:
 
     async def seen(self, project: str, back: int | None) -> float:
         """Move the human's cursor to `back` events before the newest (None: the newest); seconds."""
-        body = {"project_id": project} if back is None else {"project_id": project,
-                                                             "event_id": self.ids[project][-1 - back]}
+        body = (
+            {"project_id": project}
+            if back is None
+            else {"project_id": project, "event_id": self.ids[project][-1 - back]}
+        )
         start = time.perf_counter()
         moved = await self.app.hub.feed.seen(ADMIN, parse_request(FeedSeen, body))
         took = time.perf_counter() - start
@@ -107,8 +111,10 @@ async def measure(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namesp
     await feeds.load("big", args.events, base_ms)
     for n in range(args.projects):
         await feeds.load(f"small-{n}", args.small, base_ms + args.events + n * args.small)
-    out.append(f"Loaded {args.events:,} events into `big` and {args.small:,} into each of {args.projects} more "
-               f"projects in {time.perf_counter() - started:.1f} s.\n")
+    out.append(
+        f"Loaded {args.events:,} events into `big` and {args.small:,} into each of {args.projects} more "
+        f"projects in {time.perf_counter() - started:.1f} s.\n"
+    )
     first = await feeds.seen("big", args.behind + args.step * args.steps)
     steps = [await feeds.seen("big", args.behind + args.step * k) for k in range(args.steps - 1, -1, -1)]
     for n in range(args.projects):
@@ -123,22 +129,32 @@ async def measure(app: HubASGI, client: httpx.AsyncClient, args: argparse.Namesp
             if project != "big":
                 await feeds.seen(project, None)
         floor = {name: await timed(fn, args.reads, warm=True) for name, fn in reads(app, client, conn).items()}
-    out.append(f"The human's cursor {args.behind:,} events behind in `big` (and mid-feed in the others), "
-               f"against every cursor at its newest event (the floor, same run); {args.reads} reads each:\n")
+    out.append(
+        f"The human's cursor {args.behind:,} events behind in `big` (and mid-feed in the others), "
+        f"against every cursor at its newest event (the floor, same run); {args.reads} reads each:\n"
+    )
     out.append("| read | p50 ms | p99 ms | floor p50 ms | floor p99 ms | p99 / floor p99 |\n|---|---|---|---|---|---|")
     for name, samples in behind.items():
         low = floor[name]
-        out.append(f"| {name} | {statistics.median(samples) * 1000:.2f} | {pct(samples, 0.99) * 1000:.2f} | "
-                   f"{statistics.median(low) * 1000:.2f} | {pct(low, 0.99) * 1000:.2f} | "
-                   f"{pct(samples, 0.99) / pct(low, 0.99):.2f} |")
+        out.append(
+            f"| {name} | {statistics.median(samples) * 1000:.2f} | {pct(samples, 0.99) * 1000:.2f} | "
+            f"{statistics.median(low) * 1000:.2f} | {pct(low, 0.99) * 1000:.2f} | "
+            f"{pct(samples, 0.99) / pct(low, 0.99):.2f} |"
+        )
     out.append("\nMoving the cursor (`FeedService.seen`):\n")
     out.append("| move | moves | p50 ms | p99 ms |\n|---|---|---|---|")
-    out.append(f"| first move of a cursor never set, to {args.behind + args.step * args.steps:,} events back "
-               f"| 1 | {first * 1000:.2f} | {first * 1000:.2f} |")
-    out.append(f"| a step of {args.step} events forward | {len(steps)} | {statistics.median(steps) * 1000:.2f} | "
-               f"{pct(steps, 0.99) * 1000:.2f} |")
-    for name, took in ((f"a jump from {args.behind:,} back to 10 before the newest", jump),
-                       ("then to the newest (seen all)", to_newest)):
+    out.append(
+        f"| first move of a cursor never set, to {args.behind + args.step * args.steps:,} events back "
+        f"| 1 | {first * 1000:.2f} | {first * 1000:.2f} |"
+    )
+    out.append(
+        f"| a step of {args.step} events forward | {len(steps)} | {statistics.median(steps) * 1000:.2f} | "
+        f"{pct(steps, 0.99) * 1000:.2f} |"
+    )
+    for name, took in (
+        (f"a jump from {args.behind:,} back to 10 before the newest", jump),
+        ("then to the newest (seen all)", to_newest),
+    ):
         out.append(f"| {name} | 1 | {took * 1000:.2f} | {took * 1000:.2f} |")
 
 

@@ -57,8 +57,9 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
-async def throughput(host: str, port: int, token: str, clients: int, seconds: float,
-                     rounds: int, legacy: bool) -> dict[str, list[float]]:
+async def throughput(
+    host: str, port: int, token: str, clients: int, seconds: float, rounds: int, legacy: bool
+) -> dict[str, list[float]]:
     """Per round, `seconds` of no-op POSTs then `seconds` of `signal_append` (and with `legacy`,
     `seconds` of it over 2025-11-25 sessions): rates per round."""
     # The gate refuses a route it has no entry for without the admin token (deny by default).
@@ -73,14 +74,21 @@ async def throughput(host: str, port: int, token: str, clients: int, seconds: fl
                 if kind == "noop_post":
                     status, _ = await conn.post("/bench/noop", b"{}", noop_headers)
                 else:
-                    status, _ = await conn.post("/mcp", wire.tool_body("signal_append", {
-                        "project_id": "bench", "summary": "progress"}, modern=kind == "signal_append"), headers)
+                    status, _ = await conn.post(
+                        "/mcp",
+                        wire.tool_body(
+                            "signal_append",
+                            {"project_id": "bench", "summary": "progress"},
+                            modern=kind == "signal_append",
+                        ),
+                        headers,
+                    )
                 assert status == 200, status
                 counts[0] += 1
         finally:
             await conn.close()
 
-    kinds = ("noop_post", "signal_append", "signal_append_legacy")[:3 if legacy else 2]
+    kinds = ("noop_post", "signal_append", "signal_append_legacy")[: 3 if legacy else 2]
     out: dict[str, list[float]] = {k: [] for kind in kinds for k in (kind, kind + "_client_cpu")}
     for _ in range(rounds):
         for kind in kinds:
@@ -106,8 +114,11 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
                 assert status == 201, status
                 _, body = await conn.post(f"/api/v1/agents/{agent}/token", b"", admin)
                 token = orjson.loads(body)["token"]
-                _, body = await conn.post("/mcp", wire.tool_body("question_post", {
-                    "project_id": f"space-{agent}", "summary": "go?"}), wire.mcp_headers(token, "question_post"))
+                _, body = await conn.post(
+                    "/mcp",
+                    wire.tool_body("question_post", {"project_id": f"space-{agent}", "summary": "go?"}),
+                    wire.mcp_headers(token, "question_post"),
+                )
                 return token, wire.result_of(body)["question_id"]
             finally:
                 await conn.close()
@@ -119,8 +130,9 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
     returned: dict[str, float] = {}
 
     async def wait(conn: wire.RawConn, token: str, qid: str) -> None:
-        _, body = await conn.post("/mcp", wire.tool_body("inbox_wait", {"wait_seconds": 60}),
-                                  wire.mcp_headers(token, "inbox_wait"))
+        _, body = await conn.post(
+            "/mcp", wire.tool_body("inbox_wait", {"wait_seconds": 60}), wire.mcp_headers(token, "inbox_wait")
+        )
         returned[qid] = time.time()
         assert wire.result_of(body)["timed_out"] is False
 
@@ -152,16 +164,22 @@ async def waiting(host: str, port: int, pid: int, waiters: int, rate: float) -> 
         await conn.close()
     delays = sorted((returned[q] - answered[q]) * 1000 for q in answered)
     return {
-        "waiters": waiters, "rss_before_mib": base_rss / 2**20, "rss_held_mib": held_rss / 2**20,
+        "waiters": waiters,
+        "rss_before_mib": base_rss / 2**20,
+        "rss_held_mib": held_rss / 2**20,
         "kib_per_waiter": (held_rss - base_rss) / waiters / 1024,
-        "wake_p50_ms": statistics.median(delays), "wake_p99_ms": delays[max(0, int(len(delays) * 0.99) - 1)],
-        "wake_max_ms": delays[-1], "answer_all_s": total,
+        "wake_p50_ms": statistics.median(delays),
+        "wake_p99_ms": delays[max(0, int(len(delays) * 0.99) - 1)],
+        "wake_max_ms": delays[-1],
+        "answer_all_s": total,
     }
 
 
 # The calls timed against the no-op floor: (rates key, label, target ratio of the floor).
-CALLS = (("signal_append", f"signal_append {wire.MODERN}", 0.6),
-         ("signal_append_legacy", f"signal_append {wire.LEGACY} session", 0.5))
+CALLS = (
+    ("signal_append", f"signal_append {wire.MODERN}", 0.6),
+    ("signal_append_legacy", f"signal_append {wire.LEGACY} session", 0.5),
+)
 
 
 def report_throughput(rates: dict[str, list[float]], args: argparse.Namespace) -> None:
@@ -173,22 +191,25 @@ def report_throughput(rates: dict[str, list[float]], args: argparse.Namespace) -
         parts = "  ".join(f"{label} {rates[key][i]:6.0f}/s ({rates[key][i] / n:.2f})" for key, label, _ in calls)
         print(f"  round {i + 1}: plain POST {n:6.0f}/s  {parts}")
     med = statistics.median
-    print(f"  plain Quart POST (no work): {med(floor):8.0f} /s median "
-          f"(client process busy {med(rates['noop_post_client_cpu']):.0%} of one core)")
+    print(
+        f"  plain Quart POST (no work): {med(floor):8.0f} /s median "
+        f"(client process busy {med(rates['noop_post_client_cpu']):.0%} of one core)"
+    )
     for key, label, _ in calls:
         print(f"  MCP {label}: {med(rates[key]):8.0f} /s median (client busy {med(rates[key + '_client_cpu']):.0%})")
     for key, label, target in calls:
         ratio = med([a / n for a, n in zip(rates[key], floor, strict=True)])
-        print(f"  {label}, ratio of the floor (median of the rounds): {ratio:.2f} "
-              f"(target {target:.2f}: {'met' if ratio >= target else 'NOT met'})")
+        print(
+            f"  {label}, ratio of the floor (median of the rounds): {ratio:.2f} "
+            f"(target {target:.2f}: {'met' if ratio >= target else 'NOT met'})"
+        )
 
 
 async def main_async(args: argparse.Namespace) -> None:
     port = wire.free_port()
     with wire.hub_process(port) as server:
         token = await wire.prepare_hub(port)
-        rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds,
-                                 args.legacy)
+        rates = await throughput("127.0.0.1", port, token, args.clients, args.seconds, args.rounds, args.legacy)
         report_throughput(rates, args)
         print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         if args.waiters <= 0:
@@ -196,11 +217,15 @@ async def main_async(args: argparse.Namespace) -> None:
         held = await waiting("127.0.0.1", port, server.pid, args.waiters, args.rate)
         pace = f"{args.rate:.0f} answers/s" if args.rate > 0 else "as fast as 32 connections go"
         print(f"inbox_wait, {held['waiters']} waiters held, answered at {pace}:")
-        print(f"  server RSS {held['rss_before_mib']:.1f} MiB before, {held['rss_held_mib']:.1f} MiB held: "
-              f"{held['kib_per_waiter']:.1f} KiB per waiter")
-        print(f"  wake delay after the answer committed: p50 {held['wake_p50_ms']:.1f} ms, "
-              f"p99 {held['wake_p99_ms']:.1f} ms, max {held['wake_max_ms']:.1f} ms "
-              f"(all {held['waiters']} answered in {held['answer_all_s']:.1f} s)")
+        print(
+            f"  server RSS {held['rss_before_mib']:.1f} MiB before, {held['rss_held_mib']:.1f} MiB held: "
+            f"{held['kib_per_waiter']:.1f} KiB per waiter"
+        )
+        print(
+            f"  wake delay after the answer committed: p50 {held['wake_p50_ms']:.1f} ms, "
+            f"p99 {held['wake_p99_ms']:.1f} ms, max {held['wake_max_ms']:.1f} ms "
+            f"(all {held['waiters']} answered in {held['answer_all_s']:.1f} s)"
+        )
 
 
 def main() -> None:
@@ -208,8 +233,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=4.0, help="seconds per kind per round")
     parser.add_argument("--rounds", type=int, default=5, help="alternating no-op / signal_append rounds")
-    parser.add_argument("--legacy", action=argparse.BooleanOptionalAction, default=True,
-                        help="also time signal_append over 2025-11-25 sessions (initialize once per client)")
+    parser.add_argument(
+        "--legacy",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time signal_append over 2025-11-25 sessions (initialize once per client)",
+    )
     parser.add_argument("--waiters", type=int, default=1000, help="0 skips the waiting part")
     parser.add_argument("--rate", type=float, default=50.0, help="answers per second (0: a burst)")
     asyncio.run(main_async(parser.parse_args()))

@@ -50,8 +50,13 @@ async def send(port: int, token: str, kind: str, count: int) -> None:
             if kind == "noop_post":
                 status, _ = await conn.post("/bench/noop", b"{}", headers)
             else:
-                status, _ = await conn.post("/mcp", wire.tool_body("signal_append", {
-                    "project_id": "bench", "summary": "progress"}, modern=kind == "signal_append"), headers)
+                status, _ = await conn.post(
+                    "/mcp",
+                    wire.tool_body(
+                        "signal_append", {"project_id": "bench", "summary": "progress"}, modern=kind == "signal_append"
+                    ),
+                    headers,
+                )
             assert status == 200, status
     finally:
         await conn.close()
@@ -61,7 +66,7 @@ async def rounds(port: int, pid: int, token: str, args: argparse.Namespace) -> d
     per = args.requests // args.clients
     out: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for n in range(args.rounds):
-        order = KINDS[n % 3:] + KINDS[:n % 3]
+        order = KINDS[n % 3 :] + KINDS[: n % 3]
         for kind in order:
             before = cpu_seconds(pid)
             await asyncio.gather(*(send(port, token, kind, per) for _ in range(args.clients)))
@@ -75,8 +80,10 @@ async def main_async(args: argparse.Namespace) -> None:
         token = await wire.prepare_hub(port)
         cpu = await rounds(port, server.pid, token, args)
     med = {kind: statistics.median(values) for kind, values in cpu.items()}
-    print(f"server CPU per request, median of {args.rounds} rounds of {args.requests} requests "
-          f"({args.clients} connections; load average {os.getloadavg()[0]:.2f}):")
+    print(
+        f"server CPU per request, median of {args.rounds} rounds of {args.requests} requests "
+        f"({args.clients} connections; load average {os.getloadavg()[0]:.2f}):"
+    )
     for kind in KINDS:
         print(f"  {kind}: {' '.join(f'{v:.0f}' for v in cpu[kind])} us per round; median: {med[kind]:.1f} us")
     print(f"  signal_append over noop, CPU ratio {med['signal_append'] / med['noop_post']:.2f}")

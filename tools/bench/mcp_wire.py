@@ -21,12 +21,14 @@ import orjson
 
 ADMIN = "hub_bench-admin-token-0123456789abcdef"
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 # The hub with a no-op route beside it (the floor), served by Hypercorn like `hub-cli serve`.
-SERVER = r'''
+SERVER = r"""
 import asyncio, sys
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
@@ -52,7 +54,7 @@ config.bind = [f"127.0.0.1:{port}"]
 config.accesslog = None
 config.backlog = 2048
 asyncio.run(serve(app, config))
-'''
+"""
 
 _ids = itertools.count(1)
 
@@ -69,8 +71,11 @@ def hub_process(port: int, open_max: int = 0) -> Iterator[subprocess.Popen[bytes
     sets `open_stores_max`."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "HUB_LOG_LEVEL": "warning"}
-        server = subprocess.Popen([sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN,
-                                   str(open_max)], env=env, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(Path(tmp) / "data"), str(port), ADMIN, str(open_max)],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             yield server
         finally:
@@ -115,8 +120,11 @@ class RawConn:
             await self.open()
         assert self.reader is not None and self.writer is not None
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
-                          f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        self.writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{head}"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         await self.writer.drain()
         raw = await self.reader.readuntil(b"\r\n\r\n")
         status = int(raw.split(b" ", 2)[1])
@@ -161,18 +169,39 @@ def result_of(body: bytes) -> dict[str, Any]:
 
 def mcp_headers(token: str, name: str) -> dict[str, str]:
     """The headers of a 2026-07-28 `tools/call` of `name`."""
-    return {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json", "MCP-Protocol-Version": MODERN,
-            "Mcp-Method": "tools/call", "Mcp-Name": name}
+    return {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
 
 
 async def legacy_session(conn: RawConn, token: str) -> dict[str, str]:
     """Open a 2025-11-25 session on `conn` (initialize, initialized); the headers its calls carry."""
-    base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json"}
-    status, _ = await conn.post("/mcp", orjson.dumps({
-        "jsonrpc": "2.0", "id": next(_ids), "method": "initialize", "params": {
-            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}), base)
+    base = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    status, _ = await conn.post(
+        "/mcp",
+        orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": next(_ids),
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            }
+        ),
+        base,
+    )
     assert status == 200, status
     session = conn.last_head.split(b"mcp-session-id:", 1)[1].split(b"\r\n", 1)[0].strip().decode()
     headers = {**base, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}

@@ -100,22 +100,40 @@ async def profile(args: argparse.Namespace) -> None:
     with hub_process(port, 0) as server, tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or scratch
         token, ids = await prepare(port, args.sessions)
-        print(f"{args.clients} clients, {args.sessions} sessions, {args.seconds:.0f} s per kind, "
-              f"py-spy at {args.rate}/s (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+        print(
+            f"{args.clients} clients, {args.sessions} sessions, {args.seconds:.0f} s per kind, "
+            f"py-spy at {args.rate}/s (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
+        )
         for kind in args.kinds.split(","):
             raw = Path(tmp) / f"{kind}.txt"
-            sampler = subprocess.Popen([spy, "record", "--pid", str(server.pid), "--format", "raw", "--rate",
-                                        str(args.rate), "--duration", str(int(args.seconds)), "--threads", "--gil",
-                                        "--output", str(raw), "--nonblocking"],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            sampler = subprocess.Popen(
+                [
+                    spy,
+                    "record",
+                    "--pid",
+                    str(server.pid),
+                    "--format",
+                    "raw",
+                    "--rate",
+                    str(args.rate),
+                    "--duration",
+                    str(int(args.seconds)),
+                    "--threads",
+                    "--gil",
+                    "--output",
+                    str(raw),
+                    "--nonblocking",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             await asyncio.sleep(0.5)  # let py-spy attach before the load starts
             cpu = cpu_seconds(server.pid)
             calls = await drive(port, token, ids, kind, args.clients, args.seconds - 1)
             used = cpu_seconds(server.pid) - cpu
             sampler.wait(60)
             total, groups, inclusive = summarise(raw)
-            print(f"\n{kind}: {calls} calls, server CPU {used / max(calls, 1) * 1e6:.0f} us per call, "
-                  f"{total} samples")
+            print(f"\n{kind}: {calls} calls, server CPU {used / max(calls, 1) * 1e6:.0f} us per call, {total} samples")
             for name, n in groups.most_common():
                 print(f"  {n / total:6.1%}  {name}")
             print("  top functions (inclusive):")

@@ -87,16 +87,25 @@ class Receiver:
 
 
 def subscription(endpoint: str, n: int) -> DeviceCreate:
-    key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
-        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
-    return parse(DeviceCreate, {"name": f"device {n}", "endpoint": endpoint,
-                                "keys": {"p256dh": b64url(key), "auth": b64url(bytes(16))}})
+    key = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    )
+    return parse(
+        DeviceCreate,
+        {"name": f"device {n}", "endpoint": endpoint, "keys": {"p256dh": b64url(key), "auth": b64url(bytes(16))}},
+    )
 
 
 @asynccontextmanager
 async def bench_hub(root: Path, receiver: Receiver | None, devices: int) -> AsyncIterator[Hub]:
-    settings = replace(HubSettings(data_dir=str(root), admin_token="bench-admin-token-0123456789"),
-                       min_free_bytes=0, inbox_open_per_agent=0, inbox_open_per_project=0)
+    settings = replace(
+        HubSettings(data_dir=str(root), admin_token="bench-admin-token-0123456789"),
+        min_free_bytes=0,
+        inbox_open_per_agent=0,
+        inbox_open_per_project=0,
+    )
     async with Hub.open(settings) as hub:
         await hub.agents.create(ADMIN, parse(AgentCreate, {"id": "bot", "display_name": "Bot"}))
         await hub.projects.create(ADMIN, parse(ProjectCreate, {"id": "proj"}))
@@ -107,9 +116,18 @@ async def bench_hub(root: Path, receiver: Receiver | None, devices: int) -> Asyn
 
 
 async def ask(hub: Hub, n: int) -> str:
-    result = await hub.posts.question_post(BOT, parse(QuestionPost, {
-        "project_id": "proj", "summary": f"Question {n}?", "body": "Some context for the human.",
-        "options": ["Yes", "No"]}))
+    result = await hub.posts.question_post(
+        BOT,
+        parse(
+            QuestionPost,
+            {
+                "project_id": "proj",
+                "summary": f"Question {n}?",
+                "body": "Some context for the human.",
+                "options": ["Yes", "No"],
+            },
+        ),
+    )
     return str(result["event_id"])
 
 
@@ -159,8 +177,10 @@ async def throughput(root: Path, devices: int, posts: int, writers: int) -> tupl
                 tg.start_soon(writer)
         elapsed = time.perf_counter() - started
         await hub.push.sender.idle.wait()
-        counted = {result: hub.push.sender.counter.labels(result=result)._value.get()
-                   for result in ("delivered", "dropped", "failed")}
+        counted = {
+            result: hub.push.sender.counter.labels(result=result)._value.get()
+            for result in ("delivered", "dropped", "failed")
+        }
     if receiver is not None:
         receiver.server.shutdown()
         receiver.server.server_close()
@@ -183,8 +203,9 @@ def import_cost(modules: str, rounds: int = 5) -> tuple[float, float]:
     """(median seconds, median KiB of resident memory) importing `modules` adds to a fresh interpreter."""
     times, sizes = [], []
     for _ in range(rounds):
-        out = subprocess.run([sys.executable, "-c", IMPORT_PROBE.format(modules=modules)], capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", IMPORT_PROBE.format(modules=modules)], capture_output=True, text=True, check=True
+        )
         seconds, kib = out.stdout.split()
         times.append(float(seconds))
         sizes.append(float(kib))
@@ -210,32 +231,42 @@ async def main(args: argparse.Namespace) -> None:
         root = Path(tmp)
         samples = await latency(root / "latency", args.devices, args.questions)
         p50, p99 = statistics.median(samples), sorted(samples)[min(len(samples) - 1, int(0.99 * len(samples)))]
-        print(f"commit to the last of {args.devices} pushes leaving: n={len(samples)} p50={p50 * 1000:.1f} ms "
-              f"p99={p99 * 1000:.1f} ms (target p99 < 100 ms)")
+        print(
+            f"commit to the last of {args.devices} pushes leaving: n={len(samples)} p50={p50 * 1000:.1f} ms "
+            f"p99={p99 * 1000:.1f} ms (target p99 < 100 ms)"
+        )
         rates: dict[int, list[float]] = {args.devices: [], 0: []}
         for n in range(args.rounds):
-            for devices in ((0, args.devices) if n % 2 == 0 else (args.devices, 0)):  # alternate who goes first
+            for devices in (0, args.devices) if n % 2 == 0 else (args.devices, 0):  # alternate who goes first
                 rate, counted = await throughput(root / f"tp-{n}-{devices}", devices, args.posts, args.writers)
                 rates[devices].append(rate)
                 if devices:
-                    print(f"  round {n}: {rate:.0f}/s with {devices} devices; pushes "
-                          + ", ".join(f"{k} {v:.0f}" for k, v in counted.items()))
+                    print(
+                        f"  round {n}: {rate:.0f}/s with {devices} devices; pushes "
+                        + ", ".join(f"{k} {v:.0f}" for k, v in counted.items())
+                    )
                 else:
                     print(f"  round {n}: {rate:.0f}/s with none")
         with_devices, without = statistics.median(rates[args.devices]), statistics.median(rates[0])
-        print(f"question_post throughput ({args.posts} posts, {args.writers} writers, {args.rounds} rounds): "
-              f"{args.devices} devices {with_devices:.0f}/s, none {without:.0f}/s, "
-              f"ratio {with_devices / without:.2f} (target >= 0.9)")
+        print(
+            f"question_post throughput ({args.posts} posts, {args.writers} writers, {args.rounds} rounds): "
+            f"{args.devices} devices {with_devices:.0f}/s, none {without:.0f}/s, "
+            f"ratio {with_devices / without:.2f} (target >= 0.9)"
+        )
     for modules in ("http_ece, py_vapid, hubcore.services.push.wire", "pywebpush"):
         if importlib.util.find_spec(modules.split(",")[0]) is None:
             print(f"import {modules}: not installed")
             continue
         seconds, kib = import_cost(modules)
-        print(f"import {modules}: {seconds * 1000:.0f} ms, +{kib / 1024:.1f} MiB resident "
-              f"(median of 5 fresh interpreters)")
+        print(
+            f"import {modules}: {seconds * 1000:.0f} ms, +{kib / 1024:.1f} MiB resident "
+            f"(median of 5 fresh interpreters)"
+        )
     print(f"the push worker process: {worker_rss()}")
-    print(f"load after: {Path('/proc/loadavg').read_text().strip()}; "
-          f"this process peaked at {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"load after: {Path('/proc/loadavg').read_text().strip()}; "
+        f"this process peaked at {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

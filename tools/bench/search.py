@@ -75,10 +75,45 @@ AGENT = Caller.agent("reader")
 PROJECTS = [f"p{n}" for n in range(10)]
 SECRET_PROJECT = "p9"  # confidential: the agent holds no grant on it
 CHUNK = 50_000
-ENVELOPE = {"alg": "AES-256-GCM", "kdf": "PBKDF2-HMAC-SHA256", "iterations": 600000,
-            "salt": base64.b64encode(b"s" * 16).decode(), "iv": base64.b64encode(b"i" * 12).decode()}
-SYLLABLES = ["ka", "lo", "mi", "ne", "pu", "ra", "si", "to", "vu", "ze", "bar", "dol", "fen", "gur", "hal", "jor",
-             "kem", "lin", "mor", "nus", "pel", "quin", "rost", "sal", "tem", "ulv", "ver", "wis", "yar", "zon"]
+ENVELOPE = {
+    "alg": "AES-256-GCM",
+    "kdf": "PBKDF2-HMAC-SHA256",
+    "iterations": 600000,
+    "salt": base64.b64encode(b"s" * 16).decode(),
+    "iv": base64.b64encode(b"i" * 12).decode(),
+}
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "pu",
+    "ra",
+    "si",
+    "to",
+    "vu",
+    "ze",
+    "bar",
+    "dol",
+    "fen",
+    "gur",
+    "hal",
+    "jor",
+    "kem",
+    "lin",
+    "mor",
+    "nus",
+    "pel",
+    "quin",
+    "rost",
+    "sal",
+    "tem",
+    "ulv",
+    "ver",
+    "wis",
+    "yar",
+    "zon",
+]
 
 
 class Words:
@@ -110,15 +145,22 @@ def bulk_events(conn: sqlite3.Connection, words: Words, start: int, count: int, 
         project = PROJECTS[n % len(PROJECTS)]
         payload = orjson.dumps({"body": words.text(20), "n": n}).decode()
         rows.append((eid, project, "signal", "bot", words.text(6), payload, None, None, (base_ms + n) / 1000))
-    conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
-                     "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.executemany(
+        "INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, "
+        "thread_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
     for project in PROJECTS:
-        conn.execute("""INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at, unseen)
+        conn.execute(
+            """INSERT INTO feed_stats (project_id, events, bytes, newest_id, newest_at, unseen)
                         VALUES (?, ?, 0, ?, ?, 0) ON CONFLICT (project_id) DO UPDATE SET
                         events = events + excluded.events, newest_id = excluded.newest_id,
-                        newest_at = excluded.newest_at""", (project, count // len(PROJECTS), rows[-1][0], rows[-1][-1]))
-    conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)",
-                 (ids.MARK_KEY, str(base_ms + start + count)))
+                        newest_at = excluded.newest_at""",
+            (project, count // len(PROJECTS), rows[-1][0], rows[-1][-1]),
+        )
+    conn.execute(
+        "INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)", (ids.MARK_KEY, str(base_ms + start + count))
+    )
 
 
 def db_bytes(hub: Hub) -> int:
@@ -135,8 +177,9 @@ async def load(hub: Hub, words: Words, args: argparse.Namespace, out: list[str])
     scale = args.scale
     events, pages, artifacts, entries = (max(10, int(n * scale)) for n in (1_000_000, 10_000, 1_000, 10_000))
     for project in PROJECTS:
-        await hub.projects.create(ADMIN, parse(ProjectCreate, {
-            "id": project, "confidential": project == SECRET_PROJECT}))
+        await hub.projects.create(
+            ADMIN, parse(ProjectCreate, {"id": project, "confidential": project == SECRET_PROJECT})
+        )
     await hub.agents.create(ADMIN, parse(AgentCreate, {"id": "reader"}))
     started = time.perf_counter()
     base_ms = int(time.time() * 1000) - events - 60_000
@@ -149,28 +192,40 @@ async def load(hub: Hub, words: Words, args: argparse.Namespace, out: list[str])
     await hub.search_index.rebuild()  # every source from its mark: only the events exist so far
     indexed = time.perf_counter() - started
     per_event = (db_bytes(hub) - before) / events
-    out.append(f"Loaded {events:,} events in {loaded:.1f} s; indexed them in {indexed:.1f} s "
-               f"({events / indexed:,.0f} a second); hub.db bytes per indexed event: {per_event:.0f}.")
+    out.append(
+        f"Loaded {events:,} events in {loaded:.1f} s; indexed them in {indexed:.1f} s "
+        f"({events / indexed:,.0f} a second); hub.db bytes per indexed event: {per_event:.0f}."
+    )
     started = time.perf_counter()
     await load_services(hub, words, pages, artifacts, entries)
     loaded = time.perf_counter() - started
     started = time.perf_counter()
     await hub.search.search(ADMIN, parse(SearchRequest, {"q": "warmup"}))
-    out.append(f"Wrote {pages:,} pages, {artifacts:,} artifacts and {entries:,} brain entries through the services "
-               f"in {loaded:.1f} s; the next search indexed them in {time.perf_counter() - started:.1f} s "
-               f"(hub.db {db_bytes(hub) / 2**20:.0f} MiB).\n")
+    out.append(
+        f"Wrote {pages:,} pages, {artifacts:,} artifacts and {entries:,} brain entries through the services "
+        f"in {loaded:.1f} s; the next search indexed them in {time.perf_counter() - started:.1f} s "
+        f"(hub.db {db_bytes(hub) / 2**20:.0f} MiB).\n"
+    )
 
 
 async def load_services(hub: Hub, words: Words, pages: int, artifacts: int, entries: int) -> None:
     for n in range(pages):
         content = f"---\ntype: Concept\ntitle: {words.text(3)}\n---\n# {words.text(4)}\n\n{words.text(150)}\n"
-        await hub.kb.write(ADMIN, parse(models.KbWrite, {
-            "project_id": PROJECTS[n % len(PROJECTS)], "path": f"/fs/sec{n % 40}/page{n}.md", "content": content}))
+        await hub.kb.write(
+            ADMIN,
+            parse(
+                models.KbWrite,
+                {"project_id": PROJECTS[n % len(PROJECTS)], "path": f"/fs/sec{n % 40}/page{n}.md", "content": content},
+            ),
+        )
     for n in range(artifacts):
         body: dict[str, Any] = {"project_id": PROJECTS[n % len(PROJECTS)], "title": words.text(4)}
         if n % 10 == 9:  # protected: ciphertext with its envelope (indexed by title only)
-            body |= {"kind": "html", "content": base64.b64encode(secrets.token_bytes(600)).decode(),
-                     "envelope": ENVELOPE}
+            body |= {
+                "kind": "html",
+                "content": base64.b64encode(secrets.token_bytes(600)).decode(),
+                "envelope": ENVELOPE,
+            }
         elif n % 2:
             body |= {"kind": "html", "content": f"<h1>{words.text(4)}</h1><p>{words.text(400)}</p>"}
         else:
@@ -178,11 +233,19 @@ async def load_services(hub: Hub, words: Words, pages: int, artifacts: int, entr
         await hub.artifacts.publish_artifact(ADMIN, parse(ArtifactPublish, body))
     sessions = max(1, entries // 100)
     for s in range(sessions):
-        sid = (await hub.sessions.start(ADMIN, parse(SessionStart, {
-            "project_id": PROJECTS[s % len(PROJECTS)], "name": f"work{s}"})))["session_id"]
+        sid = (
+            await hub.sessions.start(
+                ADMIN, parse(SessionStart, {"project_id": PROJECTS[s % len(PROJECTS)], "name": f"work{s}"})
+            )
+        )["session_id"]
         for n in range(entries // sessions):
-            await hub.brains.write_entry(ADMIN, parse(BrainPut, {
-                "path": f"/fs/notes/n{n}.md", "content": words.text(60), "store": "session", "session_id": sid}))
+            await hub.brains.write_entry(
+                ADMIN,
+                parse(
+                    BrainPut,
+                    {"path": f"/fs/notes/n{n}.md", "content": words.text(60), "store": "session", "session_id": sid},
+                ),
+            )
 
 
 def row(name: str, samples: list[float], q: float, target_ms: float | None = None) -> str:
@@ -193,10 +256,16 @@ def row(name: str, samples: list[float], q: float, target_ms: float | None = Non
 
 def queries(words: Words) -> list[tuple[str, str]]:
     common, mid, rare = words.words[3], words.words[300], words.words[15_000 % len(words.words)]
-    return [("common word", common), ("mid word", mid), ("rare word", rare), ("two words", f"{common} {mid}"),
-            ("two-letter prefix", mid[:2]), ("three-letter prefix", mid[:3]),
-            ("two words, one a two-letter prefix", f"{mid} {words.words[40][:2]}"),
-            ("quoted phrase", f'"{words.words[1]} {words.words[2]}"')]
+    return [
+        ("common word", common),
+        ("mid word", mid),
+        ("rare word", rare),
+        ("two words", f"{common} {mid}"),
+        ("two-letter prefix", mid[:2]),
+        ("three-letter prefix", mid[:3]),
+        ("two words, one a two-letter prefix", f"{mid} {words.words[40][:2]}"),
+        ("quoted phrase", f'"{words.words[1]} {words.words[2]}"'),
+    ]
 
 
 async def bench_queries(hub: Hub, words: Words, args: argparse.Namespace, out: list[str]) -> list[float]:
@@ -218,32 +287,49 @@ async def bench_queries(hub: Hub, words: Words, args: argparse.Namespace, out: l
 async def bench_lag(hub: Hub, words: Words, args: argparse.Namespace, out: list[str]) -> None:
     """From a write's reply to the first search that returns it (that first search does find it)."""
     sid = (await hub.sessions.start(ADMIN, parse(SessionStart, {"project_id": "p0", "name": "lag"})))["session_id"]
-    art = await hub.artifacts.publish_artifact(ADMIN, parse(ArtifactPublish, {
-        "project_id": "p0", "title": "lag", "kind": "markdown", "content": "start"}))
+    art = await hub.artifacts.publish_artifact(
+        ADMIN, parse(ArtifactPublish, {"project_id": "p0", "title": "lag", "kind": "markdown", "content": "start"})
+    )
     await hub.search.search(ADMIN, parse(SearchRequest, {"q": "warmup"}))
 
     async def event(token: str) -> None:
-        await hub.posts.signal_append(ADMIN, parse(SignalAppend, {"project_id": "p1", "summary": f"{token} seen",
-                                                                 "body": words.text(20)}))
+        await hub.posts.signal_append(
+            ADMIN, parse(SignalAppend, {"project_id": "p1", "summary": f"{token} seen", "body": words.text(20)})
+        )
 
     async def brain(token: str) -> None:
-        await hub.brains.write_entry(ADMIN, parse(BrainPut, {"path": f"/fs/lag/{token}.md", "content": token,
-                                                             "store": "session", "session_id": sid}))
+        await hub.brains.write_entry(
+            ADMIN,
+            parse(BrainPut, {"path": f"/fs/lag/{token}.md", "content": token, "store": "session", "session_id": sid}),
+        )
 
     async def page(token: str) -> None:
-        await hub.kb.write(ADMIN, parse(models.KbWrite, {"project_id": "p2", "path": f"/fs/lag/{token}.md",
-                                                         "content": f"---\ntype: Concept\n---\n{token}\n"}))
+        await hub.kb.write(
+            ADMIN,
+            parse(
+                models.KbWrite,
+                {"project_id": "p2", "path": f"/fs/lag/{token}.md", "content": f"---\ntype: Concept\n---\n{token}\n"},
+            ),
+        )
 
     async def artifact(token: str) -> None:
-        await hub.artifacts.update(ADMIN, parse(ArtifactUpdate, {"artifact_id": art["artifact_id"],
-                                                                 "content": f"# {token}\n\n{words.text(400)}"}))
+        await hub.artifacts.update(
+            ADMIN,
+            parse(ArtifactUpdate, {"artifact_id": art["artifact_id"], "content": f"# {token}\n\n{words.text(400)}"}),
+        )
 
-    out.append(f"\nIndex lag after a commit (from the write's reply to the search that returns it), "
-               f"{args.rounds} writes each:\n")
+    out.append(
+        f"\nIndex lag after a commit (from the write's reply to the search that returns it), "
+        f"{args.rounds} writes each:\n"
+    )
     out.append("| write | writes | p50 ms | p99 ms | |\n|---|---|---|---|---|")
     everything: list[float] = []
-    for name, write in (("feed event (`signal_append`)", event), ("session brain entry", brain),
-                        ("knowledge page (project of ~1/10 of the pages)", page), ("artifact update", artifact)):
+    for name, write in (
+        ("feed event (`signal_append`)", event),
+        ("session brain entry", brain),
+        ("knowledge page (project of ~1/10 of the pages)", page),
+        ("artifact update", artifact),
+    ):
         samples = []
         for n in range(args.rounds):
             token = f"lagtoken{secrets.token_hex(4)}x{n}"
@@ -268,8 +354,9 @@ async def bench_appends(hub: Hub, words: Words, args: argparse.Namespace, out: l
     async def appends() -> float:
         started = time.perf_counter()
         for _ in range(args.appends):
-            await hub.posts.signal_append(ADMIN, parse(SignalAppend, {"project_id": "p3", "summary": words.text(6),
-                                                                     "body": words.text(20)}))
+            await hub.posts.signal_append(
+                ADMIN, parse(SignalAppend, {"project_id": "p3", "summary": words.text(6), "body": words.text(20)})
+            )
         return args.appends / (time.perf_counter() - started)
 
     for rnd in range(args.append_rounds * 2):
@@ -280,6 +367,7 @@ async def bench_appends(hub: Hub, words: Words, args: argparse.Namespace, out: l
                 rates[False].append(await appends())
             continue
         async with anyio.create_task_group() as tg:
+
             async def searcher() -> None:
                 nonlocal searches
                 while True:
@@ -291,10 +379,12 @@ async def bench_appends(hub: Hub, words: Words, args: argparse.Namespace, out: l
             rates[True].append(await appends())
             tg.cancel_scope.cancel()
     without, with_ = statistics.median(rates[False]), statistics.median(rates[True])
-    out.append(f"\n`signal_append` throughput (in-process, sequential, {args.appends} appends a round, "
-               f"{args.append_rounds} rounds each, alternating): without the index {without:,.0f}/s; with a search "
-               f"every {args.search_every} ms indexing them ({searches} searches) {with_:,.0f}/s; "
-               f"ratio {with_ / without:.2f} (target at least 0.8: {'met' if with_ / without >= 0.8 else 'NOT met'}).")
+    out.append(
+        f"\n`signal_append` throughput (in-process, sequential, {args.appends} appends a round, "
+        f"{args.append_rounds} rounds each, alternating): without the index {without:,.0f}/s; with a search "
+        f"every {args.search_every} ms indexing them ({searches} searches) {with_:,.0f}/s; "
+        f"ratio {with_ / without:.2f} (target at least 0.8: {'met' if with_ / without >= 0.8 else 'NOT met'})."
+    )
 
 
 async def prepare_semantic(hub: Hub, out: list[str]) -> None:
@@ -305,8 +395,10 @@ async def prepare_semantic(hub: Hub, out: list[str]) -> None:
     took = time.perf_counter() - started
     await hub.search.search(ADMIN, parse(SearchRequest, {"q": "warmup", "mode": "semantic"}))
     read = time.perf_counter() - started - took
-    out.append(f"\nEmbedding: {embedded:,} documents in {took:.1f} s ({embedded / max(took, 1e-9):,.0f}/s, "
-               f"written to hub.db in batches of 256); the first semantic query read the vector set in {read:.1f} s.")
+    out.append(
+        f"\nEmbedding: {embedded:,} documents in {took:.1f} s ({embedded / max(took, 1e-9):,.0f}/s, "
+        f"written to hub.db in batches of 256); the first semantic query read the vector set in {read:.1f} s."
+    )
 
 
 async def semantic_queries(hub: Hub, words: Words, args: argparse.Namespace, out: list[str]) -> None:
@@ -322,8 +414,10 @@ async def semantic_queries(hub: Hub, words: Words, args: argparse.Namespace, out
                 by_caller[who] += await timed(lambda r=req, c=caller: hub.search.search(c, r), 1)  # type: ignore[misc]
                 lexical[who] += await timed(lambda r=plain, c=caller: hub.search.search(c, r), 1)  # type: ignore[misc]
         backends.add((await hub.search.search(ADMIN, req))["backend"])
-    out.append(f"\n`mode=semantic` queries (backend {', '.join(sorted(backends))}), each run alternating with "
-               "the same query in lexical mode (the baseline of the same run):\n")
+    out.append(
+        f"\n`mode=semantic` queries (backend {', '.join(sorted(backends))}), each run alternating with "
+        "the same query in lexical mode (the baseline of the same run):\n"
+    )
     out.append("| queries | runs | p50 ms | p95 ms | |\n|---|---|---|---|---|")
     for who, samples in by_caller.items():
         out.append(row(f"as the {who}", samples, 0.95, 60))
@@ -340,8 +434,10 @@ async def first_search_after_start(settings: HubSettings, out: list[str]) -> Non
     async with lifespan(app):
         started = time.perf_counter()
         await app.hub.search.search(ADMIN, parse(SearchRequest, {"q": "warmup"}))
-        out.append(f"\nFirst search after a restart (it reconciles every source's mark): "
-                   f"{(time.perf_counter() - started) * 1000:.0f} ms.")
+        out.append(
+            f"\nFirst search after a restart (it reconciles every source's mark): "
+            f"{(time.perf_counter() - started) * 1000:.0f} ms."
+        )
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -398,8 +494,12 @@ async def run(where: Path, words: Words, args: argparse.Namespace) -> None:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=float, default=1.0,
-                        help="corpus size against 1M events, 10k pages, 1k artifacts, 10k brain entries")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="corpus size against 1M events, 10k pages, 1k artifacts, 10k brain entries",
+    )
     parser.add_argument("--vocabulary", type=int, default=20_000)
     parser.add_argument("--reads", type=int, default=100, help="runs of each query")
     parser.add_argument("--rounds", type=int, default=100, help="writes of each family for the lag")
@@ -408,11 +508,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--search-every", type=int, default=100, help="ms between the searcher's queries")
     parser.add_argument("--no-semantic", action="store_true", help="leave out the mode=semantic queries")
     parser.add_argument("--dir", default=None, help="where the temporary data directory goes")
-    parser.add_argument("--data", default=None,
-                        help="keep the corpus in this directory; a later run with the same --data, --scale and "
-                             "--vocabulary reuses it instead of loading again")
-    parser.add_argument("--queries-only", action="store_true",
-                        help="leave out the index lag and append throughput (they add events to a kept corpus)")
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="keep the corpus in this directory; a later run with the same --data, --scale and "
+        "--vocabulary reuses it instead of loading again",
+    )
+    parser.add_argument(
+        "--queries-only",
+        action="store_true",
+        help="leave out the index lag and append throughput (they add events to a kept corpus)",
+    )
     return parser.parse_args(argv)
 
 

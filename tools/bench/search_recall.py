@@ -101,10 +101,12 @@ async def evaluate(data_dir: Path, variants: bool = False) -> dict[str, dict[str
         await hub.search.semantic.catch_up()  # more than a query embeds itself: in batches, as the background does
         table["semantic"] = await recall(hub, data, docs_of, "semantic")
         if variants:
-            for name, k, lexical_max in (("semantic, RRF k=10", 10, semantic.FUSED_MAX),
-                                         ("semantic, RRF k=30", 30, semantic.FUSED_MAX),
-                                         ("semantic, RRF k=120", 120, semantic.FUSED_MAX),
-                                         ("nearest neighbours alone", semantic.RRF_K, 0)):
+            for name, k, lexical_max in (
+                ("semantic, RRF k=10", 10, semantic.FUSED_MAX),
+                ("semantic, RRF k=30", 30, semantic.FUSED_MAX),
+                ("semantic, RRF k=120", 120, semantic.FUSED_MAX),
+                ("nearest neighbours alone", semantic.RRF_K, 0),
+            ):
                 with fusion(k, lexical_max):
                     table[name] = await recall(hub, data, docs_of, "semantic")
     return table
@@ -125,7 +127,7 @@ def prefilter(extra: int, seed: int = 15) -> dict[str, float]:
     vocabulary = ["".join(rng.choice("abdegiklmnorstuvz") for _ in range(rng.randint(4, 9))) for _ in range(5000)]
     texts = [d["text"] for d in data["docs"]] + [" ".join(rng.choices(vocabulary, k=20)) for _ in range(extra)]
     ids = [d["id"] for d in data["docs"]] + [f"x{i}" for i in range(extra)]
-    floats = np.concatenate([model.embed(texts[i:i + 1024]) for i in range(0, len(texts), 1024)])
+    floats = np.concatenate([model.embed(texts[i : i + 1024]) for i in range(0, len(texts), 1024)])
     stored = quantize(floats)
     vs = VectorSet.build([(i, v, "p", "feed", None) for i, v in enumerate(stored)])
     paraphrases = [q for q in data["queries"] if q["kind"] == "paraphrase"]
@@ -150,8 +152,7 @@ def prefilter(extra: int, seed: int = 15) -> dict[str, float]:
 
 
 def render(table: dict[str, dict[str, float]]) -> str:
-    lines = ["| search | recall@10, lexical queries | recall@10, paraphrases | recall@10, all |",
-             "|---|---|---|---|"]
+    lines = ["| search | recall@10, lexical queries | recall@10, paraphrases | recall@10, all |", "|---|---|---|---|"]
     for name, r in table.items():
         lines.append(f"| {name} | {r['lexical']:.2f} | {r['paraphrase']:.2f} | {r['all']:.2f} |")
     return "\n".join(lines)
@@ -168,18 +169,25 @@ async def main(args: argparse.Namespace) -> None:
         from hubcore.services.search.vectors import CANDIDATES
 
         r = prefilter(args.prefilter)
-        print(f"\nNearest neighbours of the paraphrases over {r['documents']:,.0f} documents (the corpus and "
-              f"{args.prefilter:,} made-up ones): recall@10 by exact cosine {r['exact']:.2f}; the hub's way, "
-              f"the {CANDIDATES} nearest by Hamming distance re-ranked, {r[f'hub {CANDIDATES}']:.2f} (top 10 "
-              f"agreeing with exact cosine {r[f'agreement {CANDIDATES}']:.0%}); with {4 * CANDIDATES} candidates "
-              f"{r[f'hub {4 * CANDIDATES}']:.2f} ({r[f'agreement {4 * CANDIDATES}']:.0%}).")
+        print(
+            f"\nNearest neighbours of the paraphrases over {r['documents']:,.0f} documents (the corpus and "
+            f"{args.prefilter:,} made-up ones): recall@10 by exact cosine {r['exact']:.2f}; the hub's way, "
+            f"the {CANDIDATES} nearest by Hamming distance re-ranked, {r[f'hub {CANDIDATES}']:.2f} (top 10 "
+            f"agreeing with exact cosine {r[f'agreement {CANDIDATES}']:.0%}); with {4 * CANDIDATES} candidates "
+            f"{r[f'hub {4 * CANDIDATES}']:.2f} ({r[f'agreement {4 * CANDIDATES}']:.0%})."
+        )
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variants", action="store_true", help="also other fusion constants and no fusion")
-    parser.add_argument("--prefilter", type=int, default=0, metavar="N",
-                        help="also compare the Hamming prefilter with exact cosine over the corpus and N more")
+    parser.add_argument(
+        "--prefilter",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also compare the Hamming prefilter with exact cosine over the corpus and N more",
+    )
     parser.add_argument("--dir", default=None, help="where the temporary data directory goes")
     return parser.parse_args(argv)
 

@@ -61,13 +61,17 @@ from hubcore.services.sessions import SessionStart
 ADMIN = Caller.admin()
 # The floor's peak RSS is VmHWM, not getrusage's ru_maxrss: on Linux a child's ru_maxrss starts from
 # its parent's peak at the fork (this bench's, which holds a loaded hub's code), not from its own.
-FLOOR = ("import quart, hypercorn, os, sys; t = os.times(); "
-         "hwm = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')); "
-         "sys.stdout.write(f'{hwm} {t.user + t.system}')")
+FLOOR = (
+    "import quart, hypercorn, os, sys; t = os.times(); "
+    "hwm = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')); "
+    "sys.stdout.write(f'{hwm} {t.user + t.system}')"
+)
 TOKEN = "bench-admin-token-0123456789abcdef"
-MCP_CALL = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},'
-            b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-            b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
+MCP_CALL = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
+)
 TICKS = os.sysconf("SC_CLK_TCK")
 READY_TIMEOUT = 60.0
 
@@ -84,8 +88,10 @@ async def load(data_dir: Path, sessions: int) -> None:
             made = await hub.sessions.start(owner, parse(SessionStart, {"project_id": "webshop", "name": f"s{i}"}))
             ids.append(str(made["session_id"]))
         for n in range(5):
-            await hub.brains.write_entry(owner, parse(BrainPut, {"path": f"/kv/n{n}", "content": "x" * 2000,
-                                                                 "store": "session", "session_id": ids[0]}))
+            await hub.brains.write_entry(
+                owner,
+                parse(BrainPut, {"path": f"/kv/n{n}", "content": "x" * 2000, "store": "session", "session_id": ids[0]}),
+            )
     for sid in ids[1:]:
         shutil.copyfile(data_dir / "brains" / f"{ids[0]}.db", data_dir / "brains" / f"{sid}.db")
 
@@ -107,10 +113,12 @@ def ready(port: int) -> bool:
 
 def mcp_answers(port: int) -> bool:
     """One `whoami` over /mcp (2026-07-28, answered as one JSON body): True on its 200."""
-    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n"
-            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
-            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: whoami\r\n"
-            f"Content-Length: {len(MCP_CALL)}\r\n\r\n")
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: whoami\r\n"
+        f"Content-Length: {len(MCP_CALL)}\r\n\r\n"
+    )
     with socket.create_connection(("127.0.0.1", port), timeout=READY_TIMEOUT) as s:
         s.sendall(head.encode() + MCP_CALL)
         answer = b""
@@ -148,8 +156,13 @@ def start_hub(data_dir: Path, work: Path, code: str | None = None) -> tuple[Samp
     port = free_port()
     config = work / "config.toml"
     config.write_text(f'[hub]\nadmin_token = "{TOKEN}"\n')
-    env = {**os.environ, "HUB_CONFIG": str(config), "HUB_DATA_DIR": str(data_dir),
-           "HUB_BIND": f"127.0.0.1:{port}", "HUB_LOG_LEVEL": "warning"}
+    env = {
+        **os.environ,
+        "HUB_CONFIG": str(config),
+        "HUB_DATA_DIR": str(data_dir),
+        "HUB_BIND": f"127.0.0.1:{port}",
+        "HUB_LOG_LEVEL": "warning",
+    }
     if code is not None:
         env["PYTHONPATH"] = code
     started = time.perf_counter()
@@ -199,8 +212,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--dir", default=None, help="where the temporary data directories go")
-    parser.add_argument("--compare", default=None, metavar="CHECKOUT",
-                        help="also start another checkout's hub (e.g. the main branch) in each round")
+    parser.add_argument(
+        "--compare",
+        default=None,
+        metavar="CHECKOUT",
+        help="also start another checkout's hub (e.g. the main branch) in each round",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         work = Path(tmp)
@@ -228,17 +245,26 @@ def main() -> None:
         loads.append(loadavg())
     base = [statistics.median(r[i] for r in runs["floor"]) for i in range(3)]
     print(f"start-to-ready, RSS and CPU at ready, median of {args.rounds} (load {loads[0]} to {loads[-1]})")
-    rows = [("floor", "floor: import quart, hypercorn"), ("empty", "hub, empty data directory"),
-            ("loaded", f"hub, {args.sessions:,} sessions")]
+    rows = [
+        ("floor", "floor: import quart, hypercorn"),
+        ("empty", "hub, empty data directory"),
+        ("loaded", f"hub, {args.sessions:,} sessions"),
+    ]
     if args.compare:
         rows += [("other empty", f"{args.compare}, empty"), ("other loaded", f"{args.compare}, {args.sessions:,}")]
-    rows = [row for name, label in rows for row in ((name, label), (f"{name}, to MCP", "  answered an MCP call"))
-            if row[0] != "floor, to MCP"]
+    rows = [
+        row
+        for name, label in rows
+        for row in ((name, label), (f"{name}, to MCP", "  answered an MCP call"))
+        if row[0] != "floor, to MCP"
+    ]
     for name, label in rows:
         t, m, c = (statistics.median(r[i] for r in runs[name]) for i in range(3))
-        print(f"  {label:<32} {t * 1000:6.0f} ms ({t / base[0]:3.1f}x floor)  RSS {m:5.1f} MB "
-              f"(+{m - base[1]:4.1f})  CPU {c * 1000:5.0f} ms ({c / base[2]:3.1f}x)  "
-              f"[{', '.join(f'{r[0] * 1000:.0f}' for r in runs[name])} ms]")
+        print(
+            f"  {label:<32} {t * 1000:6.0f} ms ({t / base[0]:3.1f}x floor)  RSS {m:5.1f} MB "
+            f"(+{m - base[1]:4.1f})  CPU {c * 1000:5.0f} ms ({c / base[2]:3.1f}x)  "
+            f"[{', '.join(f'{r[0] * 1000:.0f}' for r in runs[name])} ms]"
+        )
 
 
 if __name__ == "__main__":

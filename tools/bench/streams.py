@@ -39,7 +39,7 @@ PROJECT = "bench"
 # The stream holder: a child process that opens and reads streams on command (stdin: `open N`,
 # `close`, `quit`), answering each command with one JSON line: how many streams are open, and
 # how many feed events and refresh messages they received since the last command.
-HOLDER = r'''
+HOLDER = r"""
 import asyncio, json, sys
 
 host, port, tokens = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
@@ -83,13 +83,17 @@ async def main():
         counts[0] = counts[1] = 0
 
 asyncio.run(main())
-'''
+"""
 
 
 class Holder:
     def __init__(self, port: int, tokens: list[str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, "127.0.0.1", str(port), ",".join(tokens)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", HOLDER, "127.0.0.1", str(port), ",".join(tokens)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def command(self, line: str) -> dict[str, int]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -115,8 +119,9 @@ async def append_load(port: int, token: str, clients: int, seconds: float) -> tu
         conn = await RawConn("127.0.0.1", port).open()
         try:
             while time.perf_counter() < stop:
-                status, _ = await conn.post("/mcp", tool_body("signal_append", {
-                    "project_id": PROJECT, "summary": "progress"}), headers)
+                status, _ = await conn.post(
+                    "/mcp", tool_body("signal_append", {"project_id": PROJECT, "summary": "progress"}), headers
+                )
                 assert status == 200, status
                 count[0] += 1
         finally:
@@ -145,11 +150,19 @@ def cpu_seconds(pid: int) -> float:
 
 def start_hub(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update({"HUB_CONFIG": str(data_dir.parent / "config.toml"), "HUB_DATA_DIR": str(data_dir),
-                "HUB_ADMIN_TOKEN": ADMIN, "HUB_BIND": f"127.0.0.1:{port}", "HUB_MIN_FREE_BYTES": "0",
-                "HUB_LOG_LEVEL": "warning"})
-    return subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env.update(
+        {
+            "HUB_CONFIG": str(data_dir.parent / "config.toml"),
+            "HUB_DATA_DIR": str(data_dir),
+            "HUB_ADMIN_TOKEN": ADMIN,
+            "HUB_BIND": f"127.0.0.1:{port}",
+            "HUB_MIN_FREE_BYTES": "0",
+            "HUB_LOG_LEVEL": "warning",
+        }
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "hubcli", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 async def setup(port: int, agents: int) -> tuple[str, list[str]]:
@@ -177,11 +190,18 @@ async def setup(port: int, agents: int) -> tuple[str, list[str]]:
     return writer, list(readers)
 
 
-def report(args: argparse.Namespace, rates: dict[int, list[float]], probes: dict[int, list[float]],
-           received: dict[int, list[dict[str, int]]], cpu_per_write: dict[int, list[float]]) -> None:
+def report(
+    args: argparse.Namespace,
+    rates: dict[int, list[float]],
+    probes: dict[int, list[float]],
+    received: dict[int, list[dict[str, int]]],
+    cpu_per_write: dict[int, list[float]],
+) -> None:
     base = rates.get(0)
-    print(f"signal_append, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per setting "
-          f"(streams alternate {','.join(map(str, rates))}):")
+    print(
+        f"signal_append, {args.clients} clients, {args.rounds} rounds of {args.seconds:.0f} s per setting "
+        f"(streams alternate {','.join(map(str, rates))}):"
+    )
     for n, values in rates.items():
         line = f"  {n:4d} streams: {statistics.median(values):7.0f}/s median ({', '.join(f'{v:.0f}' for v in values)})"
         if base is not None and n:
@@ -191,8 +211,10 @@ def report(args: argparse.Namespace, rates: dict[int, list[float]], probes: dict
         print(line)
         print(f"        hub CPU per write: {statistics.median(cpu_per_write[n]):.0f} us median")
         lat = sorted(probes[n])
-        print(f"        /readyz during the load: p50 {statistics.median(lat):.1f} ms, "
-              f"p99 {lat[max(0, int(len(lat) * 0.99) - 1)]:.1f} ms, max {lat[-1]:.1f} ms ({len(lat)} probes)")
+        print(
+            f"        /readyz during the load: p50 {statistics.median(lat):.1f} ms, "
+            f"p99 {lat[max(0, int(len(lat) * 0.99) - 1)]:.1f} ms, max {lat[-1]:.1f} ms ({len(lat)} probes)"
+        )
         if n:
             feed = sum(r["feed"] for r in received[n])
             refresh = sum(r["refresh"] for r in received[n])
@@ -201,14 +223,18 @@ def report(args: argparse.Namespace, rates: dict[int, list[float]], probes: dict
         most = max(rates)
         ratios = [v / b for v, b in zip(rates[most], base, strict=True)]
         verdict = "met" if statistics.median(ratios) >= 0.8 else "NOT met"
-        print(f"  target: with {most} streams at least 0.80 of the 0-stream rate: {verdict} "
-              f"(median ratio {statistics.median(ratios):.2f})")
+        print(
+            f"  target: with {most} streams at least 0.80 of the 0-stream rate: {verdict} "
+            f"(median ratio {statistics.median(ratios):.2f})"
+        )
         # The rates share two cores with the stream reader and the load generator; the hub's own
         # CPU per write says what the streams cost the hub: its inverse is the rate a hub with a
         # core to itself would keep.
         cpu = [c0 / cn for c0, cn in zip(cpu_per_write[0], cpu_per_write[most], strict=True)]
-        print(f"  hub CPU per write, 0 streams over {most}: median {statistics.median(cpu):.2f} "
-              f"(rounds {', '.join(f'{c:.2f}' for c in cpu)})")
+        print(
+            f"  hub CPU per write, 0 streams over {most}: median {statistics.median(cpu):.2f} "
+            f"(rounds {', '.join(f'{c:.2f}' for c in cpu)})"
+        )
     print(f"  load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 

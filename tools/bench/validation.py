@@ -56,48 +56,92 @@ BIG = 2**70
 CASES: list[tuple[str, str, dict[str, Any], str]] = [
     # (operation, label, arguments, expected code or "ok")
     ("signal_append", "hot path: project + summary", {"project_id": "bench", "summary": "progress"}, "ok"),
-    ("signal_append", "full: 1024-char summary, payload, key, session",
-     {"project_id": "bench", "kind": "finished", "summary": "s" * 1024, "payload": {"files": ["a.py", "b.py"],
-      "tests": 514, "ok": True}, "idempotency_key": "k-0001", "session_id": "01M84GQQG79T7SPHFH8RBRJ7PR"}, "ok"),
-    ("brain_put", "2 KiB value at /fs/notes/plan.md",
-     {"path": "/fs/notes/./plan.md", "value": "v" * 2048, "store": "session",
-      "if_version": "sha256:" + "0" * 64}, "ok"),
-    ("feed_read", "since + kind list + limit",
-     {"project_id": "bench", "since": "01M84GQQG79T7SPHFH8RBRJ7PR", "kind": ["signal", "finished"], "limit": 100},
-     "ok"),
+    (
+        "signal_append",
+        "full: 1024-char summary, payload, key, session",
+        {
+            "project_id": "bench",
+            "kind": "finished",
+            "summary": "s" * 1024,
+            "payload": {"files": ["a.py", "b.py"], "tests": 514, "ok": True},
+            "idempotency_key": "k-0001",
+            "session_id": "01M84GQQG79T7SPHFH8RBRJ7PR",
+        },
+        "ok",
+    ),
+    (
+        "brain_put",
+        "2 KiB value at /fs/notes/plan.md",
+        {"path": "/fs/notes/./plan.md", "value": "v" * 2048, "store": "session", "if_version": "sha256:" + "0" * 64},
+        "ok",
+    ),
+    (
+        "feed_read",
+        "since + kind list + limit",
+        {"project_id": "bench", "since": "01M84GQQG79T7SPHFH8RBRJ7PR", "kind": ["signal", "finished"], "limit": 100},
+        "ok",
+    ),
     ("inbox_wait", "wait_seconds 30", {"wait_seconds": 30}, "ok"),
-    ("signal_append", "error: summary 1025 chars", {"project_id": "bench", "summary": "s" * 1025},
-     "payload_too_large"),
+    ("signal_append", "error: summary 1025 chars", {"project_id": "bench", "summary": "s" * 1025}, "payload_too_large"),
     ("signal_append", "error: summary of wrong type", {"project_id": "bench", "summary": 5}, "invalid_argument"),
     ("feed_read", "error: limit 501", {"project_id": "bench", "limit": 501}, "invalid_argument"),
 ]
 
 EDGES: list[tuple[str, str, dict[str, Any], str]] = [
-    ("signal_append", "summary 1024 chars + 2 spaces (1024 kept)",
-     {"project_id": "p", "summary": " " + "s" * 1024 + " "}, "ok"),
+    (
+        "signal_append",
+        "summary 1024 chars + 2 spaces (1024 kept)",
+        {"project_id": "p", "summary": " " + "s" * 1024 + " "},
+        "ok",
+    ),
     ("signal_append", "summary 1025 chars", {"project_id": "p", "summary": "s" * 1025}, "payload_too_large"),
-    ("signal_append", "summary 5000 chars (echoed?)", {"project_id": "p", "summary": "Z" * 5000},
-     "payload_too_large"),
+    ("signal_append", "summary 5000 chars (echoed?)", {"project_id": "p", "summary": "Z" * 5000}, "payload_too_large"),
     ("signal_append", "summary two lines", {"project_id": "p", "summary": "a\nb"}, "invalid_argument"),
-    ("signal_append", "summary blank, body given", {"project_id": "p", "summary": "  ", "body": "first\nsecond"},
-     "ok"),
-    ("signal_append", "summary null (reads as absent), body given",
-     {"project_id": "p", "summary": None, "body": "text"}, "ok"),
-    ("signal_append", "project_id 'bench\\n' (regex `$` before a final newline)",
-     {"project_id": "bench\n", "summary": "s"}, "invalid_argument"),
-    ("signal_append", "session_id 's\\n'", {"project_id": "p", "summary": "s", "session_id": "s\n"},
-     "invalid_argument"),
+    ("signal_append", "summary blank, body given", {"project_id": "p", "summary": "  ", "body": "first\nsecond"}, "ok"),
+    (
+        "signal_append",
+        "summary null (reads as absent), body given",
+        {"project_id": "p", "summary": None, "body": "text"},
+        "ok",
+    ),
+    (
+        "signal_append",
+        "project_id 'bench\\n' (regex `$` before a final newline)",
+        {"project_id": "bench\n", "summary": "s"},
+        "invalid_argument",
+    ),
+    (
+        "signal_append",
+        "session_id 's\\n'",
+        {"project_id": "p", "summary": "s", "session_id": "s\n"},
+        "invalid_argument",
+    ),
     ("signal_append", "unknown member", {"project_id": "p", "summary": "s", "bogus": 1}, "invalid_argument"),
-    ("signal_append", "payload with 2**70 inside", {"project_id": "p", "summary": "s", "payload": {"n": BIG}},
-     "invalid_argument"),
-    ("signal_append", "payload 300 KiB", {"project_id": "p", "summary": "s", "payload": {"b": "x" * 300_000}},
-     "payload_too_large"),
-    ("signal_append", "payload not an object", {"project_id": "p", "summary": "s", "payload": [1]},
-     "invalid_argument"),
-    ("signal_append", "expires_in_seconds true", {"project_id": "p", "summary": "s", "kind": "approval",
-                                                  "expires_in_seconds": True}, "invalid_argument"),
-    ("signal_append", "expires_in_seconds 2**70", {"project_id": "p", "summary": "s", "kind": "approval",
-                                                   "expires_in_seconds": BIG}, "invalid_argument"),
+    (
+        "signal_append",
+        "payload with 2**70 inside",
+        {"project_id": "p", "summary": "s", "payload": {"n": BIG}},
+        "invalid_argument",
+    ),
+    (
+        "signal_append",
+        "payload 300 KiB",
+        {"project_id": "p", "summary": "s", "payload": {"b": "x" * 300_000}},
+        "payload_too_large",
+    ),
+    ("signal_append", "payload not an object", {"project_id": "p", "summary": "s", "payload": [1]}, "invalid_argument"),
+    (
+        "signal_append",
+        "expires_in_seconds true",
+        {"project_id": "p", "summary": "s", "kind": "approval", "expires_in_seconds": True},
+        "invalid_argument",
+    ),
+    (
+        "signal_append",
+        "expires_in_seconds 2**70",
+        {"project_id": "p", "summary": "s", "kind": "approval", "expires_in_seconds": BIG},
+        "invalid_argument",
+    ),
     ("feed_read", "limit true", {"project_id": "p", "limit": True}, "invalid_argument"),
     ("feed_read", "limit 5.0", {"project_id": "p", "limit": 5.0}, "invalid_argument"),
     ("feed_read", "limit '5'", {"project_id": "p", "limit": "5"}, "invalid_argument"),
@@ -105,16 +149,36 @@ EDGES: list[tuple[str, str, dict[str, Any], str]] = [
     ("inbox_wait", "wait_seconds NaN", {"wait_seconds": float("nan")}, "invalid_argument"),
     ("inbox_wait", "wait_seconds Infinity", {"wait_seconds": float("inf")}, "invalid_argument"),
     ("inbox_wait", "wait_seconds 5 (an int for a float)", {"wait_seconds": 5}, "ok"),
-    ("brain_put", "path 604 chars, 604 bytes", {"path": "/fs/" + "a" * 600, "value": "v", "store": "session"},
-     "invalid_argument"),
-    ("brain_put", "path 2000 chars canonicalising to 8", {"path": "/fs/" + "./" * 998 + "a", "value": "v",
-                                                          "store": "session"}, "ok"),
-    ("brain_put", "path 300 chars of 2-byte UTF-8", {"path": "/fs/" + "é" * 300, "value": "v", "store": "session"},
-     "invalid_argument"),
-    ("brain_put", "value 4 MiB + 1 byte", {"path": "/kv/k", "value": "v" * (4 * 2**20 + 1), "store": "session"},
-     "payload_too_large"),
-    ("brain_put", "session as {agent, name}", {"path": "/kv/k", "value": "v", "store": "session",
-                                                "session": {"agent": "a", "name": "n"}}, "ok"),
+    (
+        "brain_put",
+        "path 604 chars, 604 bytes",
+        {"path": "/fs/" + "a" * 600, "value": "v", "store": "session"},
+        "invalid_argument",
+    ),
+    (
+        "brain_put",
+        "path 2000 chars canonicalising to 8",
+        {"path": "/fs/" + "./" * 998 + "a", "value": "v", "store": "session"},
+        "ok",
+    ),
+    (
+        "brain_put",
+        "path 300 chars of 2-byte UTF-8",
+        {"path": "/fs/" + "é" * 300, "value": "v", "store": "session"},
+        "invalid_argument",
+    ),
+    (
+        "brain_put",
+        "value 4 MiB + 1 byte",
+        {"path": "/kv/k", "value": "v" * (4 * 2**20 + 1), "store": "session"},
+        "payload_too_large",
+    ),
+    (
+        "brain_put",
+        "session as {agent, name}",
+        {"path": "/kv/k", "value": "v", "store": "session", "session": {"agent": "a", "name": "n"}},
+        "ok",
+    ),
 ]
 
 
@@ -144,7 +208,7 @@ def timings(candidates: dict[str, vm.Candidate], rounds: int, calls: int) -> dic
     samples: dict[tuple[str, str], list[float]] = {}
     names = list(candidates)
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
+        order = names[r % len(names) :] + names[: r % len(names)]
         for op, label, args, _ in CASES:
             for name in order:
                 check = candidates[name].checks[op]
@@ -204,10 +268,12 @@ def outcome(check: Check, args: dict[str, Any]) -> str:
 
 def messages(candidates: dict[str, vm.Candidate]) -> None:
     """How each names a wrong member (the message a model reads)."""
-    samples: list[tuple[str, dict[str, Any]]] = [("signal_append", {"project_id": "p", "summary": 5}),
-               ("signal_append", {"project_id": "p", "summary": "Z" * 5000}),
-               ("feed_read", {"project_id": "p", "kind": ["signal", "nope"]}),
-               ("signal_append", {"project_id": "p", "summary": "s", "bogus": 1})]
+    samples: list[tuple[str, dict[str, Any]]] = [
+        ("signal_append", {"project_id": "p", "summary": 5}),
+        ("signal_append", {"project_id": "p", "summary": "Z" * 5000}),
+        ("feed_read", {"project_id": "p", "kind": ["signal", "nope"]}),
+        ("signal_append", {"project_id": "p", "summary": "s", "bogus": 1}),
+    ]
     print("\nMessages:")
     for name, candidate in candidates.items():
         for op, args in samples:
@@ -304,8 +370,10 @@ def main() -> None:
     have_msgspec = importlib.util.find_spec("msgspec") is not None
     versions = vm.versions()
     print(f"versions: {versions}; msgspec {'installed' if have_msgspec else 'not installed: skipped'}")
-    print(f"\nµs of CPU per validation, median of {args.rounds} rounds of {args.calls} calls "
-          f"(load average {os.getloadavg()[0]:.2f}):\n")
+    print(
+        f"\nµs of CPU per validation, median of {args.rounds} rounds of {args.calls} calls "
+        f"(load average {os.getloadavg()[0]:.2f}):\n"
+    )
     print_timings(candidates, timings(candidates, args.rounds, args.calls))
     build_costs(max(3, args.rounds // 3))
     edge_table(candidates)

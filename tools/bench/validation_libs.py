@@ -29,8 +29,9 @@ from tools.bench import validation_models as vm
 from tools.bench.validation_models import Candidate, Refusal
 
 SignalKind = Literal["signal", "finished", "idea", "approval"]
-FeedKind = Literal["signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system",
-                   "enrol_request"]
+FeedKind = Literal[
+    "signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system", "enrol_request"
+]
 Store = Literal["session", "project"]
 OnExpiry = Literal["approve", "decline"]
 
@@ -47,13 +48,18 @@ class Trimmed:
         self.max_chars = max_chars
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return core_schema.str_schema(strip_whitespace=True, max_length=self.max_chars, pattern=vm.ONE_LINE,
-                                      strict=True)
+        return core_schema.str_schema(
+            strip_whitespace=True, max_length=self.max_chars, pattern=vm.ONE_LINE, strict=True
+        )
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "x-max-chars-trimmed": self.max_chars,
-                "description": f"one line, at most {self.max_chars} characters once trimmed"}
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "x-max-chars-trimmed": self.max_chars,
+            "description": f"one line, at most {self.max_chars} characters once trimmed",
+        }
 
 
 Summary = Annotated[str, Trimmed(vm.SUMMARY_MAX)]
@@ -105,6 +111,7 @@ def pydantic_check(validate: Callable[[Any], Any]) -> vm.Check:
             return validate(args)
         except ValidationError as exc:
             raise pydantic_refusal(exc) from None
+
     return check
 
 
@@ -217,7 +224,8 @@ def typeddict_adapters() -> dict[str, TypeAdapter[Any]]:
 
     return {
         "signal_append": TypeAdapter(Annotated[SignalAppendTD, AfterValidator(typeddict_summary)]),
-        "brain_put": TypeAdapter(BrainPutTD), "feed_read": TypeAdapter(FeedReadTD),
+        "brain_put": TypeAdapter(BrainPutTD),
+        "feed_read": TypeAdapter(FeedReadTD),
         "inbox_wait": TypeAdapter(InboxWaitTD),
     }
 
@@ -241,6 +249,7 @@ def rest_decoders() -> dict[str, Callable[[bytes], Any]]:
 
 # msgspec. A union may hold only one object-like type, and there is no trimming, so the trimmed
 # summary and the session reference are checked in __post_init__ (what it raises passes through).
+
 
 def msgspec_types() -> dict[str, type]:
     import msgspec
@@ -319,6 +328,7 @@ def msgspec_check(kind: type) -> vm.Check:
             return msgspec.convert(args, kind, strict=True)
         except msgspec.ValidationError as exc:
             raise msgspec_refusal(str(exc)) from None
+
     return check
 
 
@@ -330,8 +340,7 @@ def msgspec_candidate() -> Candidate:
     def raw(op: str) -> dict[str, Any]:
         return dict(msgspec.json.schema(kinds[op]))
 
-    return Candidate({op: msgspec_check(kind) for op, kind in kinds.items()},
-                     lambda op: vm.inline_refs(raw(op)), raw)
+    return Candidate({op: msgspec_check(kind) for op, kind in kinds.items()}, lambda op: vm.inline_refs(raw(op)), raw)
 
 
 def msgspec_rest_decoders() -> dict[str, Callable[[bytes], Any]]:
@@ -341,6 +350,7 @@ def msgspec_rest_decoders() -> dict[str, Callable[[bytes], Any]]:
         return {}
     kind = msgspec_types()["signal_append"]
     decoder: Any = msgspec.json.Decoder(kind, strict=True)
-    return {"orjson.loads + msgspec.convert": lambda body: msgspec.convert(orjson.loads(body), kind, strict=True),
-            "msgspec.json.Decoder(type).decode": decoder.decode}
-
+    return {
+        "orjson.loads + msgspec.convert": lambda body: msgspec.convert(orjson.loads(body), kind, strict=True),
+        "msgspec.json.Decoder(type).decode": decoder.decode,
+    }

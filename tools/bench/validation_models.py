@@ -37,8 +37,18 @@ NOT_ONE_LINE = "\x00\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029"
 ONE_LINE = f"^[^{NOT_ONE_LINE}]*$"
 IF_VERSION = r"^(absent|sha256:[0-9a-f]{64})$"
 SIGNAL_KINDS = ("signal", "finished", "idea", "approval")
-KINDS = ("signal", "finished", "question", "answer", "approval", "artifact", "session", "idea", "system",
-         "enrol_request")
+KINDS = (
+    "signal",
+    "finished",
+    "question",
+    "answer",
+    "approval",
+    "artifact",
+    "session",
+    "idea",
+    "system",
+    "enrol_request",
+)
 OPS = ("signal_append", "brain_put", "feed_read", "inbox_wait")
 # Content members: over their size limit is payload_too_large (413) on both surfaces; every other
 # limit (ids, keys, paths, numbers) is invalid_argument (400). The rule proposed in the report.
@@ -70,6 +80,7 @@ class Candidate:
 
 # The rules no library states, shared by every candidate.
 
+
 def one_line(text: str) -> bool:
     return NOT_ONE_LINE_RE.search(text) is None
 
@@ -79,8 +90,9 @@ def trimmed_summary(value: str) -> str:
     if not one_line(summary):
         raise invalid("summary", "must be one line")
     if len(summary) > SUMMARY_MAX:
-        raise Refusal("payload_too_large", "summary", f"summary is {len(summary)} characters; the limit is "
-                      f"{SUMMARY_MAX}")
+        raise Refusal(
+            "payload_too_large", "summary", f"summary is {len(summary)} characters; the limit is {SUMMARY_MAX}"
+        )
     return summary
 
 
@@ -174,6 +186,7 @@ def versions() -> str:
 
 # jsonschema: today's check (Tool.check_arguments at 8bcf7d0), and today's full path.
 
+
 def schema_refusal(error: SchemaError) -> Refusal:
     path = [str(p) for p in error.absolute_path]
     rule, value, instance = error.validator, error.validator_value, error.instance
@@ -193,6 +206,7 @@ def schema_check(validator: Draft202012Validator) -> Check:
         if error is not None:
             raise schema_refusal(error)
         return args
+
     return check
 
 
@@ -254,12 +268,14 @@ def rest_decoders() -> dict[str, Callable[[bytes], Any]]:
 
 def factories() -> dict[str, Callable[[], Candidate]]:
     found: dict[str, Callable[[], Candidate]] = {
-        "jsonschema": jsonschema_candidate, "today": today_candidate, "hand": hand_candidate,
-        "pydantic": pydantic_candidate, "pydantic-td": typeddict_candidate,
+        "jsonschema": jsonschema_candidate,
+        "today": today_candidate,
+        "hand": hand_candidate,
+        "pydantic": pydantic_candidate,
+        "pydantic-td": typeddict_candidate,
     }
     try:
         import msgspec  # noqa: F401  (only asking whether it is there)
     except ImportError:
         return found
     return {**found, "msgspec": msgspec_candidate}
-

@@ -20,11 +20,18 @@ SESSION_REF: dict[str, Any] = {
     "description": "a session: its id, or {session_id}, or {agent, name, project_id}",
     "oneOf": [
         {"type": "string", "minLength": 1},
-        {"type": "object", "properties": {"session_id": {"type": "string"}}, "required": ["session_id"],
-         "additionalProperties": False},
-        {"type": "object", "properties": {"agent": {"type": "string"}, "name": {"type": "string"},
-                                          "project_id": PROJECT},
-         "required": ["agent", "name"], "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {"session_id": {"type": "string"}},
+            "required": ["session_id"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"agent": {"type": "string"}, "name": {"type": "string"}, "project_id": PROJECT},
+            "required": ["agent", "name"],
+            "additionalProperties": False,
+        },
     ],
 }
 
@@ -37,40 +44,57 @@ def inputs(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[s
 
 
 TODAY: dict[str, dict[str, Any]] = {
-    "signal_append": inputs({
-        "project_id": PROJECT,
-        "kind": {"enum": list(vm.SIGNAL_KINDS), "default": "signal"},
-        "summary": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "one line"},
-        "body": {"type": "string", "description": "the longer text; stored as payload.body"},
-        "payload": {"type": "object", "description": "free-form JSON object (at most 256 KiB)"},
-        "session_id": {"type": "string", "maxLength": 128},
-        "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 200},
-        "expires_in_seconds": {"type": "integer", "minimum": 60, "maximum": 2_592_000},
-        "on_expiry": {"enum": ["approve", "decline"]},
-    }, ("project_id",)),
-    "brain_put": inputs({
-        "path": {"type": "string", "minLength": 1, "maxLength": 2048},
-        "value": {"type": "string"},
-        "store": {"enum": ["session", "project"]},
-        "session": SESSION_REF, "session_id": SESSION_ID,
-        "if_version": {"type": "string"}, "project_id": PROJECT,
-    }, ("path", "value", "store")),
-    "feed_read": inputs({
-        "project_id": PROJECT,
-        "since": EVENT_ID, "before": EVENT_ID,
-        "kind": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(vm.KINDS)}, "minItems": 1}]},
-        "session_id": {"type": "string", "maxLength": 128},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-    }, ("project_id",)),
-    "inbox_wait": inputs({
-        "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60, "default": 30},
-        "since": EVENT_ID,
-        "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
-    }),
+    "signal_append": inputs(
+        {
+            "project_id": PROJECT,
+            "kind": {"enum": list(vm.SIGNAL_KINDS), "default": "signal"},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "one line"},
+            "body": {"type": "string", "description": "the longer text; stored as payload.body"},
+            "payload": {"type": "object", "description": "free-form JSON object (at most 256 KiB)"},
+            "session_id": {"type": "string", "maxLength": 128},
+            "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 200},
+            "expires_in_seconds": {"type": "integer", "minimum": 60, "maximum": 2_592_000},
+            "on_expiry": {"enum": ["approve", "decline"]},
+        },
+        ("project_id",),
+    ),
+    "brain_put": inputs(
+        {
+            "path": {"type": "string", "minLength": 1, "maxLength": 2048},
+            "value": {"type": "string"},
+            "store": {"enum": ["session", "project"]},
+            "session": SESSION_REF,
+            "session_id": SESSION_ID,
+            "if_version": {"type": "string"},
+            "project_id": PROJECT,
+        },
+        ("path", "value", "store"),
+    ),
+    "feed_read": inputs(
+        {
+            "project_id": PROJECT,
+            "since": EVENT_ID,
+            "before": EVENT_ID,
+            "kind": {
+                "anyOf": [{"type": "string"}, {"type": "array", "items": {"enum": list(vm.KINDS)}, "minItems": 1}]
+            },
+            "session_id": {"type": "string", "maxLength": 128},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+        },
+        ("project_id",),
+    ),
+    "inbox_wait": inputs(
+        {
+            "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60, "default": 30},
+            "since": EVENT_ID,
+            "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 50},
+        }
+    ),
 }
 
 
 # The hand checks (validate.py's style): JSON null reads as absent; booleans are not integers.
+
 
 def known(args: Mapping[str, Any], fields: frozenset[str]) -> None:
     if not isinstance(args, Mapping):
@@ -80,8 +104,9 @@ def known(args: Mapping[str, Any], fields: frozenset[str]) -> None:
         raise invalid(str(extra)[:64], "is not a known argument")
 
 
-def text(args: Mapping[str, Any], field: str, *, min_len: int = 0, max_len: int | None = None,
-         line: bool = False) -> str | None:
+def text(
+    args: Mapping[str, Any], field: str, *, min_len: int = 0, max_len: int | None = None, line: bool = False
+) -> str | None:
     value = args.get(field)
     if value is None:
         return None
@@ -149,8 +174,12 @@ def parse_signal(args: Mapping[str, Any]) -> SignalAppend:
     if key is not None and not key.strip():
         raise invalid("idempotency_key", "must not be blank")
     return SignalAppend(
-        str(pid), str(kind), summary, checked,
-        text(args, "session_id", min_len=1, max_len=vm.SESSION_ID_MAX, line=True), key,
+        str(pid),
+        str(kind),
+        summary,
+        checked,
+        text(args, "session_id", min_len=1, max_len=vm.SESSION_ID_MAX, line=True),
+        key,
         integer(args, "expires_in_seconds", vm.EXPIRES_MIN, vm.EXPIRES_MAX),
         choice(args, "on_expiry", ("approve", "decline"), None),
     )
@@ -184,9 +213,12 @@ def parse_brain_put(args: Mapping[str, Any]) -> BrainPut:
         raise invalid("if_version", "must be absent or sha256:<64 hex>")
     session = args.get("session")
     return BrainPut(
-        vm.canonical_path(path), vm.value_checked(value), store,
+        vm.canonical_path(path),
+        vm.value_checked(value),
+        store,
         vm.session_ref_checked(session) if session is not None else None,
-        text(args, "session_id", min_len=1, max_len=vm.SESSION_ID_MAX, line=True), version,
+        text(args, "session_id", min_len=1, max_len=vm.SESSION_ID_MAX, line=True),
+        version,
         project(args, required=False),
     )
 
@@ -223,7 +255,8 @@ def parse_feed_read(args: Mapping[str, Any]) -> FeedRead:
         str(project(args)),
         text(args, "since", min_len=1, max_len=vm.EVENT_ID_MAX),
         text(args, "before", min_len=1, max_len=vm.EVENT_ID_MAX),
-        kinds(args.get("kind")), text(args, "session_id", min_len=1, max_len=vm.SESSION_ID_MAX, line=True),
+        kinds(args.get("kind")),
+        text(args, "session_id", min_len=1, max_len=vm.SESSION_ID_MAX, line=True),
         50 if limit is None else limit,
     )
 
@@ -247,13 +280,16 @@ def parse_inbox_wait(args: Mapping[str, Any]) -> InboxWait:
     if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= vm.WAIT_MAX:
         raise invalid("wait_seconds", "must be a number from 0 to 60")
     limit = integer(args, "limit", 1, vm.LIMIT_MAX)
-    return InboxWait(float(wait), text(args, "since", min_len=1, max_len=vm.EVENT_ID_MAX),
-                     50 if limit is None else limit)
+    return InboxWait(
+        float(wait), text(args, "since", min_len=1, max_len=vm.EVENT_ID_MAX), 50 if limit is None else limit
+    )
 
 
 PARSERS: dict[str, Any] = {
-    "signal_append": parse_signal, "brain_put": parse_brain_put,
-    "feed_read": parse_feed_read, "inbox_wait": parse_inbox_wait,
+    "signal_append": parse_signal,
+    "brain_put": parse_brain_put,
+    "feed_read": parse_feed_read,
+    "inbox_wait": parse_inbox_wait,
 }
 
 __all__ = ["PARSERS", "TODAY", "Refusal"]

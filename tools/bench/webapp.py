@@ -115,9 +115,16 @@ def free_port() -> int:
 
 def env_for(root: Path, port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update({"HUB_CONFIG": str(root / "config.toml"), "HUB_DATA_DIR": str(root / "data"),
-                "HUB_ADMIN_TOKEN": TOKEN, "HUB_BIND": f"127.0.0.1:{port}", "HUB_MIN_FREE_BYTES": "0",
-                "HUB_SHUTDOWN_GRACE_SECS": "3"})
+    env.update(
+        {
+            "HUB_CONFIG": str(root / "config.toml"),
+            "HUB_DATA_DIR": str(root / "data"),
+            "HUB_ADMIN_TOKEN": TOKEN,
+            "HUB_BIND": f"127.0.0.1:{port}",
+            "HUB_MIN_FREE_BYTES": "0",
+            "HUB_SHUTDOWN_GRACE_SECS": "3",
+        }
+    )
     return env
 
 
@@ -142,8 +149,12 @@ def settle(pid: int, *, limit: float = 180.0) -> None:
 @contextmanager
 def served(root: Path) -> Iterator[str]:
     port = free_port()
-    with subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env_for(root, port),
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "hubcli", "serve"],
+        env=env_for(root, port),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as proc:
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 60
@@ -171,13 +182,30 @@ def bulk_inbox(conn: Any, project: str, count: int) -> None:
         at = (base_ms + n) / 1000
         kind, status = ("question", "waiting") if n % 10 == 0 else ("idea", "unread" if n % 3 else "read")
         payload = {"body": f"details of item {n}"} | ({"options": ["Yes", "No"]} if kind == "question" else {})
-        events.append((eid, project, kind, "bot", f"item {n} wants a look", orjson.dumps(payload).decode(),
-                       None, eid if kind == "question" else None, at))
+        events.append(
+            (
+                eid,
+                project,
+                kind,
+                "bot",
+                f"item {n} wants a look",
+                orjson.dumps(payload).decode(),
+                None,
+                eid if kind == "question" else None,
+                at,
+            )
+        )
         items.append((eid, project, kind, "bot", status, at, at))
-    conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, thread_id, "
-                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", events)
-    conn.executemany("INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?)", items)
+    conn.executemany(
+        "INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, thread_id, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        events,
+    )
+    conn.executemany(
+        "INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        items,
+    )
     conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)", (ids.MARK_KEY, str(base_ms + count)))
 
 
@@ -203,11 +231,16 @@ def wiki_paint(browser: Any, url: str, runs: int) -> list[float]:
     for n in range(runs):
         page = connected(browser, url, "#/")
         target = WIKI_PAGES[n % len(WIKI_PAGES)]
-        sels = ["article.wiki-page h2.wiki-title", "article.wiki-page .rich p",
-                f'.wiki-tree a.wiki-leaf[aria-current=page][href$="{target.replace("/", "%2F")}"]']
+        sels = [
+            "article.wiki-page h2.wiki-title",
+            "article.wiki-page .rich p",
+            f'.wiki-tree a.wiki-leaf[aria-current=page][href$="{target.replace("/", "%2F")}"]',
+        ]
         page.evaluate(f"sels => {{ window.__painted = ({WATCH_ALL})(sels); }}", sels)
-        started = page.evaluate("h => { const t = performance.timeOrigin + performance.now(); location.hash = h;"
-                                " return t; }", f"#/projects/{WIKI_PROJECT}/wiki?path={target}")
+        started = page.evaluate(
+            "h => { const t = performance.timeOrigin + performance.now(); location.hash = h; return t; }",
+            f"#/projects/{WIKI_PROJECT}/wiki?path={target}",
+        )
         times.append(page.evaluate("() => window.__painted")["painted"] - started)
         page.context.close()
     return times
@@ -250,18 +283,32 @@ def live_inbox(browser: Any, url: str, rounds: int) -> dict[str, list[float]]:
         http.post("/api/v1/projects", json={"id": "live"}).raise_for_status()
         page = connected(browser, url, "#/inbox?project=live")
         page.wait_for_selector("html[data-live=live]")
-        headers = {"Authorization": f"Bearer {agent}", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-                   "Mcp-Name": "question_post", "Accept": "application/json, text/event-stream"}
+        headers = {
+            "Authorization": f"Bearer {agent}",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "question_post",
+            "Accept": "application/json, text/event-stream",
+        }
         delays, posts = [], []
         for n in range(rounds):
-            page.evaluate("() => { window.__seen = new Map(); new MutationObserver(() => {"
-                          " for (const r of document.querySelectorAll('li.row[data-event-id]'))"
-                          "  if (!window.__seen.has(r.dataset.eventId))"
-                          "   window.__seen.set(r.dataset.eventId, performance.timeOrigin + performance.now()); })"
-                          ".observe(document.body, {childList: true, subtree: true}); }")
-            call = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
-                "name": "question_post", "arguments": {"project_id": "live", "summary": f"Question {n}?",
-                                                       "options": ["Yes", "No"]}, "_meta": META}}
+            page.evaluate(
+                "() => { window.__seen = new Map(); new MutationObserver(() => {"
+                " for (const r of document.querySelectorAll('li.row[data-event-id]'))"
+                "  if (!window.__seen.has(r.dataset.eventId))"
+                "   window.__seen.set(r.dataset.eventId, performance.timeOrigin + performance.now()); })"
+                ".observe(document.body, {childList: true, subtree: true}); }"
+            )
+            call = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {
+                    "name": "question_post",
+                    "arguments": {"project_id": "live", "summary": f"Question {n}?", "options": ["Yes", "No"]},
+                    "_meta": META,
+                },
+            }
             started = time.time() * 1000
             r = http.post("/mcp", json=call, headers=headers)
             posts.append(time.time() * 1000 - started)
@@ -283,8 +330,10 @@ def first_paint(browser: Any, url: str, runs: int, hash_: str, selector: str) ->
         page.fill("#token", TOKEN)
         # Kept on the page as a promise (evaluating it here would wait for the click it times).
         page.evaluate(f"sel => {{ window.__painted = ({WATCH})(sel); }}", selector)
-        clicked = page.evaluate("() => { const t = performance.timeOrigin + performance.now();"
-                                " document.querySelector('form.connect-form button[type=submit]').click(); return t; }")
+        clicked = page.evaluate(
+            "() => { const t = performance.timeOrigin + performance.now();"
+            " document.querySelector('form.connect-form button[type=submit]').click(); return t; }"
+        )
         times.append(page.evaluate("() => window.__painted")["painted"] - clicked)
         context.close()
     return times
@@ -300,9 +349,11 @@ def api_baseline(url: str, runs: int, screen: str) -> list[float]:
             if screen == "home":
                 http.get("/api/v1/home")
             else:
-                reads: list[dict[str, str | int]] = [{"status": "waiting", "order": "deadline", "limit": 50},
-                                                     {"status": "unread", "order": "deadline", "limit": 50},
-                                                     {"settled": "true", "limit": 50}]
+                reads: list[dict[str, str | int]] = [
+                    {"status": "waiting", "order": "deadline", "limit": 50},
+                    {"status": "unread", "order": "deadline", "limit": 50},
+                    {"settled": "true", "limit": 50},
+                ]
                 for q in reads:
                     http.get("/api/v1/inbox", params=q)
             times.append((time.perf_counter() - started) * 1000)
@@ -312,14 +363,14 @@ def api_baseline(url: str, runs: int, screen: str) -> list[float]:
 def transfer(browser: Any, url: str) -> tuple[int, int, int]:
     """(precache gzipped, precache raw, a cold first load's transferred bodies) in bytes."""
     shell = load_shell()
-    gz = sum(len(f.gzipped if f.gzipped is not None else f.data) for u, f in shell.files.items()
-             if "/vendor/" not in u)
+    gz = sum(len(f.gzipped if f.gzipped is not None else f.data) for u, f in shell.files.items() if "/vendor/" not in u)
     raw = sum(len(f.data) for u, f in shell.files.items() if "/vendor/" not in u)
     context = browser.new_context(viewport=PHONE, base_url=url, service_workers="block")
     page = context.new_page()
     sizes: list[int] = []
-    page.on("requestfinished", lambda req: sizes.append(req.sizes()["responseBodySize"])
-            if "/api/" not in req.url else None)
+    page.on(
+        "requestfinished", lambda req: sizes.append(req.sizes()["responseBodySize"]) if "/api/" not in req.url else None
+    )
     page.goto("/#/connect")
     page.wait_for_selector("#token")
     page.wait_for_timeout(300)  # the late module imports of the first screen
@@ -362,8 +413,10 @@ def main(argv: list[str] | None = None) -> None:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             try:
                 live = live_inbox(browser, url, args.rounds)
-                paints = {s: first_paint(browser, url, args.paints, h, sel) for s, h, sel in (
-                    ("home", "#/", ".stat-row"), ("inbox", "#/inbox", "#sec-waiting ~ ul li.row"))}
+                paints = {
+                    s: first_paint(browser, url, args.paints, h, sel)
+                    for s, h, sel in (("home", "#/", ".stat-row"), ("inbox", "#/inbox", "#sec-waiting ~ ul li.row"))
+                }
                 bases = {s: api_baseline(url, args.paints, s) for s in paints}
                 gz, raw, cold = transfer(browser, url)
                 wiki = wiki_paint(browser, url, args.paints + 1)[1:]  # the first warms the hub's walk
@@ -378,14 +431,18 @@ def main(argv: list[str] | None = None) -> None:
     print("| | p50 ms | p99 ms |\n|---|---|---|")
     print(f"| question to row | {pct(live['delay'], 0.5):.1f} | {pct(live['delay'], 0.99):.1f} |")
     print(f"| baseline: the POST alone | {pct(live['post'], 0.5):.1f} | {pct(live['post'], 0.99):.1f} |")
-    print(f"\np99 delay / p99 POST: ratio {pct(live['delay'], 0.99) / pct(live['post'], 0.99):.2f}"
-          f" (target p99 under 500 ms: {'met' if pct(live['delay'], 0.99) < 500 else 'NOT met'})")
+    print(
+        f"\np99 delay / p99 POST: ratio {pct(live['delay'], 0.99) / pct(live['post'], 0.99):.2f}"
+        f" (target p99 under 500 ms: {'met' if pct(live['delay'], 0.99) < 500 else 'NOT met'})"
+    )
     print(f"\n## First screen painted after Connect, {args.items:,} inbox items ({args.paints} runs each)\n")
     print("| screen | median ms | max ms | baseline: its API reads alone, median ms | ratio |\n|---|---|---|---|---|")
     for screen, times in paints.items():
         base = statistics.median(bases[screen])
-        print(f"| {screen} | {statistics.median(times):.0f} | {max(times):.0f} | {base:.0f} |"
-              f" {statistics.median(times) / base:.1f} |")
+        print(
+            f"| {screen} | {statistics.median(times):.0f} | {max(times):.0f} | {base:.0f} |"
+            f" {statistics.median(times) / base:.1f} |"
+        )
     worst = max(max(t) for t in paints.values())
     print(f"\nworst {worst:.0f} ms (target under 1 s: {'met' if worst < 1000 else 'NOT met'})")
     print("\n## The shell's transfer size\n")
@@ -394,13 +451,17 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| precache, uncompressed | {raw:,} |")
     print(f"| a cold first load of Connect, transferred | {cold:,} |")
     print(f"\ncompressed shell {gz / 1024:.1f} KB (target under 150 KB: {'met' if gz < 150 * 1024 else 'NOT met'})")
-    print(f"\n## The wiki: tree and a page painted, {args.pages:,} pages"
-          f" ({args.paints} runs; loaded in {loaded_s:.0f} s)\n")
+    print(
+        f"\n## The wiki: tree and a page painted, {args.pages:,} pages"
+        f" ({args.paints} runs; loaded in {loaded_s:.0f} s)\n"
+    )
     print("| | median ms | max ms |\n|---|---|---|")
     print(f"| page address to title, body and tree row painted | {statistics.median(wiki):.0f} | {max(wiki):.0f} |")
     print(f"| baseline: the same reads alone over HTTP | {statistics.median(wiki_base):.0f} | {max(wiki_base):.0f} |")
-    print(f"\nratio {statistics.median(wiki) / statistics.median(wiki_base):.1f}"
-          f" (target under 500 ms: {'met' if max(wiki) < 500 else 'NOT met'})")
+    print(
+        f"\nratio {statistics.median(wiki) / statistics.median(wiki_base):.1f}"
+        f" (target under 500 ms: {'met' if max(wiki) < 500 else 'NOT met'})"
+    )
     print("\n".join(webapp_search.run(args, served, connected, TOKEN)))
     print("\n".join(artifacts))
     print("\n".join(review))

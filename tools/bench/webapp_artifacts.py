@@ -71,9 +71,12 @@ DECRYPT = """async ([envelope, ciphertext, password]) => {
 THROTTLE = 4
 PHONE = {"width": 390, "height": 844}
 REPORT_MD = "# Weekly report\n\n" + "".join(
-    f"Paragraph {n}: what shipped, what slipped, and what comes next for the team.\n\n" for n in range(3))
-DIAGRAM = "```mermaid\ngraph TD\n  A[Plan] --> B{Review}\n  B -->|yes| C[Ship]\n  B -->|no| D[Rework]\n" \
-          "  D --> B\n  C --> E[Measure]\n```\n\n"
+    f"Paragraph {n}: what shipped, what slipped, and what comes next for the team.\n\n" for n in range(3)
+)
+DIAGRAM = (
+    "```mermaid\ngraph TD\n  A[Plan] --> B{Review}\n  B -->|yes| C[Ship]\n  B -->|no| D[Rework]\n"
+    "  D --> B\n  C --> E[Measure]\n```\n\n"
+)
 TAIL_MD = "".join(f"Detail {n}: numbers and notes for the record.\n\n" for n in range(40))
 # The frame's first contentful paint on the top page's clock (its own time origin differs).
 FRAME_FCP = """() => new Promise(resolve => {
@@ -95,14 +98,29 @@ def seed(url: str, token: str) -> tuple[str, str]:
         agent = http.post("/api/v1/agents/painter/token").json()["token"]
         body = "<main>" + "".join(f"<p>Paragraph {n}: the plan, step by step.</p>" for n in range(500)) + "</main>"
         ids: list[str] = []
-        for args in ({"title": "Plan", "kind": "html", "content": body},
-                     protect_arguments("artifact_publish", {"title": "Locked plan", "kind": "html",
-                                                            "content": body, "password": PASSWORD})):
-            call = {"jsonrpc": "2.0", "id": len(ids), "method": "tools/call", "params": {
-                "name": "artifact_publish", "arguments": {"project_id": "arts", **args}, "_meta": META}}
-            r = http.post("/mcp", json=call, headers={
-                "Authorization": f"Bearer {agent}", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-                "Mcp-Name": "artifact_publish", "Accept": "application/json, text/event-stream"})
+        for args in (
+            {"title": "Plan", "kind": "html", "content": body},
+            protect_arguments(
+                "artifact_publish", {"title": "Locked plan", "kind": "html", "content": body, "password": PASSWORD}
+            ),
+        ):
+            call = {
+                "jsonrpc": "2.0",
+                "id": len(ids),
+                "method": "tools/call",
+                "params": {"name": "artifact_publish", "arguments": {"project_id": "arts", **args}, "_meta": META},
+            }
+            r = http.post(
+                "/mcp",
+                json=call,
+                headers={
+                    "Authorization": f"Bearer {agent}",
+                    "MCP-Protocol-Version": MODERN,
+                    "Mcp-Method": "tools/call",
+                    "Mcp-Name": "artifact_publish",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
             r.raise_for_status()
             ids.append(str(r.json()["result"]["structuredContent"]["artifact_id"]))
     return ids[0], ids[1]
@@ -114,8 +132,11 @@ def open_times(page: Any, artifact_id: str, runs: int) -> list[float]:
         page.evaluate("() => { location.hash = '#/'; }")
         page.wait_for_selector("h1.screen-title:has-text('Home')")
         page.evaluate(f"() => {{ window.__framed = ({WATCH_FRAME})(); }}")
-        started = page.evaluate("id => { const t = performance.timeOrigin + performance.now();"
-                                " location.hash = '#/artifacts/' + id; return t; }", artifact_id)
+        started = page.evaluate(
+            "id => { const t = performance.timeOrigin + performance.now();"
+            " location.hash = '#/artifacts/' + id; return t; }",
+            artifact_id,
+        )
         times.append(page.evaluate("() => window.__framed") - started)
     return times
 
@@ -151,11 +172,23 @@ def unlock_times(page: Any, url: str, token: str, locked_id: str, runs: int) -> 
 
 def publish(http: httpx.Client, agent: str, args: dict[str, Any]) -> str:
     """`artifact_publish` over /mcp with an agent's token, as an agent's client makes it."""
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "artifact_publish", "arguments": args, "_meta": META}}
-    r = http.post("/mcp", json=call, headers={
-        "Authorization": f"Bearer {agent}", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-        "Mcp-Name": "artifact_publish", "Accept": "application/json, text/event-stream"})
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "artifact_publish", "arguments": args, "_meta": META},
+    }
+    r = http.post(
+        "/mcp",
+        json=call,
+        headers={
+            "Authorization": f"Bearer {agent}",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "artifact_publish",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
     r.raise_for_status()
     return str(r.json()["result"]["structuredContent"]["artifact_id"])
 
@@ -169,8 +202,9 @@ def seed_shares(url: str, token: str) -> tuple[str, str]:
         http.post("/api/v1/agents", json={"id": "reporter", "display_name": "Reporter"}).raise_for_status()
         agent = http.post("/api/v1/agents/reporter/token").json()["token"]
         for content in (REPORT_MD + TAIL_MD, REPORT_MD + DIAGRAM + TAIL_MD):
-            aid = publish(http, agent, {"project_id": "shares", "title": "Report", "kind": "markdown",
-                                        "content": content})
+            aid = publish(
+                http, agent, {"project_id": "shares", "title": "Report", "kind": "markdown", "content": content}
+            )
             shared = http.post(f"/api/v1/artifacts/{aid}/share", json={})
             shared.raise_for_status()
             url_ = str(shared.json()["url"])
@@ -231,15 +265,17 @@ def share_rows(browser: Any, url: str, token: str, runs: int) -> list[str]:
     drawn = [t[1] for t in timed if t[1] is not None]
     own = "in a process of its own, throttled there too" if all(t[2] for t in timed) else "in the page's process"
     med = statistics.median
-    return [f"\n## Share page of a markdown artifact with a diagram: first paint, phone, CPU {THROTTLE}x"
-            f" ({runs} runs)\n",
-            "| | median ms | max ms |", "|---|---|---|",
-            f"| first paint, with a diagram | {med(painted):.0f} | {max(painted):.0f} |",
-            f"| first paint, with a diagram, opened again (mermaid in the cache) | {med(warm):.0f} | {max(warm):.0f} |",
-            f"| baseline: first paint, the same page without the diagram | {med(base):.0f} | {max(base):.0f} |",
-            f"| the diagram drawn (mermaid fetched lazily) | {med(drawn):.0f} | {max(drawn):.0f} |",
-            f"\nratio {med(painted) / med(base):.2f} (target first paint under 1 s:"
-            f" {'met' if max(painted) < 1000 else 'NOT met'}); the frame ran {own}"]
+    return [
+        f"\n## Share page of a markdown artifact with a diagram: first paint, phone, CPU {THROTTLE}x ({runs} runs)\n",
+        "| | median ms | max ms |",
+        "|---|---|---|",
+        f"| first paint, with a diagram | {med(painted):.0f} | {max(painted):.0f} |",
+        f"| first paint, with a diagram, opened again (mermaid in the cache) | {med(warm):.0f} | {max(warm):.0f} |",
+        f"| baseline: first paint, the same page without the diagram | {med(base):.0f} | {max(base):.0f} |",
+        f"| the diagram drawn (mermaid fetched lazily) | {med(drawn):.0f} | {max(drawn):.0f} |",
+        f"\nratio {med(painted) / med(base):.2f} (target first paint under 1 s:"
+        f" {'met' if max(painted) < 1000 else 'NOT met'}); the frame ran {own}",
+    ]
 
 
 def run(browser: Any, url: str, token: str, connected: Any, runs: int) -> list[str]:
@@ -254,12 +290,16 @@ def run(browser: Any, url: str, token: str, connected: Any, runs: int) -> list[s
         page.context.close()
     shares = share_rows(browser, url, token, runs)
     med = statistics.median
-    return [f"\n## The artifact viewer: open to frame, unlock ({runs} runs)\n",
-            "| | median ms | max ms | baseline median ms | ratio |", "|---|---|---|---|---|",
-            f"| artifact opened to its frame painted | {med(opened):.0f} | {max(opened):.0f} |"
-            f" {med(alone):.0f} (its requests over HTTP alone) | {med(opened) / med(alone):.1f} |",
-            f"| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto | {med(unlocked):.0f} | {max(unlocked):.0f} |"
-            f" {med(hashed):.0f} (the PBKDF2 in Python's hashlib) | {med(unlocked) / med(hashed):.2f} |", *shares]
+    return [
+        f"\n## The artifact viewer: open to frame, unlock ({runs} runs)\n",
+        "| | median ms | max ms | baseline median ms | ratio |",
+        "|---|---|---|---|---|",
+        f"| artifact opened to its frame painted | {med(opened):.0f} | {max(opened):.0f} |"
+        f" {med(alone):.0f} (its requests over HTTP alone) | {med(opened) / med(alone):.1f} |",
+        f"| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto | {med(unlocked):.0f} | {max(unlocked):.0f} |"
+        f" {med(hashed):.0f} (the PBKDF2 in Python's hashlib) | {med(unlocked) / med(hashed):.2f} |",
+        *shares,
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:

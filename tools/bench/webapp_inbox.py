@@ -79,13 +79,30 @@ def bulk_waiting(conn: Any, project: str, count: int) -> None:
         body = f"details of question {n}. " * (30 if n % 5 == 0 else 2)
         payload = {"body": body, "options": ["Yes", "No"]}
         expires = at + 86_400 + n if n % 10 == 0 else None
-        events.append((eid, project, "question", "bot", f"question {n} wants an answer", orjson.dumps(payload).decode(),
-                       None, eid, at))
+        events.append(
+            (
+                eid,
+                project,
+                "question",
+                "bot",
+                f"question {n} wants an answer",
+                orjson.dumps(payload).decode(),
+                None,
+                eid,
+                at,
+            )
+        )
         items.append((eid, project, "question", "bot", "waiting", at, at, expires, None))
-    conn.executemany("INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, thread_id, "
-                     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", events)
-    conn.executemany("INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at, "
-                     "expires_at, on_expiry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", items)
+    conn.executemany(
+        "INSERT INTO events (id, project_id, kind, actor, summary, payload, session_id, thread_id, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        events,
+    )
+    conn.executemany(
+        "INSERT INTO inbox (event_id, project_id, kind, actor, status, created_at, updated_at, "
+        "expires_at, on_expiry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        items,
+    )
     conn.execute("INSERT OR REPLACE INTO hub_meta (key, value) VALUES (?, ?)", (ids.MARK_KEY, str(base_ms + count)))
 
 
@@ -105,14 +122,16 @@ def throttled(browser: Any, url: str, token: str, connected: Callable[[Any, str,
     return page
 
 
-def paint(browser: Any, url: str, token: str, connected: Callable[[Any, str, str], Any], runs: int,
-          total: int) -> list[float]:
+def paint(
+    browser: Any, url: str, token: str, connected: Callable[[Any, str, str], Any], runs: int, total: int
+) -> list[float]:
     times = []
     for _ in range(runs):
         page = throttled(browser, url, token, connected)
         page.evaluate(f"sel => {{ window.__painted = ({PAINTED})(sel); }}", FIRST_ROW)
-        started = page.evaluate("() => { const t = performance.timeOrigin + performance.now();"
-                                " location.hash = '#/inbox'; return t; }")
+        started = page.evaluate(
+            "() => { const t = performance.timeOrigin + performance.now(); location.hash = '#/inbox'; return t; }"
+        )
         times.append(page.evaluate("() => window.__painted") - started)
         heading = page.locator("#sec-waiting").text_content() or ""
         if f"({total:,})" not in heading:
@@ -121,8 +140,9 @@ def paint(browser: Any, url: str, token: str, connected: Callable[[Any, str, str
     return times
 
 
-def load_all_and_scroll(browser: Any, url: str, token: str, connected: Callable[[Any, str, str], Any],
-                        total: int, seconds: float) -> tuple[list[float], list[float], int]:
+def load_all_and_scroll(
+    browser: Any, url: str, token: str, connected: Callable[[Any, str, str], Any], total: int, seconds: float
+) -> tuple[list[float], list[float], int]:
     page = throttled(browser, url, token, connected)
     page.evaluate("() => { location.hash = '#/inbox'; }")
     page.wait_for_selector(FIRST_ROW)
@@ -130,14 +150,20 @@ def load_all_and_scroll(browser: Any, url: str, token: str, connected: Callable[
     presses = []
     while page.locator(more).count():
         shown = page.locator('[data-list="sec-waiting"] li.row').count()
-        sel = f'[data-list="sec-waiting"] li.row:nth-of-type({shown + 1}), ' \
-              f'[data-list="sec-waiting"] ul li.row:nth-child({shown + 1})'
+        sel = (
+            f'[data-list="sec-waiting"] li.row:nth-of-type({shown + 1}), '
+            f'[data-list="sec-waiting"] ul li.row:nth-child({shown + 1})'
+        )
         page.evaluate(f"sel => {{ window.__painted = ({PAINTED})(sel); }}", sel)
-        started = page.evaluate("b => { const t = performance.timeOrigin + performance.now();"
-                                " document.querySelector(b).click(); return t; }", more)
+        started = page.evaluate(
+            "b => { const t = performance.timeOrigin + performance.now();"
+            " document.querySelector(b).click(); return t; }",
+            more,
+        )
         presses.append(page.evaluate("() => window.__painted") - started)
-        page.wait_for_function("n => document.querySelectorAll('[data-list=\"sec-waiting\"] li.row').length > n",
-                               arg=shown)
+        page.wait_for_function(
+            "n => document.querySelectorAll('[data-list=\"sec-waiting\"] li.row').length > n", arg=shown
+        )
     drawn = page.locator('[data-list="sec-waiting"] li.row').count()
     frames = page.evaluate(SCROLL, seconds)
     page.context.close()
@@ -150,15 +176,23 @@ def baseline(url: str, token: str, runs: int) -> list[float]:
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
         for _ in range(runs):
             started = time.perf_counter()
-            for q in ({"status": "waiting", "order": "deadline"}, {"status": "unread", "order": "deadline"},
-                      {"settled": "true"}):
+            for q in (
+                {"status": "waiting", "order": "deadline"},
+                {"status": "unread", "order": "deadline"},
+                {"settled": "true"},
+            ):
                 http.get("/api/v1/inbox", params={**q, "limit": 50}).raise_for_status()
             times.append((time.perf_counter() - started) * 1000)
     return times
 
 
-def run(args: argparse.Namespace, served: Callable[[Path], AbstractContextManager[str]],
-        connected: Callable[[Any, str, str], Any], token: str, chromium: str) -> list[str]:
+def run(
+    args: argparse.Namespace,
+    served: Callable[[Path], AbstractContextManager[str]],
+    connected: Callable[[Any, str, str], Any],
+    token: str,
+    chromium: str,
+) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     total = args.inbox_items

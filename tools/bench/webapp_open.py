@@ -29,11 +29,23 @@ def new_agent(http: httpx.Client, agent_id: str) -> str:
 
 def tool(http: httpx.Client, agent: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """One MCP tool call as the agent's client makes it (a JSON-RPC POST); its structured result."""
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": META}}
-    r = http.post("/mcp", json=call, headers={
-        "Authorization": f"Bearer {agent}", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
-        "Mcp-Name": name, "Accept": "application/json, text/event-stream"})
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": META},
+    }
+    r = http.post(
+        "/mcp",
+        json=call,
+        headers={
+            "Authorization": f"Bearer {agent}",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+            "Accept": "application/json, text/event-stream",
+        },
+    )
     r.raise_for_status()
     result = r.json()["result"]
     if result.get("isError"):
@@ -41,22 +53,32 @@ def tool(http: httpx.Client, agent: str, name: str, arguments: dict[str, Any]) -
     return dict(result["structuredContent"])
 
 
-def open_times(page: Any, address: str, runs: int, watch: str, *, away: str = "#/",
-               away_selector: str = "h1.screen-title:has-text('Home')") -> list[float]:
+def open_times(
+    page: Any,
+    address: str,
+    runs: int,
+    watch: str,
+    *,
+    away: str = "#/",
+    away_selector: str = "h1.screen-title:has-text('Home')",
+) -> list[float]:
     """Milliseconds from setting `address` in the open app to the time `watch` resolves with (a JS
     function returning a promise of a `performance.timeOrigin + now()` stamp), `runs` times, going
     to `away` between runs. The watch is set before the address (evaluating it then would wait for
     the navigation it times) and raced against DEADLINE_MS in the page."""
-    race = (f"() => {{ window.__opened = Promise.race([({watch})(), new Promise((_, no) => setTimeout(() =>"
-            f" no(new Error('not painted in {DEADLINE_MS} ms; the page shows: '"
-            f" + (document.querySelector('main') || document.body).innerText.slice(0, 300))), {DEADLINE_MS}))]); }}")
+    race = (
+        f"() => {{ window.__opened = Promise.race([({watch})(), new Promise((_, no) => setTimeout(() =>"
+        f" no(new Error('not painted in {DEADLINE_MS} ms; the page shows: '"
+        f" + (document.querySelector('main') || document.body).innerText.slice(0, 300))), {DEADLINE_MS}))]); }}"
+    )
     times: list[float] = []
     for _ in range(runs):
         page.evaluate("h => { location.hash = h; }", away)
         page.wait_for_selector(away_selector)
         page.evaluate(race)
-        started = page.evaluate("h => { const t = performance.timeOrigin + performance.now();"
-                                " location.hash = h; return t; }", address)
+        started = page.evaluate(
+            "h => { const t = performance.timeOrigin + performance.now(); location.hash = h; return t; }", address
+        )
         times.append(page.evaluate("() => window.__opened") - started)
     return times
 

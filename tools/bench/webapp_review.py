@@ -84,10 +84,13 @@ def many_files(lines: int, files: int = 100) -> str:
 def one_file(lines: int) -> str:
     """A new file of `lines` lines: one hunk."""
     path = "src/generated/tables.py"
-    body = "".join(f"+ROW_{n:05d} = lookup('row {n}', weight={n % 97}, label='generated entry')\n"
-                   for n in range(lines))
-    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..3333333\n--- /dev/null\n"
-            f"+++ b/{path}\n@@ -0,0 +1,{lines} @@\n{body}")
+    body = "".join(
+        f"+ROW_{n:05d} = lookup('row {n}', weight={n % 97}, label='generated entry')\n" for n in range(lines)
+    )
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\nindex 0000000..3333333\n--- /dev/null\n"
+        f"+++ b/{path}\n@@ -0,0 +1,{lines} @@\n{body}"
+    )
 
 
 def seed(url: str, token: str, lines: int) -> dict[str, str]:
@@ -95,12 +98,27 @@ def seed(url: str, token: str, lines: int) -> dict[str, str]:
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
         http.post("/api/v1/projects", json={"id": PROJECT}).raise_for_status()
         agent = new_agent(http, "coder")
-        ids = {name: str(tool(http, agent, "artifact_publish", {
-            "project_id": PROJECT, "title": f"Change: {name}", "kind": "diff", "content": content})["artifact_id"])
-            for name, content in (("many", many_files(lines)), ("one", one_file(lines)),
-                                  ("small", many_files(10, files=1)))}
-        tool(http, agent, "signal_append", {"project_id": PROJECT, "kind": "approval", "summary": "Review it",
-                                            "artifact_id": ids["many"]})
+        ids = {
+            name: str(
+                tool(
+                    http,
+                    agent,
+                    "artifact_publish",
+                    {"project_id": PROJECT, "title": f"Change: {name}", "kind": "diff", "content": content},
+                )["artifact_id"]
+            )
+            for name, content in (
+                ("many", many_files(lines)),
+                ("one", one_file(lines)),
+                ("small", many_files(10, files=1)),
+            )
+        }
+        tool(
+            http,
+            agent,
+            "signal_append",
+            {"project_id": PROJECT, "kind": "approval", "summary": "Review it", "artifact_id": ids["many"]},
+        )
     return ids
 
 
@@ -115,9 +133,11 @@ def jumps(page: Any, artifact_id: str, runs: int) -> list[float]:
         open_times(page, f"#/artifacts/{artifact_id}", 1, f"() => ({VIEWPORT_DRAWN})('')")
         page.evaluate("() => window.scrollTo(0, 0)")
         page.evaluate(f"() => {{ window.__jumped = ({VIEWPORT_DRAWN})('#diff-file-{JUMP_TO}[data-drawn] .dl'); }}")
-        started = page.evaluate(f"() => {{ const t = performance.timeOrigin + performance.now();"
-                                f" document.querySelector('.diff-files a[href=\"#diff-file-{JUMP_TO}\"]').click();"
-                                f" return t; }}")
+        started = page.evaluate(
+            f"() => {{ const t = performance.timeOrigin + performance.now();"
+            f" document.querySelector('.diff-files a[href=\"#diff-file-{JUMP_TO}\"]').click();"
+            f" return t; }}"
+        )
         times.append(page.evaluate("() => window.__jumped") - started)
     return times
 
@@ -157,19 +177,28 @@ def run(browser: Any, url: str, token: str, connected: Any, runs: int, lines: in
         page.context.close()
     base = statistics.median(reads_alone(url, token, ids["many"], runs))
     med = statistics.median
-    labels = {"many": f"{lines:,} lines in 100 files: first screen (title, verdict, the first ten files)",
-              "jump": "the same: tap the 60th file's link to its lines painted",
-              "one": f"{lines:,} lines in one new file: first screen (its first lines)",
-              "small": "10 lines in one file: first screen (the screen's own cost)"}
-    out = [f"\n## The diff review screen on a phone (390 px): first screen painted ({runs} runs)\n",
-           "| | CPU 4x slower: median ms | max ms | unthrottled: median ms | max ms | ratio (throttled median"
-           " / baseline) |", "|---|---|---|---|---|---|"]
+    labels = {
+        "many": f"{lines:,} lines in 100 files: first screen (title, verdict, the first ten files)",
+        "jump": "the same: tap the 60th file's link to its lines painted",
+        "one": f"{lines:,} lines in one new file: first screen (its first lines)",
+        "small": "10 lines in one file: first screen (the screen's own cost)",
+    }
+    out = [
+        f"\n## The diff review screen on a phone (390 px): first screen painted ({runs} runs)\n",
+        "| | CPU 4x slower: median ms | max ms | unthrottled: median ms | max ms | ratio (throttled median"
+        " / baseline) |",
+        "|---|---|---|---|---|---|",
+    ]
     for name in ("many", "jump", "one", "small"):
-        out.append(f"| {labels[name]} | {med(slow[name]):.0f} | {max(slow[name]):.0f} | {med(fast[name]):.0f} |"
-                   f" {max(fast[name]):.0f} | {med(slow[name]) / base:.1f} |")
+        out.append(
+            f"| {labels[name]} | {med(slow[name]):.0f} | {max(slow[name]):.0f} | {med(fast[name]):.0f} |"
+            f" {max(fast[name]):.0f} | {med(slow[name]) / base:.1f} |"
+        )
     worst = max(max(slow[n]) for n in ("many", "jump", "one"))
-    out.append(f"\nbaseline: the screen's six reads over HTTP alone, median {base:.0f} ms."
-               f" Worst throttled {worst:.0f} ms (target under 1 s: {'met' if worst < 1000 else 'NOT met'})")
+    out.append(
+        f"\nbaseline: the screen's six reads over HTTP alone, median {base:.0f} ms."
+        f" Worst throttled {worst:.0f} ms (target under 1 s: {'met' if worst < 1000 else 'NOT met'})"
+    )
     return out
 
 

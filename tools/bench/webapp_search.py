@@ -47,14 +47,20 @@ KEYDOWN = "() => document.addEventListener('keydown', e => { window.__keyAt = e.
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--search-scale", type=float, default=1.0,
-                        help="the search corpus against the search bench's 1M events, 10k pages, 1k artifacts, "
-                             "10k brain entries")
+    parser.add_argument(
+        "--search-scale",
+        type=float,
+        default=1.0,
+        help="the search corpus against the search bench's 1M events, 10k pages, 1k artifacts, 10k brain entries",
+    )
     parser.add_argument("--search-queries", type=int, default=16, help="queries typed key by key")
     parser.add_argument("--search-only", action="store_true", help="only the search as you type row")
-    parser.add_argument("--search-data", default=None,
-                        help="a corpus `tools/bench/search.py --data DIR` kept: served as it is instead of "
-                             "loading one (its --scale stands for --search-scale)")
+    parser.add_argument(
+        "--search-data",
+        default=None,
+        help="a corpus `tools/bench/search.py --data DIR` kept: served as it is instead of "
+        "loading one (its --scale stands for --search-scale)",
+    )
 
 
 def quick(args: argparse.Namespace) -> None:
@@ -64,8 +70,16 @@ def quick(args: argparse.Namespace) -> None:
 def queries(words: Words, count: int) -> list[str]:
     """Queries a person might type: words of every frequency, two words, a quoted phrase."""
     w = words.words
-    picks = [w[3], w[300], w[15_000 % len(w)], f"{w[3]} {w[300]}", f'"{w[1]} {w[2]}"', w[40], w[2_000 % len(w)],
-             f"{w[12]} {w[7_000 % len(w)]}"]
+    picks = [
+        w[3],
+        w[300],
+        w[15_000 % len(w)],
+        f"{w[3]} {w[300]}",
+        f'"{w[1]} {w[2]}"',
+        w[40],
+        w[2_000 % len(w)],
+        f"{w[12]} {w[7_000 % len(w)]}",
+    ]
     return [picks[n % len(picks)] for n in range(count)]
 
 
@@ -138,8 +152,12 @@ def report(loaded: str, delays: list[float], alone: list[float]) -> list[str]:
     ]
 
 
-def run(args: argparse.Namespace, served: Callable[[Path], AbstractContextManager[str]],
-        connected: Callable[[Any, str, str], Any], token: str) -> list[str]:
+def run(
+    args: argparse.Namespace,
+    served: Callable[[Path], AbstractContextManager[str]],
+    connected: Callable[[Any, str, str], Any],
+    token: str,
+) -> list[str]:
     """The row, on a hub of its own (webapp.py's `served` and `connected`): the report's lines."""
     from playwright.sync_api import sync_playwright
 

@@ -44,9 +44,11 @@ import httpx
 import orjson
 
 PROTOCOL = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientInfo": {"name": "kill-loop", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "kill-loop", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 PROJECT, AGENT = "chaos", "chaos-bot"
 READY_TIMEOUT = 60.0  # seconds a (re)started hub gets to answer /readyz 200
 CALL_TIMEOUT = 30.0
@@ -100,9 +102,16 @@ class Hub:
         """Start the hub; the milliseconds from spawn to `/readyz` 200."""
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-        env.update(HUB_CONFIG=str(self.work / "config.toml"), HUB_DATA_DIR=str(self.work / "data"),
-                   HUB_BIND=f"127.0.0.1:{port}", HUB_ADMIN_TOKEN=self.admin_token, HUB_MIN_FREE_BYTES="0",
-                   HUB_LOG_LEVEL="warning", HUB_INBOX_OPEN_PER_PROJECT="0", HUB_INBOX_OPEN_PER_AGENT="0")
+        env.update(
+            HUB_CONFIG=str(self.work / "config.toml"),
+            HUB_DATA_DIR=str(self.work / "data"),
+            HUB_BIND=f"127.0.0.1:{port}",
+            HUB_ADMIN_TOKEN=self.admin_token,
+            HUB_MIN_FREE_BYTES="0",
+            HUB_LOG_LEVEL="warning",
+            HUB_INBOX_OPEN_PER_PROJECT="0",
+            HUB_INBOX_OPEN_PER_AGENT="0",
+        )
         hub_cli = Path(sys.executable).with_name("hub-cli")
         with open(self.work / "hub.log", "ab") as log:
             started = time.monotonic()
@@ -125,13 +134,23 @@ class Hub:
     def wait_mcp(self) -> None:
         """One MCP call, answered once the endpoint has loaded (it loads just after ready): the
         writers' time starts with every surface serving, so their MCP writes are not all spent waiting."""
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "whoami", "arguments": {}, "_meta": META}}
-        headers = {"Authorization": f"Bearer {self.admin_token}", "Accept": "application/json, text/event-stream",
-                   "Content-Type": "application/json", "MCP-Protocol-Version": PROTOCOL,
-                   "Mcp-Method": "tools/call", "Mcp-Name": "whoami"}
-        httpx.post(f"{self.url}/mcp", content=orjson.dumps(body), headers=headers,
-                   timeout=READY_TIMEOUT).raise_for_status()
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "whoami", "arguments": {}, "_meta": META},
+        }
+        headers = {
+            "Authorization": f"Bearer {self.admin_token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": PROTOCOL,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "whoami",
+        }
+        httpx.post(
+            f"{self.url}/mcp", content=orjson.dumps(body), headers=headers, timeout=READY_TIMEOUT
+        ).raise_for_status()
 
     def kill(self) -> bool:
         """SIGKILL the hub; False when it had already exited on its own."""
@@ -174,22 +193,31 @@ class Driver:
     """The clients of one run: they write until told to stop or until the hub is gone."""
 
     def __init__(self, hub_url: str, agent_token: str, admin_token: str, ledger: Ledger, run: int) -> None:
-        self.http = httpx.AsyncClient(base_url=hub_url, timeout=CALL_TIMEOUT,
-                                      limits=httpx.Limits(max_connections=64))
+        self.http = httpx.AsyncClient(base_url=hub_url, timeout=CALL_TIMEOUT, limits=httpx.Limits(max_connections=64))
         self.agent_token, self.admin_token = agent_token, admin_token
         self.ledger, self.run = ledger, run
         self.stop = asyncio.Event()
 
     async def call(self, name: str, arguments: dict[str, Any], connection: str | None = None) -> dict[str, Any] | None:
-        headers = {"Authorization": f"Bearer {self.agent_token}", "Accept": "application/json, text/event-stream",
-                   "MCP-Protocol-Version": PROTOCOL, "Mcp-Method": "tools/call", "Mcp-Name": name}
+        headers = {
+            "Authorization": f"Bearer {self.agent_token}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": PROTOCOL,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+        }
         if connection:
             headers["Hub-Connection"] = connection
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments, "_meta": META}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": META},
+        }
         try:
-            response = await self.http.post("/mcp", content=orjson.dumps(body),
-                                            headers={**headers, "Content-Type": "application/json"})
+            response = await self.http.post(
+                "/mcp", content=orjson.dumps(body), headers={**headers, "Content-Type": "application/json"}
+            )
         except httpx.TransportError as exc:
             raise Stopped from exc
         result = tool_result(response)
@@ -301,8 +329,9 @@ async def verify(hub_url: str, admin_token: str, ledger: Ledger, *, everything: 
             if r.status_code != 200 or r.json().get("content") != content:
                 ledger.lost.append(f"brain entry {key[0]} {key[1]}: HTTP {r.status_code}")
 
-        await asyncio.gather(*(session_present(s) for s in sessions),
-                             *(entry_present(k, c) for k, c in entries.items()))
+        await asyncio.gather(
+            *(session_present(s) for s in sessions), *(entry_present(k, c) for k, c in entries.items())
+        )
     ledger.unchecked_sessions.clear()
     ledger.unchecked_entries.clear()
 
@@ -349,8 +378,11 @@ def loop(args: argparse.Namespace, work: Path) -> Ledger:
             ledger.ready_ms.append(hub.start())
             asyncio.run(verify(hub.url, hub.admin_token, ledger, everything=run == args.runs))
             if args.verbose:
-                print(f"run {run}: killed after {kill_after:.2f} s, ready in {ledger.ready_ms[-1]:.0f} ms, "
-                      f"{ledger.acknowledged} acknowledged, {len(ledger.lost)} lost", flush=True)
+                print(
+                    f"run {run}: killed after {kill_after:.2f} s, ready in {ledger.ready_ms[-1]:.0f} ms, "
+                    f"{ledger.acknowledged} acknowledged, {len(ledger.lost)} lost",
+                    flush=True,
+                )
         if hub.stop() != 0:
             ledger.integrity_failures.append("the hub did not stop cleanly on SIGTERM")
         integrity(work / "data", "after the clean stop", ledger)
@@ -363,21 +395,31 @@ def report(args: argparse.Namespace, ledger: Ledger) -> int:
     for line in (ledger.crashes + ledger.lost + ledger.integrity_failures)[:20]:
         print(f"  ! {line}")
     ready = ledger.ready_ms or [0.0]
-    print(f"runs: {args.runs}  acknowledged writes: {ledger.acknowledged} (events {len(ledger.events)}, "
-          f"session starts {len(ledger.sessions)}, brain entries {len(ledger.entries)})  "
-          f"refused: {ledger.refused}")
-    print(f"lost: {len(ledger.lost)}  integrity failures: {len(ledger.integrity_failures)}  "
-          f"crashes: {len(ledger.crashes)}")
-    print(f"time to ready after SIGKILL: median {statistics.median(ready):.0f} ms, max {max(ready):.0f} ms "
-          f"(first start on an empty directory: {ledger.first_start_ms:.0f} ms)")
+    print(
+        f"runs: {args.runs}  acknowledged writes: {ledger.acknowledged} (events {len(ledger.events)}, "
+        f"session starts {len(ledger.sessions)}, brain entries {len(ledger.entries)})  "
+        f"refused: {ledger.refused}"
+    )
+    print(
+        f"lost: {len(ledger.lost)}  integrity failures: {len(ledger.integrity_failures)}  "
+        f"crashes: {len(ledger.crashes)}"
+    )
+    print(
+        f"time to ready after SIGKILL: median {statistics.median(ready):.0f} ms, max {max(ready):.0f} ms "
+        f"(first start on an empty directory: {ledger.first_start_ms:.0f} ms)"
+    )
     return 1 if ledger.lost or ledger.integrity_failures or ledger.crashes else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=30, help="kill and restart this many times (1-1000)")
-    parser.add_argument("--seconds", type=float, default=3.0,
-                        help="each run writes for a random 20%%-100%% of this many seconds (0.1-60)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=3.0,
+        help="each run writes for a random 20%%-100%% of this many seconds (0.1-60)",
+    )
     parser.add_argument("--workers", type=int, default=8, help="concurrent writers (1-64)")
     parser.add_argument("--seed", type=int, default=None, help="seed the kill moments")
     parser.add_argument("--keep", action="store_true", help="keep the data directory")

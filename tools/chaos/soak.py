@@ -58,16 +58,38 @@ import orjson
 
 PROTOCOL = "2026-07-28"
 LEGACY_PROTOCOL = "2025-11-25"
-META = {"io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 PROJECT = "soak"
 AGENTS = 10  # writer and stream tokens; streams spread over them (the per-token cap is 8)
 READY_TIMEOUT = 60.0
 CALL_TIMEOUT = 90.0  # a parked wait is up to 60 s
 WAIT_SECONDS = 20  # each parked wait's wait_seconds (renewed on return)
-WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-         "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango")
+WORDS = (
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+)
 MIB = 1024 * 1024
 LEGACY_CLIENTS = 4  # 2025-11-25 sessions held at once
 LEGACY_CALLS = 20  # calls in one before it ends
@@ -123,9 +145,16 @@ class Hub:
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_") or k == "HUB_TRACEMALLOC"}
-        env.update(HUB_CONFIG=str(self.work / "config.toml"), HUB_DATA_DIR=str(self.work / "data"),
-                   HUB_BIND=f"127.0.0.1:{self.port}", HUB_ADMIN_TOKEN=self.admin_token, HUB_MIN_FREE_BYTES="0",
-                   HUB_LOG_LEVEL="warning", HUB_INBOX_OPEN_PER_PROJECT="0", HUB_INBOX_OPEN_PER_AGENT="0")
+        env.update(
+            HUB_CONFIG=str(self.work / "config.toml"),
+            HUB_DATA_DIR=str(self.work / "data"),
+            HUB_BIND=f"127.0.0.1:{self.port}",
+            HUB_ADMIN_TOKEN=self.admin_token,
+            HUB_MIN_FREE_BYTES="0",
+            HUB_LOG_LEVEL="warning",
+            HUB_INBOX_OPEN_PER_PROJECT="0",
+            HUB_INBOX_OPEN_PER_AGENT="0",
+        )
         hub_cli = Path(sys.executable).with_name("hub-cli")
         with open(self.work / "hub.log", "ab") as log:
             self.proc = subprocess.Popen([str(hub_cli), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log)
@@ -151,8 +180,14 @@ class Hub:
             name, _, value = line.partition(":")
             if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
                 kib[name] = int(value.split()[0]) * 1024
-        return Sample(at, kib["VmRSS"], len(os.listdir(f"/proc/{self.proc.pid}/fd")), phase,
-                      kib.get("RssAnon", 0), kib.get("RssFile", 0) + kib.get("RssShmem", 0))
+        return Sample(
+            at,
+            kib["VmRSS"],
+            len(os.listdir(f"/proc/{self.proc.pid}/fd")),
+            phase,
+            kib.get("RssAnon", 0),
+            kib.get("RssFile", 0) + kib.get("RssShmem", 0),
+        )
 
     def dump(self) -> None:
         """Ask the hub for a tracemalloc comparison (only when it runs with HUB_TRACEMALLOC set)."""
@@ -200,10 +235,14 @@ class Clients:
     def __init__(self, hub: Hub, tokens: list[str], args: argparse.Namespace, tally: Tally) -> None:
         self.hub, self.tokens, self.args, self.tally = hub, tokens, args, tally
         self.admin = {"Authorization": f"Bearer {hub.admin_token}"}
-        self.http = httpx.AsyncClient(base_url=hub.url, timeout=CALL_TIMEOUT,
-                                      limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))
-        self.waits = httpx.AsyncClient(base_url=hub.url, timeout=CALL_TIMEOUT,
-                                       limits=httpx.Limits(max_connections=args.waits + 2))
+        self.http = httpx.AsyncClient(
+            base_url=hub.url,
+            timeout=CALL_TIMEOUT,
+            limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+        )
+        self.waits = httpx.AsyncClient(
+            base_url=hub.url, timeout=CALL_TIMEOUT, limits=httpx.Limits(max_connections=args.waits + 2)
+        )
         self.stop = asyncio.Event()
         self.questions: list[str] = []  # open questions, answered by the human a moment later
         self.artifacts: list[str] = []
@@ -212,15 +251,31 @@ class Clients:
         self.legacy: dict[int, tuple[dict[str, str], int]] = {}  # slot -> its session's headers, calls made
         self.tasks: list[asyncio.Task[None]] = []
 
-    async def call(self, token: str, name: str, arguments: dict[str, Any], *, connection: str | None = None,
-                   client: httpx.AsyncClient | None = None) -> dict[str, Any] | None:
-        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-                   "MCP-Protocol-Version": PROTOCOL, "Mcp-Method": "tools/call", "Mcp-Name": name,
-                   "Content-Type": "application/json"}
+    async def call(
+        self,
+        token: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        connection: str | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> dict[str, Any] | None:
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": PROTOCOL,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+            "Content-Type": "application/json",
+        }
         if connection:
             headers["Hub-Connection"] = connection
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": name, "arguments": arguments, "_meta": META}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": META},
+        }
         r = await (client or self.http).post("/mcp", content=orjson.dumps(body), headers=headers)
         result = structured(r)
         if client is None:
@@ -235,13 +290,15 @@ class Clients:
 
     async def op_signal(self) -> None:
         _, token = self.token()
-        await self.call(token, "signal_append", {"project_id": PROJECT, "summary": f"progress {words(6)}",
-                                                 "body": words(40)})
+        await self.call(
+            token, "signal_append", {"project_id": PROJECT, "summary": f"progress {words(6)}", "body": words(40)}
+        )
 
     async def op_question(self) -> None:
         _, token = self.token()
-        result = await self.call(token, "question_post", {"project_id": PROJECT, "summary": f"which {words(4)}?",
-                                                          "body": words(30)})
+        result = await self.call(
+            token, "question_post", {"project_id": PROJECT, "summary": f"which {words(4)}?", "body": words(30)}
+        )
         if result and result.get("question_id"):
             self.questions.append(str(result["question_id"]))
 
@@ -249,8 +306,9 @@ class Clients:
         if not self.questions:
             return await self.op_signal()
         question = self.questions.pop(0)
-        r = await self.http.post(f"/api/v1/questions/{question}/answer", json={"body": f"yes, {words(5)}"},
-                                 headers=self.admin)
+        r = await self.http.post(
+            f"/api/v1/questions/{question}/answer", json={"body": f"yes, {words(5)}"}, headers=self.admin
+        )
         self.tally.count("answer (REST)", r.status_code in (200, 201))
 
     async def op_brain(self) -> None:
@@ -258,8 +316,10 @@ class Clients:
         connection = f"soak-{n}"
         if n not in self.sessions or random.random() < 0.02:  # now and then a new session
             name = f"s{n}-{secrets.token_hex(3)}"
-            if await self.call(token, "session_start", {"project_id": PROJECT, "name": name},
-                               connection=connection) is None:
+            if (
+                await self.call(token, "session_start", {"project_id": PROJECT, "name": name}, connection=connection)
+                is None
+            ):
                 return
             self.sessions[n] = name
         written = self.written.setdefault(self.sessions[n], [])
@@ -267,32 +327,50 @@ class Clients:
             await self.call(token, "brain_get", {"path": random.choice(written)}, connection=connection)
             return
         path = f"/kv/{random.choice(WORDS)}/{random.randrange(50)}"
-        if await self.call(token, "brain_put", {"path": path, "store": "session",
-                                                "content": words(random.choice((10, 200, 2000)))},
-                           connection=connection) is not None and path not in written:
+        if (
+            await self.call(
+                token,
+                "brain_put",
+                {"path": path, "store": "session", "content": words(random.choice((10, 200, 2000)))},
+                connection=connection,
+            )
+            is not None
+            and path not in written
+        ):
             written.append(path)
 
     async def op_artifact(self) -> None:
         _, token = self.token()
         roll = random.random()
         if not self.artifacts or roll < 0.3:
-            result = await self.call(token, "artifact_publish", {
-                "project_id": PROJECT, "title": f"report {words(3)}", "kind": random.choice(("html", "markdown")),
-                "content": f"<h1>{words(3)}</h1><p>{words(300)}</p>"})
+            result = await self.call(
+                token,
+                "artifact_publish",
+                {
+                    "project_id": PROJECT,
+                    "title": f"report {words(3)}",
+                    "kind": random.choice(("html", "markdown")),
+                    "content": f"<h1>{words(3)}</h1><p>{words(300)}</p>",
+                },
+            )
             if result and result.get("artifact_id"):
                 self.artifacts.append(str(result["artifact_id"]))
                 del self.artifacts[:-200]
         elif roll < 0.6:
-            await self.call(token, "artifact_update", {"artifact_id": random.choice(self.artifacts), "force": True,
-                                                       "content": f"<p>{words(300)}</p>"})
+            await self.call(
+                token,
+                "artifact_update",
+                {"artifact_id": random.choice(self.artifacts), "force": True, "content": f"<p>{words(300)}</p>"},
+            )
         else:
             await self.call(token, "comment_post", {"artifact_id": random.choice(self.artifacts), "body": words(20)})
 
     async def op_kb(self) -> None:
         path = f"notes/{random.choice(WORDS)}/{random.randrange(40)}.md"
         content = f"---\ntitle: {words(3)}\n---\n# {words(3)}\n\n{words(random.choice((50, 500)))}\n"
-        r = await self.http.put(f"/api/v1/projects/{PROJECT}/kb/pages/{path}", json={"content": content},
-                                headers=self.admin)
+        r = await self.http.put(
+            f"/api/v1/projects/{PROJECT}/kb/pages/{path}", json={"content": content}, headers=self.admin
+        )
         self.tally.count("kb page write (REST)", r.status_code == 200)
 
     async def op_search(self) -> None:
@@ -323,31 +401,55 @@ class Clients:
                 return
             held = self.legacy[slot] = (headers, 0)
         self.legacy[slot] = (held[0], held[1] + 1)
-        body = {"jsonrpc": "2.0", "id": held[1] + 2, "method": "tools/call",
-                "params": {"name": "signal_append", "arguments": {"project_id": PROJECT, "summary": words(5)}}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": held[1] + 2,
+            "method": "tools/call",
+            "params": {"name": "signal_append", "arguments": {"project_id": PROJECT, "summary": words(5)}},
+        }
         r = await self.http.post("/mcp", content=orjson.dumps(body), headers=held[0])
         self.tally.count("legacy signal_append", structured(r) is not None)
 
     async def legacy_session(self) -> dict[str, str] | None:
         _, token = self.token()
-        base = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
-                "Content-Type": "application/json", "MCP-Protocol-Version": LEGACY_PROTOCOL}
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                "params": {"protocolVersion": LEGACY_PROTOCOL, "capabilities": {},
-                           "clientInfo": {"name": "soak-legacy", "version": "1"}}}
+        base = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": LEGACY_PROTOCOL,
+        }
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY_PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "soak-legacy", "version": "1"},
+            },
+        }
         r = await self.http.post("/mcp", content=orjson.dumps(init), headers=base)
         session = r.headers.get("mcp-session-id")
         self.tally.count("legacy initialize", r.status_code == 200 and bool(session))
         if not session:
             return None
         headers = {**base, "Mcp-Session-Id": session}
-        await self.http.post("/mcp", content=orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                             headers=headers)
+        await self.http.post(
+            "/mcp", content=orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers=headers
+        )
         return headers
 
     def mix(self) -> list[tuple[Callable[[], Awaitable[None]], int]]:
-        return [(self.op_signal, 25), (self.op_question, 8), (self.op_answer, 8), (self.op_brain, 25),
-                (self.op_artifact, 10), (self.op_kb, 8), (self.op_search, 12), (self.op_legacy, 8)]
+        return [
+            (self.op_signal, 25),
+            (self.op_question, 8),
+            (self.op_answer, 8),
+            (self.op_brain, 25),
+            (self.op_artifact, 10),
+            (self.op_kb, 8),
+            (self.op_search, 12),
+            (self.op_legacy, 8),
+        ]
 
     async def writer(self, interval: float) -> None:
         ops, weights = zip(*self.mix(), strict=True)
@@ -379,8 +481,10 @@ class Clients:
             writer = None
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", self.hub.port)
-                writer.write(f"GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:{self.hub.port}\r\n"
-                             f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n".encode())
+                writer.write(
+                    f"GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:{self.hub.port}\r\n"
+                    f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n".encode()
+                )
                 head = await reader.readuntil(b"\r\n\r\n")
                 if not head.startswith(b"HTTP/1.1 200"):
                     self.note(f"stream refused: {head.splitlines()[0]!r}")
@@ -398,8 +502,9 @@ class Clients:
 
     async def parked(self, token: str, tool: str) -> None:
         if tool == "notify_wait":
-            await self.call(token, "notify_subscribe", {"kinds": ["answer", "artifact"], "project_id": PROJECT},
-                            client=self.waits)
+            await self.call(
+                token, "notify_subscribe", {"kinds": ["answer", "artifact"], "project_id": PROJECT}, client=self.waits
+            )
         while not self.stop.is_set():
             try:
                 await self.call(token, tool, {"wait_seconds": WAIT_SECONDS}, client=self.waits)
@@ -412,9 +517,12 @@ class Clients:
         holders = [*self.tokens, self.hub.admin_token]
         streams = [holders[n % len(holders)] for n in range(self.args.streams)]
         self.tasks += [asyncio.create_task(self.stream(t)) for t in streams]
-        self.tasks += [asyncio.create_task(self.parked(self.tokens[n % len(self.tokens)],
-                                                       "inbox_wait" if n % 2 == 0 else "notify_wait"))
-                       for n in range(self.args.waits)]
+        self.tasks += [
+            asyncio.create_task(
+                self.parked(self.tokens[n % len(self.tokens)], "inbox_wait" if n % 2 == 0 else "notify_wait")
+            )
+            for n in range(self.args.waits)
+        ]
         writers = max(1, min(8, round(self.args.rate / 5)))
         self.tasks += [asyncio.create_task(self.writer(writers / self.args.rate)) for _ in range(writers)]
 
@@ -459,9 +567,12 @@ async def soak(args: argparse.Namespace, hub: Hub, tally: Tally) -> list[Sample]
             samples.append(hub.sample(time.monotonic() - started, "load"))
             if args.verbose:
                 s = samples[-1]
-                print(f"{s.at:7.0f} s  rss {s.rss / MIB:7.1f} MiB (anon {s.anon / MIB:6.1f}, files {s.file / MIB:5.1f})"
-                      f"  fds {s.fds:4d}  ops {tally.total}  "
-                      f"load {os.getloadavg()[0]:.2f}", flush=True)
+                print(
+                    f"{s.at:7.0f} s  rss {s.rss / MIB:7.1f} MiB (anon {s.anon / MIB:6.1f}, files {s.file / MIB:5.1f})"
+                    f"  fds {s.fds:4d}  ops {tally.total}  "
+                    f"load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
             if args.trace and not traced and samples[-1].at >= warm_at:
                 hub.dump()
                 traced = True
@@ -528,20 +639,24 @@ def judge(args: argparse.Namespace, samples: list[Sample], measure: str = "rss")
 
 def verdict_lines(v: Verdict, settle: float) -> list[str]:
     name = {"rss": "RSS (VmRSS)", "anon": "own memory (RssAnon)"}[v.measure]
-    return [f"  {name} warm (at {v.warm.at / 60:.1f} min): {v.level(v.warm):.1f} MiB; "
-            f"end of load: {v.level(v.end):.1f} MiB; "
-            f"after the clients closed ({settle:g} s): {v.level(v.closed):.1f} MiB",
-            f"    growth over the last {v.window:g} min: {v.growth:+.2f} MiB/min (target under {GROWTH_TARGET:g}): "
-            f"{'met' if v.growth < GROWTH_TARGET else 'NOT met'}; after close / warm: {v.after_close:.3f} "
-            f"(target at most {CLOSE_TARGET:.2f}): {'met' if v.after_close <= CLOSE_TARGET else 'NOT met'}"]
+    return [
+        f"  {name} warm (at {v.warm.at / 60:.1f} min): {v.level(v.warm):.1f} MiB; "
+        f"end of load: {v.level(v.end):.1f} MiB; "
+        f"after the clients closed ({settle:g} s): {v.level(v.closed):.1f} MiB",
+        f"    growth over the last {v.window:g} min: {v.growth:+.2f} MiB/min (target under {GROWTH_TARGET:g}): "
+        f"{'met' if v.growth < GROWTH_TARGET else 'NOT met'}; after close / warm: {v.after_close:.3f} "
+        f"(target at most {CLOSE_TARGET:.2f}): {'met' if v.after_close <= CLOSE_TARGET else 'NOT met'}",
+    ]
 
 
 def report(args: argparse.Namespace, samples: list[Sample], tally: Tally, seconds: float) -> int:
     rss, anon = judge(args, samples, "rss"), judge(args, samples, "anon")
     fds = [s.fds for s in samples if s.phase == "load"]
-    print(f"soak: {args.minutes:g} min, {tally.total} operations ({tally.total / seconds:.1f}/s, "
-          f"asked {args.rate:g}/s), {args.streams} streams ({tally.stream_opens} opens, "
-          f"{tally.stream_bytes / MIB:.1f} MiB read), {args.waits} parked waits ({tally.waits_returned} returned)")
+    print(
+        f"soak: {args.minutes:g} min, {tally.total} operations ({tally.total / seconds:.1f}/s, "
+        f"asked {args.rate:g}/s), {args.streams} streams ({tally.stream_opens} opens, "
+        f"{tally.stream_bytes / MIB:.1f} MiB read), {args.waits} parked waits ({tally.waits_returned} returned)"
+    )
     print("  operations: " + ", ".join(f"{k} {n}" for k, n in sorted(tally.ops.items())))
     if tally.refused:
         print("  refused or failed: " + ", ".join(f"{k} {n}" for k, n in sorted(tally.refused.items())))
@@ -549,8 +664,10 @@ def report(args: argparse.Namespace, samples: list[Sample], tally: Tally, second
         print(f"  ! {error}")
     for line in [*verdict_lines(rss, args.settle), *verdict_lines(anon, args.settle)]:
         print(line)
-    print(f"  mapped store files resident: {rss.warm.file / MIB:.1f} MiB warm, {rss.end.file / MIB:.1f} MiB at the "
-          f"end of load (page cache the kernel reclaims; counted in VmRSS, not in RssAnon)")
+    print(
+        f"  mapped store files resident: {rss.warm.file / MIB:.1f} MiB warm, {rss.end.file / MIB:.1f} MiB at the "
+        f"end of load (page cache the kernel reclaims; counted in VmRSS, not in RssAnon)"
+    )
     print(f"  open fds: min {min(fds)}, max {max(fds)} under load; {rss.closed.fds} after close")
     print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     return 0 if rss.met and anon.met else 1
@@ -570,8 +687,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the data directory and the hub's log")
     parser.add_argument("--verbose", action="store_true", help="print each sample")
     args = parser.parse_args(argv)
-    if not (0.05 <= args.minutes <= 600 and 0.5 <= args.rate <= 500 and 0 <= args.streams <= 500
-            and 0 <= args.waits <= 200 and 0.5 <= args.sample <= 600 and 0 <= args.settle <= 600):
+    if not (
+        0.05 <= args.minutes <= 600
+        and 0.5 <= args.rate <= 500
+        and 0 <= args.streams <= 500
+        and 0 <= args.waits <= 200
+        and 0.5 <= args.sample <= 600
+        and 0 <= args.settle <= 600
+    ):
         parser.error("a value is out of range; see --help")
     return args
 

@@ -74,8 +74,12 @@ def install() -> None:
     if SUITE.exists() and stamp.exists() and stamp.read_text() == want:
         return
     env = {**os.environ, "PATH": f"{node_bin().parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    subprocess.run([str(node_bin()), str(npm_cli()), "ci", "--no-fund", "--no-audit", "--loglevel=error"],
-                   cwd=HERE, env=env, check=True)
+    subprocess.run(
+        [str(node_bin()), str(npm_cli()), "ci", "--no-fund", "--no-audit", "--loglevel=error"],
+        cwd=HERE,
+        env=env,
+        check=True,
+    )
     stamp.write_text(want)
 
 
@@ -102,15 +106,21 @@ class Proxy:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]
-                   if k.lower() not in (b"authorization", b"content-length", b"transfer-encoding", b"connection")]
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in scope["headers"]
+            if k.lower() not in (b"authorization", b"content-length", b"transfer-encoding", b"connection")
+        ]
         headers.append(("authorization", f"Bearer {self.token}"))
         url = self.upstream + scope["path"] + (("?" + scope["query_string"].decode()) if scope["query_string"] else "")
         request = self.client.build_request(scope["method"], url, headers=headers, content=body)
         response = await self.client.send(request, stream=True)
         try:
-            out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers.items()
-                   if k.lower() not in ("content-length", "transfer-encoding", "connection")]
+            out = [
+                (k.encode("latin-1"), v.encode("latin-1"))
+                for k, v in response.headers.items()
+                if k.lower() not in ("content-length", "transfer-encoding", "connection")
+            ]
             await send({"type": "http.response.start", "status": response.status_code, "headers": out})
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -133,12 +143,22 @@ async def serve_proxy(proxy: Proxy, port: int, stop: asyncio.Event) -> None:
 def start_hub(workdir: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     port, token = free_port(), "hub_" + secrets.token_urlsafe(32)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env.update(HUB_CONFIG=str(workdir / "config.toml"), HUB_DATA_DIR=str(workdir / "data"),
-               HUB_BIND=f"127.0.0.1:{port}", HUB_ADMIN_TOKEN=token, HUB_MIN_FREE_BYTES="0",
-               HUB_MCP_CONFORMANCE_FIXTURES="1", HUB_LOG_LEVEL="warning")
+    env.update(
+        HUB_CONFIG=str(workdir / "config.toml"),
+        HUB_DATA_DIR=str(workdir / "data"),
+        HUB_BIND=f"127.0.0.1:{port}",
+        HUB_ADMIN_TOKEN=token,
+        HUB_MIN_FREE_BYTES="0",
+        HUB_MCP_CONFORMANCE_FIXTURES="1",
+        HUB_LOG_LEVEL="warning",
+    )
     hub_cli = Path(sys.executable).with_name("hub-cli")
-    proc = subprocess.Popen([str(hub_cli), "serve"], env=env, stdout=subprocess.DEVNULL,
-                            stderr=open(workdir / "hub.log", "wb"))  # noqa: SIM115
+    proc = subprocess.Popen(
+        [str(hub_cli), "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(workdir / "hub.log", "wb"),  # noqa: SIM115
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -168,13 +188,16 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("sep-2640-skills-get-cache-attributes", HANDSHAKE): "ttlMs and cacheScope exist from 2026-07-28",
     # The hub's tool, resource and prompt lists never change while it runs, so it declares no
     # listChanged or subscribe capability and subscriptions/listen has nothing to deliver.
-    **{(check, MODERN): "the hub declares no listChanged or subscribe capability" for check in (
-        "sep-2575-server-sends-subscription-ack",
-        "sep-2575-server-tags-subscription-id",
-        "sep-2575-server-honors-notification-filter",
-        "sep-2575-server-sends-prompts-list-changed-on-subscription",
-        "sep-2575-server-sends-tools-list-changed-on-subscription",
-    )},
+    **{
+        (check, MODERN): "the hub declares no listChanged or subscribe capability"
+        for check in (
+            "sep-2575-server-sends-subscription-ack",
+            "sep-2575-server-tags-subscription-id",
+            "sep-2575-server-honors-notification-filter",
+            "sep-2575-server-sends-prompts-list-changed-on-subscription",
+            "sep-2575-server-sends-tools-list-changed-on-subscription",
+        )
+    },
 }
 
 
@@ -234,8 +257,9 @@ async def run_one(name: str, version: str | None, url: str, work_dir: Path) -> t
         args += ["--spec-version", version]
     if name in EXTENSIONS:
         args.append("--force")
-    proc = await asyncio.create_subprocess_exec(*args, cwd=work_dir, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT)
+    proc = await asyncio.create_subprocess_exec(
+        *args, cwd=work_dir, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
     output, _ = await proc.communicate()
     text = output.decode(errors="replace")
     return Verdict(name, version, proc.returncode or 0, text, read_checks(out_dir)), text

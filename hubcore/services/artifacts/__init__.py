@@ -51,6 +51,12 @@ from hubcore.services.artifacts.models import (
 from hubcore.services.artifacts.service import ArtifactService
 
 __all__ = [
-    "ArtifactDraft", "ArtifactGet", "ArtifactList", "ArtifactPublish", "ArtifactRef", "ArtifactService",
-    "ArtifactUpdate", "Envelope",
+    "ArtifactDraft",
+    "ArtifactGet",
+    "ArtifactList",
+    "ArtifactPublish",
+    "ArtifactRef",
+    "ArtifactService",
+    "ArtifactUpdate",
+    "Envelope",
 ]

@@ -27,8 +27,14 @@ ACTION = "commented"
 SUMMARY_CHARS = 200  # the comment's first line, cut, after the artifact's title
 
 
-def notify_author(conn: sqlite3.Connection, caller: Caller, artifact: sqlite3.Row, comment: dict[str, Any],
-                  now: float, effects: Effects) -> None:
+def notify_author(
+    conn: sqlite3.Connection,
+    caller: Caller,
+    artifact: sqlite3.Row,
+    comment: dict[str, Any],
+    now: float,
+    effects: Effects,
+) -> None:
     """Append the event that tells the author of `artifact` about the human's `comment`."""
     author = artifact["actor"]
     # Only the human's own comments (the actor agents cannot take: an agent's artifact event is
@@ -40,11 +46,21 @@ def notify_author(conn: sqlite3.Connection, caller: Caller, artifact: sqlite3.Ro
     summary = f"commented on {artifact['title']}: {first}"
     if len(summary) > SUMMARY_CHARS:
         summary = summary[: SUMMARY_CHARS - 1] + "…"
-    payload: dict[str, Any] = {"action": ACTION, "artifact_id": artifact["id"], "comment_id": comment["id"],
-                               "artifact_author": author, "body": body, "version": comment["anchor_version"]}
+    payload: dict[str, Any] = {
+        "action": ACTION,
+        "artifact_id": artifact["id"],
+        "comment_id": comment["id"],
+        "artifact_author": author,
+        "body": body,
+        "version": comment["anchor_version"],
+    }
     anchor = comment.get("anchor")
     if isinstance(anchor, dict) and anchor.get("mode") == "text":
         payload["quote"] = anchor.get("quote")
-    rendered = ev.insert_event(conn, ev.NewEvent(artifact["project_id"], "artifact", caller.actor, summary, payload,
-                                                 exempt=True), now=now, cap=0)
+    rendered = ev.insert_event(
+        conn,
+        ev.NewEvent(artifact["project_id"], "artifact", caller.actor, summary, payload, exempt=True),
+        now=now,
+        cap=0,
+    )
     effects.event(rendered, owner=author)

@@ -57,8 +57,10 @@ LIST_DEFAULT, LIST_MAX = 100, 500
 TOKEN_HEX = 64
 FILE_MAX = 1024
 LINE_MAX = 2**31 - 1
-COMMENT_COLUMNS = ("c.id, c.artifact_id, c.author, c.body, c.anchor, c.anchor_version, c.done, c.token_hash, "
-                   "c.created_at, c.updated_at, c.outdated")
+COMMENT_COLUMNS = (
+    "c.id, c.artifact_id, c.author, c.body, c.anchor, c.anchor_version, c.done, c.token_hash, "
+    "c.created_at, c.updated_at, c.outdated"
+)
 
 
 def _one_line(value: str) -> str:
@@ -69,8 +71,9 @@ def _one_line(value: str) -> str:
 
 def _not_blank(value: str) -> str:
     if not value:
-        raise PydanticCustomError("string_too_short", "must be at least {min_length} characters long once trimmed",
-                                  {"min_length": 1})
+        raise PydanticCustomError(
+            "string_too_short", "must be at least {min_length} characters long once trimmed", {"min_length": 1}
+        )
     return value
 
 
@@ -81,12 +84,21 @@ def _fraction(value: float) -> float:
 
 
 CommentId = Annotated[str, StringConstraints(min_length=1, max_length=64), Field(description="comment id")]
-Body = Annotated[str, Trimmed(BODY_MAX, lines=True), AfterValidator(_not_blank),
-                 Field(description=f"the comment, 1 to {BODY_MAX} characters once trimmed",
-                       json_schema_extra={"pattern": NOT_BLANK_PATTERN})]
+Body = Annotated[
+    str,
+    Trimmed(BODY_MAX, lines=True),
+    AfterValidator(_not_blank),
+    Field(
+        description=f"the comment, 1 to {BODY_MAX} characters once trimmed",
+        json_schema_extra={"pattern": NOT_BLANK_PATTERN},
+    ),
+]
 Fraction = Annotated[float, AfterValidator(_fraction), Field(description="0 to 1, a fraction of the page")]
-DeleteToken = Annotated[str, StringConstraints(min_length=1, max_length=TOKEN_HEX), Field(
-    description="the delete_token comment_post returned (not needed when you can see the project)")]
+DeleteToken = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=TOKEN_HEX),
+    Field(description="the delete_token comment_post returned (not needed when you can see the project)"),
+]
 
 
 class PointAnchor(Request):
@@ -131,10 +143,13 @@ class CommentPost(Request):
 
     artifact_id: ArtifactId
     body: Body
-    anchor: Annotated[Anchor | None, Field(
-        description="null, {mode: point, x, y}, {mode: text, quote}, on a diff {mode: line, file, side, line}")] = None
-    anchor_version: Annotated[Version | None, Field(
-        description="the version commented on (default the current one; clamped to 1..current)")] = None
+    anchor: Annotated[
+        Anchor | None,
+        Field(description="null, {mode: point, x, y}, {mode: text, quote}, on a diff {mode: line, file, side, line}"),
+    ] = None
+    anchor_version: Annotated[
+        Version | None, Field(description="the version commented on (default the current one; clamped to 1..current)")
+    ] = None
     idempotency_key: IdempotencyKey | None = None
 
 
@@ -174,10 +189,16 @@ def comment_missing(comment_id: str) -> HubError:
 
 def render(c: sqlite3.Row) -> dict[str, Any]:
     return {
-        "id": c["id"], "artifact_id": c["artifact_id"], "author": c["author"], "body": c["body"],
+        "id": c["id"],
+        "artifact_id": c["artifact_id"],
+        "author": c["author"],
+        "body": c["body"],
         "anchor": orjson.loads(c["anchor"]) if c["anchor"] is not None else None,
-        "anchor_version": c["anchor_version"], "done": bool(c["done"]), "outdated": bool(c["outdated"]),
-        "created_at": iso(c["created_at"]), "updated_at": iso(c["updated_at"]),
+        "anchor_version": c["anchor_version"],
+        "done": bool(c["done"]),
+        "outdated": bool(c["outdated"]),
+        "created_at": iso(c["created_at"]),
+        "updated_at": iso(c["updated_at"]),
     }
 
 
@@ -208,8 +229,11 @@ def clamped_version(conn: sqlite3.Connection, a: sqlite3.Row, req: CommentPost) 
     if isinstance(req.anchor, TextAnchor):
         v = rows.version_row(conn, a["id"], version)
         if v is not None and v["envelope"] is not None:
-            raise invalid(f"anchor: version {version} is password protected (the hub holds only its ciphertext), so "
-                          "a quote cannot be checked against it; anchor to a point or to nothing", field="anchor")
+            raise invalid(
+                f"anchor: version {version} is password protected (the hub holds only its ciphertext), so "
+                "a quote cannot be checked against it; anchor to a point or to nothing",
+                field="anchor",
+            )
     return version
 
 
@@ -229,8 +253,9 @@ class CommentService:
             if a is None:
                 raise rows.artifact_missing(req.artifact_id)
             if a["kind"] != "diff":
-                raise invalid(f"anchor: a line anchor needs a diff artifact; {a['id']!r} is {a['kind']}",
-                              field="anchor")
+                raise invalid(
+                    f"anchor: a line anchor needs a diff artifact; {a['id']!r} is {a['kind']}", field="anchor"
+                )
             version = clamped_version(conn, a, req)
             v = rows.version_row(conn, a["id"], version)
             if v is None:
@@ -268,9 +293,13 @@ class CommentService:
             conn.execute(
                 """INSERT INTO artifact_comments (id, artifact_id, author, body, anchor, anchor_version, done,
                    token_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)""",
-                (comment_id, a["id"], actor, req.body, anchor, version, token and token_hash(token), now, now))
-            conn.execute("""UPDATE artifacts SET comments_count = comments_count + 1,
-                            comments_open = comments_open + 1 WHERE id = ?""", (a["id"],))
+                (comment_id, a["id"], actor, req.body, anchor, version, token and token_hash(token), now, now),
+            )
+            conn.execute(
+                """UPDATE artifacts SET comments_count = comments_count + 1,
+                            comments_open = comments_open + 1 WHERE id = ?""",
+                (a["id"],),
+            )
             result = render(self._row(conn, a["id"], comment_id))
             notify_author(conn, caller, a, result, now, effects)  # the human's comment reaches its author agent
             idem.remember(conn, actor, "comment:post", req.idempotency_key, a["id"], a["project_id"], result, now)
@@ -286,11 +315,17 @@ class CommentService:
                 raise rows.artifact_missing(req.artifact_id)
             found = conn.execute(
                 f"""SELECT {COMMENT_COLUMNS} FROM artifact_comments c WHERE c.artifact_id = ? AND c.id > ?
-                    ORDER BY c.id LIMIT ?""", (a["id"], req.after or "", req.limit + 1)).fetchall()
-            page = [render(c) for c in found[:req.limit]]
+                    ORDER BY c.id LIMIT ?""",
+                (a["id"], req.after or "", req.limit + 1),
+            ).fetchall()
+            page = [render(c) for c in found[: req.limit]]
             truncated = len(found) > req.limit
-            return {"artifact_id": a["id"], "comments": page, "truncated": truncated,
-                    "next_after": page[-1]["id"] if truncated else None}
+            return {
+                "artifact_id": a["id"],
+                "comments": page,
+                "truncated": truncated,
+                "next_after": page[-1]["id"] if truncated else None,
+            }
 
         found: dict[str, Any] = await self.core.store.read(read)
         return found
@@ -301,10 +336,13 @@ class CommentService:
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             c = self._allowed(conn, caller, req.artifact_id, req.comment_id, req.delete_token)
             if bool(c["done"]) != req.done:
-                conn.execute("UPDATE artifact_comments SET done = ?, updated_at = ? WHERE id = ?",
-                             (int(req.done), now, c["id"]))
-                conn.execute("UPDATE artifacts SET comments_open = comments_open + ? WHERE id = ?",
-                             (-1 if req.done else 1, c["artifact_id"]))
+                conn.execute(
+                    "UPDATE artifact_comments SET done = ?, updated_at = ? WHERE id = ?", (int(req.done), now, c["id"])
+                )
+                conn.execute(
+                    "UPDATE artifacts SET comments_open = comments_open + ? WHERE id = ?",
+                    (-1 if req.done else 1, c["artifact_id"]),
+                )
             return render(self._row(conn, c["artifact_id"], c["id"]))
 
         found: dict[str, Any] = await self.core.store.execute(write)
@@ -314,9 +352,11 @@ class CommentService:
         def write(conn: sqlite3.Connection) -> None:
             c = self._allowed(conn, caller, req.artifact_id, req.comment_id, req.delete_token)
             conn.execute("DELETE FROM artifact_comments WHERE id = ?", (c["id"],))
-            conn.execute("""UPDATE artifacts SET comments_count = comments_count - 1,
+            conn.execute(
+                """UPDATE artifacts SET comments_count = comments_count - 1,
                             comments_open = comments_open - ? WHERE id = ?""",
-                         (0 if c["done"] else 1, c["artifact_id"]))
+                (0 if c["done"] else 1, c["artifact_id"]),
+            )
 
         await self.core.store.execute(write)
         return {"ok": True}
@@ -325,21 +365,29 @@ class CommentService:
     def _row(conn: sqlite3.Connection, artifact_id: str, comment_id: str) -> sqlite3.Row:
         row: sqlite3.Row | None = conn.execute(
             f"SELECT {COMMENT_COLUMNS} FROM artifact_comments c WHERE c.artifact_id = ? AND c.id = ?",
-            (artifact_id, comment_id)).fetchone()
+            (artifact_id, comment_id),
+        ).fetchone()
         if row is None:
             raise comment_missing(comment_id)
         return row
 
-    def _allowed(self, conn: sqlite3.Connection, caller: Caller, artifact_id: str, comment_id: str,
-                 token: str | None) -> sqlite3.Row:
+    def _allowed(
+        self, conn: sqlite3.Connection, caller: Caller, artifact_id: str, comment_id: str, token: str | None
+    ) -> sqlite3.Row:
         """The comment when the caller has write access to its artifact or holds its delete token.
         Without either the answer is the missing artifact's, whether or not the comment exists."""
         if writable(conn, caller, artifact_id) is not None:
             return self._row(conn, artifact_id, comment_id)
-        c = conn.execute(f"SELECT {COMMENT_COLUMNS} FROM artifact_comments c WHERE c.artifact_id = ? AND c.id = ?",
-                         (artifact_id, comment_id)).fetchone()
-        if (c is None or token is None or c["token_hash"] is None
-                or not hmac.compare_digest(token_hash(token), c["token_hash"])):
+        c = conn.execute(
+            f"SELECT {COMMENT_COLUMNS} FROM artifact_comments c WHERE c.artifact_id = ? AND c.id = ?",
+            (artifact_id, comment_id),
+        ).fetchone()
+        if (
+            c is None
+            or token is None
+            or c["token_hash"] is None
+            or not hmac.compare_digest(token_hash(token), c["token_hash"])
+        ):
             raise rows.artifact_missing(artifact_id)
         result: sqlite3.Row = c
         return result

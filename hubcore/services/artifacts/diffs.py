@@ -25,8 +25,19 @@ from hubcore.errors import HubError, invalid, shown
 FILES_MAX = 1000
 HUNKS_MAX = 10_000
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)\Z")
-_EXTENDED = ("old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ", "copy to ",
-             "rename from ", "rename to ", "similarity index ", "dissimilarity index ", "index ")
+_EXTENDED = (
+    "old mode ",
+    "new mode ",
+    "deleted file mode ",
+    "new file mode ",
+    "copy from ",
+    "copy to ",
+    "rename from ",
+    "rename to ",
+    "similarity index ",
+    "dissimilarity index ",
+    "index ",
+)
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
 
@@ -88,8 +99,8 @@ def unquote(path: str) -> str:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            if nxt in "0123" and re.match(r"[0-7]{3}", body[i + 1:i + 4]):
-                out.append(int(body[i + 1:i + 4], 8))
+            if nxt in "0123" and re.match(r"[0-7]{3}", body[i + 1 : i + 4]):
+                out.append(int(body[i + 1 : i + 4], 8))
                 i += 4
                 continue
             if nxt in _ESCAPES:
@@ -111,7 +122,7 @@ def _side_path(raw: str, prefix: str | None) -> str | None:
     if path == "/dev/null":
         return None
     if prefix and path.startswith(prefix):
-        path = path[len(prefix):]
+        path = path[len(prefix) :]
     return path
 
 
@@ -125,7 +136,7 @@ def _git_paths(rest: str) -> tuple[str | None, str | None]:
     n = len(rest)
     if n % 2 == 1 and rest.startswith("a/"):
         half = (n - 1) // 2
-        left, right = rest[:half], rest[half + 1:]
+        left, right = rest[:half], rest[half + 1 :]
         if rest[half] == " " and right.startswith("b/") and left[2:] == right[2:]:
             return left[2:], right[2:]
     return None, None
@@ -159,21 +170,27 @@ class _Parser:
                 self.git_file(line)
             elif line.startswith("diff "):
                 self.i += 1  # `diff -ru`'s command line before a file's headers
-            elif line.startswith("--- ") and (self.lines[self.i + 1:self.i + 2] or [""])[0].startswith("+++ "):
+            elif line.startswith("--- ") and (self.lines[self.i + 1 : self.i + 2] or [""])[0].startswith("+++ "):
                 self.add(self.plain_file())
             elif line.startswith("Binary files ") and line.endswith(" differ"):
                 self.add(self.binary_note(FileDiff(), None))
             else:
                 raise self.bad()
         if not self.files:
-            raise invalid("content: line 1: no file changes found: send the text `git diff` or `diff -u` writes",
-                          field="content", line=1)
+            raise invalid(
+                "content: line 1: no file changes found: send the text `git diff` or `diff -u` writes",
+                field="content",
+                line=1,
+            )
         return Diff(self.files)
 
     def add(self, f: FileDiff) -> None:
         if len(self.files) >= self.files_max:
-            raise HubError("payload_too_large", f"content: the diff changes more than {self.files_max} files; "
-                           "send it in parts", details={"field": "content", "limit": self.files_max})
+            raise HubError(
+                "payload_too_large",
+                f"content: the diff changes more than {self.files_max} files; send it in parts",
+                details={"field": "content", "limit": self.files_max},
+            )
         if f.status == "modified" and f.old_path is None and f.new_path is not None:
             f.status = "added"
         elif f.status == "modified" and f.new_path is None and f.old_path is not None:
@@ -182,7 +199,7 @@ class _Parser:
 
     def git_file(self, line: str) -> None:
         f = FileDiff()
-        f.old_path, f.new_path = _git_paths(line[len("diff --git "):])
+        f.old_path, f.new_path = _git_paths(line[len("diff --git ") :])
         self.i += 1
         while (header := self.peek()) is not None and header.startswith(_EXTENDED):
             self.extended(f, header)
@@ -222,7 +239,7 @@ class _Parser:
 
     def binary_note(self, f: FileDiff, git: str | None) -> FileDiff:
         """`Binary files A and B differ`: paths from the note where the header gave none."""
-        body = self.lines[self.i][len("Binary files "):-len(" differ")]
+        body = self.lines[self.i][len("Binary files ") : -len(" differ")]
         if not git or (f.old_path is None and f.new_path is None):
             left, sep, right = body.partition(" and ")
             if sep:
@@ -246,8 +263,11 @@ class _Parser:
         new_raw = line[4:]
         self.i += 1
         # git's prefixes; also on a plain `diff -u a/x b/x` pair (both sides, or neither, lose them)
-        git = git or (old_raw.startswith(("a/", "/dev/null")) and new_raw.startswith(("b/", "/dev/null"))
-                      and not (old_raw.startswith("/dev/null") and new_raw.startswith("/dev/null")))
+        git = git or (
+            old_raw.startswith(("a/", "/dev/null"))
+            and new_raw.startswith(("b/", "/dev/null"))
+            and not (old_raw.startswith("/dev/null") and new_raw.startswith("/dev/null"))
+        )
         f.old_path = _side_path(old_raw, "a/" if git else None)
         f.new_path = _side_path(new_raw, "b/" if git else None)
         while (line := self.peek()) is not None and line.startswith("@@ "):
@@ -262,8 +282,11 @@ class _Parser:
             raise self.bad("is not a hunk header (`@@ -l,s +l,s @@`)")
         self.hunks += 1
         if self.hunks > self.hunks_max:
-            raise HubError("payload_too_large", f"content: the diff has more than {self.hunks_max} hunks; "
-                           "send it in parts", details={"field": "content", "limit": self.hunks_max})
+            raise HubError(
+                "payload_too_large",
+                f"content: the diff has more than {self.hunks_max} hunks; send it in parts",
+                details={"field": "content", "limit": self.hunks_max},
+            )
         old_start, new_start = int(found.group(1)), int(found.group(3))
         old_left = 1 if found.group(2) is None else int(found.group(2))
         new_left = 1 if found.group(4) is None else int(found.group(4))
@@ -273,14 +296,22 @@ class _Parser:
         while old_left > 0 or new_left > 0:
             line = self.peek()
             kind = line[:1] if line else " "
-            if line is None or kind not in " -+\\" or (kind == "-" and old_left == 0) or (
-                    kind == "+" and new_left == 0) or (kind == " " and (old_left == 0 or new_left == 0)):
-                why = (f"ends the hunk at line {header + 1} early ({old_left} old and {new_left} new lines "
-                       "still to come)")
+            if (
+                line is None
+                or kind not in " -+\\"
+                or (kind == "-" and old_left == 0)
+                or (kind == "+" and new_left == 0)
+                or (kind == " " and (old_left == 0 or new_left == 0))
+            ):
+                why = (
+                    f"ends the hunk at line {header + 1} early ({old_left} old and {new_left} new lines still to come)"
+                )
                 if line is None:
                     self.i = header
-                    raise self.bad(f"starts a hunk that the text ends before it is complete ({old_left} old and "
-                                   f"{new_left} new lines missing)")
+                    raise self.bad(
+                        f"starts a hunk that the text ends before it is complete ({old_left} old and "
+                        f"{new_left} new lines missing)"
+                    )
                 raise self.bad(why)
             if kind == "\\":
                 if h.lines:
@@ -311,23 +342,33 @@ def summary(diff: Diff) -> dict[str, Any]:
     files = []
     for f in diff.files:
         entry: dict[str, Any] = {
-            "path": f.path, "old_path": f.old_path if f.status in ("renamed", "copied") else None,
-            "status": f.status, "added": f.added, "removed": f.removed, "hunks": len(f.hunks), "binary": f.binary,
+            "path": f.path,
+            "old_path": f.old_path if f.status in ("renamed", "copied") else None,
+            "status": f.status,
+            "added": f.added,
+            "removed": f.removed,
+            "hunks": len(f.hunks),
+            "binary": f.binary,
         }
         if f.similarity is not None:
             entry["similarity"] = f.similarity
         if f.old_mode is not None or f.new_mode is not None:
             entry["old_mode"], entry["new_mode"] = f.old_mode, f.new_mode
         files.append(entry)
-    return {"files": files, "added": sum(f.added for f in diff.files),
-            "removed": sum(f.removed for f in diff.files), "hunks": diff.hunk_count}
+    return {
+        "files": files,
+        "added": sum(f.added for f in diff.files),
+        "removed": sum(f.removed for f in diff.files),
+        "hunks": diff.hunk_count,
+    }
 
 
 def search_text(diff: Diff, limit: int) -> str:
     """What search indexes of a diff: its file paths, then its changed lines (at most `limit`
     characters; context lines are the code around a change, not the change)."""
-    parts = [f.path for f in diff.files] + [f.old_path for f in diff.files if f.status in ("renamed", "copied")
-                                            and f.old_path]
+    parts = [f.path for f in diff.files] + [
+        f.old_path for f in diff.files if f.status in ("renamed", "copied") and f.old_path
+    ]
     size = sum(len(p) + 1 for p in parts)
     for f in diff.files:
         for h in f.hunks:

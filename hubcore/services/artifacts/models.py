@@ -50,8 +50,9 @@ def _one_line(value: str) -> str:
 
 def _not_empty(value: str) -> str:
     if not value:
-        raise PydanticCustomError("string_too_short", "must be at least {min_length} characters long",
-                                  {"min_length": 1})
+        raise PydanticCustomError(
+            "string_too_short", "must be at least {min_length} characters long", {"min_length": 1}
+        )
     return value
 
 
@@ -78,12 +79,18 @@ class Base64Bytes:
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(
-            self, core_schema.str_schema(strict=True, max_length=4 * ((self.maximum + 2) // 3)))
+            self, core_schema.str_schema(strict=True, max_length=4 * ((self.maximum + 2) // 3))
+        )
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "maxLength": 4 * ((self.maximum + 2) // 3), "contentEncoding": "base64",
-                "description": f"standard base64 of {self.minimum} to {self.maximum} bytes"}
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "maxLength": 4 * ((self.maximum + 2) // 3),
+            "contentEncoding": "base64",
+            "description": f"standard base64 of {self.minimum} to {self.maximum} bytes",
+        }
 
 
 class VersionLabel:
@@ -93,17 +100,24 @@ class VersionLabel:
     def __call__(self, value: str) -> str:
         text = value.strip()
         if text and (not validate.is_label(text) or len(text.encode()) > LABEL_MAX_BYTES):
-            raise PydanticCustomError("label", "must be one line without control characters, at most "
-                                      "{max_bytes} bytes as UTF-8", {"max_bytes": LABEL_MAX_BYTES})
+            raise PydanticCustomError(
+                "label",
+                "must be one line without control characters, at most {max_bytes} bytes as UTF-8",
+                {"max_bytes": LABEL_MAX_BYTES},
+            )
         return text
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {"type": "string", "x-max-bytes-utf8": LABEL_MAX_BYTES,
-                "description": f"the version's label: one line, at most {LABEL_MAX_BYTES} bytes as UTF-8 once trimmed"}
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "x-max-bytes-utf8": LABEL_MAX_BYTES,
+            "description": f"the version's label: one line, at most {LABEL_MAX_BYTES} bytes as UTF-8 once trimmed",
+        }
 
 
 class Envelope(Request):
@@ -118,21 +132,39 @@ class Envelope(Request):
     iv: Annotated[str, Base64Bytes(IV_BYTES, IV_BYTES)]
 
 
-ArtifactId = Annotated[str, StringConstraints(min_length=1, max_length=ARTIFACT_ID_MAX), AfterValidator(_one_line),
-                       Field(description="artifact id")]
-Content = Annotated[str, EntryContent(BLOB_MAX), AfterValidator(_not_empty), Field(
-    description=f"the version's text (HTML or markdown), or for a protected version its base64 ciphertext; "
-                f"at most {BLOB_MAX} bytes as UTF-8")]
-Title = Annotated[str, Trimmed(TITLE_MAX), Field(
-    description=f"one line, at most {TITLE_MAX} characters; blank on a markdown artifact: its first heading")]
+ArtifactId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=ARTIFACT_ID_MAX),
+    AfterValidator(_one_line),
+    Field(description="artifact id"),
+]
+Content = Annotated[
+    str,
+    EntryContent(BLOB_MAX),
+    AfterValidator(_not_empty),
+    Field(
+        description=f"the version's text (HTML or markdown), or for a protected version its base64 ciphertext; "
+        f"at most {BLOB_MAX} bytes as UTF-8"
+    ),
+]
+Title = Annotated[
+    str,
+    Trimmed(TITLE_MAX),
+    Field(description=f"one line, at most {TITLE_MAX} characters; blank on a markdown artifact: its first heading"),
+]
 Description = Annotated[str, Trimmed(DESCRIPTION_MAX, lines=True)]
 Label = Annotated[str, VersionLabel()]
 Version = Annotated[int, WholeNumber(1, VERSION_MAX)]
-SessionRef = Annotated[SessionId | None, Field(
-    description="the session this is made in (over MCP, default: your active session)")]
-EnvelopeField = Annotated[Envelope | None, Field(
-    description="protection: the envelope of a version encrypted on your machine (content is then its "
-                "base64 ciphertext); hub-cli and the stdio bridge build it from a `password`")]
+SessionRef = Annotated[
+    SessionId | None, Field(description="the session this is made in (over MCP, default: your active session)")
+]
+EnvelopeField = Annotated[
+    Envelope | None,
+    Field(
+        description="protection: the envelope of a version encrypted on your machine (content is then its "
+        "base64 ciphertext); hub-cli and the stdio bridge build it from a `password`"
+    ),
+]
 
 
 class ArtifactPublish(Request):
@@ -140,8 +172,10 @@ class ArtifactPublish(Request):
 
     project_id: ProjectId
     title: Title | None = None
-    kind: Annotated[Literal["html", "markdown", "diff"], Field(
-        description="diff: the text of a unified diff (git diff, diff -u), never protected")]
+    kind: Annotated[
+        Literal["html", "markdown", "diff"],
+        Field(description="diff: the text of a unified diff (git diff, diff -u), never protected"),
+    ]
     content: Content
     description: Description | None = None
     label: Label | None = None
@@ -160,8 +194,10 @@ class ArtifactUpdate(Request):
     artifact_id: ArtifactId
     content: Content
     envelope: EnvelopeField = None
-    base_version: Annotated[Version | None, Field(
-        description="the version your change is based on; another newest version is a conflict unless force")] = None
+    base_version: Annotated[
+        Version | None,
+        Field(description="the version your change is based on; another newest version is a conflict unless force"),
+    ] = None
     force: bool = False
     label: Label | None = None
     session_id: SessionRef = None
@@ -198,8 +234,11 @@ class ArtifactRef(Request):
 LIST_CURSOR_MAX = 80  # a float's repr, a separator and a 26-character id fit well inside
 # What `service.encode_list_cursor` writes: the float's repr, `~`, the artifact id (lowercase).
 LIST_CURSOR_PATTERN = f"^{FLOAT_REPR_PATTERN}~[0-7][0-9a-hjkmnp-tv-z]{{25}}$"
-ListCursor = Annotated[str, StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX, pattern=LIST_CURSOR_PATTERN),
-                       Field(description="the next_cursor of the previous page")]
+ListCursor = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=LIST_CURSOR_MAX, pattern=LIST_CURSOR_PATTERN),
+    Field(description="the next_cursor of the previous page"),
+]
 
 
 class ArtifactList(Request):

@@ -61,8 +61,12 @@ def check_anchor(diff: diffs.Diff, anchor: dict[str, Any], version: int) -> None
     end = anchor.get("end_line") or anchor["line"]
     missing = next((n for n in range(anchor["line"], end + 1) if n not in shown), None)
     if missing is not None:
-        raise invalid(f"anchor: line {missing} ({anchor['side']} side) of {anchor['file'][:200]!r} is not shown in "
-                      f"version {version}'s diff", field="anchor", line=missing)
+        raise invalid(
+            f"anchor: line {missing} ({anchor['side']} side) of {anchor['file'][:200]!r} is not shown in "
+            f"version {version}'s diff",
+            field="anchor",
+            line=missing,
+        )
 
 
 def _renamed_from(diff: diffs.Diff, path: str) -> str | None:
@@ -83,8 +87,11 @@ def relocated(old: diffs.Diff, new: diffs.Diff, anchor: dict[str, Any]) -> dict[
         path, after = renamed, side_lines(new, renamed, side)
     if after is None:
         return None
-    found = [n for n, text in after.items() if text == texts[0]
-             and all(after.get(n + k) == t for k, t in enumerate(texts[1:], 1))]
+    found = [
+        n
+        for n, text in after.items()
+        if text == texts[0] and all(after.get(n + k) == t for k, t in enumerate(texts[1:], 1))
+    ]
     if not found:
         return None
     best = min(found, key=lambda n: (abs(n - start), n))
@@ -99,12 +106,15 @@ def moves(conn: sqlite3.Connection, blobs: BlobStore, artifact: sqlite3.Row, new
     source = int(artifact["version"])
     found = conn.execute(
         """SELECT id, anchor FROM artifact_comments WHERE artifact_id = ? AND anchor_version = ? AND done = 0
-           AND outdated = 0 AND anchor LIKE ?""", (artifact["id"], source, _LINE_PREFIX + "%")).fetchall()
+           AND outdated = 0 AND anchor LIKE ?""",
+        (artifact["id"], source, _LINE_PREFIX + "%"),
+    ).fetchall()
     result = Moves(source)
     if not found:
         return result
-    digest = conn.execute("SELECT sha256 FROM artifact_versions WHERE artifact_id = ? AND version = ?",
-                          (artifact["id"], source)).fetchone()
+    digest = conn.execute(
+        "SELECT sha256 FROM artifact_versions WHERE artifact_id = ? AND version = ?", (artifact["id"], source)
+    ).fetchone()
     old = diffs.parse(blobs.read(digest[0]).decode(), files_max=1 << 30, hunks_max=1 << 30)
     new = diffs.parse(new_content)
     for row in found:
@@ -119,23 +129,27 @@ def moves(conn: sqlite3.Connection, blobs: BlobStore, artifact: sqlite3.Row, new
 def apply_moves(conn: sqlite3.Connection, artifact_id: str, found: Moves, version: int, now: float) -> None:
     """In the update's command: move or mark the comments still open on the source version."""
     for comment_id, anchor in found.moved.items():
-        conn.execute("""UPDATE artifact_comments SET anchor = ?, anchor_version = ?, updated_at = ?
+        conn.execute(
+            """UPDATE artifact_comments SET anchor = ?, anchor_version = ?, updated_at = ?
                         WHERE id = ? AND artifact_id = ? AND anchor_version = ? AND done = 0""",
-                     (anchor, version, now, comment_id, artifact_id, found.source))
+            (anchor, version, now, comment_id, artifact_id, found.source),
+        )
     for comment_id in found.outdated:
-        conn.execute("""UPDATE artifact_comments SET outdated = 1, updated_at = ?
+        conn.execute(
+            """UPDATE artifact_comments SET outdated = 1, updated_at = ?
                         WHERE id = ? AND artifact_id = ? AND anchor_version = ? AND done = 0""",
-                     (now, comment_id, artifact_id, found.source))
+            (now, comment_id, artifact_id, found.source),
+        )
 
 
 def subject(conn: sqlite3.Connection, project_id: str, artifact_id: str) -> dict[str, Any]:
     """What an approval naming a diff records: the artifact (in the approval's project, a diff)
     and the version it was asked on."""
-    row = conn.execute("SELECT id, kind, title, version FROM artifacts WHERE id = ? AND project_id = ?",
-                       (artifact_id, project_id)).fetchone()
+    row = conn.execute(
+        "SELECT id, kind, title, version FROM artifacts WHERE id = ? AND project_id = ?", (artifact_id, project_id)
+    ).fetchone()
     if row is None:
-        raise invalid(f"artifact_id: no artifact {artifact_id[:64]!r} in project {project_id!r}",
-                      field="artifact_id")
+        raise invalid(f"artifact_id: no artifact {artifact_id[:64]!r} in project {project_id!r}", field="artifact_id")
     if row["kind"] != "diff":
         raise invalid(f"artifact_id: artifact {row['id']!r} is {row['kind']}, not a diff", field="artifact_id")
     return {"artifact_id": row["id"], "version": row["version"], "title": row["title"]}
@@ -144,22 +158,38 @@ def subject(conn: sqlite3.Connection, project_id: str, artifact_id: str) -> dict
 def review_of(conn: sqlite3.Connection, artifact_id: str, project_id: str, verdict: str) -> dict[str, Any] | None:
     """The review a decision carries: the artifact's current version, the verdict (`approved` or
     `changes_requested`) and the open comments on that version, oldest first, as many as fit."""
-    row = conn.execute("SELECT id, version FROM artifacts WHERE id = ? AND project_id = ?",
-                       (artifact_id, project_id)).fetchone()
+    row = conn.execute(
+        "SELECT id, version FROM artifacts WHERE id = ? AND project_id = ?", (artifact_id, project_id)
+    ).fetchone()
     if row is None:
         return None
     found = conn.execute(
         """SELECT id, author, body, anchor FROM artifact_comments WHERE artifact_id = ? AND anchor_version = ?
-           AND done = 0 AND outdated = 0 ORDER BY id""", (row["id"], row["version"])).fetchall()
+           AND done = 0 AND outdated = 0 ORDER BY id""",
+        (row["id"], row["version"]),
+    ).fetchall()
     comments, size = [], 0
     for c in found:
         anchor = orjson.loads(c["anchor"]) if c["anchor"] else None
         line = anchor if anchor and anchor.get("mode") == "line" else {}
-        item = {"id": c["id"], "file": line.get("file"), "side": line.get("side"), "line": line.get("line"),
-                "end_line": line.get("end_line"), "body": c["body"], "author": c["author"]}
+        item = {
+            "id": c["id"],
+            "file": line.get("file"),
+            "side": line.get("side"),
+            "line": line.get("line"),
+            "end_line": line.get("end_line"),
+            "body": c["body"],
+            "author": c["author"],
+        }
         size += len(orjson.dumps(item))
         if size > REVIEW_BUDGET:
             break
         comments.append(item)
-    return {"artifact_id": row["id"], "version": row["version"], "verdict": verdict, "comments": comments,
-            "open_comments": len(found), "truncated": len(comments) < len(found)}
+    return {
+        "artifact_id": row["id"],
+        "version": row["version"],
+        "verdict": verdict,
+        "comments": comments,
+        "open_comments": len(found),
+        "truncated": len(comments) < len(found),
+    }

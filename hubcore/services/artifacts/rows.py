@@ -21,8 +21,9 @@ LIVE_WINDOW_SECS = 900.0  # DESIGN section 7: `live` while the drafting session 
 ARTIFACT_COLUMNS = """a.id, a.project_id, a.title, a.kind, a.description, a.actor, a.session_id, a.version,
     a.live_version, a.live_rev, a.live_session, a.live_at, a.comments_count, a.comments_open, a.created_at,
     a.updated_at"""
-VERSION_COLUMNS = ("v.version, v.sha256, v.size_bytes, v.label, v.envelope, v.actor, v.session_id, v.created_at, "
-                   "v.updated_at, v.diff")
+VERSION_COLUMNS = (
+    "v.version, v.sha256, v.size_bytes, v.label, v.envelope, v.actor, v.session_id, v.created_at, v.updated_at, v.diff"
+)
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -42,7 +43,9 @@ def readable(conn: sqlite3.Connection, caller: Caller, artifact_id: str) -> sqli
         cond, params = visibility(caller)
         row = conn.execute(
             f"""SELECT {ARTIFACT_COLUMNS} FROM artifacts a JOIN projects p ON p.id = a.project_id
-                WHERE a.id = :id AND {cond}""", {"id": artifact_id, **params}).fetchone()
+                WHERE a.id = :id AND {cond}""",
+            {"id": artifact_id, **params},
+        ).fetchone()
     if row is None:
         raise artifact_missing(artifact_id)
     result: sqlite3.Row = row
@@ -52,7 +55,8 @@ def readable(conn: sqlite3.Connection, caller: Caller, artifact_id: str) -> sqli
 def version_row(conn: sqlite3.Connection, artifact_id: str, version: int) -> sqlite3.Row | None:
     row: sqlite3.Row | None = conn.execute(
         f"SELECT {VERSION_COLUMNS} FROM artifact_versions v WHERE v.artifact_id = ? AND v.version = ?",
-        (artifact_id, version)).fetchone()
+        (artifact_id, version),
+    ).fetchone()
     return row
 
 
@@ -82,19 +86,25 @@ def heading_of(markdown: str) -> str:
 
 
 def digests_of(conn: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> list[str]:
-    return [r[0] for r in conn.execute(
-        f"SELECT DISTINCT v.sha256 FROM artifact_versions v JOIN artifacts a ON a.id = v.artifact_id WHERE {where}",
-        params)]
+    return [
+        r[0]
+        for r in conn.execute(
+            f"SELECT DISTINCT v.sha256 FROM artifact_versions v JOIN artifacts a ON a.id = v.artifact_id WHERE {where}",
+            params,
+        )
+    ]
 
 
 def referenced(conn: sqlite3.Connection, digests: list[str]) -> set[str]:
     """Which of `digests` some version row references."""
     found: set[str] = set()
     for start in range(0, len(digests), 500):
-        chunk = digests[start:start + 500]
+        chunk = digests[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        found.update(r[0] for r in conn.execute(
-            f"SELECT DISTINCT sha256 FROM artifact_versions WHERE sha256 IN ({marks})", chunk))
+        found.update(
+            r[0]
+            for r in conn.execute(f"SELECT DISTINCT sha256 FROM artifact_versions WHERE sha256 IN ({marks})", chunk)
+        )
     return found
 
 
@@ -115,21 +125,37 @@ def session_activity(conn: sqlite3.Connection, session_id: str | None) -> float 
 
 def render_version(v: sqlite3.Row, live_version: int | None) -> dict[str, Any]:
     return {
-        "version": v["version"], "label": v["label"], "size_bytes": v["size_bytes"],
-        "protected": v["envelope"] is not None, "actor": v["actor"], "session_id": v["session_id"],
-        "live": v["version"] == live_version, "created_at": iso(v["created_at"]), "updated_at": iso(v["updated_at"]),
+        "version": v["version"],
+        "label": v["label"],
+        "size_bytes": v["size_bytes"],
+        "protected": v["envelope"] is not None,
+        "actor": v["actor"],
+        "session_id": v["session_id"],
+        "live": v["version"] == live_version,
+        "created_at": iso(v["created_at"]),
+        "updated_at": iso(v["updated_at"]),
     }
 
 
 def render_summary(a: sqlite3.Row, v: sqlite3.Row) -> dict[str, Any]:
     """An artifact as listings show it: its current version's facts, no content."""
     return {
-        "id": a["id"], "project_id": a["project_id"], "title": a["title"], "kind": a["kind"],
-        "description": a["description"], "actor": a["actor"], "session_id": a["session_id"],
-        "version": a["version"], "label": v["label"], "size_bytes": v["size_bytes"],
-        "protected": v["envelope"] is not None, "live_version": a["live_version"],
-        "comments_count": a["comments_count"], "comments_open": a["comments_open"],
-        "created_at": iso(a["created_at"]), "updated_at": iso(a["updated_at"]),
+        "id": a["id"],
+        "project_id": a["project_id"],
+        "title": a["title"],
+        "kind": a["kind"],
+        "description": a["description"],
+        "actor": a["actor"],
+        "session_id": a["session_id"],
+        "version": a["version"],
+        "label": v["label"],
+        "size_bytes": v["size_bytes"],
+        "protected": v["envelope"] is not None,
+        "live_version": a["live_version"],
+        "comments_count": a["comments_count"],
+        "comments_open": a["comments_open"],
+        "created_at": iso(a["created_at"]),
+        "updated_at": iso(a["updated_at"]),
     }
 
 
@@ -139,8 +165,12 @@ def render_artifact(a: sqlite3.Row, v: sqlite3.Row, content: str) -> dict[str, A
     envelope = orjson.loads(v["envelope"]) if v["envelope"] is not None else None
     live = v["version"] == a["live_version"]
     found = {
-        **render_summary(a, v), "version": v["version"], "envelope": envelope, "content": content,
-        "live": live, "live_rev": a["live_rev"] if live else 0,
+        **render_summary(a, v),
+        "version": v["version"],
+        "envelope": envelope,
+        "content": content,
+        "live": live,
+        "live_rev": a["live_rev"] if live else 0,
     }
     if a["kind"] == "diff":
         found["diff"] = orjson.loads(v["diff"]) if v["diff"] is not None else None

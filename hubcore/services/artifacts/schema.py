@@ -97,8 +97,9 @@ def _v14_diff_artifacts(conn: sqlite3.Connection) -> None:
     version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
     conn.execute("PRAGMA writable_schema = ON")
     try:
-        conn.execute("UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'artifacts'",
-                     (old, new))
+        conn.execute(
+            "UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE type = 'table' AND name = 'artifacts'", (old, new)
+        )
         conn.execute(f"PRAGMA schema_version = {version + 1}")
     finally:
         conn.execute("PRAGMA writable_schema = OFF")

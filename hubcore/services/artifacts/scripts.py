@@ -44,8 +44,10 @@ class ScriptsRef(Request):
 class ScriptsSet(ScriptsRef):
     """Turn an HTML artifact's scripts on or off (the human only)."""
 
-    scripts: StrictBool = Field(description="true: the artifact's scripts run in its frame (they can then "
-                                            "reach the network over WebRTC); false: they never run")
+    scripts: StrictBool = Field(
+        description="true: the artifact's scripts run in its frame (they can then "
+        "reach the network over WebRTC); false: they never run"
+    )
 
 
 def allowed_in(conn: sqlite3.Connection, artifact_id: str) -> bool:
@@ -73,8 +75,11 @@ class ScriptsService:
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             a = rows.readable(conn, caller, req.artifact_id)
             if req.scripts:
-                conn.execute("""INSERT INTO artifact_scripts (artifact_id, actor, created_at) VALUES (?, ?, ?)
-                                ON CONFLICT (artifact_id) DO NOTHING""", (a["id"], caller.actor, now))
+                conn.execute(
+                    """INSERT INTO artifact_scripts (artifact_id, actor, created_at) VALUES (?, ?, ?)
+                                ON CONFLICT (artifact_id) DO NOTHING""",
+                    (a["id"], caller.actor, now),
+                )
             else:
                 conn.execute("DELETE FROM artifact_scripts WHERE artifact_id = ?", (a["id"],))
             return {"artifact_id": a["id"], "scripts": req.scripts}

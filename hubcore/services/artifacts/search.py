@@ -81,8 +81,11 @@ def doc(row: sqlite3.Row, content: str | None) -> SearchDoc:
         text = row["title"]
     else:
         # HTML is cut before parsing too (markup rarely exceeds three times the text it holds).
-        body = html_text(content[: TEXT_MAX * 4]) if row["kind"] == "html" else (
-            diff_text(content) if row["kind"] == "diff" else content)
+        body = (
+            html_text(content[: TEXT_MAX * 4])
+            if row["kind"] == "html"
+            else (diff_text(content) if row["kind"] == "diff" else content)
+        )
         text = "\n".join(part for part in (row["title"], row["description"], body[:TEXT_MAX]) if part)
     return SearchDoc(FAMILY, row["id"], row["project_id"], text, snippet_of(text), None, meta)
 
@@ -92,9 +95,43 @@ class _TextOf(HTMLParser):
     a space where a block-level element starts or ends (inline markup joins what it splits)."""
 
     HIDDEN = frozenset({"script", "style", "template", "noscript"})
-    BREAKS = frozenset({"address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption",
-                        "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
-                        "ol", "p", "pre", "section", "table", "td", "th", "title", "tr", "ul"})
+    BREAKS = frozenset(
+        {
+            "address",
+            "article",
+            "aside",
+            "blockquote",
+            "br",
+            "dd",
+            "div",
+            "dl",
+            "dt",
+            "figcaption",
+            "figure",
+            "footer",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "header",
+            "hr",
+            "li",
+            "main",
+            "nav",
+            "ol",
+            "p",
+            "pre",
+            "section",
+            "table",
+            "td",
+            "th",
+            "title",
+            "tr",
+            "ul",
+        }
+    )
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

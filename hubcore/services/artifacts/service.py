@@ -73,15 +73,21 @@ def body_of(content: str, envelope: Envelope | None, kind: str = "html") -> Body
     diff's is parsed here, once (a non-diff is refused naming its first bad line)."""
     if kind == "diff":
         if envelope is not None:
-            raise invalid("envelope: a diff artifact cannot be password protected (the hub reads it to show the "
-                          "review); publish it plain", field="envelope")
+            raise invalid(
+                "envelope: a diff artifact cannot be password protected (the hub reads it to show the "
+                "review); publish it plain",
+                field="envelope",
+            )
         return Body(content, None, orjson.dumps(diffs.summary(diffs.parse(content))).decode())
     if envelope is None:
         return Body(content, None)
     raw = decoded_base64(content)
     if raw is None or len(raw) < TAG_BYTES:
-        raise invalid(f"content: a protected version's content is the base64 ciphertext (at least {TAG_BYTES} "
-                      "bytes: AES-256-GCM output with its tag)", field="content")
+        raise invalid(
+            f"content: a protected version's content is the base64 ciphertext (at least {TAG_BYTES} "
+            "bytes: AES-256-GCM output with its tag)",
+            field="content",
+        )
     return Body(content, orjson.dumps(envelope.model_dump()).decode())
 
 
@@ -89,14 +95,20 @@ def check_policy(project: sqlite3.Row, protected: bool) -> None:
     """The project's artifact password policy, with an error that says what to send."""
     policy = project["artifact_password_policy"]
     if policy == "required" and not protected:
-        raise invalid(f"project {project['id']!r} requires password-protected artifacts (policy 'required'): "
-                      "send a `password` through hub-cli or the stdio bridge, which encrypt it on your machine, "
-                      "or send the base64 ciphertext as content with its `envelope`", field="envelope",
-                      policy=policy)
+        raise invalid(
+            f"project {project['id']!r} requires password-protected artifacts (policy 'required'): "
+            "send a `password` through hub-cli or the stdio bridge, which encrypt it on your machine, "
+            "or send the base64 ciphertext as content with its `envelope`",
+            field="envelope",
+            policy=policy,
+        )
     if policy == "off" and protected:
-        raise invalid(f"project {project['id']!r} takes no password-protected artifacts (policy 'off'): "
-                      "send the content as plain text without a password or envelope", field="envelope",
-                      policy=policy)
+        raise invalid(
+            f"project {project['id']!r} takes no password-protected artifacts (policy 'off'): "
+            "send the content as plain text without a password or envelope",
+            field="envelope",
+            policy=policy,
+        )
 
 
 def protection(req: ArtifactUpdate | ArtifactDraft, current: sqlite3.Row) -> Envelope | None:
@@ -106,9 +118,11 @@ def protection(req: ArtifactUpdate | ArtifactDraft, current: sqlite3.Row) -> Env
     if req.envelope is not None or "envelope" in req.model_fields_set:
         return req.envelope
     if current["envelope"] is not None:
-        raise invalid("the artifact is password protected: send the new version's `envelope` (hub-cli and the "
-                      "stdio bridge build it from a `password`), or `envelope: null` to make it plain",
-                      field="envelope")
+        raise invalid(
+            "the artifact is password protected: send the new version's `envelope` (hub-cli and the "
+            "stdio bridge build it from a `password`), or `envelope: null` to make it plain",
+            field="envelope",
+        )
     return None
 
 
@@ -124,8 +138,12 @@ def decode_list_cursor(cursor: str) -> tuple[float, str]:
         value = float(at)
     except ValueError:
         value = math.nan
-    if not sep or not math.isfinite(value) or not ids.ID_RE.match(artifact_id.upper()) \
-            or artifact_id != artifact_id.lower():
+    if (
+        not sep
+        or not math.isfinite(value)
+        or not ids.ID_RE.match(artifact_id.upper())
+        or artifact_id != artifact_id.lower()
+    ):
         raise invalid("cursor is not one this listing issued", field="cursor")
     return value, artifact_id
 
@@ -151,8 +169,11 @@ class ArtifactService:
         if not title and req.kind == "markdown" and body.envelope is None:
             title = rows.heading_of(req.content)[:TITLE_MAX]
         if not title:
-            raise invalid("title: blank, and the content has no heading to take it from (a markdown artifact's "
-                          "first heading is its title when the title is blank)", field="title")
+            raise invalid(
+                "title: blank, and the content has no heading to take it from (a markdown artifact's "
+                "first heading is its title when the title is blank)",
+                field="title",
+            )
         now, cap, actor = self.core.now(), self.core.settings.events_per_project, caller.actor
 
         def write(conn: sqlite3.Connection, digest: str) -> tuple[Outcome, Effects]:
@@ -166,12 +187,14 @@ class ArtifactService:
             conn.execute(
                 """INSERT INTO artifacts (id, project_id, title, kind, description, actor, session_id, version,
                    created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)""",
-                (artifact_id, req.project_id, title, req.kind, req.description or "", actor, req.session_id, now, now))
+                (artifact_id, req.project_id, title, req.kind, req.description or "", actor, req.session_id, now, now),
+            )
             _insert_version(conn, artifact_id, 1, digest, body, req.label, actor, req.session_id, now)
             _event(conn, req.project_id, actor, "published", title, artifact_id, 1, req.session_id, now, cap, effects)
             result = {"artifact_id": artifact_id, "version": 1}
-            idem.remember(conn, actor, "artifact:publish", req.idempotency_key, req.project_id, req.project_id,
-                          result, now)
+            idem.remember(
+                conn, actor, "artifact:publish", req.idempotency_key, req.project_id, req.project_id, result, now
+            )
             return Outcome(result, stored=True), effects
 
         return await self._write(body, write)
@@ -190,18 +213,25 @@ class ArtifactService:
                 return Outcome(earlier), effects
             newest = rows.newest_version(a)
             if req.base_version is not None and req.base_version != newest and not req.force:
-                raise conflict(f"stale base_version {req.base_version}: artifact {req.artifact_id!r} is at version "
-                               f"{newest}; read it again, or pass force: true", current_version=newest)
+                raise conflict(
+                    f"stale base_version {req.base_version}: artifact {req.artifact_id!r} is at version "
+                    f"{newest}; read it again, or pass force: true",
+                    current_version=newest,
+                )
             if a["live_version"] is not None:  # seal: the current version moves onto the live one
                 effects.artifact_live(a["project_id"], a["id"], newest, 0)
             version = newest + 1
             _insert_version(conn, a["id"], version, digest, body, req.label, actor, req.session_id, now)
             if body.moves is not None:
                 reviews.apply_moves(conn, a["id"], body.moves, version, now)
-            conn.execute("""UPDATE artifacts SET version = ?, live_version = NULL, live_rev = 0, live_session = NULL,
-                            live_at = NULL, updated_at = ? WHERE id = ?""", (version, now, a["id"]))
-            _event(conn, a["project_id"], actor, "updated", a["title"], a["id"], version, req.session_id, now, cap,
-                   effects)
+            conn.execute(
+                """UPDATE artifacts SET version = ?, live_version = NULL, live_rev = 0, live_session = NULL,
+                            live_at = NULL, updated_at = ? WHERE id = ?""",
+                (version, now, a["id"]),
+            )
+            _event(
+                conn, a["project_id"], actor, "updated", a["title"], a["id"], version, req.session_id, now, cap, effects
+            )
             result = {"artifact_id": a["id"], "version": version}
             idem.remember(conn, actor, "artifact:update", req.idempotency_key, a["id"], a["project_id"], result, now)
             return Outcome(result, stored=True), effects
@@ -225,17 +255,28 @@ class ArtifactService:
                 _insert_version(conn, a["id"], live, digest, body, req.label, caller.actor, req.session_id, now)
             else:
                 if a["live_session"] != req.session_id and not req.force:
-                    raise conflict(f"artifact {a['id']!r} version {live} is held live by another session "
-                                   f"({a['live_session'] or 'none'}); pass force: true to take it over",
-                                   live_version=live, live_session=a["live_session"])
+                    raise conflict(
+                        f"artifact {a['id']!r} version {live} is held live by another session "
+                        f"({a['live_session'] or 'none'}); pass force: true to take it over",
+                        live_version=live,
+                        live_session=a["live_session"],
+                    )
                 rev = int(a["live_rev"]) + 1
-                dropped = _mutate_version(conn, a["id"], live, digest, body, req.label, caller.actor, req.session_id,
-                                          now)
-            conn.execute("""UPDATE artifacts SET live_version = ?, live_rev = ?, live_session = ?, live_at = ?,
-                            updated_at = ? WHERE id = ?""", (live, rev, req.session_id, now, now, a["id"]))
+                dropped = _mutate_version(
+                    conn, a["id"], live, digest, body, req.label, caller.actor, req.session_id, now
+                )
+            conn.execute(
+                """UPDATE artifacts SET live_version = ?, live_rev = ?, live_session = ?, live_at = ?,
+                            updated_at = ? WHERE id = ?""",
+                (live, rev, req.session_id, now, now, a["id"]),
+            )
             effects.artifact_live(a["project_id"], a["id"], live, rev)
-            result = {"artifact_id": a["id"], "live_version": live, "live_rev": rev,
-                      "viewer_url": viewer_url(public_url, a["id"], live)}
+            result = {
+                "artifact_id": a["id"],
+                "live_version": live,
+                "live_rev": rev,
+                "viewer_url": viewer_url(public_url, a["id"], live),
+            }
             return Outcome(result, stored=True, dropped=dropped), effects
 
         return await self._write(prepared, write, mutates=True)
@@ -251,10 +292,20 @@ class ArtifactService:
             conn.execute("DELETE FROM artifact_versions WHERE artifact_id = ?", (a["id"],))
             conn.execute("DELETE FROM artifacts WHERE id = ?", (a["id"],))
             effects = Effects()
-            ev.insert_event(conn, ev.NewEvent(
-                a["project_id"], "artifact", actor, f"deleted {a['title']}",
-                {"action": "deleted", "artifact_id": a["id"], "title": a["title"]}, exempt=True),
-                now=now, cap=0, effects=effects)
+            ev.insert_event(
+                conn,
+                ev.NewEvent(
+                    a["project_id"],
+                    "artifact",
+                    actor,
+                    f"deleted {a['title']}",
+                    {"action": "deleted", "artifact_id": a["id"], "title": a["title"]},
+                    exempt=True,
+                ),
+                now=now,
+                cap=0,
+                effects=effects,
+            )
             return digests, effects
 
         async with self.blobs.gate.mutating():
@@ -291,8 +342,11 @@ class ArtifactService:
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             a = rows.readable(conn, caller, req.artifact_id)
-            found = conn.execute(f"""SELECT {rows.VERSION_COLUMNS} FROM artifact_versions v WHERE v.artifact_id = ?
-                                     ORDER BY v.version""", (a["id"],)).fetchall()
+            found = conn.execute(
+                f"""SELECT {rows.VERSION_COLUMNS} FROM artifact_versions v WHERE v.artifact_id = ?
+                                     ORDER BY v.version""",
+                (a["id"],),
+            ).fetchall()
             return {"artifact_id": a["id"], "versions": [rows.render_version(v, a["live_version"]) for v in found]}
 
         return await self.core.store.read(read)
@@ -318,12 +372,15 @@ class ArtifactService:
                 f"""SELECT {rows.ARTIFACT_COLUMNS}, {rows.VERSION_COLUMNS} FROM artifacts a
                     JOIN projects p ON p.id = a.project_id
                     JOIN artifact_versions v ON v.artifact_id = a.id AND v.version = a.version
-                    WHERE {' AND '.join(where)} ORDER BY a.updated_at DESC, a.id DESC LIMIT :limit""",
-                {**params, "project": req.project_id, "session": req.session_id, "limit": req.limit + 1}).fetchall()
-            page = found[:req.limit]
+                    WHERE {" AND ".join(where)} ORDER BY a.updated_at DESC, a.id DESC LIMIT :limit""",
+                {**params, "project": req.project_id, "session": req.session_id, "limit": req.limit + 1},
+            ).fetchall()
+            page = found[: req.limit]
             more = len(found) > req.limit
-            return {"artifacts": [rows.render_summary(r, r) for r in page],
-                    "next_cursor": encode_list_cursor(page[-1]) if more and page else None}
+            return {
+                "artifacts": [rows.render_summary(r, r) for r in page],
+                "next_cursor": encode_list_cursor(page[-1]) if more and page else None,
+            }
 
         return await self.core.store.read(read)
 
@@ -337,11 +394,21 @@ class ArtifactService:
             active_at = rows.session_activity(conn, a["live_session"])
             state = rows.live_state(a, active_at, now)
             if state == "sealed":
-                return {"state": state, "version": a["version"], "live_rev": 0, "actor": a["actor"],
-                        "session_id": a["session_id"]}
+                return {
+                    "state": state,
+                    "version": a["version"],
+                    "live_rev": 0,
+                    "actor": a["actor"],
+                    "session_id": a["session_id"],
+                }
             v = rows.version_row(conn, a["id"], a["live_version"])
-            return {"state": state, "version": a["live_version"], "live_rev": a["live_rev"],
-                    "actor": v["actor"] if v else None, "session_id": a["live_session"]}
+            return {
+                "state": state,
+                "version": a["live_version"],
+                "live_rev": a["live_rev"],
+                "actor": v["actor"] if v else None,
+                "session_id": a["live_session"],
+            }
 
         return await self.core.store.read(read)
 
@@ -368,8 +435,9 @@ class ArtifactService:
 
         return await self.core.store.read(read)
 
-    async def _write(self, body: Body, write: Callable[[sqlite3.Connection, str], tuple[Outcome, Effects]], *,
-                     mutates: bool = False) -> dict[str, Any]:
+    async def _write(
+        self, body: Body, write: Callable[[sqlite3.Connection, str], tuple[Outcome, Effects]], *, mutates: bool = False
+    ) -> dict[str, Any]:
         """Stage the body, run the command, then remove what it left unreferenced. A write that
         may replace a live body or seal one (`mutates`) waits while a backup holds the blobs."""
         leftover: tuple[str, ...] = ()
@@ -398,8 +466,9 @@ class ArtifactService:
         return await self.blobs.remove_unreferenced(digests, referenced)
 
 
-def _checked(conn: sqlite3.Connection, caller: Caller, req: ArtifactUpdate | ArtifactDraft,
-             prepared: Body) -> tuple[sqlite3.Row, Body]:
+def _checked(
+    conn: sqlite3.Connection, caller: Caller, req: ArtifactUpdate | ArtifactDraft, prepared: Body
+) -> tuple[sqlite3.Row, Body]:
     """The artifact row, re-checked inside the command: visibility, the protection the prepared
     body assumed, and the project's password policy."""
     a = rows.readable(conn, caller, req.artifact_id)
@@ -411,33 +480,95 @@ def _checked(conn: sqlite3.Connection, caller: Caller, req: ArtifactUpdate | Art
     return a, prepared
 
 
-def _insert_version(conn: sqlite3.Connection, artifact_id: str, version: int, digest: str, body: Body,
-                    label: str | None, actor: str, session_id: str | None, now: float) -> None:
+def _insert_version(
+    conn: sqlite3.Connection,
+    artifact_id: str,
+    version: int,
+    digest: str,
+    body: Body,
+    label: str | None,
+    actor: str,
+    session_id: str | None,
+    now: float,
+) -> None:
     conn.execute(
         """INSERT INTO artifact_versions (artifact_id, version, sha256, size_bytes, label, envelope, actor, session_id,
            created_at, updated_at, diff) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (artifact_id, version, digest, len(body.data), label or None, body.envelope, actor, session_id, now, now,
-         body.diff))
+        (
+            artifact_id,
+            version,
+            digest,
+            len(body.data),
+            label or None,
+            body.envelope,
+            actor,
+            session_id,
+            now,
+            now,
+            body.diff,
+        ),
+    )
 
 
-def _mutate_version(conn: sqlite3.Connection, artifact_id: str, version: int, digest: str, body: Body,
-                    label: str | None, actor: str, session_id: str | None, now: float) -> tuple[str, ...]:
+def _mutate_version(
+    conn: sqlite3.Connection,
+    artifact_id: str,
+    version: int,
+    digest: str,
+    body: Body,
+    label: str | None,
+    actor: str,
+    session_id: str | None,
+    now: float,
+) -> tuple[str, ...]:
     """Change a live version in place; returns the body it dropped (when it changed)."""
-    old = conn.execute("SELECT sha256, label FROM artifact_versions WHERE artifact_id = ? AND version = ?",
-                       (artifact_id, version)).fetchone()
+    old = conn.execute(
+        "SELECT sha256, label FROM artifact_versions WHERE artifact_id = ? AND version = ?", (artifact_id, version)
+    ).fetchone()
     conn.execute(
         """UPDATE artifact_versions SET sha256 = ?, size_bytes = ?, label = ?, envelope = ?, actor = ?, session_id = ?,
            updated_at = ?, diff = ? WHERE artifact_id = ? AND version = ?""",
-        (digest, len(body.data), label if label is not None else old["label"], body.envelope, actor, session_id, now,
-         body.diff, artifact_id, version))
+        (
+            digest,
+            len(body.data),
+            label if label is not None else old["label"],
+            body.envelope,
+            actor,
+            session_id,
+            now,
+            body.diff,
+            artifact_id,
+            version,
+        ),
+    )
     return (old["sha256"],) if old["sha256"] != digest else ()
 
 
-def _event(conn: sqlite3.Connection, project_id: str, actor: str, action: str, title: str, artifact_id: str,
-           version: int, session_id: str | None, now: float, cap: int, effects: Effects) -> None:
+def _event(
+    conn: sqlite3.Connection,
+    project_id: str,
+    actor: str,
+    action: str,
+    title: str,
+    artifact_id: str,
+    version: int,
+    session_id: str | None,
+    now: float,
+    cap: int,
+    effects: Effects,
+) -> None:
     """The `artifact` event of a publish or update (under the event ceiling)."""
-    ev.insert_event(conn, ev.NewEvent(
-        project_id, "artifact", actor, f"{action} {title}",
-        {"action": action, "artifact_id": artifact_id, "version": version, "title": title}, session_id),
-        now=now, cap=cap, effects=effects)
-
+    ev.insert_event(
+        conn,
+        ev.NewEvent(
+            project_id,
+            "artifact",
+            actor,
+            f"{action} {title}",
+            {"action": action, "artifact_id": artifact_id, "version": version, "title": title},
+            session_id,
+        ),
+        now=now,
+        cap=cap,
+        effects=effects,
+    )

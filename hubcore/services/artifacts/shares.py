@@ -70,9 +70,11 @@ class ShareService:
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             a = rows.readable(conn, caller, req.artifact_id)
             conn.execute("DELETE FROM artifact_shares WHERE artifact_id = ?", (a["id"],))
-            conn.execute("""INSERT INTO artifact_shares (artifact_id, token, token_hash, version, actor, created_at)
+            conn.execute(
+                """INSERT INTO artifact_shares (artifact_id, token, token_hash, version, actor, created_at)
                             VALUES (?, ?, ?, ?, ?, ?)""",
-                         (a["id"], token, token_hash(token), a["version"], caller.actor, now))
+                (a["id"], token, token_hash(token), a["version"], caller.actor, now),
+            )
             return {"token": token, "version": a["version"], "url": share_url(self.core.settings.public_url, token)}
 
         found: dict[str, Any] = await self.core.store.execute(write)
@@ -83,12 +85,17 @@ class ShareService:
 
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             a = rows.readable(conn, caller, req.artifact_id)
-            s = conn.execute("SELECT token, version, created_at FROM artifact_shares WHERE artifact_id = ?",
-                             (a["id"],)).fetchone()
+            s = conn.execute(
+                "SELECT token, version, created_at FROM artifact_shares WHERE artifact_id = ?", (a["id"],)
+            ).fetchone()
             if s is None:
                 raise not_found(f"artifact {a['id']!r} has no share link")
-            return {"token": s["token"], "version": s["version"],
-                    "url": share_url(self.core.settings.public_url, s["token"]), "created_at": iso(s["created_at"])}
+            return {
+                "token": s["token"],
+                "version": s["version"],
+                "url": share_url(self.core.settings.public_url, s["token"]),
+                "created_at": iso(s["created_at"]),
+            }
 
         found: dict[str, Any] = await self.core.store.read(read)
         return found
@@ -109,8 +116,9 @@ class ShareService:
         digest = token_hash(token)
 
         def read(conn: sqlite3.Connection) -> tuple[str, int]:
-            s = conn.execute("SELECT artifact_id, version FROM artifact_shares WHERE token_hash = ?",
-                             (digest,)).fetchone()
+            s = conn.execute(
+                "SELECT artifact_id, version FROM artifact_shares WHERE token_hash = ?", (digest,)
+            ).fetchone()
             if s is None:
                 raise share_missing()
             return str(s["artifact_id"]), int(s["version"])
@@ -129,8 +137,10 @@ class ShareService:
             raise rows.artifact_missing(artifact_id)
 
         def read(conn: sqlite3.Connection) -> bool:
-            return conn.execute("SELECT 1 FROM artifact_shares WHERE artifact_id = ?",
-                                (artifact_id,)).fetchone() is not None
+            return (
+                conn.execute("SELECT 1 FROM artifact_shares WHERE artifact_id = ?", (artifact_id,)).fetchone()
+                is not None
+            )
 
         if not await self.core.store.read(read):
             return

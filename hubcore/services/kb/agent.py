@@ -15,19 +15,22 @@ from hubcore.services.fields import IfVersion, ProjectId, SessionId
 from hubcore.services.kb import models
 from hubcore.services.requests import Request, parse
 
-ProjectOf = Annotated[ProjectId | None, Field(
-    description="the knowledge base's project; default: your active session's project")]
+ProjectOf = Annotated[
+    ProjectId | None, Field(description="the knowledge base's project; default: your active session's project")
+]
 
 
 class BrainPromote(Request):
     """`brain_promote`: copy an entry of your session brain into a page citing the session."""
 
-    from_path: Annotated[str, StringConstraints(min_length=1), Field(
-        description="the session brain entry to copy (/fs/... or /kv/...)")]
+    from_path: Annotated[
+        str, StringConstraints(min_length=1), Field(description="the session brain entry to copy (/fs/... or /kv/...)")
+    ]
     to_path: models.Path
     project_id: ProjectOf = None
-    session_id: Annotated[SessionId | None, Field(
-        description="the session whose brain holds from_path; default: your active session")] = None
+    session_id: Annotated[
+        SessionId | None, Field(description="the session whose brain holds from_path; default: your active session")
+    ] = None
     type: Annotated[models.OneLine | None, Field(description=f"the page type ({models.PAGE_TYPES_HINT})")] = None
     title: models.OneLine | None = None
     description: Annotated[str, StringConstraints(max_length=models.DESCRIPTION_MAX)] | None = None
@@ -47,8 +50,9 @@ class BrainHistory(Request):
     project_id: ProjectOf = None
     before: models.LogCursor | None = None
     # The very member `GET .../kb/versions` takes (one schema on both surfaces).
-    limit: Annotated[int, Field(ge=1, le=models.HISTORY_MAX, description=(
-        f"rows, 1 to {models.HISTORY_MAX}"))] = models.HISTORY_DEFAULT
+    limit: Annotated[int, Field(ge=1, le=models.HISTORY_MAX, description=(f"rows, 1 to {models.HISTORY_MAX}"))] = (
+        models.HISTORY_DEFAULT
+    )
 
     def request(self, project_id: str) -> models.KbVersions:
         return parse(models.KbVersions, {**self.model_dump(exclude_none=True), "project_id": project_id})

@@ -32,8 +32,9 @@ from hubcore.store.kb import TOP
 def facts_of(conn: sqlite3.Connection, page: kb.Page) -> PageFacts:
     """A stored page as the views read it (a row derived by another hub version is derived again)."""
     derived = facts.Derived.from_json(page.derived) or decoded(page.derived, page.path, kb.blob(conn, page.version))
-    return PageFacts(page.path, page.size_bytes, page.version, derived, page.trust, page.written_by,
-                     iso(page.written_at))
+    return PageFacts(
+        page.path, page.size_bytes, page.version, derived, page.trust, page.written_by, iso(page.written_at)
+    )
 
 
 def _stub(path: str) -> PageFacts:
@@ -53,8 +54,9 @@ def _neighbours(conn: sqlite3.Connection, page: PageFacts) -> list[PageFacts]:
         for path in (target, root + "index.md"):
             if path not in found and kb.page(conn, path) is not None:
                 found[path] = _stub(path)
-        below = conn.execute("SELECT path FROM pages WHERE path > ? AND path < ? LIMIT 1",
-                             (root, root + TOP)).fetchone()
+        below = conn.execute(
+            "SELECT path FROM pages WHERE path > ? AND path < ? LIMIT 1", (root, root + TOP)
+        ).fetchone()
         if below is not None:
             found.setdefault(below[0], _stub(below[0]))
     found.pop(page.path, None)

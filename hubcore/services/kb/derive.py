@@ -30,7 +30,7 @@ def derive(path: str, content: str) -> Written:
     block holding a control character (spec "Errors")."""
     block = frontmatter.require_writable(content)
     found = facts.derive(path, content, block)
-    return Written(found, stale_date(found.stale_after), _summary(found.title, content[block.body_offset:]))
+    return Written(found, stale_date(found.stale_after), _summary(found.title, content[block.body_offset :]))
 
 
 def decoded(text: str, path: str, content: bytes | None) -> facts.Derived:

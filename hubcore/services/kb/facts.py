@@ -77,13 +77,22 @@ def derive(path: str, content: str, parsed: frontmatter.Frontmatter | None = Non
     """What the page at canonical `path` holding `content` says. Never raises: a write checks
     `frontmatter.require_writable` first (and may hand its answer in as `parsed`, saving a parse)."""
     found = parsed if parsed is not None else frontmatter.parse(content)
-    body = content[found.body_offset:]
+    body = content[found.body_offset :]
     page_links = tuple(_page_link(path, link) for link in links.extract(body, found.body_line))
     return Derived(
-        frontmatter=found.state, page_type=found.type, title=found.title, description=found.description,
-        status=found.status, tags=found.tags, stale_after=found.stale_after,
-        has_okf_version="okf_version" in found.keys, okf_line=found.line_of("okf_version"),
-        error=found.error, error_line=found.error_line, verified=found.verified, links=page_links,
+        frontmatter=found.state,
+        page_type=found.type,
+        title=found.title,
+        description=found.description,
+        status=found.status,
+        tags=found.tags,
+        stale_after=found.stale_after,
+        has_okf_version="okf_version" in found.keys,
+        okf_line=found.line_of("okf_version"),
+        error=found.error,
+        error_line=found.error_line,
+        verified=found.verified,
+        links=page_links,
     )
 
 
@@ -112,10 +121,18 @@ class PageFacts:
 
 def _encode(d: Derived) -> dict[str, Any]:
     return {
-        "v": DERIVE_VERSION, "fm": d.frontmatter, "type": d.page_type, "title": d.title,
-        "description": d.description, "status": d.status,
-        "tags": None if d.tags is None else list(d.tags), "stale_after": d.stale_after,
-        "okf": d.has_okf_version, "okf_line": d.okf_line, "error": d.error, "error_line": d.error_line,
+        "v": DERIVE_VERSION,
+        "fm": d.frontmatter,
+        "type": d.page_type,
+        "title": d.title,
+        "description": d.description,
+        "status": d.status,
+        "tags": None if d.tags is None else list(d.tags),
+        "stale_after": d.stale_after,
+        "okf": d.has_okf_version,
+        "okf_line": d.okf_line,
+        "error": d.error,
+        "error_line": d.error_line,
         "verified": [[v.by, v.at] for v in d.verified],
         "links": [tuple(k) for k in d.links],  # orjson writes a plain tuple as an array
     }
@@ -124,9 +141,17 @@ def _encode(d: Derived) -> dict[str, Any]:
 def _decode(data: dict[str, Any]) -> Derived:
     tags = data["tags"]
     return Derived(
-        frontmatter=data["fm"], page_type=data["type"], title=data["title"], description=data["description"],
-        status=data["status"], tags=None if tags is None else tuple(tags), stale_after=data["stale_after"],
-        has_okf_version=data["okf"], okf_line=data["okf_line"], error=data["error"],
-        error_line=data["error_line"], verified=tuple(Verified(by, at) for by, at in data["verified"]),
+        frontmatter=data["fm"],
+        page_type=data["type"],
+        title=data["title"],
+        description=data["description"],
+        status=data["status"],
+        tags=None if tags is None else tuple(tags),
+        stale_after=data["stale_after"],
+        has_okf_version=data["okf"],
+        okf_line=data["okf_line"],
+        error=data["error"],
+        error_line=data["error_line"],
+        verified=tuple(Verified(by, at) for by, at in data["verified"]),
         links=tuple(map(PageLink._make, data["links"])),
     )

@@ -42,8 +42,14 @@ def kb_factory(directory: Path, synchronous: str) -> Callable[[str], StoreActor]
     """How the pool opens a project's file: its actor, with the knowledge base's tables."""
 
     def make(project_id: str) -> StoreActor:
-        return StoreActor(directory / f"{project_id}.db", setup=open_writer, synchronous=synchronous,
-                          readers=2, mailbox_size=256, name=f"kb {project_id}")
+        return StoreActor(
+            directory / f"{project_id}.db",
+            setup=open_writer,
+            synchronous=synchronous,
+            readers=2,
+            mailbox_size=256,
+            name=f"kb {project_id}",
+        )
 
     return make
 
@@ -115,8 +121,7 @@ class KbFiles:
             async with self.pool.use(project_id) as actor:
                 return await actor.read(fn)
 
-    async def execute(self, project_id: str, fn: Callable[[sqlite3.Connection], T], *,
-                      epoch: int | None = None) -> T:
+    async def execute(self, project_id: str, fn: Callable[[sqlite3.Connection], T], *, epoch: int | None = None) -> T:
         """`fn` as one command of the project's actor (compare and write inside it). With `epoch`
         (taken before the project was checked), a project deleted since is missing: its file is
         never created again by a write that raced the delete."""

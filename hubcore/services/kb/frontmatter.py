@@ -144,27 +144,32 @@ def parse(content: str) -> Frontmatter:
         return Frontmatter("absent")
     if block.close is None:
         # An unclosed block: the markdown is the whole page (its links still count).
-        return Frontmatter("unparsed", error="the frontmatter block never closes with a --- line",
-                           error_line=1)
+        return Frontmatter("unparsed", error="the frontmatter block never closes with a --- line", error_line=1)
     offset = sum(len(line) for line in block.lines[: block.close + 1])
     body_line = block.close + 2
     bad = control_line(block)
     if bad is not None:
-        return Frontmatter("unparsed", error="a frontmatter line holds a control character", error_line=bad,
-                           control_line=bad, body_offset=offset, body_line=body_line)
+        return Frontmatter(
+            "unparsed",
+            error="a frontmatter line holds a control character",
+            error_line=bad,
+            control_line=bad,
+            body_offset=offset,
+            body_line=body_line,
+        )
     try:
         return _fields(entries_of(block.inner), offset, body_line)
     except Unparsed as exc:
-        return Frontmatter("unparsed", error=exc.reason, error_line=exc.line, body_offset=offset,
-                           body_line=body_line)
+        return Frontmatter("unparsed", error=exc.reason, error_line=exc.line, body_offset=offset, body_line=body_line)
 
 
 def require_writable(content: str) -> Frontmatter:
     """`parse`, refusing (`invalid_argument`, nothing stored) a closed block with a control character."""
     found = parse(content)
     if found.control_line is not None:
-        raise invalid(f"frontmatter line {found.control_line} holds a control character",
-                      field="content", line=found.control_line)
+        raise invalid(
+            f"frontmatter line {found.control_line} holds a control character", field="content", line=found.control_line
+        )
     return found
 
 
@@ -207,7 +212,7 @@ def entries_of(inner: tuple[str, ...]) -> list[Entry]:
         if key in seen:
             raise Unparsed(i + 2, f"key {key!r} is given twice")
         seen.add(key)
-        entries.append(Entry(key, rest, i, end, inner[i + 1:end]))
+        entries.append(Entry(key, rest, i, end, inner[i + 1 : end]))
         i = j
     return entries
 
@@ -234,13 +239,20 @@ def _fields(entries: list[Entry], offset: int, body_line: int) -> Frontmatter:
     tags = values.get("tags")
     text = {k: _str(values.get(k)) for k in SCALAR_KEYS}
     return Frontmatter(
-        "parsed", type=text["type"], title=text["title"], description=text["description"],
-        status=text["status"], stale_after=text["stale_after"], okf_version=text["okf_version"],
+        "parsed",
+        type=text["type"],
+        title=text["title"],
+        description=text["description"],
+        status=text["status"],
+        stale_after=text["stale_after"],
+        okf_version=text["okf_version"],
         tags=tuple(tags) if isinstance(tags, list) else None,
-        verified=verified, sources=sources,
+        verified=verified,
+        sources=sources,
         keys=tuple(e.key for e in entries),
         key_lines=tuple((e.key, e.start + 2) for e in entries),
-        body_offset=offset, body_line=body_line,
+        body_offset=offset,
+        body_line=body_line,
     )
 
 
@@ -383,7 +395,7 @@ def scan_quoted(text: str, start: int, line: int) -> tuple[str, int]:
         if quote == '"' and ch == "\\" and i + 1 < len(text) and text[i + 1] in '\\"':
             out.append(text[i + 1])
             i += 2
-        elif ch == quote and quote == "'" and text[i + 1:i + 2] == "'":
+        elif ch == quote and quote == "'" and text[i + 1 : i + 2] == "'":
             out.append("'")
             i += 2
         elif ch == quote:
@@ -403,7 +415,7 @@ def flow_list(text: str, line: int) -> list[str]:
         if ch == " ":
             i += 1
         elif ch == "]":
-            tail = text[i + 1:].strip()
+            tail = text[i + 1 :].strip()
             if tail and not tail.startswith("#"):
                 raise Unparsed(line, "text follows a flow list")
             return items
@@ -471,11 +483,19 @@ def append_verified(content: str, by: str, at: str) -> str:
     return patch(content, Patch(append=(("verified", (("by", by), ("at", at))),)))
 
 
-def promote_patch(content: str, source: Source, *, type: str | None = None, title: str | None = None,
-                  description: str | None = None, tags: tuple[str, ...] | list[str] | None = None) -> str:
+def promote_patch(
+    content: str,
+    source: Source,
+    *,
+    type: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    tags: tuple[str, ...] | list[str] | None = None,
+) -> str:
     """Promote's patch: the keys given set, a `sources` entry appended; no other byte changes."""
-    scalars = tuple((k, v) for k, v in (("type", type), ("title", title), ("description", description))
-                    if v is not None)
+    scalars = tuple(
+        (k, v) for k, v in (("type", type), ("title", title), ("description", description)) if v is not None
+    )
     item = (("title", source.title), ("resource", source.resource))
     return patch(content, Patch(scalars, None if tags is None else tuple(tags), (("sources", item),)))
 
@@ -509,7 +529,7 @@ def _apply(block: Block, edits: list[Edit]) -> str:
     lines = list(block.lines)
     # Bottom up, so earlier positions stay valid; insertions at one place keep rank, then order.
     for _order, edit in sorted(enumerate(edits), key=lambda e: (e[1].start, e[1].rank, e[0]), reverse=True):
-        lines[edit.start:edit.end] = edit.lines
+        lines[edit.start : edit.end] = edit.lines
     return "".join(lines)
 
 

@@ -31,9 +31,17 @@ def history_row(row: LogRow) -> dict[str, Any]:
 
 
 def version_row(row: LogRow, held: str | None) -> dict[str, Any]:
-    return {"id": row.id, "op": row.op, "actor": row.actor, "at": iso(row.at), "version": row.version,
-            "size_bytes": row.size_bytes, "summary": row.summary, "kept": row.kept,
-            "current": held is not None and row.version == held}
+    return {
+        "id": row.id,
+        "op": row.op,
+        "actor": row.actor,
+        "at": iso(row.at),
+        "version": row.version,
+        "size_bytes": row.size_bytes,
+        "summary": row.summary,
+        "kept": row.kept,
+        "current": held is not None and row.version == held,
+    }
 
 
 def _filters(req: KbHistory) -> tuple[str, list[Any]]:
@@ -72,8 +80,11 @@ class ForgetPlan:
     unreferenced: int
 
     def counts(self) -> dict[str, int]:
-        return {"versions_forgotten": len(self.versions), "bytes_forgotten": self.bytes,
-                "unreferenced_forgotten": self.unreferenced}
+        return {
+            "versions_forgotten": len(self.versions),
+            "bytes_forgotten": self.bytes,
+            "unreferenced_forgotten": self.unreferenced,
+        }
 
 
 def plan_forget(conn: sqlite3.Connection, path: str) -> ForgetPlan | None:
@@ -121,8 +132,12 @@ class HistoryService:
             found = ([], 0)
         rows, total = found
         shown, next_before, truncated = _paged(rows, req.limit)
-        return {"rows": [history_row(r) for r in shown], "total": total, "next_before": next_before,
-                "truncated": truncated}
+        return {
+            "rows": [history_row(r) for r in shown],
+            "total": total,
+            "next_before": next_before,
+            "truncated": truncated,
+        }
 
     async def versions(self, caller: Caller, req: KbVersions) -> dict[str, Any]:
         """`{path, current_version, versions, total, next_before, truncated}`, newest first."""
@@ -141,8 +156,14 @@ class HistoryService:
             raise not_found(f"no history of {path}")
         rows, total, held = found
         shown, next_before, truncated = _paged(rows, req.limit)
-        return {"path": path, "current_version": held, "versions": [version_row(r, held) for r in shown],
-                "total": total, "next_before": next_before, "truncated": truncated}
+        return {
+            "path": path,
+            "current_version": held,
+            "versions": [version_row(r, held) for r in shown],
+            "total": total,
+            "next_before": next_before,
+            "truncated": truncated,
+        }
 
     async def forget(self, caller: Caller, req: KbForget) -> dict[str, Any]:
         """Forget the kept bytes of every version of `path` but the held one (all for a deleted
@@ -156,21 +177,35 @@ class HistoryService:
         if plan is None:
             raise not_found(f"no history of {path}")
         counts = plan.counts()
-        await signals.system(self.core, caller, pid, "kb_history_forgotten",
-                             f"forgot {plan.bytes} bytes of {len(plan.versions)} versions of {path}",
-                             {"path": path, **counts})
+        await signals.system(
+            self.core,
+            caller,
+            pid,
+            "kb_history_forgotten",
+            f"forgot {plan.bytes} bytes of {len(plan.versions)} versions of {path}",
+            {"path": path, **counts},
+        )
 
         def write(conn: sqlite3.Connection) -> None:
             if plan_forget(conn, path) != plan:
-                raise HubError("conflict", f"{path} changed while its history was being forgotten; "
-                               "nothing was forgotten", retryable=True)
+                raise HubError(
+                    "conflict",
+                    f"{path} changed while its history was being forgotten; nothing was forgotten",
+                    retryable=True,
+                )
             kb.forget_rows(conn, plan.rows)
             kb.drop_unreferenced(conn, plan.versions)
 
         try:
             await self.files.execute(pid, write, epoch=epoch)
         except Exception:
-            await signals.system(self.core, caller, pid, "kb_history_forget_rolled_back",
-                                 f"forgetting the history of {path} was rolled back", {"path": path})
+            await signals.system(
+                self.core,
+                caller,
+                pid,
+                "kb_history_forget_rolled_back",
+                f"forgetting the history of {path} was rolled back",
+                {"path": path},
+            )
             raise
         return {"ok": True, "path": path, **counts}

@@ -34,8 +34,9 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 # (and on `*a_*a_...` input, most of it). The core pass `inline` is off too: `extract` runs the
 # inline tokenizer itself, only on the blocks that can hold a link (a `[` or a `<`), with the
 # references the block pass collected (the inline pass is the costly half of a parse).
-_BLOCKS = MarkdownIt("commonmark").disable(["emphasis", "entity", "text_join", "balance_pairs", "fragments_join",
-                                            "inline"])
+_BLOCKS = MarkdownIt("commonmark").disable(
+    ["emphasis", "entity", "text_join", "balance_pairs", "fragments_join", "inline"]
+)
 # Every markdown link needs one of these: `](` (inline), `]:` (the definition a reference link
 # needs), `<` (an autolink). Text with none of them holds no link and is not parsed at all.
 _LINK_MARKS = ("](", "]:", "<")

@@ -26,12 +26,14 @@ TAGS_MAX = 50
 
 Path = Annotated[str, PagePath()]
 Prefix = Annotated[str, PagePath(allow_root=True, field="prefix")]
-Version = Annotated[str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$"),
-                    Field(description="a page version, sha256:<64 hex digits>")]
+Version = Annotated[
+    str, StringConstraints(pattern="^sha256:[0-9a-f]{64}$"), Field(description="a page version, sha256:<64 hex digits>")
+]
 Content = Annotated[str, EntryContent(entries.PAGE_MAX, what="the page's markdown")]
 # Bounded by SQLite's integer: a larger cursor cannot be compared in the log's query.
-LogCursor = Annotated[int, Field(ge=1, le=2**63 - 1,
-                                 description="exclusive cursor: rows older than this id (next_before)")]
+LogCursor = Annotated[
+    int, Field(ge=1, le=2**63 - 1, description="exclusive cursor: rows older than this id (next_before)")
+]
 OneLine = Annotated[str, StringConstraints(min_length=1, max_length=LABEL_MAX, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
 
@@ -59,8 +61,9 @@ class KbList(Request):
 
     project_id: ProjectId
     prefix: Prefix = "/fs/"
-    limit: Annotated[int, Field(ge=1, le=entries.LISTING_MAX,
-                                description=f"entries, 1 to {entries.LISTING_MAX}")] = entries.LISTING_MAX
+    limit: Annotated[int, Field(ge=1, le=entries.LISTING_MAX, description=f"entries, 1 to {entries.LISTING_MAX}")] = (
+        entries.LISTING_MAX
+    )
     meta: Annotated[bool, Field(description="every page under the prefix with its row fields")] = False
 
 
@@ -95,9 +98,11 @@ class KbPromote(Request):
 
     project_id: ProjectId
     from_session_id: SessionId
-    from_path: Annotated[str, StringConstraints(
-        min_length=1, pattern=entries.path_pattern(entries.BRAIN_NAMESPACES, allow_root=False)),
-        Field(description="the brain entry's path")]
+    from_path: Annotated[
+        str,
+        StringConstraints(min_length=1, pattern=entries.path_pattern(entries.BRAIN_NAMESPACES, allow_root=False)),
+        Field(description="the brain entry's path"),
+    ]
     to_path: Annotated[str, PagePath(field="to_path")]
     type: Annotated[OneLine | None, Field(description=f"the page type ({PAGE_TYPES_HINT})")] = None
     title: OneLine | None = None
@@ -115,8 +120,9 @@ class KbHistory(Request):
     actor: Annotated[str, StringConstraints(min_length=1, max_length=ACTOR_MAX)] | None = None
     op: Literal["kb.put", "kb.delete", "kb.review", "kb.promote", "kb.revert"] | None = None
     before: LogCursor | None = None
-    limit: Annotated[int, Field(ge=0, le=HISTORY_MAX, description=(
-        f"rows, 0 to {HISTORY_MAX} (0: the count only)"))] = HISTORY_DEFAULT
+    limit: Annotated[
+        int, Field(ge=0, le=HISTORY_MAX, description=(f"rows, 0 to {HISTORY_MAX} (0: the count only)"))
+    ] = HISTORY_DEFAULT
 
 
 class KbVersions(Request):

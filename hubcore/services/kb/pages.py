@@ -83,15 +83,33 @@ def store_page(conn: sqlite3.Connection, put: Put) -> Stored:
     stored = written.verified
     replaced = decoded(current.derived, put.path, None).verified if current else None
     verifies = put.review or brings_verification(stored, replaced, put.at)
-    kb.append_log(conn, op=put.op, path=put.path, actor=put.actor, at=put.at, version=put.version,
-                  size_bytes=len(put.data), replaced=current.version if current else None, verifies=verifies,
-                  summary=written.summary)
+    kb.append_log(
+        conn,
+        op=put.op,
+        path=put.path,
+        actor=put.actor,
+        at=put.at,
+        version=put.version,
+        size_bytes=len(put.data),
+        replaced=current.version if current else None,
+        verifies=verifies,
+        summary=written.summary,
+    )
     notes = (Note(r.at, r.version, r.verifies) for r in kb.path_log(conn, put.path))
-    page = kb.Page(put.path, put.version, len(put.data), put.at, put.actor, trust(stored, notes, put.version),
-                   written.stale_after, written.derived.to_json())
+    page = kb.Page(
+        put.path,
+        put.version,
+        len(put.data),
+        put.at,
+        put.actor,
+        trust(stored, notes, put.version),
+        written.stale_after,
+        written.derived.to_json(),
+    )
     kb.put_page(conn, page)
-    facts = PageFacts(page.path, page.size_bytes, page.version, written.derived, page.trust, page.written_by,
-                      iso(page.written_at))
+    facts = PageFacts(
+        page.path, page.size_bytes, page.version, written.derived, page.trust, page.written_by, iso(page.written_at)
+    )
     return Stored(page, page_findings(conn, facts))
 
 
@@ -115,8 +133,13 @@ async def derived(path: str, content: str) -> Written | str:
 
 
 def page_row(page: kb.Page, content: bytes) -> dict[str, Any]:
-    return {"path": page.path, "content": content.decode("utf-8"), "version": page.version,
-            "size_bytes": page.size_bytes, "last_write": {"actor": page.written_by, "at": iso(page.written_at)}}
+    return {
+        "path": page.path,
+        "content": content.decode("utf-8"),
+        "version": page.version,
+        "size_bytes": page.size_bytes,
+        "last_write": {"actor": page.written_by, "at": iso(page.written_at)},
+    }
 
 
 class PagesService(BundleService):
@@ -162,13 +185,20 @@ class PagesService(BundleService):
         data = entries.encode(req.content, limit=entries.PAGE_MAX)
         facts = await derived(req.path, req.content)
         warnings = self._growth(req.project_id, len(data), req.if_version)
-        put = Put(req.path, data, entries.version_of(data), facts, "kb.put", caller.actor, self.core.now(),
-                  req.if_version)
+        put = Put(
+            req.path, data, entries.version_of(data), facts, "kb.put", caller.actor, self.core.now(), req.if_version
+        )
         stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put), epoch=epoch)
         page = stored.page
         await signals.signal(self.core, caller, req.project_id, "kb_written", page.path)
-        return {"ok": True, "path": page.path, "version": page.version, "size_bytes": page.size_bytes,
-                "lint": stored.lint, "warnings": warnings}
+        return {
+            "ok": True,
+            "path": page.path,
+            "version": page.version,
+            "size_bytes": page.size_bytes,
+            "lint": stored.lint,
+            "warnings": warnings,
+        }
 
     def _growth(self, project_id: str, incoming: int, condition: str | None) -> builtins.list[str]:
         """The file limit's warnings, or its refusal; a refused condition on a project without a
@@ -192,8 +222,18 @@ class PagesService(BundleService):
                 raise not_found(f"no page at {path}")
             entries.require_version(current.version, condition)
             kb.remove_page(conn, path)
-            kb.append_log(conn, op="kb.delete", path=path, actor=actor, at=now, version=None, size_bytes=None,
-                          replaced=current.version, verifies=False, summary=None)
+            kb.append_log(
+                conn,
+                op="kb.delete",
+                path=path,
+                actor=actor,
+                at=now,
+                version=None,
+                size_bytes=None,
+                replaced=current.version,
+                verifies=False,
+                summary=None,
+            )
 
         if not self.files.exists(req.project_id):
             raise not_found(f"no page at {path}")
@@ -217,8 +257,17 @@ class PagesService(BundleService):
             content = kb.blob(conn, current.version) or b""
             patched = frontmatter.append_verified(content.decode("utf-8"), "human", iso(now))
             data = entries.encode(patched, limit=entries.PAGE_MAX)
-            put = Put(path, data, entries.version_of(data), derive(path, patched), "kb.review", caller.actor, now,
-                      None, review=True)
+            put = Put(
+                path,
+                data,
+                entries.version_of(data),
+                derive(path, patched),
+                "kb.review",
+                caller.actor,
+                now,
+                None,
+                review=True,
+            )
             return store_page(conn, put)
 
         if not self.files.exists(req.project_id):
@@ -253,8 +302,16 @@ class PagesService(BundleService):
         stored = await self.files.execute(req.project_id, write, epoch=epoch)
         if stored is not None:
             await signals.signal(self.core, caller, req.project_id, "kb_reverted", path, {"version": version})
-        return {"ok": True, "path": path, "store": "project", "version": version, "size_bytes": len(content),
-                "lint": stored.lint if stored else [], "warnings": warnings, "changed": stored is not None}
+        return {
+            "ok": True,
+            "path": path,
+            "store": "project",
+            "version": version,
+            "size_bytes": len(content),
+            "lint": stored.lint if stored else [],
+            "warnings": warnings,
+            "changed": stored is not None,
+        }
 
     async def promote(self, caller: Caller, req: KbPromote) -> dict[str, Any]:
         """Copy a session brain entry into a page: its frontmatter patched with the keys given and
@@ -266,18 +323,34 @@ class PagesService(BundleService):
         if self.brain_entry is None:
             raise HubError("unavailable", "this hub keeps no session brains to promote from")
         entry = await self.brain_entry(caller, req.from_session_id, req.from_path)
-        source = frontmatter.Source(f"{entry['name']}: {entry['path']}",
-                                    f"hub://brain/{entry['session_id']}{entry['path']}")
-        patched = frontmatter.promote_patch(entry["content"], source, type=req.type, title=req.title,
-                                            description=req.description, tags=req.tags)
+        source = frontmatter.Source(
+            f"{entry['name']}: {entry['path']}", f"hub://brain/{entry['session_id']}{entry['path']}"
+        )
+        patched = frontmatter.promote_patch(
+            entry["content"], source, type=req.type, title=req.title, description=req.description, tags=req.tags
+        )
         data = entries.encode(patched, limit=entries.PAGE_MAX)
         facts = await derived(req.to_path, patched)
         self._growth(req.project_id, len(data), req.if_version)  # its warnings are not in promote's reply
-        put = Put(req.to_path, data, entries.version_of(data), facts, "kb.promote", caller.actor, self.core.now(),
-                  req.if_version)
+        put = Put(
+            req.to_path,
+            data,
+            entries.version_of(data),
+            facts,
+            "kb.promote",
+            caller.actor,
+            self.core.now(),
+            req.if_version,
+        )
         stored = await self.files.execute(req.project_id, lambda conn: store_page(conn, put), epoch=epoch)
-        await signals.signal(self.core, caller, req.project_id, "kb_promoted", stored.page.path,
-                             {"from_session_id": entry["session_id"], "from_path": entry["path"]})
+        await signals.signal(
+            self.core,
+            caller,
+            req.project_id,
+            "kb_promoted",
+            stored.page.path,
+            {"from_session_id": entry["session_id"], "from_path": entry["path"]},
+        )
         return {"ok": True, "path": stored.page.path, "version": stored.page.version, "lint": stored.lint}
 
 
@@ -303,8 +376,15 @@ def _version(conn: sqlite3.Connection, path: str, version: str) -> dict[str, Any
     if row is None or content is None:
         raise _no_version(path, version)
     held = kb.page(conn, path)
-    return {"path": path, "content": content.decode("utf-8"), "version": version, "size_bytes": len(content),
-            "current": held is not None and held.version == version, "at": iso(row.at), "actor": row.actor}
+    return {
+        "path": path,
+        "content": content.decode("utf-8"),
+        "version": version,
+        "size_bytes": len(content),
+        "current": held is not None and held.version == version,
+        "at": iso(row.at),
+        "actor": row.actor,
+    }
 
 
 def _level(conn: sqlite3.Connection, prefix: str) -> list[dict[str, Any]]:

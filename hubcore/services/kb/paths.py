@@ -34,8 +34,11 @@ def require_writable(path: str, *, field: str = "path") -> None:
     final = path.rstrip("/").rsplit("/", 1)[-1]
     if final in RESERVED_FINAL:
         names = " or ".join(f"'{n}'" for n in sorted(RESERVED_FINAL))
-        raise invalid(f"{field}: a page name cannot be {names} (the REST routes use them as actions); "
-                      f"name it {final}.md or similar", field=field)
+        raise invalid(
+            f"{field}: a page name cannot be {names} (the REST routes use them as actions); "
+            f"name it {final}.md or similar",
+            field=field,
+        )
 
 
 def directory(value: Any, *, field: str = "prefix") -> str:
@@ -74,10 +77,15 @@ class PagePath:
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_after_validator_function(self, core_schema.str_schema(strict=True))
 
-    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
-                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         limit = entries.PATH_MAX_BYTES
         what = "a directory (/fs/ or beneath)" if self.allow_root else "/fs/<page path>"
-        return {"type": "string", "minLength": 1, "x-max-bytes-canonical": limit,
-                "pattern": entries.path_pattern(entries.PAGE_NAMESPACES, allow_root=self.allow_root),
-                "description": f"{what}; canonicalised (., .., trailing slash), at most {limit} bytes once canonical"}
+        return {
+            "type": "string",
+            "minLength": 1,
+            "x-max-bytes-canonical": limit,
+            "pattern": entries.path_pattern(entries.PAGE_NAMESPACES, allow_root=self.allow_root),
+            "description": f"{what}; canonicalised (., .., trailing slash), at most {limit} bytes once canonical",
+        }

@@ -107,8 +107,10 @@ class KbResources:
 
     async def _pages(self, project_id: str, after: str, limit: int) -> list[PageResource]:
         def read(conn: sqlite3.Connection) -> list[PageResource]:
-            rows = conn.execute("SELECT path FROM pages WHERE path > ? AND path < ? ORDER BY path LIMIT ?",
-                                (max(after, "/fs/"), "/fs/" + TOP, limit))
+            rows = conn.execute(
+                "SELECT path FROM pages WHERE path > ? AND path < ? ORDER BY path LIMIT ?",
+                (max(after, "/fs/"), "/fs/" + TOP, limit),
+            )
             return [PageResource(project_id, str(r[0])) for r in rows]
 
         none: list[PageResource] = []
@@ -116,8 +118,11 @@ class KbResources:
             return await self.files.read(project_id, read, none)
         except sqlite3.OperationalError as exc:
             if _locked(exc):
-                raise HubError("unavailable", f"the knowledge base of {project_id} is locked; list again with the "
-                               "same cursor", retryable=True) from None
+                raise HubError(
+                    "unavailable",
+                    f"the knowledge base of {project_id} is locked; list again with the same cursor",
+                    retryable=True,
+                ) from None
             return _skipped(project_id, exc)
         except (sqlite3.DatabaseError, StoreBroken, StoreClosed) as exc:
             return _skipped(project_id, exc)

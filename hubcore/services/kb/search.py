@@ -52,13 +52,25 @@ def _log_id(mark: str | None) -> int | None:
 def docs(conn: sqlite3.Connection, project_id: str, paths: list[str] | None = None) -> list[SearchDoc]:
     """The project's pages (only `paths`, when given) as documents."""
     only = "" if paths is None else "WHERE p.path IN (SELECT value FROM json_each(:paths))"
-    rows = conn.execute(f"""SELECT p.path, b.content FROM pages p JOIN blobs b ON b.version = p.version {only}
-                            ORDER BY p.path""", {"paths": orjson.dumps(paths).decode()}).fetchall()
+    rows = conn.execute(
+        f"""SELECT p.path, b.content FROM pages p JOIN blobs b ON b.version = p.version {only}
+                            ORDER BY p.path""",
+        {"paths": orjson.dumps(paths).decode()},
+    ).fetchall()
     found = []
     for path, content in rows:
         text = bytes(content).decode("utf-8", "replace")
-        found.append(SearchDoc(FAMILY, f"{project_id}:{path}", project_id, f"{path}\n{text}",
-                               snippet_of(_without_frontmatter(text)), None, {"path": path}))
+        found.append(
+            SearchDoc(
+                FAMILY,
+                f"{project_id}:{path}",
+                project_id,
+                f"{path}\n{text}",
+                snippet_of(_without_frontmatter(text)),
+                None,
+                {"path": path},
+            )
+        )
     return found
 
 
@@ -82,5 +94,5 @@ def _without_frontmatter(text: str) -> str:
     if lines and lines[0].rstrip("\r") == "---":
         for i, line in enumerate(lines[1:], start=1):
             if line.rstrip("\r") in ("---", "..."):
-                return "\n".join(lines[i + 1:])
+                return "\n".join(lines[i + 1 :])
     return text

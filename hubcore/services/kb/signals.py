@@ -24,8 +24,13 @@ from hubcore.services.changes import Effects
 from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, check_ceiling, insert_event
 
-VERBS = {"kb_written": "wrote", "kb_deleted": "deleted", "kb_reviewed": "reviewed", "kb_reverted": "reverted",
-         "kb_promoted": "promoted"}
+VERBS = {
+    "kb_written": "wrote",
+    "kb_deleted": "deleted",
+    "kb_reviewed": "reviewed",
+    "kb_reverted": "reverted",
+    "kb_promoted": "promoted",
+}
 
 
 def check_project(conn: sqlite3.Connection, caller: Caller, project_id: str, *, room: bool, cap: int) -> None:
@@ -41,13 +46,19 @@ async def require_project(core: Core, caller: Caller, project_id: str, *, room: 
     await core.store.read(lambda conn: check_project(conn, caller, project_id, room=room, cap=cap))
 
 
-async def signal(core: Core, caller: Caller, project_id: str, action: str, path: str,
-                 extra: Mapping[str, Any] | None = None) -> None:
+async def signal(
+    core: Core, caller: Caller, project_id: str, action: str, path: str, extra: Mapping[str, Any] | None = None
+) -> None:
     """Append the operation's signal (`kb_written` best effort, the others past the ceiling)."""
     best_effort = action == "kb_written"
-    event = NewEvent(project_id=project_id, kind="signal", actor=caller.actor,
-                     summary=f"{VERBS[action]} {path}", payload={"action": action, "path": path, **(extra or {})},
-                     exempt=not best_effort)
+    event = NewEvent(
+        project_id=project_id,
+        kind="signal",
+        actor=caller.actor,
+        summary=f"{VERBS[action]} {path}",
+        payload={"action": action, "path": path, **(extra or {})},
+        exempt=not best_effort,
+    )
     now, cap = core.now(), core.settings.events_per_project
 
     def write(conn: sqlite3.Connection) -> tuple[bool, Effects]:
@@ -63,11 +74,18 @@ async def signal(core: Core, caller: Caller, project_id: str, action: str, path:
     await core.store.execute_effects(write)
 
 
-async def system(core: Core, caller: Caller, project_id: str, action: str, summary: str,
-                 payload: Mapping[str, Any]) -> None:
+async def system(
+    core: Core, caller: Caller, project_id: str, action: str, summary: str, payload: Mapping[str, Any]
+) -> None:
     """Append an audit record (`system`, exempt from the ceiling) by the caller."""
-    event = NewEvent(project_id=project_id, kind="system", actor=caller.actor, summary=summary,
-                     payload={"action": action, **payload}, exempt=True)
+    event = NewEvent(
+        project_id=project_id,
+        kind="system",
+        actor=caller.actor,
+        summary=summary,
+        payload={"action": action, **payload},
+        exempt=True,
+    )
     now, cap = core.now(), core.settings.events_per_project
 
     def write(conn: sqlite3.Connection) -> tuple[None, Effects]:

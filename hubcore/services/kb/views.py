@@ -72,8 +72,9 @@ def is_stale(page: PageFacts, today: date) -> bool:
     return when is not None and today > when
 
 
-def finding(code: str, path: str, message: str, line: int | None = None,
-            meta: dict[str, Any] | None = None) -> dict[str, Any]:
+def finding(
+    code: str, path: str, message: str, line: int | None = None, meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A lint finding `{code, path, message, line?, meta?}`; absent members are left out."""
     found: dict[str, Any] = {"code": code, "path": path, "message": message}
     if line is not None:
@@ -170,8 +171,10 @@ class Walk:
 
     def backlinks(self, path: str) -> list[dict[str, Any]]:
         """The pages linking to `path`, `[{path, title}]` in path order; self-links left out."""
-        return [{"path": source, "title": self.by_path[source].derived.title}
-                for source in sorted(self.incoming.get(path, ()))]
+        return [
+            {"path": source, "title": self.by_path[source].derived.title}
+            for source in sorted(self.incoming.get(path, ()))
+        ]
 
     def meta_rows(self, prefix: str, today: date, limit: int | None = None) -> tuple[list[dict[str, Any]], bool]:
         """Every page under `prefix` with its row fields, in path order: at most `limit` rows, and
@@ -204,8 +207,10 @@ class Walk:
             newest = max(self.pages, key=lambda p: p.last_write_at or "", default=None)
             last_change = (newest.last_write_at or "", newest.last_write_by or "") if newest else None
         return {
-            "pages": len(self.pages), "bytes": size,
-            "unverified": counts["unverified"], "stale": self.stale_count(today),
+            "pages": len(self.pages),
+            "bytes": size,
+            "unverified": counts["unverified"],
+            "stale": self.stale_count(today),
             "last_change_at": last_change[0] if last_change else None,
             "last_change_by": last_change[1] if last_change else None,
             "needs_review": {**counts, "total": sum(counts.values())},
@@ -231,12 +236,22 @@ def meta_row(page: PageFacts, today: date) -> dict[str, Any]:
     """A page's listing entry with the page row fields (listing with `meta=1`)."""
     d = page.derived
     return {
-        "path": page.path, "type": "file", "size_bytes": page.size_bytes, "children": None,
-        "title": d.title, "description": d.description, "page_type": d.page_type, "status": d.status,
-        "tags": None if d.tags is None else list(d.tags), "trust": page.trust,
-        "verified_by": d.verified_by, "verified_at": d.verified_at,
-        "stale": is_stale(page, today), "stale_after": d.stale_after,
-        "last_write_by": page.last_write_by, "last_write_at": page.last_write_at,
+        "path": page.path,
+        "type": "file",
+        "size_bytes": page.size_bytes,
+        "children": None,
+        "title": d.title,
+        "description": d.description,
+        "page_type": d.page_type,
+        "status": d.status,
+        "tags": None if d.tags is None else list(d.tags),
+        "trust": page.trust,
+        "verified_by": d.verified_by,
+        "verified_at": d.verified_at,
+        "stale": is_stale(page, today),
+        "stale_after": d.stale_after,
+        "last_write_by": page.last_write_by,
+        "last_write_at": page.last_write_at,
     }
 
 
@@ -261,8 +276,14 @@ def page_findings(path: str, derived: Derived, walk: Walk | None = None) -> list
     found = _frontmatter_findings(path, derived) + _escape_findings(path, derived)
     if walk is not None:
         here = _directories([path]) | {path}
-        found += [_broken(path, link) for link in derived.links if link.target is not None
-                  and link.target not in walk.by_path and link.target not in walk.dirs and link.target not in here]
+        found += [
+            _broken(path, link)
+            for link in derived.links
+            if link.target is not None
+            and link.target not in walk.by_path
+            and link.target not in walk.dirs
+            and link.target not in here
+        ]
     return sorted(found, key=lambda f: (f["code"], f.get("line", 0)))
 
 
@@ -274,17 +295,18 @@ def _findings_about(walk: Walk, page: PageFacts) -> list[dict[str, Any]]:
     found += [_broken(path, link) for link in walk.broken.get(path, ())]
     if page_class(path) == "concept" and not walk.incoming.get(path):
         found.append(finding("orphan_page", path, "no other page links to this page"))
-    found += [finding("missing_index_entry", path, f"the section index {index} does not link here",
-                      meta={"index": index})
-              for index in _section_indexes(walk, path) if path not in walk.outgoing[index]]
+    found += [
+        finding("missing_index_entry", path, f"the section index {index} does not link here", meta={"index": index})
+        for index in _section_indexes(walk, path)
+        if path not in walk.outgoing[index]
+    ]
     return found
 
 
 def _frontmatter_findings(path: str, d: Derived) -> list[dict[str, Any]]:
     kind = page_class(path)
     if d.frontmatter == "unparsed":
-        return [finding("unparsed_frontmatter", path, f"the frontmatter block cannot be read: {d.error}",
-                        d.error_line)]
+        return [finding("unparsed_frontmatter", path, f"the frontmatter block cannot be read: {d.error}", d.error_line)]
     found: list[dict[str, Any]] = []
     if d.frontmatter == "absent" and kind in ("concept", "root_index"):
         found.append(finding("missing_frontmatter", path, "the page has no frontmatter block (--- on line one)"))
@@ -296,13 +318,21 @@ def _frontmatter_findings(path: str, d: Derived) -> list[dict[str, Any]]:
 
 
 def _escape_findings(path: str, d: Derived) -> list[dict[str, Any]]:
-    return [finding("link_escapes_bundle", path, f"the link {link.href} leaves /fs", link.line, {"href": link.href})
-            for link in d.links if link.kind == "escapes"]
+    return [
+        finding("link_escapes_bundle", path, f"the link {link.href} leaves /fs", link.line, {"href": link.href})
+        for link in d.links
+        if link.kind == "escapes"
+    ]
 
 
 def _broken(path: str, link: PageLink) -> dict[str, Any]:
-    return finding("broken_link", path, f"the link {link.href} goes to no page ({link.target})", link.line,
-                   {"href": link.href, "target": link.target})
+    return finding(
+        "broken_link",
+        path,
+        f"the link {link.href} goes to no page ({link.target})",
+        link.line,
+        {"href": link.href, "target": link.target},
+    )
 
 
 def _bundle_findings(walk: Walk) -> list[dict[str, Any]]:
@@ -313,9 +343,11 @@ def _bundle_findings(walk: Walk) -> list[dict[str, Any]]:
     if LOG not in walk.by_path:
         found.append(finding("missing_log", LOG, f"the bundle has no log page {LOG}"))
     sections = sorted({parent_of(p) for p in walk.paths} - {ROOT})
-    found += [finding("missing_index", index_of(s), f"the section {s} has no index page {index_of(s)}",
-                      meta={"section": s})
-              for s in sections if index_of(s) not in walk.by_path]
+    found += [
+        finding("missing_index", index_of(s), f"the section {s} has no index page {index_of(s)}", meta={"section": s})
+        for s in sections
+        if index_of(s) not in walk.by_path
+    ]
     return found
 
 
@@ -369,8 +401,9 @@ class ViewCache:
         self._flights: dict[str, _Flight] = {}
         self.walks = 0  # walks taken, for tests and metrics
 
-    async def get(self, project_id: str, generation: int, load: Callable[[str], Awaitable[Walk]], *,
-                  fresh: bool = False) -> Walk:
+    async def get(
+        self, project_id: str, generation: int, load: Callable[[str], Awaitable[Walk]], *, fresh: bool = False
+    ) -> Walk:
         """The project's walk at `generation`; `fresh` takes a new one (or joins one being taken).
         `load(checked_at)` takes the walk; its failure reaches every reader waiting on it."""
         while True:

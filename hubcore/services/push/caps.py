@@ -49,8 +49,14 @@ def read(secret: bytes, text: str, now: float) -> Capability | None:
     if len(parts) != 6 or parts[0] != VERSION:
         return None
     _, device_id, item_id, action, expires, mac = parts
-    if not (PART_RE.match(device_id) and PART_RE.match(item_id) and ACTION_RE.match(action)
-            and expires.isdigit() and len(expires) <= 12 and len(mac) == MAC_CHARS):
+    if not (
+        PART_RE.match(device_id)
+        and PART_RE.match(item_id)
+        and ACTION_RE.match(action)
+        and expires.isdigit()
+        and len(expires) <= 12
+        and len(mac) == MAC_CHARS
+    ):
         return None
     cap = Capability(device_id, item_id, action, int(expires))
     if not hmac.compare_digest(_mac(secret, cap), mac):

@@ -36,8 +36,13 @@ DEVICE_ID_RE = r"^dev_[0-9a-f]{16}$"
 
 def _endpoint(url: str) -> str:
     parts = urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname or not validate.is_label(url) \
-            or parts.username or parts.password:
+    if (
+        parts.scheme not in ("https", "http")
+        or not parts.hostname
+        or not validate.is_label(url)
+        or parts.username
+        or parts.password
+    ):
         raise PydanticCustomError("endpoint", "must be an http(s) URL without credentials")
     return url
 
@@ -77,8 +82,12 @@ class DeviceCreate(Request):
     `endpoint` and `keys`), a name, and optional filters."""
 
     name: DeviceName
-    endpoint: Annotated[str, StringConstraints(min_length=1, max_length=ENDPOINT_MAX), AfterValidator(_endpoint),
-                        Field(description="the push service endpoint the browser gave")]
+    endpoint: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=ENDPOINT_MAX),
+        AfterValidator(_endpoint),
+        Field(description="the push service endpoint the browser gave"),
+    ]
     keys: SubscriptionKeys
     expirationTime: Annotated[int | None, Field(description="ignored (as the browser sends it)")] = None
     filters: Annotated[Filters, Field(default_factory=Filters)]
@@ -127,17 +136,23 @@ class DevicesService:
             if old is None:
                 count = conn.execute("SELECT COUNT(*) FROM push_devices").fetchone()[0]
                 if count >= DEVICES_MAX:
-                    raise HubError("rate_limited", f"at most {DEVICES_MAX} push devices; revoke one first",
-                                   details={"cap": DEVICES_MAX})
+                    raise HubError(
+                        "rate_limited",
+                        f"at most {DEVICES_MAX} push devices; revoke one first",
+                        details={"cap": DEVICES_MAX},
+                    )
                 device_id = "dev_" + secrets.token_hex(8)
-                conn.execute("""INSERT INTO push_devices (id, name, endpoint, p256dh, auth, filters, created_at)
+                conn.execute(
+                    """INSERT INTO push_devices (id, name, endpoint, p256dh, auth, filters, created_at)
                                 VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                             (device_id, req.name, req.endpoint, req.keys.p256dh, req.keys.auth,
-                              _dump(req.filters), now))
+                    (device_id, req.name, req.endpoint, req.keys.p256dh, req.keys.auth, _dump(req.filters), now),
+                )
             else:
                 device_id = old["id"]
-                conn.execute("UPDATE push_devices SET name = ?, p256dh = ?, auth = ?, filters = ? WHERE id = ?",
-                             (req.name, req.keys.p256dh, req.keys.auth, _dump(req.filters), device_id))
+                conn.execute(
+                    "UPDATE push_devices SET name = ?, p256dh = ?, auth = ?, filters = ? WHERE id = ?",
+                    (req.name, req.keys.p256dh, req.keys.auth, _dump(req.filters), device_id),
+                )
             row = conn.execute("SELECT * FROM push_devices WHERE id = ?", (device_id,)).fetchone()
             return render(row), old is None
 
@@ -146,7 +161,8 @@ class DevicesService:
     async def list(self, caller: Caller) -> dict[str, Any]:
         require_admin(caller, "listing push devices")
         rows = await self.core.store.read(
-            lambda conn: conn.execute("SELECT * FROM push_devices ORDER BY created_at, id").fetchall())
+            lambda conn: conn.execute("SELECT * FROM push_devices ORDER BY created_at, id").fetchall()
+        )
         return {"devices": [render(r) for r in rows]}
 
     async def update(self, caller: Caller, req: DeviceUpdate) -> dict[str, Any]:
@@ -156,8 +172,7 @@ class DevicesService:
             if req.name is not None:
                 conn.execute("UPDATE push_devices SET name = ? WHERE id = ?", (req.name, req.device_id))
             if req.filters is not None:
-                conn.execute("UPDATE push_devices SET filters = ? WHERE id = ?",
-                             (_dump(req.filters), req.device_id))
+                conn.execute("UPDATE push_devices SET filters = ? WHERE id = ?", (_dump(req.filters), req.device_id))
             row = conn.execute("SELECT * FROM push_devices WHERE id = ?", (req.device_id,)).fetchone()
             if row is None:
                 raise not_found(f"push device {req.device_id!r} not found")

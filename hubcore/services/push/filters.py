@@ -62,15 +62,25 @@ class QuietHours(Request):
 class Filters(Request):
     """A device's filters; a PATCH replaces them whole."""
 
-    kinds: Annotated[list[PushKind], AfterValidator(_unique), Field(
-        min_length=1, max_length=len(PUSH_KINDS), description="what to push",
-        default_factory=lambda: list(PUSH_KINDS))]
-    projects: Annotated[Annotated[list[ProjectId], AfterValidator(_unique), Field(max_length=PROJECTS_MAX)] | None,
-                        Field(description="only these projects (null: every project)")] = None
+    kinds: Annotated[
+        list[PushKind],
+        AfterValidator(_unique),
+        Field(
+            min_length=1,
+            max_length=len(PUSH_KINDS),
+            description="what to push",
+            default_factory=lambda: list(PUSH_KINDS),
+        ),
+    ]
+    projects: Annotated[
+        Annotated[list[ProjectId], AfterValidator(_unique), Field(max_length=PROJECTS_MAX)] | None,
+        Field(description="only these projects (null: every project)"),
+    ] = None
     min_priority: Annotated[Priority, Field(description="items below it are not pushed")] = "low"
     quiet_hours: QuietHours | None = None
-    content: Annotated[Content, Field(
-        description="full: the item's text rides in the encrypted push; contentless: only that something waits")
+    content: Annotated[
+        Content,
+        Field(description="full: the item's text rides in the encrypted push; contentless: only that something waits"),
     ] = "full"
 
 
@@ -96,8 +106,9 @@ def _quiet_end(quiet: QuietHours, now: float) -> datetime | None:
     return datetime.combine(day, end, zone)
 
 
-def wants(filters: Filters, *, kind: str, project_id: str, payload: dict[str, Any],
-          expires_at: float | None, now: float) -> bool:
+def wants(
+    filters: Filters, *, kind: str, project_id: str, payload: dict[str, Any], expires_at: float | None, now: float
+) -> bool:
     """Whether a device with `filters` is pushed this item now."""
     if kind not in filters.kinds:
         return False

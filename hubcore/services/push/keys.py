@@ -44,8 +44,7 @@ class PushKeys:
 
         key = serialization.load_pem_private_key(self.private_pem.encode("ascii"), password=None)
         assert isinstance(key, ec.EllipticCurvePrivateKey)
-        raw = key.public_key().public_bytes(serialization.Encoding.X962,
-                                            serialization.PublicFormat.UncompressedPoint)
+        raw = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
         return b64url(raw)
 
 
@@ -54,8 +53,9 @@ def _new() -> PushKeys:
     from cryptography.hazmat.primitives.asymmetric import ec
 
     key = ec.generate_private_key(ec.SECP256R1())
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode("ascii")
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode("ascii")
     return PushKeys(pem, secrets.token_bytes(32))
 
 

@@ -19,8 +19,13 @@ PAYLOAD_MAX = 3800  # plaintext bytes; aes128gcm adds 86 and a push service take
 TITLE_CHARS, BODY_CHARS = 120, 300
 CAP_TTL_SECS = 7 * 86400
 CONTENTLESS = "Something is waiting for you in Agent Hub."
-KIND_WORDS = {"question": "asks", "approval": "asks to approve", "enrol_request": "asks to join",
-              "finished": "finished", "idea": "has an idea"}
+KIND_WORDS = {
+    "question": "asks",
+    "approval": "asks to approve",
+    "enrol_request": "asks to join",
+    "finished": "finished",
+    "idea": "has an idea",
+}
 
 
 @dataclass(frozen=True)
@@ -59,12 +64,23 @@ def item_message(facts: ItemFacts, *, device_id: str, content: str, secret: byte
     offered = buttons(facts)
     if content == "contentless":
         offered = [(a, t) for a, t in offered if a in ("approve", "decline")]  # option text is content
-    actions = [{"action": action, "title": title[:forms.TITLE_MAX],
-                "cap": caps.mint(secret, caps.Capability(device_id, facts.event_id, action, expires))}
-               for action, title in offered]
-    message: dict[str, Any] = {"v": 1, "type": "item", "id": facts.event_id, "kind": facts.kind,
-                               "url": f"/#/inbox?item={facts.event_id}", "badge": facts.waiting,
-                               "actions": actions}
+    actions = [
+        {
+            "action": action,
+            "title": title[: forms.TITLE_MAX],
+            "cap": caps.mint(secret, caps.Capability(device_id, facts.event_id, action, expires)),
+        }
+        for action, title in offered
+    ]
+    message: dict[str, Any] = {
+        "v": 1,
+        "type": "item",
+        "id": facts.event_id,
+        "kind": facts.kind,
+        "url": f"/#/inbox?item={facts.event_id}",
+        "badge": facts.waiting,
+        "actions": actions,
+    }
     if content == "contentless":
         message.update(title="Agent Hub", body=CONTENTLESS)
     else:
@@ -94,5 +110,14 @@ def close_message(event_id: str, waiting: int) -> bytes:
 
 
 def test_message(name: str) -> bytes:
-    return orjson.dumps({"v": 1, "type": "test", "id": "test", "title": "Agent Hub",
-                         "body": f"Push works on {name}.", "url": "/#/settings", "actions": []})
+    return orjson.dumps(
+        {
+            "v": 1,
+            "type": "test",
+            "id": "test",
+            "title": "Agent Hub",
+            "body": f"Push works on {name}.",
+            "url": "/#/settings",
+            "actions": [],
+        }
+    )

@@ -82,12 +82,13 @@ class ProcessTransport:
         # Imported on the first send; `wire` loads http_ece and py_vapid only where it sends (the worker).
         from hubcore.services.push import wire
 
-        wires = [wire.Wire(p.target.endpoint, p.target.p256dh, p.target.auth, p.data, p.urgency, p.topic, p.ttl)
-                 for p in pushes]
+        wires = [
+            wire.Wire(p.target.endpoint, p.target.p256dh, p.target.auth, p.data, p.urgency, p.topic, p.ttl)
+            for p in pushes
+        ]
         # Not cancellable: a cancelled call kills the worker without reaping it (a ResourceWarning);
         # at shutdown the batch in flight finishes (each push has a 10-second timeout).
-        return await anyio.to_process.run_sync(wire.send_all, wires, self._pem, self._contact,
-                                               limiter=self._limiter)
+        return await anyio.to_process.run_sync(wire.send_all, wires, self._pem, self._contact, limiter=self._limiter)
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,15 @@ class Job:
 
 
 class PushSender:
-    def __init__(self, core: Core, keys: PushKeys, counter: Counter, *, transport: Transport | None = None,
-                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
+    def __init__(
+        self,
+        core: Core,
+        keys: PushKeys,
+        counter: Counter,
+        *,
+        transport: Transport | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ) -> None:
         self.core = core
         self.keys = keys
         self.counter = counter
@@ -174,11 +182,18 @@ class PushSender:
         pushes = []
         for row in rows:
             filters = filters_of(row)
-            if not wants(filters, kind=facts.kind, project_id=facts.project_id, payload=facts.payload,
-                         expires_at=facts.expires_at, now=now):
+            if not wants(
+                filters,
+                kind=facts.kind,
+                project_id=facts.project_id,
+                payload=facts.payload,
+                expires_at=facts.expires_at,
+                now=now,
+            ):
                 continue
-            data = message.item_message(facts, device_id=row["id"], content=filters.content,
-                                        secret=self.keys.act_secret, now=now)
+            data = message.item_message(
+                facts, device_id=row["id"], content=filters.content, secret=self.keys.act_secret, now=now
+            )
             urgency: Literal["high", "normal"] = "high" if facts.kind in ("question", "approval") else "normal"
             left = ITEM_TTL_SECS if facts.expires_at is None else int(facts.expires_at - now)
             ttl = max(60, min(ITEM_TTL_SECS, left))
@@ -191,8 +206,9 @@ class PushSender:
         devices = self._sent_to.pop(job.event_id, set())
         waiting, rows = await self.core.store.read(lambda conn: (_waiting(conn), device_rows(conn)))
         data = message.close_message(job.event_id, waiting)
-        await self._send_all([Push(target_of(r), data, "normal", job.event_id, ITEM_TTL_SECS)
-                              for r in rows if r["id"] in devices])
+        await self._send_all(
+            [Push(target_of(r), data, "normal", job.event_id, ITEM_TTL_SECS) for r in rows if r["id"] in devices]
+        )
 
     def _remember(self, event_id: str, devices: set[str]) -> None:
         self._sent_to[event_id] = devices
@@ -247,8 +263,10 @@ class PushSender:
                 if result == "gone":
                     conn.execute("DELETE FROM push_devices WHERE id = ?", (device_id,))
                 elif result == "delivered":
-                    conn.execute("UPDATE push_devices SET last_delivered_at = ?, last_result = ? WHERE id = ?",
-                                 (now, result, device_id))
+                    conn.execute(
+                        "UPDATE push_devices SET last_delivered_at = ?, last_result = ? WHERE id = ?",
+                        (now, result, device_id),
+                    )
                 else:
                     conn.execute("UPDATE push_devices SET last_result = ? WHERE id = ?", (result, device_id))
 
@@ -267,10 +285,21 @@ def _read_item(conn: sqlite3.Connection, event_id: str) -> tuple[message.ItemFac
     row = conn.execute(
         """SELECT e.id, e.project_id, e.kind, e.actor, e.summary, e.payload, i.status, i.expires_at,
                   p.display_name FROM events e LEFT JOIN inbox i ON i.event_id = e.id
-                  LEFT JOIN projects p ON p.id = e.project_id WHERE e.id = ?""", (event_id,)).fetchone()
+                  LEFT JOIN projects p ON p.id = e.project_id WHERE e.id = ?""",
+        (event_id,),
+    ).fetchone()
     if row is None or (row["status"] is not None and row["status"] == "resolved"):
         return None, []  # gone, or resolved before its push left
     payload: dict[str, Any] = orjson.loads(row["payload"])
-    facts = message.ItemFacts(row["id"], row["project_id"], row["display_name"], row["kind"], row["actor"],
-                              row["summary"], payload, row["expires_at"], _waiting(conn))
+    facts = message.ItemFacts(
+        row["id"],
+        row["project_id"],
+        row["display_name"],
+        row["kind"],
+        row["actor"],
+        row["summary"],
+        payload,
+        row["expires_at"],
+        _waiting(conn),
+    )
     return facts, device_rows(conn)

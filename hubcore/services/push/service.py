@@ -34,13 +34,22 @@ NO_ACTION = "no such action (it expired, its device was revoked, or it never exi
 class PushAct(Request):
     """`POST /push/act`: a notification button's capability."""
 
-    cap: Annotated[str, StringConstraints(min_length=1, max_length=caps.CAP_MAX),
-                   Field(description="the capability the push carried for this button")]
+    cap: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=caps.CAP_MAX),
+        Field(description="the capability the push carried for this button"),
+    ]
 
 
 class PushService:
-    def __init__(self, core: Core, keys: PushKeys, sender: PushSender, resolutions: ResolutionsService,
-                 notify_state: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        core: Core,
+        keys: PushKeys,
+        sender: PushSender,
+        resolutions: ResolutionsService,
+        notify_state: Callable[[], dict[str, Any]],
+    ) -> None:
         self.core = core
         self._notify_state = notify_state
         self.keys = keys
@@ -50,14 +59,18 @@ class PushService:
 
     def key(self, caller: Caller) -> dict[str, Any]:
         require_admin(caller, "reading the push key")
-        return {"public_key": self.keys.public_key, "contact": self.core.settings.push_contact,
-                "notify_url": self._notify_state()}
+        return {
+            "public_key": self.keys.public_key,
+            "contact": self.core.settings.push_contact,
+            "notify_url": self._notify_state(),
+        }
 
     async def test(self, caller: Caller, req: DeviceRef) -> dict[str, Any]:
         """Send a test notification to one device now -> {result}; recorded like any send."""
         require_admin(caller, "sending a test push")
-        row = await self.core.store.read(lambda conn: conn.execute(
-            "SELECT * FROM push_devices WHERE id = ?", (req.device_id,)).fetchone())
+        row = await self.core.store.read(
+            lambda conn: conn.execute("SELECT * FROM push_devices WHERE id = ?", (req.device_id,)).fetchone()
+        )
         if row is None:
             raise not_found(f"push device {req.device_id!r} not found")
         push = Push(target_of(row), message.test_message(row["name"]), "normal", "test", 600)
@@ -93,8 +106,9 @@ def _item(conn: Any, device_id: str, item_id: str) -> tuple[str, dict[str, Any]]
     """The item's kind and payload when the device is still registered and the item exists."""
     if conn.execute("SELECT 1 FROM push_devices WHERE id = ?", (device_id,)).fetchone() is None:
         return None
-    row = conn.execute("SELECT i.kind, e.payload FROM inbox i JOIN events e ON e.id = i.event_id "
-                       "WHERE i.event_id = ?", (item_id,)).fetchone()
+    row = conn.execute(
+        "SELECT i.kind, e.payload FROM inbox i JOIN events e ON e.id = i.event_id WHERE i.event_id = ?", (item_id,)
+    ).fetchone()
     return None if row is None else (row["kind"], orjson.loads(row["payload"]))
 
 

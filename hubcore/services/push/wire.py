@@ -75,8 +75,16 @@ def encrypt(push: Wire) -> bytes:
     from cryptography.hazmat.primitives.asymmetric import ec
 
     server_key = ec.generate_private_key(ec.SECP256R1())
-    return bytes(http_ece.encrypt(push.data, salt=os.urandom(16), private_key=server_key,
-                                  dh=unb64url(push.p256dh), auth_secret=unb64url(push.auth), version="aes128gcm"))
+    return bytes(
+        http_ece.encrypt(
+            push.data,
+            salt=os.urandom(16),
+            private_key=server_key,
+            dh=unb64url(push.p256dh),
+            auth_secret=unb64url(push.auth),
+            version="aes128gcm",
+        )
+    )
 
 
 def _vapid(pem: bytes, contact: str, audience: str) -> dict[str, str]:
@@ -114,9 +122,15 @@ def _post(push: Wire, pem: bytes, contact: str) -> int:
     parts = urlsplit(push.endpoint)
     origin = f"{parts.scheme}://{parts.netloc}"
     body = encrypt(push)
-    headers = {**_vapid(pem, contact, origin), "Content-Encoding": "aes128gcm", "Content-Type":
-               "application/octet-stream", "TTL": str(push.ttl), "Urgency": push.urgency, "Topic": push.topic,
-               "Content-Length": str(len(body))}
+    headers = {
+        **_vapid(pem, contact, origin),
+        "Content-Encoding": "aes128gcm",
+        "Content-Type": "application/octet-stream",
+        "TTL": str(push.ttl),
+        "Urgency": push.urgency,
+        "Topic": push.topic,
+        "Content-Length": str(len(body)),
+    }
     target = parts.path + (f"?{parts.query}" if parts.query else "") or "/"
     for attempt in (1, 2):  # a kept connection the service closed meanwhile is reopened once
         conn = _connection(origin, parts.scheme, parts.netloc)

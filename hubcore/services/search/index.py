@@ -41,8 +41,7 @@ SETTLE_MAX_SECS = 30.0  # a query waits at most this long for the index (then an
 GATHER_SECS = 0.1
 
 
-def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch,
-                terms: Sequence[str] | None = None) -> None:
+def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch, terms: Sequence[str] | None = None) -> None:
     """Put `batch` into the index for `source` and record its mark (one command); the terms of its
     new documents join `search_terms` (`terms`, the batch's own, when the caller tokenized it off
     the writer; else those of the documents written, found here). A `replace`
@@ -77,10 +76,14 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch,
     if terms is None:  # a source indexed whole: only the few documents that changed
         terms = terms_of([doc.text for doc, _ in fresh.values()])
     if terms:
-        conn.execute("INSERT OR IGNORE INTO search_terms (term) SELECT value FROM json_each(?)",
-                     (orjson.dumps(list(terms)).decode(),))
-    conn.execute("INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE "
-                 "SET mark = excluded.mark", (source, batch.mark))
+        conn.execute(
+            "INSERT OR IGNORE INTO search_terms (term) SELECT value FROM json_each(?)",
+            (orjson.dumps(list(terms)).decode(),),
+        )
+    conn.execute(
+        "INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET mark = excluded.mark",
+        (source, batch.mark),
+    )
 
 
 def _ids_of(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> list[int]:
@@ -88,9 +91,14 @@ def _ids_of(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> list[i
     by_family: dict[str, list[str]] = {}
     for family, key in keys:
         by_family.setdefault(family, []).append(key)
-    return [r[0] for family, found in by_family.items() for r in conn.execute(
-        "SELECT id FROM search_docs WHERE family = ? AND key IN (SELECT value FROM json_each(?))",
-        (family, orjson.dumps(found).decode()))]
+    return [
+        r[0]
+        for family, found in by_family.items()
+        for r in conn.execute(
+            "SELECT id FROM search_docs WHERE family = ? AND key IN (SELECT value FROM json_each(?))",
+            (family, orjson.dumps(found).decode()),
+        )
+    ]
 
 
 def _insert(conn: sqlite3.Connection, source: str, docs: list[tuple[SearchDoc, str]]) -> None:
@@ -99,17 +107,24 @@ def _insert(conn: sqlite3.Connection, source: str, docs: list[tuple[SearchDoc, s
     if not docs:
         return
     first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs").fetchone()[0]) + 1
-    conn.executemany("""INSERT INTO search_docs (id, family, source, key, project_id, session_id, snippet, meta)
+    conn.executemany(
+        """INSERT INTO search_docs (id, family, source, key, project_id, session_id, snippet, meta)
                         VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                     [(first + n, doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet, meta)
-                      for n, (doc, meta) in enumerate(docs)])
-    conn.executemany("INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
-                     [(first + n, doc.text) for n, (doc, _) in enumerate(docs)])
+        [
+            (first + n, doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet, meta)
+            for n, (doc, meta) in enumerate(docs)
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO search_fts (rowid, body) VALUES (?, ?)", [(first + n, doc.text) for n, (doc, _) in enumerate(docs)]
+    )
 
 
 # The same tokenizer as search_fts (migrations v8, v12), without positions: only its terms are read.
-TOKENS_SQL = ("CREATE VIRTUAL TABLE tokens USING fts5(body, content = '', detail = none, "
-              "tokenize = 'unicode61 remove_diacritics 2')")
+TOKENS_SQL = (
+    "CREATE VIRTUAL TABLE tokens USING fts5(body, content = '', detail = none, "
+    "tokenize = 'unicode61 remove_diacritics 2')"
+)
 
 
 def terms_of(texts: list[str]) -> list[str]:
@@ -132,9 +147,11 @@ def terms_of(texts: list[str]) -> list[str]:
 
 def _stored(conn: sqlite3.Connection, source: str) -> dict[tuple[str, str], tuple[Any, ...]]:
     """A source's documents as held: (family, key) -> (id, source, project, session, snippet, meta, text)."""
-    rows = conn.execute("""SELECT d.family, d.key, d.id, d.source, d.project_id, d.session_id, d.snippet, d.meta,
+    rows = conn.execute(
+        """SELECT d.family, d.key, d.id, d.source, d.project_id, d.session_id, d.snippet, d.meta,
                            f.body FROM search_docs d JOIN search_fts f ON f.rowid = d.id WHERE d.source = ?""",
-                        (source,))
+        (source,),
+    )
     return {(r[0], r[1]): tuple(r[2:]) for r in rows}
 
 
@@ -153,8 +170,10 @@ def purge_project(conn: sqlite3.Connection, project_id: str, sources: Iterable[s
     """A deleted project's documents and the marks of the sources it ends (the parts say which:
     `Part.search_project_sources`), inside the project delete's command. Its events and artifacts
     took their own documents with their rows (triggers)."""
-    conn.execute("DELETE FROM search_marks WHERE source IN (SELECT value FROM json_each(?))",
-                 (orjson.dumps(sorted(sources)).decode(),))
+    conn.execute(
+        "DELETE FROM search_marks WHERE source IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(sorted(sources)).decode(),),
+    )
     _delete_ids(conn, [r[0] for r in conn.execute("SELECT id FROM search_docs WHERE project_id = ?", (project_id,))])
 
 
@@ -243,8 +262,9 @@ class SearchIndex:
             self._reconciled = True
 
     async def _reconcile(self) -> None:
-        indexed: dict[str, str] = dict(await self.core.store.read(
-            lambda conn: conn.execute("SELECT source, mark FROM search_marks").fetchall()))
+        indexed: dict[str, str] = dict(
+            await self.core.store.read(lambda conn: conn.execute("SELECT source, mark FROM search_marks").fetchall())
+        )
         listed: set[str] = set()
         for part in self._feeders():
             part.search_touched()  # whatever was noted is covered by the marks compared below
@@ -259,7 +279,8 @@ class SearchIndex:
 
     async def _mark_of(self, source: str) -> str | None:
         row = await self.core.store.read(
-            lambda conn: conn.execute("SELECT mark FROM search_marks WHERE source = ?", (source,)).fetchone())
+            lambda conn: conn.execute("SELECT mark FROM search_marks WHERE source = ?", (source,)).fetchone()
+        )
         return None if row is None else str(row[0])
 
     async def _index(self, part: Part, source: str, mark: str | None) -> None:
@@ -271,10 +292,10 @@ class SearchIndex:
             if not batch.docs and not batch.gone and not batch.replace and batch.mark == (mark or ""):
                 return  # nothing new: write nothing (hub.db is left as it was)
             # New documents only (the feed's events): tokenized here, off the writer.
-            terms = None if batch.replace else await anyio.to_thread.run_sync(
-                terms_of, [doc.text for doc in batch.docs])
-            await self.core.store.execute(
-                lambda conn, b=batch, t=terms: write_batch(conn, source, b, t))  # type: ignore[misc]
+            terms = (
+                None if batch.replace else await anyio.to_thread.run_sync(terms_of, [doc.text for doc in batch.docs])
+            )
+            await self.core.store.execute(lambda conn, b=batch, t=terms: write_batch(conn, source, b, t))  # type: ignore[misc]
             if not batch.more or batch.mark == mark:
                 return
             mark = batch.mark

@@ -16,25 +16,38 @@ ROWS_MAX = 1000  # index rows read per query: the spec allows 5,000; 1,000 keeps
 FAMILIES = ("feed", "artifact", "brain", "kb")
 
 Family = Literal["feed", "artifact", "brain", "kb"]
-Query = Annotated[str, EntryContent(QUERY_MAX_BYTES, what="the query"),
-                  Field(description='words match as prefixes, whole words first; "a phrase" in quotes '
-                                    "as a phrase; punctuation and bare AND/OR/NOT/NEAR are dropped")]
+Query = Annotated[
+    str,
+    EntryContent(QUERY_MAX_BYTES, what="the query"),
+    Field(
+        description='words match as prefixes, whole words first; "a phrase" in quotes '
+        "as a phrase; punctuation and bare AND/OR/NOT/NEAR are dropped"
+    ),
+]
 
 
 class SearchRequest(Request):
     """`GET /search` and `search`: lexical search over what the caller may see."""
 
     q: Query
-    scope: Annotated[Literal["global", "project"] | None,
-                     Field(description="global (every visible project) or project (needs project); "
-                                       "absent: project when project is given, else global")] = None
+    scope: Annotated[
+        Literal["global", "project"] | None,
+        Field(
+            description="global (every visible project) or project (needs project); "
+            "absent: project when project is given, else global"
+        ),
+    ] = None
     project: Annotated[ProjectId | None, Field(description="the project searched (scope=project)")] = None
     session_id: Annotated[SessionId | None, Field(description="only this session's brain and events")] = None
     type: Annotated[Family | None, Field(description="only this family of hits")] = None
     limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
-    mode: Annotated[Literal["lexical", "semantic"],
-                    Field(description="semantic blends in the documents nearest in meaning (backend hybrid); "
-                                      "without the embedding model it is lexical (fts-fallback)")] = "lexical"
+    mode: Annotated[
+        Literal["lexical", "semantic"],
+        Field(
+            description="semantic blends in the documents nearest in meaning (backend hybrid); "
+            "without the embedding model it is lexical (fts-fallback)"
+        ),
+    ] = "lexical"
 
 
 class SearchCall(Request):
@@ -46,10 +59,20 @@ class SearchCall(Request):
     session_id: Annotated[SessionId | None, Field(description="search only this session's brain and events")] = None
     type: Annotated[Family | None, Field(description="only this family: feed, artifact, brain or kb")] = None
     limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
-    mode: Annotated[Literal["lexical", "semantic"],
-                    Field(description="semantic blends in the documents nearest in meaning (backend hybrid); "
-                                      "without the embedding model it is lexical (fts-fallback)")] = "lexical"
+    mode: Annotated[
+        Literal["lexical", "semantic"],
+        Field(
+            description="semantic blends in the documents nearest in meaning (backend hybrid); "
+            "without the embedding model it is lexical (fts-fallback)"
+        ),
+    ] = "lexical"
 
     def request(self) -> SearchRequest:
-        return SearchRequest(q=self.query, project=self.project_id, session_id=self.session_id, type=self.type,
-                             limit=self.limit, mode=self.mode)
+        return SearchRequest(
+            q=self.query,
+            project=self.project_id,
+            session_id=self.session_id,
+            type=self.type,
+            limit=self.limit,
+            mode=self.mode,
+        )

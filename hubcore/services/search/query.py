@@ -63,5 +63,4 @@ def parse(text: str) -> Parsed:
     if not terms:
         raise invalid("the search query is blank: give at least one word")
     kept = terms[:TERMS_MAX]
-    return Parsed(tuple(t for t in kept if isinstance(t, str)),
-                  tuple(t for t in kept if isinstance(t, tuple)))
+    return Parsed(tuple(t for t in kept if isinstance(t, str)), tuple(t for t in kept if isinstance(t, tuple)))

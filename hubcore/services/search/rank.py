@@ -60,8 +60,10 @@ ORDER BY f.rowid DESC LIMIT :rows"""
 # One phrase: its count in the row, as the growth of the text `highlight()` marks.
 ONE_PHRASE_SQL = _PASS_SQL.format(short=SHORT, counted="length(highlight(search_fts, 0, char(1), '')) - length(f.body)")
 # Plain words: the marked text itself, unless the row's own text holds a marker character.
-WORDS_SQL = _PASS_SQL.format(short=f"{SHORT} AND instr(f.body, char(1)) = 0 AND instr(f.body, char(2)) = 0",
-                             counted="highlight(search_fts, 0, char(1), char(2))")
+WORDS_SQL = _PASS_SQL.format(
+    short=f"{SHORT} AND instr(f.body, char(1)) = 0 AND instr(f.body, char(2)) = 0",
+    counted="highlight(search_fts, 0, char(1), char(2))",
+)
 COUNT_SQL = "SELECT count(*) FROM search_fts WHERE search_fts MATCH ?"
 TEXT_BUDGET = 40_000  # tokens of text `highlight()` may re-read for one pass (about 3 ms)
 EXPAND_FROM = 5  # search_fts indexes prefixes of 1 to 4 characters (migration v12): those read them
@@ -83,8 +85,11 @@ def one_phrase(parsed: Parsed) -> bool:
 def plain_words(parsed: Parsed) -> bool:
     """Whether `parsed` is words alone (no phrase), at most `WORDS_MAX`, each of ASCII letters and
     digits (one token of the unicode61 tokenizer, compared with a marked token case-blind)."""
-    return (not parsed.phrases and 0 < len(parsed.words) <= WORDS_MAX
-            and all(w.isascii() and w.isalnum() for w in parsed.words))
+    return (
+        not parsed.phrases
+        and 0 < len(parsed.words) <= WORDS_MAX
+        and all(w.isascii() and w.isalnum() for w in parsed.words)
+    )
 
 
 def varint(blob: bytes, at: int = 0) -> tuple[int, int]:
@@ -151,8 +156,9 @@ def fold(token: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c)).lower()
 
 
-def scored_words(rows: list[tuple[int, str, bytes]], words: tuple[str, ...], weights: list[float],
-                 *, prefix: bool, avgdl: float) -> list[tuple[int, float]] | None:
+def scored_words(
+    rows: list[tuple[int, str, bytes]], words: tuple[str, ...], weights: list[float], *, prefix: bool, avgdl: float
+) -> list[tuple[int, float]] | None:
     """(id, bm25 score) from each row's marked text (no marker character of its own: WORDS_SQL):
     each marked token counts for every word it matches (whole, or as a prefix on the prefix pass);
     with one word every marked token is its instance. None when a marked token matches no word (the
@@ -164,8 +170,7 @@ def scored_words(rows: list[tuple[int, str, bytes]], words: tuple[str, ...], wei
         found = matches.get(token)
         if found is None:
             seen = fold(token)
-            found = matches[token] = [n for n, w in enumerate(wanted)
-                                      if seen == w or (prefix and seen.startswith(w))]
+            found = matches[token] = [n for n, w in enumerate(wanted) if seen == w or (prefix and seen.startswith(w))]
         return found
 
     out = []
@@ -197,8 +202,7 @@ class Frequencies:
     reuse: a count stands while the index holds within 1/64 of the rows it held when counted, and
     for at most `ttl` seconds. Read threads share it (a lock guards the table, never a count)."""
 
-    def __init__(self, *, size: int = 4096, ttl: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, size: int = 4096, ttl: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._kept: dict[str, _Kept] = {}
         self._lock = threading.Lock()
         self._size, self._ttl, self._clock = size, ttl, clock
@@ -229,9 +233,13 @@ def expanded(conn: sqlite3.Connection, words: tuple[str, ...]) -> str | None:
         if len(stem) < EXPAND_FROM:
             parts.append(f'"{stem}"*')
             continue
-        terms = [r[0] for r in conn.execute(
-            "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT ?",
-            (stem, stem[:-1] + chr(ord(stem[-1]) + 1), EXPAND_MAX + 1))]
+        terms = [
+            r[0]
+            for r in conn.execute(
+                "SELECT term FROM search_terms WHERE term >= ? AND term < ? LIMIT ?",
+                (stem, stem[:-1] + chr(ord(stem[-1]) + 1), EXPAND_MAX + 1),
+            )
+        ]
         if not terms:
             return None
         if len(terms) > EXPAND_MAX:
@@ -246,20 +254,38 @@ class Ranking:
     """How each pass of a lexical query is ranked (the module's note): `rank` answers (id, score)
     rows, lower first, in bm25's order."""
 
-    def __init__(self, *, worth_from: int = 50_000, text_budget: int = TEXT_BUDGET,
-                 frequencies: Frequencies | None = None) -> None:
+    def __init__(
+        self, *, worth_from: int = 50_000, text_budget: int = TEXT_BUDGET, frequencies: Frequencies | None = None
+    ) -> None:
         self.worth_from = worth_from  # the words' counts, added, from which the words path is taken
         self.text_budget = text_budget
         self.frequencies = frequencies or Frequencies()
 
-    def rank(self, conn: sqlite3.Connection, parsed: Parsed, *, prefix: bool, bm25_sql: str,
-             fill: dict[str, str], args: dict[str, Any], need: int) -> list[Any]:
+    def rank(
+        self,
+        conn: sqlite3.Connection,
+        parsed: Parsed,
+        *,
+        prefix: bool,
+        bm25_sql: str,
+        fill: dict[str, str],
+        args: dict[str, Any],
+        need: int,
+    ) -> list[Any]:
         """`need`: the rows the page still wants (a text path ranks at least so many, or none)."""
         found = self._fast(conn, parsed, prefix=prefix, fill=fill, args=args, need=need)
         return found if found is not None else conn.execute(bm25_sql, args).fetchall()
 
-    def _fast(self, conn: sqlite3.Connection, parsed: Parsed, *, prefix: bool, fill: dict[str, str],
-              args: dict[str, Any], need: int) -> list[tuple[int, float]] | None:
+    def _fast(
+        self,
+        conn: sqlite3.Connection,
+        parsed: Parsed,
+        *,
+        prefix: bool,
+        fill: dict[str, str],
+        args: dict[str, Any],
+        need: int,
+    ) -> list[tuple[int, float]] | None:
         phrase = one_phrase(parsed)
         if not phrase and not plain_words(parsed):
             return None

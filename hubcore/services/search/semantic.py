@@ -130,10 +130,15 @@ class SemanticIndex:
                 self._stale = False
                 # Read and built on one worker thread (a million rows would hold the event loop).
                 self.vectors = await self.core.store.read_then(
-                    lambda conn: [tuple(r) for r in conn.execute(
-                        """SELECT v.doc_id, v.vec, d.project_id, d.family, d.session_id FROM search_vectors v
-                           JOIN search_docs d ON d.id = v.doc_id""")],
-                    VectorSet.build)
+                    lambda conn: [
+                        tuple(r)
+                        for r in conn.execute(
+                            """SELECT v.doc_id, v.vec, d.project_id, d.family, d.session_id FROM search_vectors v
+                           JOIN search_docs d ON d.id = v.doc_id"""
+                        )
+                    ],
+                    VectorSet.build,
+                )
             return self.vectors
 
     # -- embedding -------------------------------------------------------------------------------
@@ -144,8 +149,11 @@ class SemanticIndex:
         from hubcore.services.search.vectors import EMBED_CHARS
 
         def read(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
-            start = after if after is not None else int(
-                conn.execute("SELECT COALESCE(MAX(doc_id), 0) FROM search_vectors").fetchone()[0])
+            start = (
+                after
+                if after is not None
+                else int(conn.execute("SELECT COALESCE(MAX(doc_id), 0) FROM search_vectors").fetchone()[0])
+            )
             return [tuple(r) for r in conn.execute(PENDING_SQL, {"after": start, "n": n, "chars": EMBED_CHARS})]
 
         return await self.core.store.read(read)
@@ -156,8 +164,9 @@ class SemanticIndex:
 
         texts = [str(r[4])[:EMBED_CHARS] for r in rows]
         stored = quantize(await anyio.to_thread.run_sync(model.embed, texts))
-        params = [{"id": r[0], "vec": v, "chars": EMBED_CHARS, "text": t}
-                  for r, v, t in zip(rows, stored, texts, strict=True)]
+        params = [
+            {"id": r[0], "vec": v, "chars": EMBED_CHARS, "text": t} for r, v, t in zip(rows, stored, texts, strict=True)
+        ]
         await self.core.store.execute(lambda conn: _store(conn, params))
         self.embedded += len(rows)
         async with self._set_lock:
@@ -196,7 +205,8 @@ class SemanticIndex:
         await self.core.serving.wait()
         try:
             has = await self.core.store.read(
-                lambda conn: conn.execute("SELECT EXISTS (SELECT 1 FROM search_vectors)").fetchone()[0])
+                lambda conn: conn.execute("SELECT EXISTS (SELECT 1 FROM search_vectors)").fetchone()[0]
+            )
         except Exception:  # derived data: the first query that asks will start it
             log.exception("reading whether the hub has search vectors failed")
             has = False
@@ -250,8 +260,15 @@ class Searcher:
         self.model = model
         self.vectors = vectors
 
-    def neighbours(self, conn: sqlite3.Connection, query: str, projects: list[str] | None, family: str | None,
-                   session: str | None, fetch: Fetch) -> list[sqlite3.Row]:
+    def neighbours(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        projects: list[str] | None,
+        family: str | None,
+        session: str | None,
+        fetch: Fetch,
+    ) -> list[sqlite3.Row]:
         """The visible documents nearest `query`, best first (cosine of the stored vectors)."""
         from hubcore.services.search.vectors import CANDIDATES, cosines
 
@@ -269,8 +286,10 @@ class Searcher:
 
 def _gone(conn: sqlite3.Connection, ids: list[int]) -> int:
     """How many of `ids` have no vector any more (their documents were removed)."""
-    held = conn.execute("SELECT COUNT(*) FROM search_vectors WHERE doc_id IN (SELECT value FROM json_each(?))",
-                        (orjson.dumps(ids).decode(),)).fetchone()[0]
+    held = conn.execute(
+        "SELECT COUNT(*) FROM search_vectors WHERE doc_id IN (SELECT value FROM json_each(?))",
+        (orjson.dumps(ids).decode(),),
+    ).fetchone()[0]
     return len(ids) - int(held)
 
 

@@ -61,7 +61,10 @@ class QuerySql:
         live = " AND ".join([f"({s.live})" for s in scopes if s.live] or ["1"])
         families = {f.name: f.hit for part in parts for f in part.search_families()}
         return cls(
-            joins=joins, live=live, families=families, session=next((s.session for s in scopes if s.session), ""),
+            joins=joins,
+            live=live,
+            families=families,
+            session=next((s.session for s in scopes if s.session), ""),
             hit=f"""SELECT d.id, bm25(search_fts) AS score
 FROM search_fts f JOIN search_docs d ON d.id = f.rowid {joins}
 WHERE search_fts MATCH :match AND {{visible}} AND {{scope}} AND {live}
@@ -104,9 +107,14 @@ class SearchService:
         near = await self._semantic() if req.mode == "semantic" else None
         hits, truncated = await self.core.store.read(lambda conn: self._hits(conn, caller, req, parsed, near))
         backend = "fts" if req.mode == "lexical" else "hybrid" if near is not None else "fts-fallback"
-        page = {"query": req.q, "count": len(hits), "truncated": truncated,
-                "took_ms": round((time.perf_counter() - started) * 1000, 3),
-                "backend": backend, "groups": _groups(hits)}
+        page = {
+            "query": req.q,
+            "count": len(hits),
+            "truncated": truncated,
+            "took_ms": round((time.perf_counter() - started) * 1000, 3),
+            "backend": backend,
+            "groups": _groups(hits),
+        }
         if backend == "fts-fallback":
             # Why the answer is lexical: no model on this hub, or a model whose vectors are still
             # being written (a client retries the latter by itself).
@@ -120,8 +128,9 @@ class SearchService:
             log.exception("semantic search unavailable for this query")
             return None
 
-    def _hits(self, conn: sqlite3.Connection, caller: Caller, req: SearchRequest,
-              parsed: Parsed, near: Searcher | None = None) -> tuple[list[dict[str, Any]], bool]:
+    def _hits(
+        self, conn: sqlite3.Connection, caller: Caller, req: SearchRequest, parsed: Parsed, near: Searcher | None = None
+    ) -> tuple[list[dict[str, Any]], bool]:
         if req.project is not None:
             readable_project(conn, caller, req.project)
         sql = self.sql
@@ -138,9 +147,15 @@ class SearchService:
             if len(ranked) >= keep:
                 break  # the page is whole-word hits only (and more matched: truncated)
             # Ranked in bm25's order, without its whole-index count where that costs (rank.py).
-            rows = self.ranking.rank(conn, parsed, prefix=prefix, bm25_sql=bm25_sql, fill=fill,
-                                     args={**params, **scoped, "match": match, "rows": budget},
-                                     need=keep - len(ranked))
+            rows = self.ranking.rank(
+                conn,
+                parsed,
+                prefix=prefix,
+                bm25_sql=bm25_sql,
+                fill=fill,
+                args={**params, **scoped, "match": match, "rows": budget},
+                need=keep - len(ranked),
+            )
             budget -= len(rows)
             seen = set(ranked)
             ranked.extend(r[0] for r in sorted(rows, key=lambda r: r[1]) if r[0] not in seen)
@@ -161,11 +176,25 @@ def _rows(conn: sqlite3.Connection, sql: str, ids: list[int]) -> list[sqlite3.Ro
     return [by_id[i] for i in ids if i in by_id]
 
 
-def _neighbours(conn: sqlite3.Connection, near: Searcher, req: SearchRequest, vector_sql: str, visible: str,
-                params: dict[str, Any], scope: str, scoped: dict[str, Any]) -> list[sqlite3.Row]:
-    projects = None if visible == "1" and req.project is None else [  # None: every project (the admin)
-        r[0] for r in conn.execute(f"SELECT p.id FROM projects p WHERE {visible}", params)
-        if req.project is None or r[0] == req.project]
+def _neighbours(
+    conn: sqlite3.Connection,
+    near: Searcher,
+    req: SearchRequest,
+    vector_sql: str,
+    visible: str,
+    params: dict[str, Any],
+    scope: str,
+    scoped: dict[str, Any],
+) -> list[sqlite3.Row]:
+    projects = (
+        None
+        if visible == "1" and req.project is None
+        else [  # None: every project (the admin)
+            r[0]
+            for r in conn.execute(f"SELECT p.id FROM projects p WHERE {visible}", params)
+            if req.project is None or r[0] == req.project
+        ]
+    )
     sql = vector_sql.format(visible=visible, scope=scope)
 
     def fetch(ids: list[int]) -> list[sqlite3.Row]:
@@ -180,8 +209,9 @@ def _check_scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, s
     _scope(conn, caller, req, *visibility(caller), session_sql)
 
 
-def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str,
-           params: dict[str, Any], session_sql: str) -> tuple[str, dict[str, Any]]:
+def _scope(
+    conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible: str, params: dict[str, Any], session_sql: str
+) -> tuple[str, dict[str, Any]]:
     conds, args = ["1"], {}
     if req.project is not None:
         conds.append("d.project_id = :project")
@@ -191,8 +221,10 @@ def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible
         args["family"] = req.type
     if req.session_id is not None:
         # The part that owns sessions says whether the caller may search within this one.
-        row = session_sql and conn.execute(session_sql.format(visible=visible),
-                                           {**params, "sid": req.session_id}).fetchone()
+        row = (
+            session_sql
+            and conn.execute(session_sql.format(visible=visible), {**params, "sid": req.session_id}).fetchone()
+        )
         if not row:
             raise not_found(f"session {req.session_id!r} not found")
         conds.append("d.session_id = :sid")
@@ -202,8 +234,12 @@ def _scope(conn: sqlite3.Connection, caller: Caller, req: SearchRequest, visible
 
 def _hit(row: sqlite3.Row, families: Mapping[str, HitOf]) -> dict[str, Any]:
     """A hit: the index's members, then its family's own (from the part that feeds it)."""
-    hit: dict[str, Any] = {"type": row["family"], "project_id": row["project_id"],
-                           "project_display_name": row["display_name"], "snippet": row["snippet"]}
+    hit: dict[str, Any] = {
+        "type": row["family"],
+        "project_id": row["project_id"],
+        "project_display_name": row["display_name"],
+        "snippet": row["snippet"],
+    }
     own = families.get(row["family"])
     if own is not None:
         hit.update(own(row, orjson.loads(row["meta"])))

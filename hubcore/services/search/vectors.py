@@ -160,11 +160,13 @@ class VectorSet:
     def _chunk(self, rows: Sequence[tuple[int, bytes, str, str, str | None]]) -> Chunk:
         assert self.centre is not None
         floats = unpack([r[1] for r in rows])
-        return Chunk(np.array([r[0] for r in rows], dtype=np.int64),
-                     np.ascontiguousarray(signs(floats, self.centre).T),
-                     np.array([self.code(r[2]) for r in rows], dtype=np.int32),
-                     np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
-                     np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32))
+        return Chunk(
+            np.array([r[0] for r in rows], dtype=np.int64),
+            np.ascontiguousarray(signs(floats, self.centre).T),
+            np.array([self.code(r[2]) for r in rows], dtype=np.int32),
+            np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
+            np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32),
+        )
 
     @classmethod
     def build(cls, rows: Sequence[tuple[int, bytes, str, str, str | None]], step: int = 65536) -> VectorSet:
@@ -174,9 +176,9 @@ class VectorSet:
         if rows:
             total = np.zeros(len(rows[0][1]), dtype=np.float64)
             for start in range(0, len(rows), step):
-                total += unpack([r[1] for r in rows[start:start + step]]).sum(axis=0)
+                total += unpack([r[1] for r in rows[start : start + step]]).sum(axis=0)
             made.centre, made.basis = (total / len(rows)).astype(np.float32), len(rows)
-            made.chunks = [_concat([made._chunk(rows[start:start + step]) for start in range(0, len(rows), step)])]
+            made.chunks = [_concat([made._chunk(rows[start : start + step]) for start in range(0, len(rows), step)])]
         return made
 
     @property
@@ -193,8 +195,11 @@ class VectorSet:
             # is read through it (`_allowed` clips), so it is never allowed by accident.
             table = np.zeros(len(codes) + 1, dtype=np.bool_)
             table[[codes[p] for p in projects if p in codes]] = True
-        return Filter(table, None if family is None else FAMILIES.get(family, -2),
-                      None if session is None else codes.get(session, -2))
+        return Filter(
+            table,
+            None if family is None else FAMILIES.get(family, -2),
+            None if session is None else codes.get(session, -2),
+        )
 
     def nearest(self, query: Floats, where: Filter, k: int = CANDIDATES) -> list[int]:
         """Ids of up to `k` documents allowed by `where`, nearest to `query` by Hamming distance
@@ -253,6 +258,10 @@ def _closest(dist: NDArray[np.uint16], k: int) -> NDArray[np.intp]:
 
 
 def _concat(chunks: list[Chunk]) -> Chunk:
-    return Chunk(np.concatenate([c.ids for c in chunks]), np.concatenate([c.bits for c in chunks], axis=1),
-                 np.concatenate([c.project for c in chunks]), np.concatenate([c.family for c in chunks]),
-                 np.concatenate([c.session for c in chunks]))
+    return Chunk(
+        np.concatenate([c.ids for c in chunks]),
+        np.concatenate([c.bits for c in chunks], axis=1),
+        np.concatenate([c.project for c in chunks]),
+        np.concatenate([c.family for c in chunks]),
+        np.concatenate([c.session for c in chunks]),
+    )
