@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -120,6 +120,17 @@ class HubClient(httpx.AsyncClient):
         return conn
 
 
+def settle_hook(app: HubASGI) -> Callable[[httpx.Request | httpx.Response], Awaitable[None]]:
+    """An httpx event hook for every client of a test app. The search index follows each write on
+    the write side, after its reply: a test sends and reads with the pass covering every write
+    before (a service call's too) landed, so what a request measures or snapshots is the hub at rest."""
+
+    async def settled(_: httpx.Request | httpx.Response) -> None:
+        await app.hub.search_index.settled()
+
+    return settled
+
+
 @asynccontextmanager
 async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> AsyncIterator[HubClient]:
     with APPS.lend() as quart:
@@ -129,12 +140,7 @@ async def hub_client(settings: HubSettings, clock: FakeClock | None = None) -> A
             # Every /api/v1 response is checked against the OpenAPI document (tests/openapi_check.py).
             checker = response_checker(document(app.quart))
 
-            async def settled(_: httpx.Request | httpx.Response) -> None:
-                """The search index follows each write on the write side, after its reply: a test
-                sends and reads with the pass covering every write before (a service call's too)
-                landed, so what a request measures or snapshots is the hub at rest."""
-                await app.hub.search_index.settled()
-
+            settled = settle_hook(app)
             async with HubClient(
                 transport=transport,
                 base_url="http://127.0.0.1:8080",

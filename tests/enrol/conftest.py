@@ -15,7 +15,7 @@ from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubhttp.openapi import document
-from tests.harness import HubClient, hub_client, response_checker
+from tests.harness import HubClient, hub_client, response_checker, settle_hook
 
 ClientFactory = Callable[..., AbstractAsyncContextManager[HubClient]]
 
@@ -40,9 +40,9 @@ async def from_peer(client: HubClient, address: str) -> AsyncIterator[httpx.Asyn
     """A client on the same app whose requests arrive from socket peer `address`."""
     transport = httpx.ASGITransport(app=client.app, client=(address, 40000))  # type: ignore[arg-type]
     checker = response_checker(document(client.app.quart))
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://127.0.0.1:8080", event_hooks={"response": [checker.hook]}
-    ) as http:
+    settled = settle_hook(client.app)
+    hooks = {"request": [settled], "response": [checker.hook, settled]}
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080", event_hooks=hooks) as http:
         yield http
 
 
