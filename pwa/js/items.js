@@ -36,9 +36,17 @@ export function keepDrafts(body) {
   const active = document.activeElement;
   const focused = active && body.contains(active) && active.id && active.closest("li.row") ? active : null;
   const caret = focused && "selectionStart" in focused ? [focused.selectionStart, focused.selectionEnd] : null;
+  // Folds the human opened (Answer, Decide) stay open across a live redraw, typed in or not.
+  const folds = [...body.querySelectorAll("li.row[data-event-id] details[open]")]
+    .map((d) => [d.closest("li.row").dataset.eventId, d.className]);
   return {
     focused,
     restore(root) {
+      for (const [eventId, className] of folds) {
+        const row = root.querySelector(`li.row[data-event-id="${CSS.escape(eventId)}"]`);
+        const fold = row && [...row.querySelectorAll("details")].find((d) => d.className === className);
+        if (fold) fold.open = true;
+      }
       for (const [id, value] of values) {
         const field = root.querySelector(`#${CSS.escape(id)}`);
         if (!field || field.value) continue;

@@ -251,3 +251,21 @@ def test_a_live_change_keeps_the_answer_being_typed_and_its_focus(app_page: Any,
     app_page.keyboard.type(" and finished")
     expect(answer).to_have_value("Half typed and finished")
     assert hub.item(qid)["status"] == "waiting"  # nothing was sent by the redraw
+
+
+def test_a_live_redraw_keeps_an_opened_form_open(app_page: Any, hub: Hub) -> None:
+    """The human tapped Decide and has typed nothing yet; an item arriving meanwhile redraws the
+    Inbox, and the form they opened is still open (a live change never folds it away)."""
+    agent = hub.new_agent("asker")
+    project = hub.new_project("inbox")
+    aid = hub.approval(agent, project, "Rotate the keys?")
+    open_inbox(app_page, f"?project={project}")
+    unfold(row(app_page, aid), "Decide")
+    note = row(app_page, aid).locator("textarea.note")
+    expect(note).to_be_visible()
+    node = note.element_handle()
+    later = hub.approval(agent, project, "And the certificates?")
+    expect(row(app_page, later)).to_have_count(1)  # the redraw happened
+    assert not node.evaluate("n => n.isConnected")  # a new row, not the old one left standing
+    expect(row(app_page, aid).locator("textarea.note")).to_be_visible()
+    assert hub.item(aid)["status"] == "waiting"

@@ -259,12 +259,12 @@ export default {
     const current = () => rows[selected] || null;
 
     setControls();
-    const projects = app.api.get("/projects").then((list) => {
+    app.api.get("/projects").then((list) => {
       const items = Array.isArray(list) ? list : list.projects || [];
       for (const p of items) projectSelect.append(h("option", { value: p.id }, p.display_name || p.id));
       projectSelect.value = filters.project;
     }).catch(() => {});
-    await Promise.all([refresh(), projects]);
+    await refresh(); // the project picker fills in when its list arrives: the keys work from the first draw
     const onWidth = () => { if (state.size) draw(); };
     wide.addEventListener("change", onWidth);
 
