@@ -94,11 +94,17 @@ CLICK = """(action) => self.registration.getNotifications().then(([n]) => {
 def shown(context: Any, page: Any, want: Any) -> list[dict[str, Any]]:
     worker = wait_for(lambda: context.service_workers or (page.wait_for_timeout(50) and None), "the worker")[0]
 
+    last: list[Any] = []
+
     def check() -> Any:
         got = worker.evaluate(NOTIFICATIONS)
+        last[:] = got
         return (got,) if want(got) else (page.wait_for_timeout(50) and None)
 
-    return list(wait_for(check, "the notifications")[0])
+    try:
+        return list(wait_for(check, "the notifications")[0])
+    except AssertionError as timed_out:  # say what was showing: the next reader needs it
+        raise AssertionError(f"{timed_out}; showing: {last!r}") from None
 
 
 def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, pushes: PushService) -> None:
