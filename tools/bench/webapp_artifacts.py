@@ -46,9 +46,8 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 import httpx
 
 from hubmcp.protect import protect_arguments
+from tools.bench.webapp_open import tool
 
-MODERN = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 PASSWORD = "bench password, never sent"
 # Stamps the frame's load in the page, then the next animation frame.
 WATCH_FRAME = """() => new Promise(resolve => {
@@ -97,32 +96,15 @@ def seed(url: str, token: str) -> tuple[str, str]:
         http.post("/api/v1/agents", json={"id": "painter", "display_name": "Painter"}).raise_for_status()
         agent = http.post("/api/v1/agents/painter/token").json()["token"]
         body = "<main>" + "".join(f"<p>Paragraph {n}: the plan, step by step.</p>" for n in range(500)) + "</main>"
-        ids: list[str] = []
-        for args in (
-            {"title": "Plan", "kind": "html", "content": body},
-            protect_arguments(
-                "artifact_publish", {"title": "Locked plan", "kind": "html", "content": body, "password": PASSWORD}
-            ),
-        ):
-            call = {
-                "jsonrpc": "2.0",
-                "id": len(ids),
-                "method": "tools/call",
-                "params": {"name": "artifact_publish", "arguments": {"project_id": "arts", **args}, "_meta": META},
-            }
-            r = http.post(
-                "/mcp",
-                json=call,
-                headers={
-                    "Authorization": f"Bearer {agent}",
-                    "MCP-Protocol-Version": MODERN,
-                    "Mcp-Method": "tools/call",
-                    "Mcp-Name": "artifact_publish",
-                    "Accept": "application/json, text/event-stream",
-                },
+        ids = [
+            publish(http, agent, {"project_id": "arts", **args})
+            for args in (
+                {"title": "Plan", "kind": "html", "content": body},
+                protect_arguments(
+                    "artifact_publish", {"title": "Locked plan", "kind": "html", "content": body, "password": PASSWORD}
+                ),
             )
-            r.raise_for_status()
-            ids.append(str(r.json()["result"]["structuredContent"]["artifact_id"]))
+        ]
     return ids[0], ids[1]
 
 
@@ -172,25 +154,7 @@ def unlock_times(page: Any, url: str, token: str, locked_id: str, runs: int) -> 
 
 def publish(http: httpx.Client, agent: str, args: dict[str, Any]) -> str:
     """`artifact_publish` over /mcp with an agent's token, as an agent's client makes it."""
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "artifact_publish", "arguments": args, "_meta": META},
-    }
-    r = http.post(
-        "/mcp",
-        json=call,
-        headers={
-            "Authorization": f"Bearer {agent}",
-            "MCP-Protocol-Version": MODERN,
-            "Mcp-Method": "tools/call",
-            "Mcp-Name": "artifact_publish",
-            "Accept": "application/json, text/event-stream",
-        },
-    )
-    r.raise_for_status()
-    return str(r.json()["result"]["structuredContent"]["artifact_id"])
+    return str(tool(http, agent, "artifact_publish", args)["artifact_id"])
 
 
 def seed_shares(url: str, token: str) -> tuple[str, str]:
