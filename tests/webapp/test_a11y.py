@@ -140,6 +140,13 @@ SCREENS: list[tuple[str, Callable[[Seeds], str]]] = [
 def audit(page: Any) -> list[str]:
     from axe_playwright_python.sync_playwright import Axe
 
+    # Axe reads colours as painted: a toast still rising (opacity below 1) fails contrast. Audit the
+    # settled page, as the human reads it, by letting every finite animation finish first.
+    page.evaluate(
+        "Promise.all(document.getAnimations()"
+        ".filter((a) => a.effect && a.effect.getComputedTiming().iterations !== Infinity)"
+        ".map((a) => a.finished.catch(() => null)))"
+    )
     results = Axe().run(page)
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
