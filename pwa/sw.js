@@ -94,12 +94,13 @@ async function act(notification, action) {
       body: JSON.stringify({ cap: button.cap }), cache: "no-store" });
     status = res.status;
   } catch { status = 0; }
-  notification.close();
-  // Say what happened in the same place (the same tag replaces the item's notification).
+  // Say what happened in the same place: the same tag replaces the item's notification, so there is
+  // never a moment with neither (closing first left one, and a slow worker showed nothing at all).
+  const tag = String(data.id || "agent-hub");
   await self.registration.showNotification(`${ACT_SAYS[status] || "Not sent: open the app"}: ${button.title}`, {
-    body: notification.title, tag: String(data.id || "agent-hub"), data: { id: data.id, url: data.url, actions: [],
-      acted: { action, status } },
+    body: notification.title, tag, data: { id: data.id, url: data.url, actions: [], acted: { action, status } },
   });
+  if (notification.tag !== tag) notification.close();
 }
 
 self.addEventListener("notificationclick", (event) => {
