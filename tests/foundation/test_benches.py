@@ -23,6 +23,24 @@ def benches() -> list[str]:
     return sorted(p.stem for p in BENCH.glob("*.py") if 'if __name__ == "__main__":' in p.read_text())
 
 
+def run_bench(cwd: Path, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python tools/bench/<name>.py ARGS` from `cwd` (outside the checkout), its output captured."""
+    return subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_reports(run: subprocess.CompletedProcess[str], *headings: str) -> None:
+    """The bench succeeded and printed every one of its sections (named by a heading or a row)."""
+    assert run.returncode == 0, run.stderr[-2000:]
+    for heading in headings:
+        assert heading in run.stdout, heading
+
+
 def test_no_bench_module_shadows_an_installed_package() -> None:
     mine = {m.name for m in pkgutil.iter_modules([str(BENCH)])}
     everywhere_else = {m.name for m in pkgutil.iter_modules()}  # sys.path: the checkout, stdlib, the venv
@@ -59,42 +77,21 @@ def test_a_bench_imports_as_a_module(name: str) -> None:
 
 def test_the_search_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/search.py at a thousandth of its corpus: every section reports its figures."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "search.py"),
-            "--scale",
-            "0.001",
-            "--vocabulary",
-            "500",
-            "--reads",
-            "2",
-            "--rounds",
-            "2",
-            "--appends",
-            "10",
-            "--append-rounds",
-            "1",
-            "--search-every",
-            "5",
-            "--dir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_bench(
+        tmp_path,
+        "search",
+        *("--scale", "0.001", "--vocabulary", "500", "--reads", "2", "--rounds", "2"),
+        *("--appends", "10", "--append-rounds", "1", "--search-every", "5", "--dir", str(tmp_path)),
     )
-    assert run.returncode == 0, run.stderr[-2000:]
-    for heading in (
+    assert_reports(
+        run,
         "hub.db bytes per indexed event",
         "**all lexical queries**",
         "**all writes**",
         "`signal_append` throughput",
         "`mode=semantic` queries",
         "First search after a restart",
-    ):
-        assert heading in run.stdout, heading
+    )
 
 
 def test_the_search_bench_keeps_its_corpus_for_the_next_run(tmp_path: Path) -> None:
@@ -102,33 +99,15 @@ def test_the_search_bench_keeps_its_corpus_for_the_next_run(tmp_path: Path) -> N
     `--queries-only` times the queries alone, and a corpus of other options is refused."""
 
     def bench(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                str(BENCH / "search.py"),
-                "--vocabulary",
-                "500",
-                "--reads",
-                "2",
-                "--no-semantic",
-                "--queries-only",
-                "--data",
-                str(tmp_path / "kept"),
-                *extra,
-            ],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        kept = ("--vocabulary", "500", "--reads", "2", "--no-semantic", "--queries-only")
+        return run_bench(tmp_path, "search", *kept, "--data", str(tmp_path / "kept"), *extra)
 
     first = bench("--scale", "0.001")
-    assert first.returncode == 0, first.stderr[-2000:]
-    assert "hub.db bytes per indexed event" in first.stdout and "Reused" not in first.stdout
-    assert "**all writes**" not in first.stdout and "**all lexical queries**" in first.stdout
+    assert_reports(first, "hub.db bytes per indexed event", "**all lexical queries**")
+    assert "Reused" not in first.stdout and "**all writes**" not in first.stdout
     second = bench("--scale", "0.001")
-    assert second.returncode == 0, second.stderr[-2000:]
-    assert "Reused the corpus" in second.stdout and "hub.db bytes per indexed event" not in second.stdout
+    assert_reports(second, "Reused the corpus")
+    assert "hub.db bytes per indexed event" not in second.stdout
     common = next(line for line in second.stdout.splitlines() if line.startswith("| admin: common word"))
     assert "(0 hits" not in common  # the kept index answers
     other = bench("--scale", "0.002")
@@ -137,117 +116,47 @@ def test_the_search_bench_keeps_its_corpus_for_the_next_run(tmp_path: Path) -> N
 
 def test_the_backup_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/backup.py at a five-hundredth of its hub: the backup and both latency rows."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "backup.py"),
-            "--size",
-            "0.002",
-            "--secs",
-            "0.5",
-            "--agents",
-            "4",
-            "--dir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    for heading in ("backup: ", "| without a backup |", "| during the backup |", "p99 during / without"):
-        assert heading in run.stdout, heading
+    run = run_bench(tmp_path, "backup", "--size", "0.002", "--secs", "0.5", "--agents", "4", "--dir", str(tmp_path))
+    assert_reports(run, "backup: ", "| without a backup |", "| during the backup |", "p99 during / without")
 
 
 def test_the_integrity_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/integrity.py on a small hub.db: the check timings, both read rows, the check runs."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "integrity.py"),
-            "--events",
-            "2000",
-            "--reads",
-            "5",
-            "--rounds",
-            "1",
-            "--dir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    for heading in (
+    run = run_bench(tmp_path, "integrity", "--events", "2000", "--reads", "5", "--rounds", "1", "--dir", str(tmp_path))
+    assert_reports(
+        run,
         "| quick_check (a sample) |",
         "| without sampling |",
         "p99 during / without: ratio",
         "| second (search index matches) |",
-    ):
-        assert heading in run.stdout, heading
+    )
 
 
 def test_the_knowledge_base_benches_run_quickly(tmp_path: Path) -> None:
     """tools/bench/kb.py at 100 pages and tools/bench/kb_sync.py at 30: every row reports."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "kb.py"),
-            "--pages",
-            "100",
-            "--writes",
-            "3",
-            "--reads",
-            "3",
-            "--cold",
-            "2",
-            "--churn",
-            "10",
-            "--churn-pages",
-            "5",
-            "--dir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    run = run_bench(
+        tmp_path,
+        "kb",
+        *("--pages", "100", "--writes", "3", "--reads", "3", "--cold", "2"),
+        *("--churn", "10", "--churn-pages", "5", "--dir", str(tmp_path)),
     )
-    assert run.returncode == 0, run.stderr[-2000:]
-    for heading in (
+    assert_reports(
+        run,
         "| page write, history kept |",
         "| lint, cold (first walk after a write) |",
         "| resources/list page of 100 |",
         "| PUT page, history kept |",
         "bytes per kept version",
-    ):
-        assert heading in run.stdout, heading
-    sync = subprocess.run(
-        [sys.executable, str(BENCH / "kb_sync.py"), "--pages", "30", "--dir", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
     )
-    assert sync.returncode == 0, sync.stderr[-2000:]
-    for heading in ("local  export", "local  import (all new)", "REST   import again (no change)", "CPU hub-cli"):
-        assert heading in sync.stdout, heading
+    sync = run_bench(tmp_path, "kb_sync", "--pages", "30", "--dir", str(tmp_path))
+    assert_reports(sync, "local  export", "local  import (all new)", "REST   import again (no change)", "CPU hub-cli")
 
 
 def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
     """tools/bench/webapp.py --quick (Chromium against a real hub): every section reports its figures."""
-    run = subprocess.run(
-        [sys.executable, str(BENCH / "webapp.py"), "--quick", "--dir", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    for heading in (
+    run = run_bench(tmp_path, "webapp", "--quick", "--dir", str(tmp_path))
+    assert_reports(
+        run,
         "| question to row |",
         "| baseline: the POST alone |",
         "| home |",
@@ -260,5 +169,4 @@ def test_the_webapp_bench_runs_quickly(tmp_path: Path) -> None:
         "| baseline: the same reads alone over HTTP |",
         "| artifact opened to its frame painted |",
         "| unlock: PBKDF2 600,000 + AES-GCM in WebCrypto |",
-    ):
-        assert heading in run.stdout, heading
+    )
