@@ -27,6 +27,7 @@ from hubcore.metrics import HubMetrics
 from hubcore.ops.backup import BackupService
 from hubcore.ops.restore import tidy_restored
 from hubcore.parts.artifacts import ArtifactsPart
+from hubcore.parts.catalog import PART_TYPES
 from hubcore.parts.enrolment import EnrolmentPart
 from hubcore.parts.feeds import FeedsPart
 from hubcore.parts.integrity import IntegrityPart
@@ -91,21 +92,6 @@ def data_dir_in_use(data_dir: Path) -> bool:
     except DataDirLocked:
         return True
     return False
-
-
-# The hub's parts, in the order `build_parts` makes them (a test holds the two alike): hub.db is
-# migrated from their classes' steps before any part is built.
-PART_TYPES: tuple[type[Part], ...] = (
-    ProjectsPart,
-    FeedsPart,
-    SessionsPart,
-    KbPart,
-    ArtifactsPart,
-    SearchPart,
-    EnrolmentPart,
-    IntegrityPart,
-    PushPart,
-)
 
 
 def hub_migrations(parts: tuple[type[Part], ...] = PART_TYPES) -> tuple[Migration, ...]:
@@ -180,7 +166,7 @@ class Hub:
             data_dir=self.settings.data_path,
             backup_dir=self.settings.backup_dir,
             clock=core.clock,
-            gate=artifacts.blobs.gate,
+            hold=artifacts.blobs.gate.held,  # no blob deleted or overwritten while a backup copies
             schema_version=opened_version,
             engine_files=self.engine_files,
         )
@@ -244,8 +230,8 @@ class Hub:
             version = await anyio.to_thread.run_sync(
                 lambda: migrate(db, now=clock.now(), migrations=hub_migrations(), synchronous=settings.synchronous)
             )
-            # A restored directory's first start: drop the blobs and brain files hub.db does not name.
-            await anyio.to_thread.run_sync(tidy_restored, data_dir)
+            # A restored directory's first start: the parts drop the files hub.db does not name.
+            await anyio.to_thread.run_sync(tidy_restored, data_dir, PART_TYPES)
             metrics = HubMetrics(data_dir, event_kinds=EVENT_KINDS)
             # The hub store's actor publishes each command's effects after its batch commits.
             publisher = Publisher(Notifier(), metrics)

@@ -6,16 +6,19 @@ manifest is on disk, so a directory with that name is always a whole backup. Not
 deletes an old backup.
 
 The set (an allow-list, so a stray file, a temp file, a sidecar or a file a delete moved aside is
-never taken): `hub.db`, the stores' files (`brains/*.db`, `kb/*.db`), `blobs/<aa>/<sha256>`, and
-`manifest.json`. `hub.db` is copied first; the stores' files and the blobs after, so the set is not
-one instant across files (the spec allows it; the first start on a restored directory removes what
-`hub.db` does not reference). Each SQLite file is copied in one step (`Connection.backup()` with
-the default `pages=-1`): a stepped backup restarts whenever another connection writes and never
-finishes under a busy writer (DESIGN section 9).
+never taken): `hub.db`, the parts' store files (`Part.files`: `brains/*.db`, `kb/*.db`), the files
+they copy byte for byte (`Part.copied_files`: `blobs/<aa>/<sha256>`) and their key files
+(`Part.key_files`), and `manifest.json`. Each is asked of the part classes
+(`hubcore.ops.layout`): this module names no feature. `hub.db` is copied first; the stores' files
+and the blobs after, so the set is not one instant across files (the spec allows it; the first
+start on a restored directory removes what `hub.db` does not reference). Each SQLite file is
+copied in one step (`Connection.backup()` with the default `pages=-1`): a stepped backup restarts
+whenever another connection writes and never finishes under a busy writer (DESIGN section 9).
 
 `BackupService` is the online backup (`POST /api/v1/backups`): one at a time, only under
-`backup_dir`, the blob store's gate held shut so no blob is deleted or overwritten while it runs, the
-copying on a worker thread so the hub keeps serving. `offline_backup` is `hub-cli backup --out`.
+`backup_dir`, the hub's `hold` held (the blob store's gate, shut so no blob is deleted or
+overwritten while it runs), the copying on a worker thread so the hub keeps serving.
+`offline_backup` is `hub-cli backup --out`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,17 +44,15 @@ from hubcore.caller import Caller
 from hubcore.clock import Clock
 from hubcore.errors import HubError
 from hubcore.ops.datadir import OpsRefused, fsync_all, held_by_hub, hold, is_inside
+from hubcore.ops.layout import Parts, copied_files, part_files
 from hubcore.ops.manifest import MANIFEST_NAME, Manifest, ManifestFile, file_digest, format_created_at, write_manifest
+from hubcore.parts.catalog import PART_TYPES
 from hubcore.services.access import require_admin
-from hubcore.services.push.keys import KEYS_PATH
 from hubcore.services.requests import NoArguments
-from hubcore.store.blobs import BlobGate
 from hubcore.store.fsync import fsync_dir
 from hubcore.store.migrations import read_version
 
 log = logging.getLogger("hubcore.ops.backup")
-STORE_DIRS: Final = ("brains", "kb")  # the per-file stores (`Part.files`): brains/<session>.db, kb/<project>.db
-KEY_FILES: Final = (KEYS_PATH,)  # the parts' secrets kept as plain files (`Part.key_files`)
 
 PARTIAL_PREFIX: Final = ".partial-"
 _CHUNK: Final = 1 << 20
@@ -77,24 +79,6 @@ class BackupResult:
             },
             "duration_ms": self.duration_ms,
         }
-
-
-def store_files(data_dir: Path) -> list[Path]:
-    """The per-file stores' SQLite files, found the way their parts list them (`Part.files`; a
-    test keeps the two alike: the parts cannot be imported here, the hub imports this module)."""
-    return [path for name in STORE_DIRS for path in sorted((data_dir / name).glob("*.db"))]
-
-
-def key_files(data_dir: Path) -> list[Path]:
-    """The secrets the parts keep as plain files (`Part.key_files`: the push keys, a test keeps the
-    two alike), copied verbatim and restored at 0600."""
-    return [path for name in KEY_FILES if (path := data_dir / name).is_file()]
-
-
-def blob_files(data_dir: Path) -> list[Path]:
-    """Every stored blob (`blobs/<aa>/<64 hex>`), temporary files left out."""
-    root = data_dir / "blobs"
-    return sorted(p for p in root.glob("??/*") if _is_digest(p.name) and p.parent.name == p.name[:2])
 
 
 def backup_name(moment: datetime) -> str:
@@ -136,16 +120,18 @@ class BackupService:
         data_dir: Path,
         backup_dir: str | None,
         clock: Clock,
-        gate: BlobGate,
+        hold: Callable[[], AbstractAsyncContextManager[None]],
         schema_version: int,
         engine_files: Callable[[], Sequence[Path]],
+        parts: Parts = PART_TYPES,
     ) -> None:
         self.data_dir = data_dir
         self.backup_dir = backup_dir
         self.clock = clock
-        self.gate = gate
+        self.hold = hold
         self.schema_version = schema_version
         self.engine_files = engine_files
+        self.parts = parts
         self.running = False
 
     async def create(self, caller: Caller, req: BackupCreate) -> dict[str, Any]:
@@ -157,9 +143,10 @@ class BackupService:
             raise HubError("conflict", "a backup is already running; try again when it has finished", retryable=True)
         self.running = True
         try:
-            # Deletes and overwrites of blobs wait from before hub.db is copied until every blob
-            # is: each blob hub.db's copy references is still there when the blobs are copied.
-            async with self.gate.held():
+            # The hub's hold (the blob store's gate: deletes and overwrites wait) lasts from before
+            # hub.db is copied until every file is: each file hub.db's copy references is still
+            # there when it is copied.
+            async with self.hold():
                 result = await self._in_thread(parent)
         finally:
             self.running = False
@@ -197,11 +184,12 @@ class BackupService:
             schema_version=self.schema_version,
             moment=when,
             engine=self.engine_files(),
+            parts=self.parts,
             stop=stop,
         )
 
 
-def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResult:
+def offline_backup(data_dir: Path, out: Path, *, moment: datetime, parts: Parts = PART_TYPES) -> BackupResult:
     """`hub-cli backup --out`: the same backup from a data directory no hub holds.
 
     `OpsRefused` when a hub holds it (naming the ways that work while it runs), when it is not a
@@ -223,8 +211,10 @@ def offline_backup(data_dir: Path, out: Path, *, moment: datetime) -> BackupResu
     except OpsRefused:
         raise held from None
     with lock:
-        engine = [data_dir / "hub.db", *store_files(data_dir)]
-        return write_backup(data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine)
+        engine = [data_dir / "hub.db", *part_files(data_dir, parts)]
+        return write_backup(
+            data_dir, out.resolve(), schema_version=schema_version, moment=moment, engine=engine, parts=parts
+        )
 
 
 def _schema_version(db: Path) -> int:
@@ -250,6 +240,7 @@ def write_backup(
     schema_version: int,
     moment: datetime,
     engine: Sequence[Path],
+    parts: Parts = PART_TYPES,
     stop: threading.Event | None = None,
 ) -> BackupResult:
     """Write one backup of `data_dir` into a new directory under `parent` (blocking). `stop` is
@@ -269,8 +260,8 @@ def write_backup(
         entries = [e for src in engine if (e := _copy_sqlite(data_dir, go_on(src), staging)) is not None]
         entries += [
             e
-            for src in [*blob_files(data_dir), *key_files(data_dir)]
-            if (e := _copy_blob(data_dir, go_on(src), staging)) is not None
+            for src in copied_files(data_dir, parts)
+            if (e := _copy_verbatim(data_dir, go_on(src), staging)) is not None
         ]
         go_on(staging / MANIFEST_NAME)
         # Every copy reaches the disk before the manifest vouches for it (the directories too).
@@ -322,8 +313,8 @@ def _copy_sqlite(data_dir: Path, src: Path, staging: Path) -> ManifestFile | Non
     return ManifestFile(relative, size, sha)
 
 
-def _copy_blob(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
-    """Copy one blob byte for byte, hashing as it goes; None when it vanished."""
+def _copy_verbatim(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
+    """Copy one file (a blob, a key file) byte for byte, hashing as it goes; None when it vanished."""
     relative = src.relative_to(data_dir).as_posix()
     dest = staging / relative
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -342,7 +333,3 @@ def _copy_blob(data_dir: Path, src: Path, staging: Path) -> ManifestFile | None:
 
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-
-
-def _is_digest(name: str) -> bool:
-    return len(name) == 64 and all(c in "0123456789abcdef" for c in name)

@@ -3,12 +3,13 @@ problem a line naming the file and what is wrong.
 
 1. A directory holding `manifest.json` (a backup) has every file checked against it by presence,
    size and SHA-256 (`hubcore.ops.manifest.verify_manifest`).
-2. SQLite's full `integrity_check` on hub.db and every brain and knowledge base file.
-3. Artifact version rows against the blob store: each referenced blob present, of the recorded
-   size, with the recorded digest.
-4. Store files hub.db says exist: a project with knowledge base writes (its feed's `kb_*` signals,
-   or its pages in the search index) and no `kb/<project>.db`; a session whose brain the search
-   index holds and no `brains/<session>.db`.
+2. SQLite's full `integrity_check` on hub.db and every part's store file (`Part.files`: the brain
+   and knowledge base files).
+3. and 4. The files hub.db references, each part checking its own (`Part.check_references`): artifact
+   version rows against the blob store (each referenced blob present, of the recorded size, with
+   the recorded digest); a project with knowledge base writes (its feed's `kb_*` signals, or its
+   pages in the search index) and no `kb/<project>.db`; a session whose brain the search index
+   holds and no `brains/<session>.db`.
 5. The search index against its sources, in a data directory whose stores all passed: the sources'
    marks (each part's own `search_sources`) against the marks indexed. The index is derived and
    caught up lazily, so a difference is reported as a reading, not a problem; the index is then
@@ -37,14 +38,14 @@ from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import OpsRefused, held_by_hub
 from hubcore.ops.findings import Finding, not_a_directory
 from hubcore.ops.integrity import check_file
-from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, file_digest, verify_manifest
+from hubcore.ops.layout import Parts, store_files
+from hubcore.ops.manifest import MANIFEST_NAME, ManifestError, verify_manifest
 from hubcore.ops.restore import RESTORED_MARK
-from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
+from hubcore.ops.stores import HUB_DB, quiet_connection, relative
+from hubcore.parts.catalog import PART_TYPES
 from hubcore.parts.protocol import overrides
-from hubcore.services.kb import signals as kb_signals
 from hubcore.store.migrations import read_version
 
-KB_ACTIONS = tuple(kb_signals.VERBS)  # the actions of the signals every knowledge base write appends
 MAX_LINES_PER_FILE = 5
 COMPARE_ROOM = 16 * 1024 * 1024  # room step 5 needs beyond hub.db's size (a rebuilt index, the logs)
 
@@ -65,21 +66,24 @@ def refuse_if_held(root: Path) -> None:
         )
 
 
-async def check(root: Path, settings: HubSettings, *, clock: Clock | None = None) -> list[Finding]:
-    """Every finding about `root` (see the module docstring); `OpsRefused` while a hub holds it."""
-    findings, compare = await anyio.to_thread.run_sync(_offline_steps, root)
+async def check(
+    root: Path, settings: HubSettings, *, clock: Clock | None = None, parts: Parts = PART_TYPES
+) -> list[Finding]:
+    """Every finding about `root` (see the module docstring); `OpsRefused` while a hub holds it.
+    `parts`: whose files steps 2 and 3 check (the binary's, unless a test says otherwise)."""
+    findings, compare = await anyio.to_thread.run_sync(_offline_steps, root, parts)
     if compare:
         findings.extend(await search_index(root, settings, clock))
     return findings
 
 
-def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
+def _offline_steps(root: Path, parts: Parts) -> tuple[list[Finding], bool]:
     """Steps 1 to 4 and whether step 5 may run (blocking)."""
     if not root.is_dir():
         return [not_a_directory(root)], False
     refuse_if_held(root)
     is_backup = (root / MANIFEST_NAME).exists()
-    findings = check_files(root, is_backup)
+    findings = check_files(root, is_backup, parts)
     if is_backup:
         findings.append(
             Finding("search index", "not compared: a backup is checked without writing to it", problem=False)
@@ -110,7 +114,7 @@ def _offline_steps(root: Path) -> tuple[list[Finding], bool]:
     return findings, False
 
 
-def check_files(root: Path, is_backup: bool) -> list[Finding]:
+def check_files(root: Path, is_backup: bool, parts: Parts = PART_TYPES) -> list[Finding]:
     """Steps 1 to 4 (blocking)."""
     findings: list[Finding] = []
     if is_backup:
@@ -118,7 +122,7 @@ def check_files(root: Path, is_backup: bool) -> list[Finding]:
     if not (root / HUB_DB).is_file() and not any(f.subject == HUB_DB for f in findings):
         findings.append(Finding(HUB_DB, "missing"))
     damaged: list[Finding] = []
-    for path in store_files(root):
+    for path in store_files(root, parts):
         lines = check_file(path)
         if lines:
             shown = "; ".join(lines[:MAX_LINES_PER_FILE])
@@ -126,9 +130,9 @@ def check_files(root: Path, is_backup: bool) -> list[Finding]:
             damaged.append(Finding(relative(root, path), f"integrity check failed: {shown}{more}"))
     findings.extend(damaged)
     if (root / HUB_DB).is_file() and not any(f.subject == HUB_DB for f in damaged):
-        findings.extend(_hub_db_references(root))
+        findings.extend(_hub_db_references(root, parts))
     if not any(f.problem for f in findings):
-        count = len(store_files(root))
+        count = len(store_files(root, parts))
         findings.append(Finding("stores", f"{count} SQLite files passed the integrity check", problem=False))
     return findings
 
@@ -143,80 +147,15 @@ def _manifest(root: Path) -> list[Finding]:
     return [Finding(p.path, p.detail) for p in found]
 
 
-def _hub_db_references(root: Path) -> list[Finding]:
-    """Steps 3 and 4: what hub.db references that must exist beside it."""
+def _hub_db_references(root: Path, parts: Parts) -> list[Finding]:
+    """Step 3: what hub.db references that must exist beside it, each part checking its own."""
     try:
         with quiet_connection(root / HUB_DB) as conn:
             if read_version(conn) == 0:
                 return [Finding(HUB_DB, "holds no hub schema")]
-            found = artifact_blobs(conn, root) if has_table(conn, "artifact_versions") else []
-            return found + missing_store_files(conn, root)
+            return [finding for part in parts for finding in part.check_references(conn, root)]
     except sqlite3.Error as exc:
         return [Finding(HUB_DB, f"cannot be read ({exc})")]
-
-
-def artifact_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
-    """A problem per referenced blob that is missing, of another size, or of another digest."""
-    rows = conn.execute("""SELECT sha256, size_bytes, artifact_id, version FROM artifact_versions
-                           ORDER BY sha256, artifact_id, version""").fetchall()
-    found: list[Finding] = []
-    seen: set[str] = set()
-    for sha, size, artifact_id, version in rows:
-        if sha in seen:
-            continue
-        seen.add(sha)
-        whose = f"artifact {artifact_id} version {version}"
-        if not is_digest(sha):  # a damaged row must not send the check outside blobs/
-            found.append(Finding(HUB_DB, f"{whose} names its blob by {str(sha)[:80]!r}, not a SHA-256 digest"))
-            continue
-        name = f"blobs/{sha[:2]}/{sha}"
-        path = root / name
-        if not path.is_file():
-            found.append(Finding(name, f"missing ({whose})"))
-            continue
-        actual, digest = file_digest(path)
-        if actual != size:
-            found.append(Finding(name, f"size differs: {actual} bytes on disk, {size} recorded ({whose})"))
-        elif digest != sha:
-            found.append(Finding(name, f"content differs from its SHA-256 name ({whose})"))
-    return found
-
-
-def missing_store_files(conn: sqlite3.Connection, root: Path) -> list[Finding]:
-    """Step 4: store files hub.db says exist that are not there."""
-    projects = {r[0] for r in conn.execute("SELECT id FROM projects")}
-    sessions = {r[0] for r in conn.execute("SELECT id FROM sessions")} if has_table(conn, "sessions") else set()
-    marks = (
-        [str(r[0]) for r in conn.execute("SELECT source FROM search_marks")] if has_table(conn, "search_marks") else []
-    )
-    kb_why: dict[str, str] = {}
-    placeholders = ", ".join("?" * len(KB_ACTIONS))
-    # json_valid first: one damaged payload must not stop the whole step.
-    for (pid,) in conn.execute(
-        f"""SELECT DISTINCT project_id FROM events WHERE kind = 'signal' AND CASE
-                                   WHEN json_valid(payload) THEN json_extract(payload, '$.action') END
-                                   IN ({placeholders})""",
-        KB_ACTIONS,
-    ):
-        kb_why[pid] = "its feed records knowledge base writes"
-    for source in marks:
-        if source.startswith("kb:"):
-            kb_why.setdefault(source[3:], "the search index holds its pages")
-    found = [
-        Finding(f"kb/{pid}.db", f"missing: project {pid}'s knowledge base file is gone ({why})")
-        for pid, why in sorted(kb_why.items())
-        if pid in projects and not (root / "kb" / f"{pid}.db").is_file()
-    ]
-    for source in sorted(marks):
-        sid = source[len("brain:") :]
-        if source.startswith("brain:") and sid in sessions and not (root / "brains" / f"{sid}.db").is_file():
-            found.append(
-                Finding(
-                    f"brains/{sid}.db",
-                    f"missing: session {sid}'s brain file is gone (the search index holds its entries)",
-                )
-            )
-    return found
 
 
 def _schema_mismatch(root: Path) -> Finding | None:

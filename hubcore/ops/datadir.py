@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Final
 
-from hubcore.store.fsync import fsync_path
+from hubcore.store.fsync import fsync_dir, fsync_path
 
 LOCK_NAME: Final = ".hub.lock"
 FSYNC_THREADS: Final = 16  # the name `hubcore.hub.LOCK_NAME` holds (a test pins them equal)
@@ -63,3 +63,18 @@ def fsync_all(paths: Iterable[Path]) -> None:
     thousand small files."""
     with ThreadPoolExecutor(max_workers=FSYNC_THREADS) as pool:
         list(pool.map(fsync_path, paths))
+
+
+def remove_unlisted(root: Path, pattern: str, keep: set[str], *, sidecars: tuple[str, ...]) -> int:
+    """Remove the files under `root` matching `pattern` whose key (a `.db` file's stem, else its
+    name) is not in `keep`, each with its `sidecars`; how many went (a part's sweep after restore)."""
+    removed = 0
+    for path in sorted(root.glob(pattern)):
+        key = path.stem if path.suffix == ".db" else path.name
+        if key in keep or not path.is_file():
+            continue
+        for suffix in ("", *sidecars):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        removed += 1
+        fsync_dir(path.parent)
+    return removed

@@ -1,9 +1,11 @@
 """`hub-cli doctor`: a read-only report on a data directory, with or without a hub running on it.
 
 Readings: the directory's identity (path, device and inode, whether a hub holds it, hub.db's store
-kind), schema versions (hub.db's against this binary's, and the brain and knowledge base files'),
-free space against `min_free_bytes`, the write-ahead logs' sizes, the event id high-water mark
-against the newest stored id, and the blobs artifact versions reference that are missing. Any
+kind), schema versions (hub.db's against this binary's, and the parts' store files' against what
+each part declares: `Part.file_stores`, the brain and knowledge base files), free space against
+`min_free_bytes`, the write-ahead logs' sizes, the event id high-water mark against the newest
+stored id, and each part's readings of the files hub.db references (`Part.doctor_references`: the
+blobs artifact versions reference that are missing). The features are the parts' to name. Any
 problem among them fails the command. Nothing is written: every store is read through
 `quiet_connection`, and the lock probe only asks.
 """
@@ -19,32 +21,32 @@ from hubcore.clock import iso
 from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import LOCK_NAME, held_by_hub
 from hubcore.ops.findings import Finding, not_a_directory
-from hubcore.ops.restore import RESTORED_MARK
-from hubcore.ops.stores import HUB_DB, has_table, is_digest, quiet_connection, relative, store_files
+from hubcore.ops.layout import Parts, file_stores, store_files, store_of
+from hubcore.ops.restore import RESTORED_MARK, restore_sweeps
+from hubcore.ops.stores import HUB_DB, has_table, quiet_connection, relative
+from hubcore.parts.catalog import PART_TYPES
 from hubcore.services import ids
-from hubcore.store import brain, kb
 from hubcore.store.migrations import STORE_KIND, read_version
 
-MAX_LISTED = 50  # missing blobs named one by one; past it, a count
 
-
-def doctor(root: Path, *, min_free_bytes: int, now: float) -> list[Finding]:
-    """Every reading and problem, in report order."""
+def doctor(root: Path, *, min_free_bytes: int, now: float, parts: Parts = PART_TYPES) -> list[Finding]:
+    """Every reading and problem, in report order. `parts`: whose files are read (the binary's,
+    unless a test says otherwise)."""
     if not root.is_dir():
         return [not_a_directory(root)]
-    findings = _identity(root)
+    findings = _identity(root, parts)
     db = root / HUB_DB
     if not db.is_file():
         findings.append(Finding(HUB_DB, "missing: not a hub data directory, or its store is gone"))
     else:
-        findings.extend(_hub_store(db, now))
-    findings.extend(_file_schemas(root))
+        findings.extend(_hub_store(db, now, parts))
+    findings.extend(_file_schemas(root, parts))
     findings.append(_free_space(root, min_free_bytes))
-    findings.append(_logs(root))
+    findings.append(_logs(root, parts))
     return findings
 
 
-def _identity(root: Path) -> list[Finding]:
+def _identity(root: Path, parts: Parts) -> list[Finding]:
     st = os.stat(root)
     found = [Finding("directory", f"{root} (device {st.st_dev}, inode {st.st_ino})", problem=False)]
     if held_by_hub(root):
@@ -57,7 +59,7 @@ def _identity(root: Path) -> list[Finding]:
             Finding(
                 "restored",
                 "a restore put this directory in place; the next start removes the "
-                "blobs and brain files hub.db does not reference",
+                f"{restore_sweeps(parts)} hub.db does not reference",
                 problem=False,
             )
         )
@@ -71,15 +73,15 @@ def _read_text(path: Path) -> str:
         return ""
 
 
-def _hub_store(db: Path, now: float) -> list[Finding]:
+def _hub_store(db: Path, now: float, parts: Parts) -> list[Finding]:
     try:
         with quiet_connection(db) as conn:
-            return _hub_readings(conn, db, now)
+            return _hub_readings(conn, db, now, parts)
     except sqlite3.Error as exc:
         return [Finding(HUB_DB, f"cannot be read as a SQLite database ({exc})")]
 
 
-def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Finding]:
+def _hub_readings(conn: sqlite3.Connection, db: Path, now: float, parts: Parts) -> list[Finding]:
     from hubcore.hub import supported_version  # the parts' steps (a hub's whole import: only here)
 
     st = os.stat(db)
@@ -109,8 +111,7 @@ def _hub_readings(conn: sqlite3.Connection, db: Path, now: float) -> list[Findin
         return [*found, Finding(HUB_DB, "does not hold a hub store (store kind differs)")]
     if has_table(conn, "events"):
         found.append(_high_water(conn, now))
-    if has_table(conn, "artifact_versions"):
-        found.extend(missing_blobs(conn, db.parent))
+    found.extend(finding for part in parts for finding in part.doctor_references(conn, db.parent))
     return found
 
 
@@ -132,38 +133,15 @@ def _high_water(conn: sqlite3.Connection, now: float) -> Finding:
     return Finding("id high-water mark", f"{reading}; newest event {newest}{note}", problem=False)
 
 
-def missing_blobs(conn: sqlite3.Connection, root: Path) -> list[Finding]:
-    """A problem per blob an artifact version references that is not a file under `blobs/`."""
-    rows = conn.execute("""SELECT sha256, MIN(artifact_id), MIN(version), COUNT(*) FROM artifact_versions
-                           GROUP BY sha256 ORDER BY sha256""").fetchall()
-    # A row naming no digest (a damaged store) is missing its blob too, and never makes a path.
-    missing = [r for r in rows if not is_digest(r[0]) or not (root / "blobs" / r[0][:2] / r[0]).is_file()]
-    found = [
-        Finding(
-            _blob_name(sha),
-            f"missing (artifact {aid} version {version}{f' and {count - 1} more versions' if count > 1 else ''})",
-        )
-        for sha, aid, version, count in missing[:MAX_LISTED]
-    ]
-    if len(missing) > MAX_LISTED:
-        found.append(Finding("blobs", f"{len(missing) - MAX_LISTED} more referenced blobs missing"))
-    if not missing:
-        found.append(Finding("blobs", f"{len(rows)} referenced by artifact versions, all present", problem=False))
-    return found
-
-
-def _blob_name(sha: object) -> str:
-    return f"blobs/{sha[:2]}/{sha}" if isinstance(sha, str) and is_digest(sha) else f"blob {str(sha)[:80]!r}"
-
-
-def _file_schemas(root: Path) -> list[Finding]:
-    """The brain and knowledge base files' schema versions (`user_version`) against this binary's."""
+def _file_schemas(root: Path, parts: Parts) -> list[Finding]:
+    """The parts' store files' schema versions (`user_version`) against what each part declares
+    this binary makes (`FileStore.schema_version`), and how many of each there are."""
     found: list[Finding] = []
     counts: dict[str, int] = {}
-    for path in store_files(root):
-        if path.name == HUB_DB and path.parent == root:
+    for path in store_files(root, parts):
+        store = store_of(root, path, parts)
+        if store is None:  # hub.db, or a part's file outside its declared directories
             continue
-        supported = brain.SCHEMA_VERSION if path.parent.name == "brains" else kb.SCHEMA_VERSION
         name = relative(root, path)
         try:
             with quiet_connection(path) as conn:
@@ -171,12 +149,12 @@ def _file_schemas(root: Path) -> list[Finding]:
         except sqlite3.Error as exc:
             found.append(Finding(name, f"cannot be read as a SQLite database ({exc})"))
             continue
-        if version > supported:
-            found.append(Finding(name, f"schema v{version} is newer than this binary supports (v{supported})"))
-        counts[path.parent.name] = counts.get(path.parent.name, 0) + 1
-    summary = ", ".join(
-        f"{counts.get(d, 0)} {label}" for d, label in (("brains", "brain files"), ("kb", "knowledge base files"))
-    )
+        if version > store.schema_version:
+            found.append(
+                Finding(name, f"schema v{version} is newer than this binary supports (v{store.schema_version})")
+            )
+        counts[store.directory] = counts.get(store.directory, 0) + 1
+    summary = ", ".join(f"{counts.get(s.directory, 0)} {s.noun} files" for s in file_stores(parts))
     return [Finding("store files", summary, problem=False), *found]
 
 
@@ -200,11 +178,12 @@ def _wal_bytes(paths: Iterable[Path]) -> tuple[int, int]:
     return total, count
 
 
-def _logs(root: Path) -> Finding:
+def _logs(root: Path, parts: Parts) -> Finding:
     hub_log, _ = _wal_bytes([root / HUB_DB])
-    others, count = _wal_bytes(p for p in store_files(root) if p != root / HUB_DB)
+    others, count = _wal_bytes(p for p in store_files(root, parts) if p != root / HUB_DB)
+    nouns = " and ".join(s.noun for s in file_stores(parts))
     return Finding(
         "write-ahead logs",
-        f"hub.db-wal {hub_log} bytes; {others} bytes in {count} brain and knowledge base logs",
+        f"hub.db-wal {hub_log} bytes; {others} bytes in {count} {nouns} logs",
         problem=False,
     )

@@ -9,9 +9,10 @@ Order, so that a refusal changes nothing on disk:
 4. two renames swap it in: the old tree to `.hub-replaced-<token>` (kept: nothing is deleted), the
    staged one to the target's name. Both stay on one filesystem, so each rename is atomic.
 
-The first hub start on the restored directory sees the mark and removes the blobs and brain files
-`hub.db` does not reference (`tidy_restored`): the backup copied them after `hub.db`, so it may hold
-some that a later delete had dropped, or that a write after the `hub.db` copy added.
+The first hub start on the restored directory sees the mark and has each part remove its files
+`hub.db` does not reference (`tidy_restored`, through `Part.sweep_restored`: the blobs, the brain
+files): the backup copied them after `hub.db`, so it may hold some that a later delete had dropped,
+or that a write after the `hub.db` copy added.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from pathlib import Path
 from typing import IO, Final
 
 from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_all, held_by_hub, hold
+from hubcore.ops.layout import Parts
 from hubcore.ops.manifest import Manifest, ManifestError, ManifestFile, read_manifest, verify_manifest
+from hubcore.parts.catalog import PART_TYPES
 from hubcore.store.fsync import fsync_dir
 
 log = logging.getLogger("hubcore.ops.restore")
@@ -177,40 +180,26 @@ def _swap(staging: Path, target: Path, replaced: Path) -> Path | None:
     return moved
 
 
-def tidy_restored(data_dir: Path) -> tuple[int, int] | None:
-    """On a restored directory's first start (after migrations, before the stores open): remove
-    the blobs no artifact version references and the brain files no session row names, then the
-    mark. Returns (blobs removed, brain files removed), or None when the directory is not marked."""
+def tidy_restored(data_dir: Path, parts: Parts = PART_TYPES) -> dict[str, int] | None:
+    """On a restored directory's first start (after migrations, before the stores open): each part
+    removes its files no row of hub.db references (`Part.sweep_restored`), then the mark goes.
+    Returns how many each part removed ({its `restore_sweeps`: count}), or None when the directory
+    is not marked."""
     mark = data_dir / RESTORED_MARK
     if not mark.exists():
         return None
     conn = sqlite3.connect(data_dir / "hub.db")
     try:
-        blobs = {r[0] for r in conn.execute("SELECT DISTINCT sha256 FROM artifact_versions")}
-        sessions = {r[0] for r in conn.execute("SELECT id FROM sessions")}
+        removed = {part.restore_sweeps: part.sweep_restored(conn, data_dir) for part in parts if part.restore_sweeps}
     finally:
         conn.close()
-    blob_count = _remove_unlisted(data_dir / "blobs", "??/*", blobs, sidecars=())
-    brain_count = _remove_unlisted(data_dir / "brains", "*.db", sessions, sidecars=("-wal", "-shm"))
     mark.unlink()
     fsync_dir(data_dir)
-    log.info(
-        "restored directory %s: removed %d unreferenced blobs and %d unreferenced brain files",
-        data_dir,
-        blob_count,
-        brain_count,
-    )
-    return blob_count, brain_count
-
-
-def _remove_unlisted(root: Path, pattern: str, keep: set[str], *, sidecars: tuple[str, ...]) -> int:
-    removed = 0
-    for path in sorted(root.glob(pattern)):
-        key = path.stem if path.suffix == ".db" else path.name
-        if key in keep or not path.is_file():
-            continue
-        for suffix in ("", *sidecars):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        removed += 1
-        fsync_dir(path.parent)
+    said = " and ".join(f"{count} unreferenced {what}" for what, count in removed.items()) or "nothing"
+    log.info("restored directory %s: removed %s", data_dir, said)
     return removed
+
+
+def restore_sweeps(parts: Parts = PART_TYPES) -> str:
+    """What the first start after a restore removes, as doctor says it ("the blobs and brain files")."""
+    return " and ".join(part.restore_sweeps for part in parts if part.restore_sweeps)

@@ -23,16 +23,6 @@ from urllib.parse import quote
 HUB_DB = "hub.db"
 
 
-def store_files(root: Path) -> list[Path]:
-    """hub.db (when present), then every brain and knowledge base file under `root`, found the way
-    the backup finds them (`hubcore.ops.backup.store_files`, which a test keeps equal to the
-    parts' own `Part.files`)."""
-    from hubcore.ops.backup import store_files as per_file_stores  # here: the hub's parts import this module
-
-    files = [root / HUB_DB] if (root / HUB_DB).is_file() else []
-    return files + [p for p in per_file_stores(root) if p.is_file()]
-
-
 def relative(root: Path, path: Path) -> str:
     """`path` as the directory's own POSIX name for it (what a problem line names)."""
     try:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
 from hubcore.parts.protocol import Part, SearchBatch, SearchFamily, Task, Touched
-from hubcore.services.artifacts import reviews, rows, schema
+from hubcore.services.artifacts import blob_files, reviews, rows, schema
 from hubcore.services.artifacts import search as search
 from hubcore.services.artifacts.comments import CommentService
 from hubcore.services.artifacts.scripts import ScriptsService
@@ -27,6 +28,9 @@ from hubcore.services.core import Core
 from hubcore.store.blobs import BlobStore
 from hubcore.store.migrations import Migration
 
+if TYPE_CHECKING:
+    from hubcore.ops.findings import Finding
+
 log = logging.getLogger("hubcore.artifacts")
 
 
@@ -34,6 +38,8 @@ class ArtifactsPart(Part):
     name = "artifacts"
     stats_members = ("artifacts",)
     storage_kinds: ClassVar[Mapping[str, str]] = {"artifacts": "artifact_bytes"}
+    search_family_names = (search.FAMILY,)
+    restore_sweeps = "blobs"
 
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -51,6 +57,24 @@ class ArtifactsPart(Part):
     @classmethod
     def migrations(cls) -> Sequence[Migration]:
         return schema.MIGRATIONS
+
+    # The blobs in a data directory without a hub (the ops tools): copied byte for byte by a
+    # backup, checked against their rows, the unreferenced ones swept after a restore.
+    @classmethod
+    def copied_files(cls, data_dir: Path) -> Iterable[Path]:
+        return blob_files.blob_paths(data_dir)
+
+    @classmethod
+    def check_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        return blob_files.check_blobs(conn, data_dir)
+
+    @classmethod
+    def doctor_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        return blob_files.missing_blobs(conn, data_dir)
+
+    @classmethod
+    def sweep_restored(cls, conn: sqlite3.Connection, data_dir: Path) -> int:
+        return blob_files.sweep_restored(conn, data_dir)
 
     def writes(self) -> int:
         return self.blobs.writes

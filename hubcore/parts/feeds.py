@@ -23,6 +23,7 @@ from hubcore.store.migrations import Migration
 
 class FeedsPart(Part):
     name = "feeds-and-inbox"
+    search_family_names = (feed_search.FAMILY,)
 
     def __init__(self, core: Core) -> None:
         self.core = core

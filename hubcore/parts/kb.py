@@ -14,14 +14,14 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hubcore.caller import Caller
 from hubcore.clock import iso
-from hubcore.parts.protocol import Part, Resource, ResourceTemplate, SearchBatch, SearchFamily, Task, Touched
+from hubcore.parts.protocol import FileStore, Part, Resource, ResourceTemplate, SearchBatch, SearchFamily, Task, Touched
 from hubcore.services.brief import STALE_MAX, section
 from hubcore.services.core import Core
-from hubcore.services.kb import resources
+from hubcore.services.kb import file_checks, resources
 from hubcore.services.kb import search as search
 from hubcore.services.kb.derive import decoded
 from hubcore.services.kb.files import KbFiles
@@ -31,6 +31,9 @@ from hubcore.store import kb
 from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
 
+if TYPE_CHECKING:
+    from hubcore.ops.findings import Finding
+
 log = logging.getLogger("hubcore.kb")
 
 
@@ -38,6 +41,8 @@ class KbPart(Part):
     name = "knowledge-base"
     stats_members = ("kb_pages",)
     storage_kinds: ClassVar[Mapping[str, str]] = {"knowledge": "kb_bytes"}
+    search_family_names = (search.FAMILY,)
+    file_stores = (FileStore(file_checks.KB_DIR, kb.SCHEMA_VERSION, "knowledge base"),)
 
     def __init__(self, core: Core, pool: ActorPool, brain_entry: BrainEntry | None = None) -> None:
         self.core = core
@@ -50,8 +55,8 @@ class KbPart(Part):
         return self.store.writes
 
     @classmethod
-    def files(cls, data_dir: Path) -> Iterable[Path]:
-        return sorted((data_dir / "kb").glob("*.db"))
+    def check_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        return file_checks.missing_kb_files(conn, data_dir)
 
     async def after_delete(self, project_id: str) -> None:
         await self.store.remove(project_id)

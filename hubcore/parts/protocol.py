@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from prometheus_client.registry import Collector
 
     from hubcore.caller import Caller
+    from hubcore.ops.findings import Finding
     from hubcore.services.changes import Effects
     from hubcore.store.migrations import Migration
 
@@ -154,6 +155,18 @@ class SearchScope:
     session: str = ""
 
 
+@dataclass(frozen=True)
+class FileStore:
+    """A directory of per-file SQLite stores a part keeps under the data directory
+    (`<directory>/<name>.db`), as the ops tools read it without a hub: `schema_version` is the
+    newest `user_version` this binary makes there, `noun` what one file holds ("brain": doctor
+    counts "brain files" and their "brain ... logs")."""
+
+    directory: str
+    schema_version: int
+    noun: str
+
+
 class Part:
     """What one feature brings to the hub. Override what the feature has; leave the rest."""
 
@@ -163,6 +176,9 @@ class Part:
     # storage kind as zero bytes held.
     stats_members: ClassVar[Sequence[str]] = ()  # its members of `GET /projects/:id/stats`
     storage_kinds: ClassVar[Mapping[str, str]] = {}  # storage kind -> the report row's column
+    # The families of the search documents it feeds (the `type` of their hits), in the order the
+    # search request lists them: its `search_families` name these, in this order.
+    search_family_names: ClassVar[Sequence[str]] = ()
 
     # -- stores --------------------------------------------------------------------------------
 
@@ -174,11 +190,43 @@ class Part:
         free number. Asked of the class: the hub migrates before it builds its parts."""
         return ()
 
+    # -- its files, as the ops tools (`hub-cli check`, `doctor`, `backup`, `restore`) see them ------
+    # All asked of the class: they run on a data directory, without a hub.
+
+    file_stores: ClassVar[Sequence[FileStore]] = ()  # its per-file SQLite stores
+    # What the first start on a restored directory removes of the part's (`sweep_restored`), as
+    # doctor names it ("blobs", "brain files").
+    restore_sweeps: ClassVar[str] = ""
+
     @classmethod
     def files(cls, data_dir: Path) -> Iterable[Path]:
-        """The store files the part keeps under `data_dir`, for backup and integrity check. Asked
-        of the class too: an offline backup or check of a directory builds no hub."""
+        """The store files the part keeps under `data_dir`, for backup and integrity check: by
+        default every `*.db` of its `file_stores`' directories."""
+        return [path for store in cls.file_stores for path in sorted((data_dir / store.directory).glob("*.db"))]
+
+    @classmethod
+    def copied_files(cls, data_dir: Path) -> Iterable[Path]:
+        """Files outside SQLite a backup copies byte for byte (the artifacts' blobs), temporary
+        files left out."""
         return ()
+
+    @classmethod
+    def check_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        """`hub-cli check`: a problem per file hub.db (`conn`, read-only) says the part holds that
+        is missing or differs from what hub.db records."""
+        return ()
+
+    @classmethod
+    def doctor_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        """`hub-cli doctor`: the part's readings of the files hub.db references (cheaper than the
+        check: presence, not content)."""
+        return ()
+
+    @classmethod
+    def sweep_restored(cls, conn: sqlite3.Connection, data_dir: Path) -> int:
+        """On a restored directory's first start (after migrations, before the stores open): remove
+        the part's files hub.db (`conn`) does not reference; how many went."""
+        return 0
 
     @classmethod
     def key_files(cls, data_dir: Path) -> Iterable[Path]:
@@ -242,7 +290,8 @@ class Part:
         return None
 
     def search_families(self) -> Sequence[SearchFamily]:
-        """The families of the documents the part feeds, with how their hits read."""
+        """The families of the documents the part feeds (`search_family_names`), with how their
+        hits read."""
         return ()
 
     def search_scope(self) -> SearchScope | None:

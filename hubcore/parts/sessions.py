@@ -10,22 +10,30 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hubcore.parts.protocol import Part, SearchBatch, SearchFamily, SearchScope, Task, Touched
+from hubcore.parts.protocol import FileStore, Part, SearchBatch, SearchFamily, SearchScope, Task, Touched
+from hubcore.services import brain_files
 from hubcore.services import brain_search as search
 from hubcore.services.brains import BrainsService
 from hubcore.services.core import Core
 from hubcore.services.sessions import SessionsService
 from hubcore.services.sessions_schema import MIGRATIONS
 from hubcore.services.storage import StorageService
+from hubcore.store import brain
 from hubcore.store.migrations import Migration
 from hubcore.store.pool import ActorPool
+
+if TYPE_CHECKING:
+    from hubcore.ops.findings import Finding
 
 
 class SessionsPart(Part):
     name = "sessions-and-brains"
     stats_members = ("sessions",)
+    search_family_names = (search.FAMILY,)
+    file_stores = (FileStore(brain_files.BRAINS, brain.SCHEMA_VERSION, "brain"),)
+    restore_sweeps = "brain files"
 
     def __init__(self, core: Core, pool: ActorPool) -> None:
         self.core = core
@@ -52,8 +60,12 @@ class SessionsPart(Part):
         return self.brains.writes
 
     @classmethod
-    def files(cls, data_dir: Path) -> Iterable[Path]:
-        return sorted((data_dir / "brains").glob("*.db"))
+    def check_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        return brain_files.missing_brain_files(conn, data_dir)
+
+    @classmethod
+    def sweep_restored(cls, conn: sqlite3.Connection, data_dir: Path) -> int:
+        return brain_files.sweep_restored(conn, data_dir)
 
     def purge_rows(self, conn: sqlite3.Connection, project_id: str) -> None:
         """The project's session rows go with the project; their brain files after the commit."""

@@ -6,13 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
+from hubcore.services.search.models import Family
 from hubhttp.api.responses import ABSENT, Out
 
 
 class SearchHit(Out):
     """One hit: the common fields, then the family's own (spec "Search hit")."""
 
-    type: Literal["feed", "artifact", "brain", "kb"]
+    type: Family
     project_id: str
     project_display_name: str
     snippet: str = Field(max_length=200)
@@ -29,7 +30,7 @@ class SearchHit(Out):
 
 
 class SearchGroup(Out):
-    type: Literal["feed", "artifact", "brain", "kb"]
+    type: Family
     count: int
     hits: list[SearchHit]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hubcore.services.search.models import SearchCall
+from hubcore.services.search.models import FAMILIES, SearchCall
 from hubmcp.context import CallContext
 from hubmcp.tools.base import Tool, outputs
 
-FAMILY: dict[str, Any] = {"enum": ["feed", "artifact", "brain", "kb"]}
+FAMILY: dict[str, Any] = {"enum": list(FAMILIES)}  # the parts' families (`Part.search_family_names`)
 HIT: dict[str, Any] = {
     "type": "object",
     "properties": {

@@ -68,14 +68,14 @@ class Blocked:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.inside, self.release = threading.Event(), threading.Event()
-        real = backup_mod._copy_blob
+        real = backup_mod._copy_verbatim
 
         def copy_blob(*args: Any) -> Any:
             self.inside.set()
             self.release.wait(10)
             return real(*args)
 
-        monkeypatch.setattr(backup_mod, "_copy_blob", copy_blob)
+        monkeypatch.setattr(backup_mod, "_copy_verbatim", copy_blob)
 
     async def entered(self) -> None:
         assert await anyio.to_thread.run_sync(self.inside.wait, 10)

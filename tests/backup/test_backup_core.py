@@ -183,7 +183,7 @@ async def test_a_disk_failing_under_backup_dir_is_503_and_leaves_nothing(
     def full(*_: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(backup_mod, "_copy_blob", full)
+    monkeypatch.setattr(backup_mod, "_copy_verbatim", full)
     with pytest.raises(HubError) as caught:
         await hub.backups.create(ADMIN_CALLER, BackupCreate())
     assert caught.value.code == "unavailable" and "No space left" in caught.value.message

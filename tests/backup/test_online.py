@@ -16,7 +16,8 @@ from hubcore import config as cfg
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.errors import HubError
-from hubcore.ops.backup import BackupCreate, store_files
+from hubcore.ops.backup import BackupCreate
+from hubcore.ops.layout import part_files
 from hubcore.ops.manifest import read_manifest, verify_manifest
 from tests.backup.support import Blocked, populate, tree
 from tests.foundation.test_gate import assert_problem
@@ -85,7 +86,7 @@ async def test_the_hub_lists_the_same_store_files_as_the_offline_backup(live: Hu
     hub = live.app.hub
     await populate(hub)
     data = hub.settings.data_path
-    assert hub.engine_files() == [data / "hub.db", *store_files(data)]
+    assert hub.engine_files() == [data / "hub.db", *part_files(data)]
     assert len(hub.engine_files()) == 3
 
 

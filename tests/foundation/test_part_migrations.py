@@ -14,8 +14,8 @@ import pytest
 
 from hubcore.config import HubSettings
 from hubcore.hub import PART_TYPES, Hub, hub_migrations, supported_version
-from hubcore.ops.backup import key_files, store_files
-from hubcore.parts.protocol import Part, overrides
+from hubcore.ops.layout import key_files, part_files
+from hubcore.parts.protocol import Part
 from hubcore.store.migrations import Migration, chain, migrate, statements
 from tests.harness import HubClient
 
@@ -124,6 +124,7 @@ async def test_the_hubs_parts_are_its_part_types_and_bring_their_files(client: H
     assert tuple(type(p) for p in hub.parts) == PART_TYPES
     data = hub.settings.data_path
     assert [type(p).files(data) for p in hub.parts] == [p.files(data) for p in hub.parts]
-    assert store_files(data) == [f for p in PART_TYPES for f in p.files(data)]
-    assert {p.name for p in hub.parts if overrides(p, "files")} == {"sessions-and-brains", "knowledge-base"}
+    # What the ops tools read offline: each part's declared store directories, in part order.
+    assert part_files(data) == [*sorted((data / "brains").glob("*.db")), *sorted((data / "kb").glob("*.db"))]
+    assert {p.name for p in hub.parts if p.file_stores} == {"sessions-and-brains", "knowledge-base"}
     assert key_files(data) == [data / "push" / "keys.json"]  # the push part's, made at its first start

@@ -12,9 +12,10 @@ import pytest
 from hubcore.caller import Caller
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub, lock_data_dir, supported_version
-from hubcore.ops.backup import offline_backup, store_files
+from hubcore.ops.backup import offline_backup
 from hubcore.ops.check import check
 from hubcore.ops.datadir import OpsRefused
+from hubcore.ops.layout import part_files
 from hubcore.ops.stores import quiet_connection
 from hubcore.services.requests import parse
 from hubcore.services.search.models import SearchRequest
@@ -206,7 +207,7 @@ async def test_no_such_directory(tmp_path: Path, made: Made) -> None:
 
 async def test_the_store_files_are_the_parts_own(made: Made) -> None:
     async with Hub.open(made.settings, clock=FakeClock()) as hub:
-        assert hub.engine_files()[1:] == store_files(made.root)
+        assert hub.engine_files()[1:] == part_files(made.root)
 
 
 async def test_a_restored_directory_is_checked_but_not_opened_before_its_first_start(

@@ -13,7 +13,7 @@ import pytest
 from hubcore.clock import FakeClock
 from hubcore.hub import Hub
 from hubcore.ops.integrity import IntegritySampler
-from hubcore.ops.stores import store_files
+from hubcore.ops.layout import store_files
 from tests.ops.support import Made, make_hub_dir
 
 pytestmark = pytest.mark.anyio

@@ -2,20 +2,27 @@
 
 # No `from __future__ import annotations` in model modules: pydantic reads the annotations.
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
+from hubcore.parts.catalog import search_family_names
 from hubcore.services.fields import EntryContent, ProjectId, SessionId
 from hubcore.services.requests import Request
 from hubcore.services.search.query import QUERY_MAX_BYTES
 
 HITS_MAX = 100  # hits a page (spec "Limits")
 HITS_DEFAULT = 50
-ROWS_MAX = 1000  # index rows read per query: the spec allows 5,000; 1,000 keeps a query near 20 ms at 1M events
-FAMILIES = ("feed", "artifact", "brain", "kb")
+# The `type` values: the families the parts declare (`Part.search_family_names`), in part order, so
+# a new part's family is in the request models (and the REST and MCP schemas made from them)
+# without a change here.
+FAMILIES = search_family_names()
+FAMILIES_TEXT = f"{', '.join(FAMILIES[:-1])} or {FAMILIES[-1]}" if len(FAMILIES) > 1 else "".join(FAMILIES)
 
-Family = Literal["feed", "artifact", "brain", "kb"]
+if TYPE_CHECKING:
+    Family = str
+else:
+    Family = Literal[FAMILIES]
 Query = Annotated[
     str,
     EntryContent(QUERY_MAX_BYTES, what="the query"),
@@ -57,7 +64,7 @@ class SearchCall(Request):
     query: Query
     project_id: Annotated[ProjectId | None, Field(description="search only this project")] = None
     session_id: Annotated[SessionId | None, Field(description="search only this session's brain and events")] = None
-    type: Annotated[Family | None, Field(description="only this family: feed, artifact, brain or kb")] = None
+    type: Annotated[Family | None, Field(description=f"only this family: {FAMILIES_TEXT}")] = None
     limit: Annotated[int, Field(ge=1, le=HITS_MAX, description=f"hits a page, 1 to {HITS_MAX}")] = HITS_DEFAULT
     mode: Annotated[
         Literal["lexical", "semantic"],

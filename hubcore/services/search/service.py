@@ -19,7 +19,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -29,12 +29,16 @@ from hubcore.parts.protocol import HitOf, Part
 from hubcore.services.access import readable_project, visibility
 from hubcore.services.core import Core
 from hubcore.services.search.index import SearchIndex
-from hubcore.services.search.models import ROWS_MAX, SearchRequest
 from hubcore.services.search.query import Parsed, parse
 from hubcore.services.search.rank import Ranking
 from hubcore.services.search.semantic import LEXICAL_MAX, Searcher, SemanticIndex, fuse
 
+if TYPE_CHECKING:  # the request models list the parts' families: they import the part catalog
+    from hubcore.services.search.models import SearchRequest
+
 log = logging.getLogger("hubcore.search")
+
+ROWS_MAX = 1000  # index rows read per query: the spec allows 5,000; 1,000 keeps a query near 20 ms at 1M events
 
 INDEX_COLUMNS = "d.id, d.family, d.key, d.project_id, d.session_id, d.snippet, d.meta, p.display_name"
 PROJECT_JOIN = "JOIN projects p ON p.id = d.project_id"  # the hub's visibility rule reads `p`

@@ -23,7 +23,6 @@ log = logging.getLogger("hubcore.search")
 
 EMBED_CHARS = 2000  # the opening of a document that is embedded (a mean of word vectors: more dilutes)
 CANDIDATES = 256  # nearest by Hamming distance, then re-ranked by cosine
-FAMILIES = {"feed": 0, "artifact": 1, "brain": 2, "kb": 3}
 NO_SESSION = -1
 
 Floats = NDArray[np.float32]
@@ -103,7 +102,7 @@ class Chunk:
     ids: NDArray[np.int64]
     bits: NDArray[np.uint64]  # (4, n): one row a 64-bit word, so each word's pass reads memory in order
     project: NDArray[np.int32]
-    family: NDArray[np.int8]
+    family: NDArray[np.int32]
     session: NDArray[np.int32]
 
 
@@ -164,7 +163,7 @@ class VectorSet:
             np.array([r[0] for r in rows], dtype=np.int64),
             np.ascontiguousarray(signs(floats, self.centre).T),
             np.array([self.code(r[2]) for r in rows], dtype=np.int32),
-            np.array([FAMILIES.get(r[3], -1) for r in rows], dtype=np.int8),
+            np.array([self.code(r[3]) for r in rows], dtype=np.int32),
             np.array([NO_SESSION if r[4] is None else self.code(r[4]) for r in rows], dtype=np.int32),
         )
 
@@ -197,7 +196,7 @@ class VectorSet:
             table[[codes[p] for p in projects if p in codes]] = True
         return Filter(
             table,
-            None if family is None else FAMILIES.get(family, -2),
+            None if family is None else codes.get(family, -2),
             None if session is None else codes.get(session, -2),
         )
 
