@@ -21,7 +21,7 @@ from hubcore.clock import iso
 from hubcore.metrics import free_bytes
 from hubcore.ops.datadir import LOCK_NAME, held_by_hub
 from hubcore.ops.findings import Finding, not_a_directory
-from hubcore.ops.layout import Parts, file_stores, store_files, store_of
+from hubcore.ops.layout import Parts, file_stores, spoken, store_files, store_of
 from hubcore.ops.restore import RESTORED_MARK, restore_sweeps
 from hubcore.ops.stores import HUB_DB, has_table, quiet_connection, relative
 from hubcore.parts.catalog import PART_TYPES
@@ -181,7 +181,7 @@ def _wal_bytes(paths: Iterable[Path]) -> tuple[int, int]:
 def _logs(root: Path, parts: Parts) -> Finding:
     hub_log, _ = _wal_bytes([root / HUB_DB])
     others, count = _wal_bytes(p for p in store_files(root, parts) if p != root / HUB_DB)
-    nouns = " and ".join(s.noun for s in file_stores(parts))
+    nouns = spoken([s.noun for s in file_stores(parts)])
     return Finding(
         "write-ahead logs",
         f"hub.db-wal {hub_log} bytes; {others} bytes in {count} {nouns} logs",

@@ -48,3 +48,8 @@ def store_of(root: Path, path: Path, parts: Parts = PART_TYPES) -> FileStore | N
         if path.parent == root / store.directory:
             return store
     return None
+
+
+def spoken(words: Sequence[str]) -> str:
+    """`words` as a sentence lists them: "a", "a and b", "a, b and c"."""
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)

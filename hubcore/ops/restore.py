@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from hubcore.ops.datadir import LOCK_NAME, OpsRefused, fsync_all, held_by_hub, hold
-from hubcore.ops.layout import Parts
+from hubcore.ops.layout import Parts, spoken
 from hubcore.ops.manifest import Manifest, ManifestError, ManifestFile, read_manifest, verify_manifest
 from hubcore.parts.catalog import PART_TYPES
 from hubcore.store.fsync import fsync_dir
@@ -195,11 +195,11 @@ def tidy_restored(data_dir: Path, parts: Parts = PART_TYPES) -> dict[str, int] |
         conn.close()
     mark.unlink()
     fsync_dir(data_dir)
-    said = " and ".join(f"{count} unreferenced {what}" for what, count in removed.items()) or "nothing"
+    said = spoken([f"{count} unreferenced {what}" for what, count in removed.items()]) or "nothing"
     log.info("restored directory %s: removed %s", data_dir, said)
     return removed
 
 
 def restore_sweeps(parts: Parts = PART_TYPES) -> str:
     """What the first start after a restore removes, as doctor says it ("the blobs and brain files")."""
-    return " and ".join(part.restore_sweeps for part in parts if part.restore_sweeps)
+    return spoken([part.restore_sweeps for part in parts if part.restore_sweeps])

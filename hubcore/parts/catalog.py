@@ -30,6 +30,7 @@ PART_TYPES: tuple[type[Part], ...] = (
 )
 
 
-def search_family_names(parts: tuple[type[Part], ...] = PART_TYPES) -> tuple[str, ...]:
-    """Every family of search hits the parts feed, in part order (the search `type` values)."""
-    return tuple(name for part in parts for name in part.search_family_names)
+def search_family_names(parts: tuple[type[Part], ...] | None = None) -> tuple[str, ...]:
+    """Every family of search hits the parts feed (`parts`, the binary's when None: read at the
+    call), in part order: the search `type` values."""
+    return tuple(name for part in (PART_TYPES if parts is None else parts) for name in part.search_family_names)
