@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -284,3 +285,14 @@ def test_the_feature_list_names_real_modules() -> None:
     names = imported(sample)
     assert "hubcore.services.kb.signals" in names and "hubcore.store.brain" in names
     assert "hubcore.store.blobs" not in names
+
+
+def test_the_agent_guide_names_every_family_search_accepts() -> None:
+    """The guide is written by hand: a part that adds a family says so there (its `type` line
+    names exactly the families the schemas list)."""
+    from hubcore.services.search.models import FAMILIES
+
+    guide = (ROOT / "hubmcp/skill/references/search.md").read_text(encoding="utf-8")
+    line = next(row for row in guide.splitlines() if row.startswith("- `type` keeps one family:"))
+    named = re.findall(r"`([a-z]+)`", line.split(":", 1)[1].split(".", 1)[0])
+    assert sorted(named) == sorted(FAMILIES)
