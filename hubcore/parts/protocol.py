@@ -4,7 +4,7 @@ A part declares what it brings by overriding the members of `Part`; every member
 meaning "brings none", so a part overrides only what it has. Each part owns its data: its hub.db
 steps (`migrations`), its store files (`files`), the SQL over its rows, what it feeds the search
 index (`search_*`) and its stats and storage members. `Hub` builds its parts from one list
-(`hubcore.hub.build_parts`, their classes `PART_TYPES`) and loops over them; no part holds a
+(`hubcore.hub.build_parts`, their classes `hubcore.parts.catalog.PART_TYPES`) and loops over them; no part holds a
 reference to another, and adding a part touches no other part's module. A feature that is absent is
 simply not in the list: what it would have counted reads as null, what it would have stored as
 nothing. What must be known without a hub (hub.db's steps, store files) or of an absent part (its

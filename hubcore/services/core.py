@@ -45,7 +45,7 @@ class Core:
     metrics: HubMetrics
     publisher: Publisher
     parts: tuple[Part, ...] = ()  # set once by `Hub` from its one list; read only by the loops
-    # The binary's part types (`hubcore.hub.PART_TYPES`), set by `Hub`: their class-level
+    # The binary's part types (`hubcore.parts.catalog.PART_TYPES`), set by `Hub`: their class-level
     # declarations name what a part absent from `parts` would have filled.
     part_types: tuple[type[Part], ...] = ()
     datadir: DataDir = field(init=False)  # the hub's own, whichever parts it has
