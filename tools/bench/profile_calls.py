@@ -6,7 +6,11 @@ beside it), prepares an agent with `--sessions` sessions, then for each kind dri
 keep-alive connections for `--seconds` while py-spy samples the hub process (every thread, idle
 frames dropped). For each kind it prints the calls made, the server CPU per call, and the share of
 samples by where the time is spent: the groups below (first match, innermost frame outward), then
-the top functions by inclusive share.
+the top functions by inclusive share. Before the samples, it splits the server CPU per call by
+thread (from /proc, every thread's utime + stime, named by `py-spy dump`): the event loop's
+thread, the worker threads of reads, hub.db's writer and the brain files' writers. py-spy samples
+with `--gil`, so it sees where Python holds the GIL; the thread split also counts what SQLite
+does with the GIL released.
 
     .venv/bin/python -m tools.bench.profile_calls [--sessions 20] [--clients 8] [--seconds 6]
 
@@ -21,6 +25,7 @@ import asyncio
 import collections
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +38,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.brains import cpu_seconds, prepare, worker
+from tools.bench.brains import TICK, cpu_seconds, prepare, worker
 from tools.bench.mcp_wire import free_port, hub_process
 
 KINDS = ("noop_post", "signal_append", "brain_get", "brain_put")
@@ -54,6 +59,43 @@ GROUPS = (
     ("json (orjson/json)", ("orjson", "/json/")),
     ("asyncio/event loop", ("asyncio/", "selectors.py", "/contextvars")),
 )
+
+
+def thread_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds so far of each live thread of `pid` (utime + stime)."""
+    out: dict[int, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        out[int(task.name)] = (int(fields[11]) + int(fields[12])) / TICK
+    return out
+
+
+def thread_names(spy: str, pid: int) -> dict[int, str]:
+    """Python's name of each thread of `pid`, by native thread id (`py-spy dump`)."""
+    dump = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, check=False).stdout
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r'Thread (\d+) \([^)]*\): "([^"]*)"', dump)}
+
+
+def thread_group(name: str | None) -> str:
+    if name is None:
+        return "other threads"
+    if name.startswith("store brain "):
+        return "brain writer threads"
+    if name.startswith(("AnyIO worker", "asyncio")):
+        return "worker threads (reads)"
+    if name == "MainThread":
+        return "event loop thread"
+    return name
+
+
+def by_thread(before: dict[int, float], after: dict[int, float], names: dict[int, str]) -> collections.Counter[str]:
+    groups: collections.Counter[str] = collections.Counter()
+    for tid, cpu in after.items():
+        groups[thread_group(names.get(tid))] += cpu - before.get(tid, 0.0)
+    return groups
 
 
 def frame_file(frame: str) -> str:
@@ -99,6 +141,7 @@ async def profile(args: argparse.Namespace) -> None:
     port = free_port()
     with hub_process(port, 0) as server, tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or scratch
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         token, ids = await prepare(port, args.sessions)
         print(
             f"{args.clients} clients, {args.sessions} sessions, {args.seconds:.0f} s per kind, "
@@ -128,12 +171,18 @@ async def profile(args: argparse.Namespace) -> None:
                 stderr=subprocess.DEVNULL,
             )
             await asyncio.sleep(0.5)  # let py-spy attach before the load starts
-            cpu = cpu_seconds(server.pid)
+            cpu, threads = cpu_seconds(server.pid), thread_cpu(server.pid)
             calls = await drive(port, token, ids, kind, args.clients, args.seconds - 1)
-            used = cpu_seconds(server.pid) - cpu
+            used, threads_after = cpu_seconds(server.pid) - cpu, thread_cpu(server.pid)
+            split = by_thread(threads, threads_after, thread_names(spy, server.pid))
             sampler.wait(60)
             total, groups, inclusive = summarise(raw)
-            print(f"\n{kind}: {calls} calls, server CPU {used / max(calls, 1) * 1e6:.0f} us per call, {total} samples")
+            per_call = 1e6 / max(calls, 1)
+            print(f"\n{kind}: {calls} calls, server CPU {used * per_call:.0f} us per call, {total} samples")
+            print("  server CPU per call by thread (threads that ended meanwhile are not counted):")
+            for name, seconds in split.most_common():
+                if seconds > 0:
+                    print(f"    {seconds * per_call:6.0f} us  {name}")
             for name, n in groups.most_common():
                 print(f"  {n / total:6.1%}  {name}")
             print("  top functions (inclusive):")

@@ -1,0 +1,93 @@
+"""CPU per committed command when each command goes to a different store file (one actor each, as
+session brains are written) against the same commands through one actor (as hub.db's are).
+
+Run from the checkout: `.venv/bin/python -m tools.bench.brain_writes [--files 1,20,200]`.
+
+`--writers` asyncio tasks send `--commands` commands, the n-th to actor n mod `--files`; a command
+appends one replay row (the write a recorded tool call makes in its session's brain, and the shape
+of a small `brain_put`). With one file the actor group-commits whatever is queued; with many files
+each command is mostly a batch of its own: its own commit, its own hand-over to the file's writer
+thread and back. Reported per command: the process's CPU (every thread) and the event loop
+thread's share, median of `--rounds`. This is the cost the brain paths pay where `signal_append`
+shares a batch (issue 27 part 5, docs/benchmarks.md "Third session: brain reads and writes").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import anyio
+
+from hubcore.store import brain
+from hubcore.store.actor import StoreActor
+
+ROW = [(1.0, "brain_get", '{"path": "/kv/k0"}', "ok")]
+
+
+def process_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+async def one_round(actors: list[StoreActor], commands: int, writers: int) -> tuple[float, float]:
+    """(process CPU, event loop thread CPU) per command, in seconds."""
+
+    async def writer(first: int) -> None:
+        for n in range(first, commands, writers):
+            await actors[n % len(actors)].execute(lambda conn: brain.record_calls(conn, ROW))
+
+    cpu, loop_cpu = process_cpu(), time.thread_time()
+    async with anyio.create_task_group() as tg:
+        for k in range(writers):
+            tg.start_soon(writer, k)
+    return (process_cpu() - cpu) / commands, (time.thread_time() - loop_cpu) / commands
+
+
+async def measure(files: int, args: argparse.Namespace) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        actors = [
+            StoreActor(Path(tmp) / f"{i}.db", setup=brain.setup, readers=2, mailbox_size=256, name=f"brain {i}")
+            for i in range(files)
+        ]
+        async with anyio.create_task_group() as tg:
+            for actor in actors:
+                await tg.start(actor.run)
+            rounds = [await one_round(actors, args.commands, args.writers) for _ in range(args.rounds)]
+            for actor in actors:
+                await actor.aclose()
+    return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    print(
+        f"{args.writers} writers, {args.commands} commands a round, {args.rounds} rounds "
+        f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores):"
+    )
+    for files in (int(f) for f in args.files.split(",")):
+        total, loop = await measure(files, args)
+        print(f"  {files:4d} files: {total * 1e6:6.0f} us CPU per command, event loop thread {loop * 1e6:5.0f} us")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--files", default="1,20,200", help="comma-separated numbers of store files")
+    parser.add_argument("--commands", type=int, default=6000, help="commands per round")
+    parser.add_argument("--writers", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
+    anyio.run(main_async, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
