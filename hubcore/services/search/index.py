@@ -39,6 +39,7 @@ SETTLE_MAX_SECS = 30.0  # a query waits at most this long for the index (then an
 # A pass starts at most this long after the change that woke it, so a burst of writes is indexed in
 # a few commands, not one each; a query waiting for the index (`settled`) starts it at once.
 GATHER_SECS = 0.1
+INDEX_LANES = 8  # sources indexed at once by a pass
 
 
 def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch, terms: Sequence[str] | None = None) -> None:
@@ -251,8 +252,16 @@ class SearchIndex:
                 self._reconciled = True
                 return
             for part in self._feeders():
-                for source in sorted(part.search_touched()):
-                    await self._index(part, source, await self._mark_of(source))
+                sources = sorted(part.search_touched())
+                if not sources:
+                    continue
+                marks = await self._marks_of(sources)
+                # A few lanes, each indexing its share of the sources in turn: their reads overlap
+                # and their index writes share hub.db's batches (a brain write touches one source
+                # per session, so 200 busy sessions make 200 sources a pass).
+                async with anyio.create_task_group() as tg:
+                    for lane in range(min(INDEX_LANES, len(sources))):
+                        tg.start_soon(self._index_each, part, sources[lane::INDEX_LANES], marks)
 
     async def rebuild(self) -> None:
         """Drop the whole index and build it again from the sources."""
@@ -277,11 +286,21 @@ class SearchIndex:
             await self.core.store.execute(lambda conn: _forget_sources(conn, gone))
         log.info("search index reconciled: %d sources, %d removed", len(listed), len(gone))
 
-    async def _mark_of(self, source: str) -> str | None:
-        row = await self.core.store.read(
-            lambda conn: conn.execute("SELECT mark FROM search_marks WHERE source = ?", (source,)).fetchone()
-        )
-        return None if row is None else str(row[0])
+    async def _marks_of(self, sources: Sequence[str]) -> dict[str, str]:
+        """The marks the sources were indexed at (a source never indexed has none), in one read."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, str]:
+            rows = conn.execute(
+                "SELECT source, mark FROM search_marks WHERE source IN (SELECT value FROM json_each(?))",
+                (orjson.dumps(list(sources)).decode(),),
+            )
+            return {str(source): str(mark) for source, mark in rows}
+
+        return await self.core.store.read(read)
+
+    async def _index_each(self, part: Part, sources: Sequence[str], marks: dict[str, str]) -> None:
+        for source in sources:
+            await self._index(part, source, marks.get(source))
 
     async def _index(self, part: Part, source: str, mark: str | None) -> None:
         while True:
