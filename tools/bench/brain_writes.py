@@ -10,6 +10,11 @@ each command is mostly a batch of its own: its own commit, its own hand-over to 
 thread and back. Reported per command: the process's CPU (every thread) and the event loop
 thread's share, median of `--rounds`. This is the cost the brain paths pay where `signal_append`
 shares a batch (issue 27 part 5, docs/benchmarks.md "Third session: brain reads and writes").
+
+Then (`--put-sessions`, 0 to skip) the same through the service, no HTTP: a hub in this process
+(a fresh data directory) with that many sessions of one agent, 4 entries of 2 KiB each; a round
+writes one entry of every session at once (`BrainsService.write_entry`) and waits until the search
+index has followed (`SearchIndex.settled`). Reported: CPU per put, the index's upkeep included.
 """
 
 from __future__ import annotations
@@ -30,10 +35,22 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 
 import anyio
 
+from hubcore.caller import Caller
+from hubcore.config import HubSettings
+from hubcore.hub import Hub
+from hubcore.services.agents import AgentCreate
+from hubcore.services.brains import BrainPut
+from hubcore.services.projects import ProjectCreate
+from hubcore.services.requests import parse
+from hubcore.services.sessions import SessionStart
 from hubcore.store import brain
 from hubcore.store.actor import StoreActor
+from hubhttp.asgi import HubASGI
+from tools.bench.feed import ADMIN_TOKEN, lifespan
 
 ROW = [(1.0, "brain_get", '{"path": "/kv/k0"}', "ok")]
+AGENT = Caller.agent("bench")
+KEYS = 4
 
 
 def process_cpu() -> float:
@@ -70,6 +87,41 @@ async def measure(files: int, args: argparse.Namespace) -> tuple[float, float]:
     return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds)
 
 
+async def put_all(hub: Hub, ids: list[str], key: int, text: str) -> None:
+    async def put(sid: str) -> None:
+        body = {"path": f"/kv/k{key}", "content": text, "store": "session", "session_id": sid}
+        await hub.brains.write_entry(AGENT, parse(BrainPut, body))
+
+    async with anyio.create_task_group() as tg:
+        for sid in ids:
+            tg.start_soon(put, sid)
+    await hub.search_index.settled()
+
+
+async def measure_puts(sessions: int, rounds: int) -> tuple[float, float]:
+    """(process CPU, event loop thread CPU) per service-level put, the index's upkeep included."""
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
+        app = HubASGI(settings)
+        async with lifespan(app):
+            hub = app.hub
+            await hub.projects.create(Caller.admin(), parse(ProjectCreate, {"id": "bench"}))
+            await hub.agents.create(Caller.admin(), parse(AgentCreate, {"id": "bench"}))
+            start = parse(SessionStart, {"project_id": "bench", "name": "s"})
+            ids = [
+                str((await hub.sessions.start(AGENT, start.model_copy(update={"name": f"s{i}"})))["session_id"])
+                for i in range(sessions)
+            ]
+            for key in range(KEYS):
+                await put_all(hub, ids, key, f"seed{key} " + "word " * 400)
+            results = []
+            for n in range(rounds):
+                cpu, loop_cpu = process_cpu(), time.thread_time()
+                await put_all(hub, ids, n % KEYS, f"round{n} " + "word " * 400)
+                results.append(((process_cpu() - cpu) / sessions, (time.thread_time() - loop_cpu) / sessions))
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     print(
         f"{args.writers} writers, {args.commands} commands a round, {args.rounds} rounds "
@@ -78,6 +130,12 @@ async def main_async(args: argparse.Namespace) -> None:
     for files in (int(f) for f in args.files.split(",")):
         total, loop = await measure(files, args)
         print(f"  {files:4d} files: {total * 1e6:6.0f} us CPU per command, event loop thread {loop * 1e6:5.0f} us")
+    if args.put_sessions:
+        total, loop = await measure_puts(args.put_sessions, args.rounds)
+        print(
+            f"  brain puts through the service, {args.put_sessions} sessions at once, the index following: "
+            f"{total * 1e6:.0f} us CPU per put, event loop thread {loop * 1e6:.0f} us"
+        )
 
 
 def main() -> None:
@@ -86,6 +144,9 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=6000, help="commands per round")
     parser.add_argument("--writers", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--put-sessions", type=int, default=200, help="sessions written at once by the service (0: skip)"
+    )
     anyio.run(main_async, parser.parse_args())
 
 
