@@ -19,11 +19,12 @@ work per change whoever listens:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 from weakref import WeakSet
 
 import anyio
@@ -38,6 +39,7 @@ Topic = Literal["feed", "inbox", "artifact-live"]
 LOG_CAPACITY = 4096
 STREAM_RETRY_AFTER_SECS = 5
 ANY_PROJECT = "*"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,13 @@ class Change:
             live = {"artifact_id": self.event_id, "version": self.version, "live_rev": self.live_rev}
             return exact(orjson.dumps(live))
         return exact(orjson.dumps({"project_id": self.project_id, "event_id": self.event_id}))
+
+    @cached_property
+    def frame(self) -> bytes:
+        """This change as one Server-Sent Events message (`event: <topic>`, `data: <ids>`): encoded
+        once, when the change log takes it, so that 500 streams handing it on copy bytes instead
+        of each rendering it again (docs/benchmarks.md, "Third session: stream fan-out")."""
+        return b"event: " + self.topic.encode() + b"\ndata: " + self.ids + b"\n\n"
 
 
 def exact(data: bytes) -> bytes:
@@ -127,17 +136,44 @@ class Waiter:
             self._event = anyio.Event()
 
 
+@dataclass(frozen=True)
+class Span:
+    """The changes numbered `start` to `end` (exclusive) as one stream's turn takes them: the
+    changes, their SSE frames, and the projects they name, all read at once so a later append
+    that wraps the ring cannot change them."""
+
+    start: int
+    end: int
+    changes: list[Change]
+    frames: list[bytes]
+    projects: frozenset[str]
+
+
 class ChangeLog:
-    """The last `capacity` changes in a fixed ring, numbered from 0 in the order published."""
+    """The last `capacity` changes in a fixed ring, numbered from 0 in the order published, with
+    each change's SSE frame beside it and, per project, the number of its latest change: a
+    stream's turn then costs a few slices and a walk over the projects it names, never a loop in
+    Python over every change it carries."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._slots: list[Change | None] = [None] * capacity
+        self._frames: list[bytes] = [b""] * capacity
+        # project id -> number of its latest change, oldest first (re-inserted on every change);
+        # entries that fell out of the ring are dropped as new changes come, so it stays small.
+        self._latest: dict[str, int] = {}
         self.head = 0  # how many changes were ever appended: the next one's number
 
     def append(self, change: Change) -> None:
-        self._slots[self.head % self.capacity] = change
+        slot = self.head % self.capacity
+        self._slots[slot] = change
+        self._frames[slot] = change.frame
+        self._latest.pop(change.project_id, None)
+        self._latest[change.project_id] = self.head
         self.head += 1
+        oldest = next(iter(self._latest))
+        if self._latest[oldest] < self.head - self.capacity:
+            del self._latest[oldest]
 
     def since(self, position: int) -> list[Change] | None:
         """The changes numbered `position` and later, oldest first; None when some of them were
@@ -147,9 +183,27 @@ class ChangeLog:
             return None
         if count <= 0:
             return []
+        return cast("list[Change]", self._ring(self._slots, position))  # every slot in range was written
+
+    def span(self, position: int) -> Span | None:
+        """Everything from `position` to the head as a `Span`; None when some of it was already
+        overwritten."""
+        count = self.head - position
+        if count > self.capacity:
+            return None
+        if count <= 0:
+            return Span(position, position, [], [], frozenset())
+        changes = cast("list[Change]", self._ring(self._slots, position))
+        projects: list[str] = []
+        for project_id, latest in reversed(self._latest.items()):
+            if latest < position:
+                break
+            projects.append(project_id)
+        return Span(position, self.head, changes, self._ring(self._frames, position), frozenset(projects))
+
+    def _ring(self, slots: list[T], position: int) -> list[T]:
         start, end = position % self.capacity, self.head % self.capacity
-        slots = self._slots[start:end] if start < end else self._slots[start:] + self._slots[:end]
-        return cast("list[Change]", slots)  # every slot in that range was written
+        return slots[start:end] if start < end else slots[start:] + slots[:end]
 
 
 class Reader:
@@ -177,6 +231,12 @@ class Reader:
         self.position = self._notifier.log.head
         return changes
 
+    def take_span(self) -> Span | None:
+        """`take`, as a `Span` (the frames and projects beside the changes)."""
+        span = self._notifier.log.span(self.position)
+        self.position = self._notifier.log.head
+        return span
+
     @property
     def pending(self) -> bool:
         """Whether changes lie past this reader's position."""
@@ -196,6 +256,11 @@ class Reader:
         self.close()
 
 
+def _wake(woken: asyncio.Future[None]) -> None:
+    if not woken.done():
+        woken.set_result(None)
+
+
 class Notifier:
     """Hands committed changes to waiters and stream readers. No module-level state."""
 
@@ -208,6 +273,7 @@ class Notifier:
         # Set once per published batch, then replaced; created only when a reader waits on it.
         self._changed: anyio.Event | None = None
         self._closing: anyio.Event | None = None
+        self._sleepers: set[asyncio.Future[None]] = set()  # pauses in progress on asyncio
         self.published = 0
         self.closed = False
 
@@ -221,6 +287,8 @@ class Notifier:
         for event in (self._changed, self._closing):
             if event is not None:
                 event.set()
+        for woken in self._sleepers:
+            _wake(woken)
         self._changed = self._closing = None
 
     def publish(self, changes: Iterable[Change]) -> None:
@@ -299,8 +367,26 @@ class Notifier:
             await self._changed.wait()
 
     async def until_closed(self, timeout: float) -> None:
+        """Sleep `timeout` seconds, cut short by shutdown. On asyncio (what `hub-cli serve` runs)
+        a bare future and timer: every open stream pauses once a turn, and anyio's cancel scope
+        and event cost four times as much (docs/benchmarks.md, "Third session: stream fan-out")."""
         if self.closed:
             return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # trio: anyio's own way
+            await self._until_closed_anyio(timeout)
+            return
+        woken = loop.create_future()
+        timer = loop.call_later(timeout, _wake, woken)
+        self._sleepers.add(woken)
+        try:
+            await woken
+        finally:
+            timer.cancel()
+            self._sleepers.discard(woken)
+
+    async def _until_closed_anyio(self, timeout: float) -> None:
         if self._closing is None:
             self._closing = anyio.Event()
         with anyio.move_on_after(timeout):
