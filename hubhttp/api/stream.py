@@ -22,10 +22,10 @@ open at once; past that, 429 `rate_limited`.
 from __future__ import annotations
 
 import random
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
-import anyio
 from quart import Blueprint, Response, current_app
 
 from hubcore.caller import Caller
@@ -48,6 +48,11 @@ TURNS_PER_SEC = 250.0
 # a hub that keeps changing pays no more than the rate. (The human's streams spend no tokens.)
 TURNS_BANKED = TURNS_PER_SEC
 BUDGET_KEY = "agent_hub.stream_budget"
+# The streams' own clock, for their intervals only (rests, keep-alive, budget, visibility): a turn
+# reads it several times, and `anyio.current_time()` first works out which async library runs, which
+# made it the costliest call of a turn with 500 streams open (docs/benchmarks.md, "Third session:
+# stream fan-out"). The same clock as asyncio's loop.
+clock = time.monotonic
 CONNECTED = b": connected\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 REFRESH = b"event: refresh\ndata: {}\n\n"
@@ -73,12 +78,12 @@ class Visible:
         if not self._caller.is_admin:
             self._visible = await self._hub.feed.visible_projects(self._caller) or set()
             self._hidden = set()
-            self._read_at = anyio.current_time()
+            self._read_at = clock()
 
     async def allows(self, project_id: str) -> bool:
         if self._caller.is_admin:
             return True
-        stale = self._read_at is None or anyio.current_time() - self._read_at >= self._refresh_secs
+        stale = self._read_at is None or clock() - self._read_at >= self._refresh_secs
         if stale or (project_id not in self._visible and project_id not in self._hidden):
             await self.load()
         if project_id in self._visible:
@@ -134,11 +139,11 @@ class TurnBudget:
         self.log = log  # one budget per hub (per change log)
         self.rate, self.banked = rate, banked
         self._tokens = banked
-        self._at = anyio.current_time()
+        self._at = clock()
 
     def take(self) -> float:
         """Spend one turn; the seconds to wait before using it (0 when one was banked)."""
-        now = anyio.current_time()
+        now = clock()
         self._tokens = min(self.banked, self._tokens + (now - self._at) * self.rate) - 1.0
         self._at = now
         return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
@@ -154,10 +159,10 @@ async def messages(
 ) -> AsyncIterator[bytes]:
     with reader:
         yield CONNECTED
-        sent_at = anyio.current_time()
+        sent_at = clock()
         queued = False  # this stream already holds its budget turn for the changes waiting
         while True:
-            await reader.wait(max(0.0, sent_at + KEEPALIVE_SECS - anyio.current_time()))
+            await reader.wait(max(0.0, sent_at + KEEPALIVE_SECS - clock()))
             if reader.closed:
                 return  # the hub is shutting down: end the response so the server can stop
             if reader.pending and budget is not None and not queued:
@@ -174,7 +179,7 @@ async def messages(
                 chunk = chunks.render(span, await visible.allowed(span.projects))
             else:
                 chunk = b""
-            now = anyio.current_time()
+            now = clock()
             if not chunk and now - sent_at >= KEEPALIVE_SECS:
                 chunk = KEEPALIVE
             if chunk:
