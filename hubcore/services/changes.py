@@ -178,12 +178,8 @@ class ChangeLog:
     def since(self, position: int) -> list[Change] | None:
         """The changes numbered `position` and later, oldest first; None when some of them were
         already overwritten."""
-        count = self.head - position
-        if count > self.capacity:
-            return None
-        if count <= 0:
-            return []
-        return cast("list[Change]", self._ring(self._slots, position))  # every slot in range was written
+        span = self.span(position)
+        return None if span is None else span.changes
 
     def span(self, position: int) -> Span | None:
         """Everything from `position` to the head as a `Span`; None when some of it was already
@@ -224,15 +220,10 @@ class Reader:
         """Return once a change lies past this reader's position, at shutdown, or after `timeout`."""
         await self._notifier.changed_after(self.position, timeout)
 
-    def take(self) -> list[Change] | None:
-        """Everything published since the last take, oldest first, and move past it; None when
-        the reader fell behind further than the log holds (it skips to the present)."""
-        changes = self._notifier.log.since(self.position)
-        self.position = self._notifier.log.head
-        return changes
-
-    def take_span(self) -> Span | None:
-        """`take`, as a `Span` (the frames and projects beside the changes)."""
+    def take(self) -> Span | None:
+        """Everything published since the last take, oldest first (with its frames and the
+        projects it names), and move past it; None when the reader fell behind further than the
+        log holds (it skips to the present)."""
         span = self._notifier.log.span(self.position)
         self.position = self._notifier.log.head
         return span

@@ -172,7 +172,7 @@ async def messages(
                     if reader.closed:
                         return
             queued = False
-            span = reader.take_span()
+            span = reader.take()
             if span is None:
                 chunk = REFRESH
             elif span.changes:
