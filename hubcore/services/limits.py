@@ -13,6 +13,7 @@ from hubcore.services.fields import AGENT_ID_PATTERN, PROJECT_ID_PATTERN
 from hubcore.services.kb.models import HISTORY_MAX
 from hubcore.services.push.devices import NAME_MAX as DEVICE_NAME_MAX
 from hubcore.services.resolutions import NOTE_MAX
+from hubcore.services.search.models import FAMILIES
 from hubcore.services.search.query import QUERY_MAX_BYTES, TERMS_MAX
 from hubcore.services.sessions import HANDOFF_MAX, LISTING_MAX
 
@@ -32,5 +33,6 @@ def limits() -> dict[str, Any]:
         "kb_history_page": HISTORY_MAX,
         "search_query_bytes": QUERY_MAX_BYTES,
         "search_terms": TERMS_MAX,
+        "search_types": list(FAMILIES),  # the families the parts declare: a new one needs no app edit
         "push_device_name_chars": DEVICE_NAME_MAX,
     }

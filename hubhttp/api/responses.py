@@ -485,4 +485,5 @@ class Limits(Out):
     kb_history_page: int
     search_query_bytes: int
     search_terms: int
+    search_types: list[str]
     push_device_name_chars: int

@@ -12,6 +12,7 @@ from hubcore.services import entries, validate
 from hubcore.services.artifacts import comments
 from hubcore.services.push import devices
 from hubcore.services.resolutions import NOTE_MAX
+from hubcore.services.search.models import FAMILIES
 from hubcore.services.search.query import QUERY_MAX_BYTES, TERMS_MAX
 from hubcore.services.sessions import HANDOFF_MAX
 from tests.harness import ADMIN, HubClient
@@ -35,6 +36,7 @@ async def test_the_limits_route_answers_the_rules_own_numbers(client: HubClient)
         entries.PAGE_MAX,
     )
     assert got["push_device_name_chars"] == devices.NAME_MAX
+    assert got["search_types"] == list(FAMILIES) and set(FAMILIES) == {"feed", "artifact", "brain", "kb"}
     # The id rules stated are the rules enforced: the longest id passes, one more character does not.
     for rule, make in ((got["project_id"], "projects"), (got["agent_id"], "agents")):
         assert re.fullmatch(rule["pattern"], "a" * rule["max_chars"])

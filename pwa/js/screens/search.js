@@ -10,8 +10,14 @@ import { errorText, rowKeys } from "./parts/common.js";
 import { marked } from "./parts/marks.js";
 
 export const DEBOUNCE_MS = 50; // long enough to coalesce a burst of keys, short enough for p99 under 150 ms
-const FAMILIES = [["feed", "Feed"], ["artifact", "Artifacts"], ["brain", "Brains"], ["kb", "Pages"]];
-const FAMILY_NAME = new Map(FAMILIES);
+// The families the app knows how to name, in its order; the hub's list (GET /limits) decides which
+// exist, and one the app does not know yet still gets its chip, under the hub's own name.
+const FAMILY_NAME = new Map([["feed", "Feed"], ["artifact", "Artifacts"], ["brain", "Brains"], ["kb", "Pages"]]);
+
+function families(limits) {
+  const hub = limits && Array.isArray(limits.search_types) ? limits.search_types.map(String) : [...FAMILY_NAME.keys()];
+  return [...[...FAMILY_NAME.keys()].filter((t) => hub.includes(t)), ...hub.filter((t) => !FAMILY_NAME.has(t))];
+}
 const HAS_WORD = /[\p{L}\p{N}]/u; // a query of only punctuation is blank to the hub
 
 // Where a hit lives: the address that opens it.
@@ -60,8 +66,8 @@ function groupNode(group, terms, termsMax) {
 }
 
 // The state read from the address: #/search?q=&scope=&project=&type=&mode=
-function fromParams(params) {
-  const type = FAMILY_NAME.has(params.type) ? params.type : null;
+function fromParams(params, limits) {
+  const type = families(limits).includes(params.type) ? params.type : null;
   const project = params.scope === "global" ? null : params.project || null;
   return { q: params.q || "", type, project, mode: params.mode === "semantic" ? "semantic" : "lexical" };
 }
@@ -91,7 +97,7 @@ function backendNote(res, asked) {
 export default {
   title: () => "Search",
   async render(root, params, app) {
-    const state = fromParams(params);
+    const state = fromParams(params, app.limits);
     const input = h("input", {
       type: "search", id: "search-q", class: "field search-input", name: "q", value: state.q, autocomplete: "off",
       placeholder: "Words, a \"quoted phrase\"…", enterkeyhint: "search", spellcheck: "false",
@@ -121,7 +127,7 @@ export default {
         type: "button", class: "chip", "aria-pressed": state.type === type ? "true" : "false",
         onclick: () => { state.type = type; drawChips(); run(0); },
       }, label);
-      fill(chips, chip("Everything", null), FAMILIES.map(([type, label]) => chip(label, type)));
+      fill(chips, chip("Everything", null), families(app.limits).map((type) => chip(FAMILY_NAME.get(type) || type, type)));
     }
 
     function hint(text) {
