@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from mcp.client import Client
 
 from hubcore.clock import FakeClock
 from hubcore.config import HubSettings
@@ -67,6 +68,24 @@ def everything(live: LiveHub) -> tuple[Any, ...]:
 
 
 refused = refuser(everything)
+
+
+def line(number: int, side: str = "new", file: str = "src/app.py") -> dict[str, Any]:
+    """A line comment's anchor on V1."""
+    return {"mode": "line", "file": file, "side": side, "line": number}
+
+
+async def publish(bot: Client, title: str = "G", kind: str = "diff", content: str = V1) -> str:
+    """The agent publishes an artifact in project web: its id."""
+    made = await call(bot, "artifact_publish", project_id="web", title=title, kind=kind, content=content)
+    return str(made["artifact_id"])
+
+
+async def human_comment(live: LiveHub, aid: str, body: str, anchor: dict[str, Any]) -> dict[str, Any]:
+    """The human comments on the diff over REST: the comment as created."""
+    r = await live.http.post(f"{API}/artifacts/{aid}/comments", headers=ADMIN, json={"body": body, "anchor": anchor})
+    assert r.status_code == 201, r.text
+    return dict(r.json())
 
 
 async def test_publish_read_and_refusals(live: LiveHub) -> None:
@@ -204,9 +223,7 @@ async def test_every_tool_that_takes_a_diff_at_each_limit(live: LiveHub, tool: s
     live.app.hub.blobs.max_bytes = SIZE
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
-        aid = (await call(bot, "artifact_publish", project_id="web", title="Edges", kind="diff", content=sized(100)))[
-            "artifact_id"
-        ]
+        aid = await publish(bot, "Edges", content=sized(100))
 
         def arguments(content: str) -> dict[str, Any]:
             if tool == "artifact_publish":
@@ -226,33 +243,14 @@ async def test_every_tool_that_takes_a_diff_at_each_limit(live: LiveHub, tool: s
 async def test_line_comments_move_or_go_outdated(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
-        aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff", content=V1))["artifact_id"]
+        aid = await publish(bot)
         # the agent on the new side of `def greet(name):` (line 2), the human on the `print` line (3)
-        mine = await call(
-            bot,
-            "comment_post",
-            artifact_id=aid,
-            body="name it who",
-            anchor={"mode": "line", "file": "src/app.py", "side": "new", "line": 2},
-        )
+        mine = await call(bot, "comment_post", artifact_id=aid, body="name it who", anchor=line(2))
         assert mine["anchor"] == {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}
         assert mine["outdated"] is False and mine["anchor_version"] == 1
-        r = await live.http.post(
-            f"{API}/artifacts/{aid}/comments",
-            headers=ADMIN,
-            json={"body": "say hi", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 3}},
-        )
-        assert r.status_code == 201, r.text
-        theirs = r.json()
-        r = await live.http.post(
-            f"{API}/artifacts/{aid}/comments",
-            headers=ADMIN,
-            json={
-                "body": "<img src=x onerror=alert(1)>",
-                "anchor": {"mode": "line", "file": "docs/<b>notes</b>.md", "side": "new", "line": 1, "end_line": 2},
-            },
-        )
-        assert r.status_code == 201, r.text
+        theirs = await human_comment(live, aid, "say hi", line(3))
+        span = {**line(1, file="docs/<b>notes</b>.md"), "end_line": 2}
+        await human_comment(live, aid, "<img src=x onerror=alert(1)>", span)
         before = everything(live)
         for anchor in (
             {"mode": "line", "file": "src/app.py", "side": "old", "line": 9},
@@ -271,9 +269,7 @@ async def test_line_comments_move_or_go_outdated(live: LiveHub) -> None:
                 "invalid_argument",
             )
         assert everything(live) == before
-        md = (await call(bot, "artifact_publish", project_id="web", title="M", kind="markdown", content="# x"))[
-            "artifact_id"
-        ]
+        md = await publish(bot, "M", "markdown", "# x")
         await refused(
             live,
             bot,
@@ -299,68 +295,32 @@ async def test_line_comments_move_or_go_outdated(live: LiveHub) -> None:
 async def test_verdict_reaches_the_agents_waits(live: LiveHub) -> None:
     token = await live.make_agent("bot")
     async with live.client(token) as bot:
-        aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff", content=V1))["artifact_id"]
-        md = (await call(bot, "artifact_publish", project_id="web", title="M", kind="markdown", content="# x"))[
-            "artifact_id"
-        ]
-        await refused(
-            live,
-            bot,
-            "invalid_argument",
-            "signal_append",
-            project_id="web",
-            kind="signal",
-            summary="s",
-            artifact_id=aid,
-        )
-        await refused(
-            live,
-            bot,
-            "invalid_argument",
-            "signal_append",
-            project_id="web",
-            kind="approval",
-            summary="s",
-            artifact_id=md,
-        )
-        await refused(
-            live,
-            bot,
-            "invalid_argument",
-            "signal_append",
-            project_id="other",
-            kind="approval",
-            summary="s",
-            artifact_id=aid,
-        )
-        await refused(
-            live,
-            bot,
-            "invalid_argument",
-            "signal_append",
-            project_id="web",
-            kind="approval",
-            summary="s",
-            artifact_id="x" * 65,
-        )
+        aid = await publish(bot)
+        md = await publish(bot, "M", "markdown", "# x")
+        # a signal naming an artifact, an approval naming a non-diff, another project's diff, an id too long
+        for project_id, kind, artifact_id in (
+            ("web", "signal", aid),
+            ("web", "approval", md),
+            ("other", "approval", aid),
+            ("web", "approval", "x" * 65),
+        ):
+            await refused(
+                live,
+                bot,
+                "invalid_argument",
+                "signal_append",
+                project_id=project_id,
+                kind=kind,
+                summary="s",
+                artifact_id=artifact_id,
+            )
         asked = await call(
             bot, "signal_append", project_id="web", kind="approval", summary="Review my change", artifact_id=aid
         )
         item = (await live.http.get(f"{API}/inbox", headers=ADMIN)).json()["items"][0]
         assert item["payload"]["review"] == {"artifact_id": aid, "version": 1, "title": "G"}
-        r = await live.http.post(
-            f"{API}/artifacts/{aid}/comments",
-            headers=ADMIN,
-            json={"body": "rename this", "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2}},
-        )
-        line_comment = r.json()
-        await call(
-            bot,
-            "comment_post",
-            artifact_id=aid,
-            body="old and done",
-            anchor={"mode": "line", "file": "src/app.py", "side": "old", "line": 2},
-        )
+        line_comment = await human_comment(live, aid, "rename this", line(2))
+        await call(bot, "comment_post", artifact_id=aid, body="old and done", anchor=line(2, "old"))
         resolved = (await call(bot, "comment_list", artifact_id=aid))["comments"][-1]
         await call(bot, "comment_resolve", artifact_id=aid, comment_id=resolved["id"])
         r = await live.http.post(
@@ -406,9 +366,7 @@ async def test_an_expired_review_carries_the_open_comments(
         await live.make_project("web")
         token = await live.make_agent("bot")
         async with live.client(token) as bot:
-            aid = (await call(bot, "artifact_publish", project_id="web", title="G", kind="diff", content=V1))[
-                "artifact_id"
-            ]
+            aid = await publish(bot)
             asked = await call(
                 bot,
                 "signal_append",
@@ -419,15 +377,7 @@ async def test_an_expired_review_carries_the_open_comments(
                 expires_in_seconds=60,
                 on_expiry=on_expiry,
             )
-            r = await live.http.post(
-                f"{API}/artifacts/{aid}/comments",
-                headers=ADMIN,
-                json={
-                    "body": "rename this",
-                    "anchor": {"mode": "line", "file": "src/app.py", "side": "new", "line": 2},
-                },
-            )
-            assert r.status_code == 201, r.text
+            comment = await human_comment(live, aid, "rename this", line(2))
             clock.advance(61)
             waited = await call(bot, "inbox_wait", wait_seconds=5)
         (got,) = waited["items"]
@@ -444,7 +394,7 @@ async def test_an_expired_review_carries_the_open_comments(
             "truncated": False,
             "comments": [
                 {
-                    "id": r.json()["id"],
+                    "id": comment["id"],
                     "file": "src/app.py",
                     "side": "new",
                     "line": 2,
