@@ -8,7 +8,6 @@ import logging
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
@@ -18,10 +17,10 @@ from hubcore.config import HubSettings
 from hubhttp import asgi
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, hub_client
+from tests.mcp.live import modern_tool_call
 
 pytestmark = pytest.mark.anyio
 
-MODERN = "2026-07-28"
 # Module bodies the hub imports in place of hubmcp.http: one held until the test lets it finish
 # (an import taking its time, deterministically), one that cannot be imported.
 HELD = """
@@ -31,30 +30,6 @@ from hubmcp.http import create_endpoint
 """
 BROKEN = "raise ImportError('the mcp SDK is missing from this install')\n"
 RELEASE = threading.Event()
-
-
-def whoami() -> tuple[dict[str, Any], dict[str, str]]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "whoami",
-            "arguments": {},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        **ADMIN,
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "whoami",
-    }
-    return body, headers
 
 
 def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, body: str) -> None:
@@ -72,7 +47,7 @@ async def test_an_mcp_call_before_the_endpoint_loaded_waits_and_is_answered(
     answers: list[httpx.Response] = []
     try:
         async with hub_client(settings) as client, anyio.create_task_group() as tg:
-            body, headers = whoami()
+            body, headers = modern_tool_call("whoami", {})
 
             async def call() -> None:
                 answers.append(await client.post("/mcp", json=body, headers=headers))
@@ -98,7 +73,7 @@ async def test_an_endpoint_that_cannot_load_answers_503_and_the_rest_serves(
     stand_in(tmp_path, monkeypatch, "broken_mcp_endpoint", BROKEN)
     with caplog.at_level(logging.ERROR, logger="hubhttp.asgi"):
         async with hub_client(settings) as client:
-            body, headers = whoami()
+            body, headers = modern_tool_call("whoami", {})
             r = await client.post("/mcp", json=body, headers=headers)
             assert_problem(r, 503, "unavailable")
             assert (await client.get("/readyz")).status_code == 200

@@ -136,6 +136,41 @@ def tool_error(result: CallToolResult, code: str) -> dict[str, Any]:
     return dict(error)
 
 
+# Every modern-era request carries the protocol version and the client's capabilities in `_meta`.
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+Request = tuple[dict[str, Any], dict[str, str]]
+
+
+def modern_request(
+    method: str, params: dict[str, Any] | None = None, *, name: str | None = None, request_id: int = 1
+) -> Request:
+    """A stateless (modern era) JSON-RPC request as it goes over the wire with the admin token: its
+    body and headers, for a test that posts it to `/mcp` itself. `name` is the `Mcp-Name` header."""
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": MODERN_META}}
+    headers = {
+        **ADMIN,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+    }
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return body, headers
+
+
+def modern_tool_call(tool: str, arguments: dict[str, Any], *, header_name: str | None = None) -> Request:
+    """A modern `tools/call` of `tool`; `header_name` puts another name in the `Mcp-Name` header."""
+    return modern_request("tools/call", {"name": tool, "arguments": arguments}, name=header_name or tool)
+
+
+async def modern_result(live: LiveHub, request: Request) -> dict[str, Any]:
+    """Posts a modern request that must be answered 200 with one JSON body: its `result`."""
+    body, headers = request
+    r = await live.http.post("/mcp", json=body, headers=headers)
+    assert r.status_code == 200, r.text
+    return dict(r.json()["result"])
+
+
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     """A tool call that must succeed: its structured result."""
     return structured(await client.call_tool(tool, arguments))

@@ -15,8 +15,7 @@ import orjson
 import pytest
 
 from hubmcp.tools import all_tools
-from tests.harness import ADMIN
-from tests.mcp.live import MODERN, LiveHub, structured
+from tests.mcp.live import LiveHub, modern_request, modern_result, structured
 from tests.mcp.schema_lint import findings
 
 pytestmark = pytest.mark.anyio
@@ -32,26 +31,7 @@ def tokens(value: Any) -> int:
 
 
 async def modern_list(live: LiveHub) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
-    }
-    headers = {
-        **ADMIN,
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/list",
-    }
-    r = await live.http.post("/mcp", json=body, headers=headers)
-    assert r.status_code == 200, r.text
-    return dict(r.json()["result"])
+    return await modern_result(live, modern_request("tools/list"))
 
 
 def prose(node: Any) -> bool:

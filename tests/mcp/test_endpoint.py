@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp.server import _streamable_http_modern as modern_transport
@@ -12,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from hubmcp.http import McpEndpoint
 from tests.harness import ADMIN
-from tests.mcp.live import ERAS, MODERN, LiveHub, structured
+from tests.mcp.live import ERAS, MODERN, LiveHub, modern_tool_call, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -102,42 +101,16 @@ async def test_dns_rebinding_refused(live: LiveHub) -> None:
     assert r.status_code == 200
 
 
-def _modern_call(
-    name: str, arguments: dict[str, Any], *, header_name: str | None = None
-) -> tuple[dict[str, Any], dict[str, str]]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "tools/call",
-        "params": {
-            "name": name,
-            "arguments": arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        **ADMIN,
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": header_name or name,
-    }
-    return body, headers
-
-
 async def test_modern_quick_calls_get_one_json_body_and_waits_are_streamed(
     live: LiveHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A streamed reply turns into an event stream when its first keep-alive ping is due: make that soon.
     monkeypatch.setattr(modern_transport, "_SSE_PING_INTERVAL", 0.05)
-    body, headers = _modern_call("whoami", {})
+    body, headers = modern_tool_call("whoami", {})
     r = await live.http.post("/mcp", json=body, headers=headers)
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     assert r.json()["result"]["structuredContent"]["actor"] == "human"
-    body, headers = _modern_call("inbox_wait", {"wait_seconds": 0.3})
+    body, headers = modern_tool_call("inbox_wait", {"wait_seconds": 0.3})
     r = await live.http.post("/mcp", json=body, headers=headers)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     assert ": ping" in r.text and '"timed_out":true' in r.text.replace(" ", "")
@@ -159,14 +132,14 @@ async def test_which_requests_take_the_json_framing(live: LiveHub) -> None:
 
 
 async def test_a_wait_cannot_pass_as_a_quick_call(live: LiveHub) -> None:
-    body, headers = _modern_call("inbox_wait", {"wait_seconds": 0}, header_name="whoami")
+    body, headers = modern_tool_call("inbox_wait", {"wait_seconds": 0}, header_name="whoami")
     r = await live.http.post("/mcp", json=body, headers=headers)
     assert r.status_code == 400
     assert r.json()["error"]["message"] == "mcp-name header does not match the request body's 'name' parameter"
 
 
 async def test_modern_requests_are_refused_from_a_foreign_host(live: LiveHub) -> None:
-    body, headers = _modern_call("whoami", {})
+    body, headers = modern_tool_call("whoami", {})
     r = await live.http.post("/mcp", json=body, headers={**headers, "Host": "evil.example.com"})
     assert 400 <= r.status_code < 500
     r = await live.http.post("/mcp", json=body, headers={**headers, "Origin": "http://evil.example.com"})

@@ -15,22 +15,19 @@ from hubcore.parts import Part, Resource, ResourceTemplate
 from hubmcp import skills
 from hubmcp.resources import IssuedCursors
 from tests.harness import ADMIN
-from tests.mcp.live import ERAS, MODERN, LiveHub
+from tests.mcp.live import ERAS, MODERN, LiveHub, modern_request
 
 pytestmark = pytest.mark.anyio
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 
 
 async def modern(
     live: LiveHub, method: str, params: dict[str, Any] | None = None, headers: dict[str, str] | None = None
 ) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**(params or {}), "_meta": META}}
-    h = {**ACCEPT, **ADMIN, "MCP-Protocol-Version": MODERN, "Mcp-Method": method, **(headers or {})}
-    if method == "resources/read":
-        h["Mcp-Name"] = str((params or {}).get("uri"))
-    return await live.http.post("/mcp", json=body, headers=h)
+    name = str((params or {}).get("uri")) if method == "resources/read" else None
+    body, h = modern_request(method, params, name=name, request_id=7)
+    return await live.http.post("/mcp", json=body, headers={**h, **(headers or {})})
 
 
 async def test_initialize_advertises_resources_and_the_skills_extension(live: LiveHub) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -18,7 +17,7 @@ from hubcore.errors import STATUS_BY_CODE
 from hubcore.services.events import KINDS
 from tests.harness import ADMIN
 from tests.harness import test_settings as make_settings
-from tests.mcp.live import MODERN, LiveHub, live_hub
+from tests.mcp.live import LiveHub, live_hub, modern_result, modern_tool_call
 
 pytestmark = pytest.mark.anyio
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -50,32 +49,6 @@ def value(samples: Samples, name: str, **labels: str) -> float | None:
     return samples.get((name, tuple(sorted(labels.items()))))
 
 
-async def tool_call(live: LiveHub, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": name,
-            "arguments": arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        **ADMIN,
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-    }
-    r = await live.http.post("/mcp", json=body, headers=headers)
-    assert r.status_code == 200, r.text
-    return dict(r.json()["result"])
-
-
 async def test_every_listed_metric_is_present_from_the_start(live: LiveHub) -> None:
     samples = await scrape(live)
     for kind in KINDS:
@@ -98,11 +71,11 @@ async def test_counters_count_what_happened(live: LiveHub) -> None:
     await live.make_project("web")
     r = await live.http.get("/api/v1/projects/nope", headers=ADMIN)
     assert r.status_code == 404
-    ok = await tool_call(live, "signal_append", {"project_id": "web", "summary": "built"})
+    ok = await modern_result(live, modern_tool_call("signal_append", {"project_id": "web", "summary": "built"}))
     assert not ok.get("isError")
-    refused = await tool_call(live, "signal_append", {"project_id": "web", "summary": ""})
+    refused = await modern_result(live, modern_tool_call("signal_append", {"project_id": "web", "summary": ""}))
     assert refused["isError"] is True
-    unknown = await tool_call(live, "no_such_tool", {})
+    unknown = await modern_result(live, modern_tool_call("no_such_tool", {}))
     assert unknown["isError"] is True
     assert (await live.http.get("/api/v1/projects")).status_code == 401  # the gate's refusal counts too
     samples = await scrape(live)
