@@ -11,6 +11,7 @@ from hubcore.tokens import new_token
 from tests.adversarial.test_route_walk import Answer, call, routes, scope_for
 from tests.enrol.conftest import ask, fingerprint
 from tests.harness import ADMIN, HubClient
+from tests.mcp.live import initialize
 
 pytestmark = pytest.mark.anyio
 
@@ -53,12 +54,7 @@ async def test_every_route_answers_a_pending_token_as_an_unknown_one(client: Hub
 
 async def test_mcp_initialize_refuses_a_pending_token_as_an_unknown_one(client: HubClient) -> None:
     pending = (await client.post("/api/v1/enrol", json=ask())).json()["token"]
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
+    init = initialize("2025-06-18")
     headers = {"Accept": "application/json, text/event-stream"}
     answers = [
         await client.post("/mcp", json=init, headers={**headers, "Authorization": f"Bearer {token}"})

@@ -136,6 +136,12 @@ def tool_error(result: CallToolResult, code: str) -> dict[str, Any]:
     return dict(error)
 
 
+def initialize(protocol_version: str = "2025-11-25") -> dict[str, Any]:
+    """The body of a session-era `initialize` request (the handshake that opens a session)."""
+    params = {"protocolVersion": protocol_version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+
+
 # Every modern-era request carries the protocol version and the client's capabilities in `_meta`.
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 Request = tuple[dict[str, Any], dict[str, str]]

@@ -11,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from hubmcp.http import McpEndpoint
 from tests.harness import ADMIN
-from tests.mcp.live import ERAS, MODERN, LiveHub, modern_tool_call, structured
+from tests.mcp.live import ERAS, MODERN, LiveHub, initialize, modern_tool_call, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -33,12 +33,7 @@ async def test_whoami_and_version_in_both_eras(live: LiveHub, mode: str) -> None
 
 
 async def test_missing_unknown_and_pending_tokens_are_401_before_mcp(live: LiveHub) -> None:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
+    body = initialize()
     accept = {"Accept": "application/json, text/event-stream"}
     pending = await live.make_agent("newbie")
     with sqlite3.connect(Path(live.app.settings.data_dir) / "hub.db") as conn:
@@ -86,12 +81,7 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 async def test_dns_rebinding_refused(live: LiveHub) -> None:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
+    body = initialize()
     headers = {**ADMIN, "Accept": "application/json, text/event-stream"}
     r = await live.http.post("/mcp", json=body, headers={**headers, "Host": "evil.example.com"})
     assert 400 <= r.status_code < 500

@@ -15,7 +15,7 @@ from hubcore.parts import Part, Resource, ResourceTemplate
 from hubmcp import skills
 from hubmcp.resources import IssuedCursors
 from tests.harness import ADMIN
-from tests.mcp.live import ERAS, MODERN, LiveHub, modern_request
+from tests.mcp.live import ERAS, MODERN, LiveHub, initialize, modern_request
 
 pytestmark = pytest.mark.anyio
 
@@ -31,14 +31,7 @@ async def modern(
 
 
 async def test_initialize_advertises_resources_and_the_skills_extension(live: LiveHub) -> None:
-    info = {"name": "t", "version": "1"}
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info},
-    }
-    r = await live.http.post("/mcp", json=body, headers={**ACCEPT, **ADMIN})
+    r = await live.http.post("/mcp", json=initialize(), headers={**ACCEPT, **ADMIN})
     text = r.text
     payload = text[text.index("{") : text.rindex("}") + 1] if "data:" in text else text
     import json
