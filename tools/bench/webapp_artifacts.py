@@ -46,7 +46,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 import httpx
 
 from hubmcp.protect import protect_arguments
-from tools.bench.webapp_open import tool
+from tools.bench.webapp_open import open_times, tool
 
 PASSWORD = "bench password, never sent"
 # Stamps the frame's load in the page, then the next animation frame.
@@ -106,21 +106,6 @@ def seed(url: str, token: str) -> tuple[str, str]:
             )
         ]
     return ids[0], ids[1]
-
-
-def open_times(page: Any, artifact_id: str, runs: int) -> list[float]:
-    times: list[float] = []
-    for _ in range(runs):
-        page.evaluate("() => { location.hash = '#/'; }")
-        page.wait_for_selector("h1.screen-title:has-text('Home')")
-        page.evaluate(f"() => {{ window.__framed = ({WATCH_FRAME})(); }}")
-        started = page.evaluate(
-            "id => { const t = performance.timeOrigin + performance.now();"
-            " location.hash = '#/artifacts/' + id; return t; }",
-            artifact_id,
-        )
-        times.append(page.evaluate("() => window.__framed") - started)
-    return times
 
 
 def open_alone(url: str, token: str, artifact_id: str, runs: int) -> list[float]:
@@ -247,7 +232,8 @@ def run(browser: Any, url: str, token: str, connected: Any, runs: int) -> list[s
     plain, locked = seed(url, token)
     page = connected(browser, url, "#/")
     try:
-        opened = open_times(page, plain, runs + 1)[1:]  # the first loads the screen's modules
+        # the first open loads the screen's modules: not timed
+        opened = open_times(page, f"#/artifacts/{plain}", runs + 1, WATCH_FRAME)[1:]
         alone = open_alone(url, token, plain, runs)
         unlocked, hashed = unlock_times(page, url, token, locked, runs)
     finally:

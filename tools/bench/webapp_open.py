@@ -2,8 +2,8 @@
 in an open app (with a deadline, so a watch that never matches fails the run instead of hanging it),
 and running one bench alone on a hub of its own.
 
-tools/bench/webapp_review.py uses all of it; tools/bench/webapp_artifacts.py its MCP call (its own
-`open_times` watches the artifact frame's load, with no deadline yet).
+tools/bench/webapp_review.py uses all of it; tools/bench/webapp_artifacts.py its MCP call and
+`open_times` (watching the artifact frame's load).
 """
 
 from __future__ import annotations
