@@ -9,13 +9,13 @@ from pathlib import Path
 
 log = logging.getLogger("hubcore.store")
 FILES_PER_CONNECTION = 3  # the database, its write-ahead log and its shared-memory index
-# A store's pooled readers map the file (SQLite caps this at 2 GiB unless built otherwise): a read
-# then takes pages straight from the OS page cache instead of copying each one into the
-# connection's own 2 MiB cache. At a million events this cut a search ranking statement's CPU
-# time by 8 to 30% (docs/benchmarks.md, "Search"). The map is address space backed by the file,
-# shared with the page cache and every other connection, not memory of its own (docs/decisions.md,
-# "Performance").
-READ_MMAP_BYTES = 2**31
+# A store's pooled readers do not map the file (issue 28, docs/decisions.md "Performance"). A map
+# (SQLite's `mmap_size`) let a read take pages from the OS page cache without copying them into
+# the connection's 2 MiB cache, but every page a reader touched stayed resident in the hub's
+# VmRSS, once per reader mapping it, growing with the database: the soak's RSS never levelled off.
+# Measured against no map, the search and listing benches' CPU did not move (docs/benchmarks.md,
+# "Third session: the read map and the soak"). tools/bench/read_map.py sets this to compare again.
+READ_MMAP_BYTES = 0
 
 
 def connect(

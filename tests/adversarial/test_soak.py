@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.chaos.soak import MIB, Sample, judge, parse, slope
+from tools.chaos.soak import MIB, Sample, Tally, judge, parse, report, slope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,6 +79,33 @@ def test_the_verdict_passes_a_level_hub_and_fails_a_growing_one() -> None:
     not_released = samples([100.0] * 180, 120.0)
     verdict = judge(args, not_released)
     assert verdict.after_close == pytest.approx(1.2) and not verdict.met
+
+
+def both(rss_mib: list[float], anon_mib: list[float], closed: tuple[float, float]) -> list[Sample]:
+    """Samples with VmRSS and RssAnon apart (the files' share is the difference)."""
+    load = [
+        Sample(10.0 * (n + 1), int(r * MIB), 100, "load", int(a * MIB), int((r - a) * MIB))
+        for n, (r, a) in enumerate(zip(rss_mib, anon_mib, strict=True))
+    ]
+    rss, anon = (int(x * MIB) for x in closed)
+    return [*load, Sample(load[-1].at + 10, rss, 90, "closed", anon, rss - anon)]
+
+
+def test_the_exit_status_needs_vmrss_and_rssanon_both_level(capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's target is RSS: a hub whose own memory levels off while VmRSS grows (mapped file
+    pages, as with the readers' map) fails the soak, and so does the reverse."""
+    args = parse(["--minutes", "30", "--settle", "60"])
+    tally = Tally(ops={"signal_append": 1000})
+    level = [100.0] * 180
+    growing = [100.0 + 0.5 * n for n in range(180)]  # +3 MiB a minute
+    assert report(args, both([r + 30 for r in level], level, (131.0, 101.0)), tally, 1800) == 0
+    assert report(args, both([r + 30 for r in growing], level, (220.0, 101.0)), tally, 1800) == 1
+    assert report(args, both([r + 30 for r in growing], growing, (220.0, 190.0)), tally, 1800) == 1
+    assert report(args, both([r + 30 for r in level], level, (160.0, 130.0)), tally, 1800) == 1  # not released
+    out = capsys.readouterr().out
+    assert "RSS (VmRSS) warm (at 5.0 min): 130.0 MiB" in out and "own memory (RssAnon) warm (at 5.0 min)" in out
+    # run 2: VmRSS's slope and ratio; run 3: both measures' slopes and ratios; run 4: both ratios
+    assert out.count("NOT met") == 2 + 4 + 2
 
 
 def test_slope_is_least_squares_in_mib_a_minute() -> None:
