@@ -22,7 +22,7 @@ from mcp_types import JSONRPCNotification, JSONRPCResponse
 from hubmcp.framing import _JsonOnlyResponses, json_request_id
 from hubmcp.waits import WaitPolicy
 from tests.harness import ADMIN, ADMIN_TOKEN
-from tests.mcp.live import ERAS, LEGACY, LiveHub, structured
+from tests.mcp.live import ERAS, LEGACY, LiveHub, initialize, structured
 
 pytestmark = pytest.mark.anyio
 WAITING = frozenset({"inbox_wait", "notify_wait"})
@@ -132,16 +132,7 @@ async def legacy_session(live: LiveHub) -> dict[str, str]:
     r = await live.http.post(
         "/mcp",
         headers=headers,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        json=initialize(),
     )
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     headers.update({"Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})

@@ -7,7 +7,7 @@ import pytest
 
 from hubcore.services import changes
 from tests.harness import ADMIN_TOKEN
-from tests.mcp.live import ERAS, LiveHub, structured, tool_error
+from tests.mcp.live import ERAS, MODERN, MODERN_META, LiveHub, initialize, structured, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -199,23 +199,10 @@ async def test_trailer_on_the_wire_rides_in_structured_content_and_text(live: Li
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     params: dict[str, object] = {"name": "whoami", "arguments": {}}
     if modern_era:
-        params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-        headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"})
+        params["_meta"] = MODERN_META
+        headers.update({"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "whoami"})
     else:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-        r = await live.http.post("/mcp", json=init, headers=headers)
+        r = await live.http.post("/mcp", json=initialize(), headers=headers)
         headers.update({"Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"})
         await live.http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
     r = await live.http.post(
