@@ -19,6 +19,8 @@ import signal
 import tracemalloc
 from pathlib import Path
 
+from hubcli import malloc
+
 log = logging.getLogger("hubcli.memtrace")
 FRAMES_MAX = 64
 TOP = 25  # lines written per dump
@@ -92,13 +94,10 @@ def resident() -> str:
 def trim() -> str:
     """Hand the C allocator's free pages back to the system (glibc's malloc_trim): what RSS drops
     by then is memory freed but kept by the allocator, not memory anything holds."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return "no C library found"
-    libc = ctypes.CDLL(name)
-    if not hasattr(libc, "malloc_trim"):
-        return "the C library has no malloc_trim"
-    return "released memory" if libc.malloc_trim(0) else "nothing to release"
+    released = malloc.release()
+    if released is None:
+        return "not glibc: no malloc_trim"
+    return "released memory" if released else "nothing to release"
 
 
 def install(loop: asyncio.AbstractEventLoop) -> None:

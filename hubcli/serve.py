@@ -106,9 +106,13 @@ async def _serve(app: HubASGI, config: Config, sockets: object) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal)
     memtrace.install(loop)
-    await worker_serve(
-        wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]
-        config,
-        sockets=sockets,  # type: ignore[arg-type]
-        shutdown_trigger=stop.wait,
-    )
+    trimmer = asyncio.create_task(malloc.trim_periodically())
+    try:
+        await worker_serve(
+            wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]
+            config,
+            sockets=sockets,  # type: ignore[arg-type]
+            shutdown_trigger=stop.wait,
+        )
+    finally:
+        trimmer.cancel()
