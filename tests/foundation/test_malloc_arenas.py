@@ -43,7 +43,8 @@ def test_serve_caps_them_before_it_builds_the_app_and_starts_threads() -> None:
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
 def test_release_hands_free_pages_back_on_glibc() -> None:
-    blocks = [bytearray(64 * 1024) for _ in range(2000)]  # 128 MiB in blocks under the mmap threshold: freed into the heap
+    # 128 MiB in blocks under the mmap threshold: freed into the heap
+    blocks = [bytearray(64 * 1024) for _ in range(2000)]
     del blocks
     assert malloc.release() in (True, False)  # glibc answered (None is "not glibc")
 
