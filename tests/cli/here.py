@@ -7,8 +7,12 @@ the command-line tests run a few hundred of them. In-process, the import is paid
 
 What it cannot show, and so what the real-process cases (`tests.cli.conftest.cli`) keep covering:
 the installed script itself, the interpreter's own exit path (flushing, exit status), a stdin or
-stdout that is a real pipe, and the process's own environment. Each test file that uses this runner
-keeps at least one real-process case over the same commands, and says which in its docstring.
+stdout that is a real pipe, and the process's own environment. A log record goes where the test
+process's logging sends it (pytest's capture), not to stderr as logging's last resort would print
+a warning in a process of its own. In exchange a command's leaked file or socket fails the test
+(the suite's `filterwarnings = error`), where a process would drop it silently at exit. Each test
+file that uses this runner keeps real-process cases over the same commands, and names them in its
+docstring.
 
 The command runs in a worker thread (it starts its own event loop with `anyio.run`, as it does in
 its process), so the test's event loop keeps serving a live hub meanwhile. `sys.argv`, `os.environ`
