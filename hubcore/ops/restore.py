@@ -127,7 +127,8 @@ def _has_content(target: Path) -> bool:
     probes leave behind) is not empty."""
     if not target.is_dir():
         return False
-    return any(entry.name != LOCK_NAME for entry in os.scandir(target))
+    with os.scandir(target) as entries:  # closed even when any() stops at the first entry
+        return any(entry.name != LOCK_NAME for entry in entries)
 
 
 def _stage(source: Path, staging: Path, manifest: Manifest) -> IO[str]:

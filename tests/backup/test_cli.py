@@ -1,5 +1,9 @@
-"""`hub-cli backup` and `hub-cli restore` as real processes: the round trip compared file by file,
-every refusal changing nothing on disk, the exit codes, and the restored directory's first start."""
+"""`hub-cli backup` and `hub-cli restore`: the round trip compared file by file, every refusal
+changing nothing on disk, the exit codes, and the restored directory's first start.
+
+The commands run in this process (`tests.cli.here`) but in these tests, which run real `hub-cli`
+processes: the round trip (`test_restore_round_trip_matches_the_source_file_by_file`, its backup
+made in-process), the exit statuses over the URL, and a store or target held by a running hub."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from hubcore.services.kb.models import KbRead
 from hubcore.services.requests import parse
 from tests.backup.support import populate, tree
 from tests.cli.conftest import cli, cli_env
+from tests.cli.here import cli_here
 from tests.harness import ADMIN_TOKEN
 from tests.harness import test_settings as settings_for
 from tests.mcp.live import free_port, live_hub
@@ -38,7 +43,7 @@ async def filled(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
 
 
 async def offline_backup(tmp_path: Path, data: Path) -> Path:
-    run = await cli(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", str(data))
+    run = await cli_here(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", str(data))
     assert run.code == 0, run.err
     (made,) = [p for p in (tmp_path / "bk").iterdir()]
     assert run.out.startswith(f"backup {made}: 5 files")  # hub.db, a brain, a knowledge base, a blob, the push keys
@@ -96,7 +101,7 @@ async def test_the_first_start_on_a_restored_directory_drops_what_hub_db_does_no
     data, made = filled
     backup = await offline_backup(tmp_path, data)
     target = tmp_path / "restored"
-    assert (await cli(cli_env(tmp_path), "restore", "--from", str(backup), "--data-dir", str(target))).code == 0
+    assert (await cli_here(cli_env(tmp_path), "restore", "--from", str(backup), "--data-dir", str(target))).code == 0
     # What a backup copies after hub.db may hold a session and a blob that hub.db's copy never saw.
     for directory in (target, data):
         sqlite3.connect(directory / "brains" / "late-session.db").close()
@@ -135,7 +140,7 @@ async def test_offline_backup_usage_and_places(
 ) -> None:
     data, _ = filled
     before = tree(tmp_path)
-    run = await cli(
+    run = await cli_here(
         cli_env(tmp_path), "backup", *[a.format(data=data, tmp=tmp_path) for a in args], "--data-dir", str(data)
     )
     assert run.code == (1 if args and args[0] == "--out" else 2), run.err
@@ -145,7 +150,8 @@ async def test_offline_backup_usage_and_places(
 async def test_backup_of_a_directory_that_is_no_hub_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     before = tree(tmp_path)
-    run = await cli(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", str(tmp_path / "empty"))
+    empty = str(tmp_path / "empty")
+    run = await cli_here(cli_env(tmp_path), "backup", "--out", str(tmp_path / "bk"), "--data-dir", empty)
     assert run.code == 1 and "no hub.db" in run.err
     assert tree(tmp_path) == before
 
@@ -181,7 +187,7 @@ async def test_a_damaged_or_foreign_backup_is_refused_with_nothing_changed(
     backup = await offline_backup(tmp_path, data)
     words = corrupt(backup, how)
     before = tree(tmp_path)
-    run = await cli(cli_env(tmp_path), "restore", "--from", str(backup), "--data-dir", str(tmp_path / "new"))
+    run = await cli_here(cli_env(tmp_path), "restore", "--from", str(backup), "--data-dir", str(tmp_path / "new"))
     assert run.code == 1 and words in run.err, run.err
     assert tree(tmp_path) == before
 
@@ -191,7 +197,7 @@ async def test_a_pre_migration_copy_is_refused(tmp_path: Path, filled: tuple[Pat
     copy = tmp_path / "pre-migration-v7-20261127T000000000000Z.db"
     copy.write_bytes((data / "hub.db").read_bytes())
     before = tree(tmp_path)
-    run = await cli(cli_env(tmp_path), "restore", "--from", str(copy), "--data-dir", str(tmp_path / "new"))
+    run = await cli_here(cli_env(tmp_path), "restore", "--from", str(copy), "--data-dir", str(tmp_path / "new"))
     assert run.code == 1 and "pre-migration copy has no manifest" in run.err
     assert tree(tmp_path) == before
 
@@ -207,11 +213,11 @@ async def test_restore_into_a_held_or_non_empty_target(tmp_path: Path, filled: t
         assert run.code == 1 and "held by a running hub" in run.err
         assert tree(tmp_path) == before
     before = tree(tmp_path)
-    run = await cli(env, "restore", "--from", str(backup), "--data-dir", str(data))  # not empty, no --force
+    run = await cli_here(env, "restore", "--from", str(backup), "--data-dir", str(data))  # not empty, no --force
     assert run.code == 1 and "--force" in run.err
     assert tree(tmp_path) == before
     old = tree(data)
-    run = await cli(env, "restore", "--from", str(backup), "--data-dir", str(data), "--force")
+    run = await cli_here(env, "restore", "--from", str(backup), "--data-dir", str(data), "--force")
     assert run.code == 0, run.err
     (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith(".hub-replaced-")]
     assert f"kept at {kept}" in run.out
@@ -253,5 +259,5 @@ async def test_hub_timeout_bounds_the_wait(tmp_path: Path) -> None:
         silent.listen(1)
         port = silent.getsockname()[1]
         env = cli_env(tmp_path, HUB_ADMIN_TOKEN=ADMIN_TOKEN, HUB_TIMEOUT="0.5")
-        run = await cli(env, "backup", "--url", f"http://127.0.0.1:{port}")
+        run = await cli_here(env, "backup", "--url", f"http://127.0.0.1:{port}")
     assert run.code == 69 and "cannot reach" in run.err

@@ -1,6 +1,9 @@
 """`hub-cli config --check`: every setting the spec and DESIGN name is known (the settings
 dataclasses in hubcore/config.py are the one list); any other key under `[hub]` or `[client]` is
-named and the exit is non-zero."""
+named and the exit is non-zero.
+
+The command runs in this process (`tests.cli.here`); a real `hub-cli config --check` process, its
+exit status 78 included, is `tests/foundation/test_config.py::test_cli_config_path_and_check`."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ from typing import Any
 import pytest
 
 from hubcore.config import CLIENT_KEYS, HUB_KEYS, SECTIONS
-from tests.cli.conftest import cli, cli_env
+from tests.cli.conftest import cli_env
+from tests.cli.here import cli_here
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +84,7 @@ async def test_a_file_naming_every_known_key_checks_clean(tmp_path: Path) -> Non
     lines += ['url = "http://127.0.0.1:8080"', 'token = "t"', 'agent_id = "bot"', 'project = "demo"']
     config = tmp_path / "client.toml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    run = await cli(cli_env(tmp_path), "config", "--check")
+    run = await cli_here(cli_env(tmp_path), "config", "--check")
     assert (run.code, run.out, run.err) == (0, "config ok\n", "")
 
 
@@ -99,7 +103,7 @@ async def test_a_file_naming_every_known_key_checks_clean(tmp_path: Path) -> Non
 async def test_unknown_keys_are_named_with_a_non_zero_exit(tmp_path: Path, text: str, named: list[str]) -> None:
     config = tmp_path / "client.toml"
     config.write_text(text, encoding="utf-8")
-    run = await cli(cli_env(tmp_path), "config", "--check")
+    run = await cli_here(cli_env(tmp_path), "config", "--check")
     assert run.code == 78 and run.out == ""
     assert run.err.splitlines() == [f"hub-cli config: unknown key {name} in {config}" for name in named]
 
@@ -107,11 +111,11 @@ async def test_unknown_keys_are_named_with_a_non_zero_exit(tmp_path: Path, text:
 async def test_other_tables_and_environment_variables_are_left_alone(tmp_path: Path) -> None:
     """Only `[hub]` and `[client]` are the hub's: another tool's table in the same file is not a typo."""
     (tmp_path / "client.toml").write_text('[other]\nfree = 1\n[hub]\nbind = "127.0.0.1:1"\n', encoding="utf-8")
-    run = await cli(cli_env(tmp_path, HUB_SOMETHING_ELSE="1"), "config", "--check")
+    run = await cli_here(cli_env(tmp_path, HUB_SOMETHING_ELSE="1"), "config", "--check")
     assert (run.code, run.out) == (0, "config ok\n")
 
 
 async def test_a_bad_value_is_named(tmp_path: Path) -> None:
     (tmp_path / "client.toml").write_text('[client]\ntimeout = "soon"\n', encoding="utf-8")
-    run = await cli(cli_env(tmp_path), "config", "--check")
+    run = await cli_here(cli_env(tmp_path), "config", "--check")
     assert run.code == 78 and "client.timeout must be a number" in run.err

@@ -1,5 +1,11 @@
 """`hub-cli kb get|put|list|delete|history|revert|forget`, on the local data directory and over
-REST (HUB_URL with the admin token as HUB_TOKEN): the same commands, outputs and exit codes."""
+REST (HUB_URL with the admin token as HUB_TOKEN): the same commands, outputs and exit codes.
+
+The commands run in this process (`tests.cli.here`) but for these real `hub-cli` processes, which
+keep the process boundary covered: `test_put_get_list_delete[local]` (stdin, stdout and stderr as
+pipes, the hub opened by the command's own process), `test_rest_token_and_reach_exit_codes` (the
+exit statuses 77, 69 and 78 over REST) and `test_local_refused_while_a_hub_holds_the_directory` (a
+second process refused the directory)."""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from hubcore.hub import Hub
 from hubcore.services.kb.models import KbHistory, KbList, KbRead, KbWrite
 from hubcore.services.requests import parse
 from tests.cli.conftest import Run, cli, cli_env
+from tests.cli.here import cli_here
 from tests.harness import ADMIN_TOKEN
 from tests.mcp.live import free_port, live_hub
 from tests.requests import a_project
@@ -45,9 +52,11 @@ class Place:
     env: dict[str, str]
     settings: HubSettings
     live_hub: Hub | None = None
+    real_process: bool = False  # each command a `hub-cli` process; else run in this one
 
     async def run(self, *args: str, stdin: bytes = b"", **env: str) -> Run:
-        return await cli({**self.env, **env}, "kb", *args, stdin=stdin)
+        runner = cli if self.real_process else cli_here
+        return await runner({**self.env, **env}, "kb", *args, stdin=stdin)
 
     async def state(self) -> dict[str, Any]:
         if self.live_hub is not None:
@@ -91,6 +100,7 @@ async def put(place: Place, path: str, content: str, *flags: str) -> str:
 
 
 async def test_put_get_list_delete(place: Place, tmp_path: Path) -> None:
+    place.real_process = place.mode == "local"  # over REST: test_rest_token_and_reach_exit_codes
     run = await place.run("put", "index.md", "-", stdin=b"# Home\n\nno newline at the end")
     assert run.code == 0 and run.out.startswith("wrote /fs/index.md sha256:")
     # Lint never fails a write; its findings go to stderr.
@@ -186,7 +196,7 @@ async def test_history_walks_every_page_of_versions(tmp_path: Path, settings: Hu
             req = parse(KbWrite, {"project_id": "demo", "path": "/fs/busy.md", "content": f"{i:03}"})
             await live.app.hub.kb.write(ADMIN_CALLER, req)
         env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=ADMIN_TOKEN, HUB_PROJECT="demo")
-        run = await cli(env, "kb", "history", "busy.md", "--json")
+        run = await cli_here(env, "kb", "history", "busy.md", "--json")
     found = json.loads(run.out)
     assert run.code == 0 and len(found["versions"]) == 205 and found["truncated"] is False
     assert found["versions"][0]["current"] and found["versions"][-1]["size_bytes"] == 3

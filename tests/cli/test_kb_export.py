@@ -1,5 +1,8 @@
 """`hub-cli kb export`: the folder layout and manifest, --force, and every refusal, each leaving the
-folder (and everything outside it) as it was."""
+folder (and everything outside it) as it was.
+
+The local commands run in this process (`tests.cli.here`); `test_export_over_rest` runs a real
+`hub-cli` process."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from hubcore.hub import Hub
 from hubcore.services.kb.models import KbDelete, KbWrite
 from hubcore.services.requests import parse
 from tests.cli.conftest import Run, cli, cli_env
+from tests.cli.here import cli_here
 from tests.harness import ADMIN_TOKEN
 from tests.mcp.live import live_hub
 from tests.requests import a_project
@@ -57,7 +61,7 @@ def tree(root: Path) -> dict[str, Any]:
 
 async def run_export(tmp_path: Path, settings: HubSettings, folder: Path, *flags: str) -> Run:
     env = cli_env(tmp_path, HUB_DATA_DIR=settings.data_dir, HUB_PROJECT="demo")
-    return await cli(env, "kb", "export", "--dir", str(folder), *flags)
+    return await cli_here(env, "kb", "export", "--dir", str(folder), *flags)
 
 
 PAGES = {

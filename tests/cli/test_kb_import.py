@@ -1,6 +1,10 @@
 """`hub-cli kb import`: every refusal before writing (hostile folders included), every per-page
 line, the manifest rewrite (a second import changes nothing), --dry-run, --prune, exit codes, and
-the round trip export, edit, import, export."""
+the round trip export, edit, import, export.
+
+The commands run in this process (`tests.cli.here`) but in `test_import_over_rest_and_its_exit_codes`,
+where real `hub-cli` processes show the exit statuses 77, 69 and 78 and a first import's output
+through a pipe."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from hubcore.hub import Hub
 from hubcore.services.kb.models import KbDelete
 from hubcore.services.requests import parse
 from tests.cli.conftest import Run, cli, cli_env
+from tests.cli.here import cli_here
 from tests.cli.test_kb import ADMIN_CALLER, snapshot
 from tests.cli.test_kb_export import seed, tree
 from tests.harness import ADMIN_TOKEN
@@ -33,7 +38,7 @@ FM = "---\ntype: Guide\n---\n"
 
 async def kb(tmp_path: Path, settings: HubSettings, *args: str) -> Run:
     env = cli_env(tmp_path, HUB_DATA_DIR=settings.data_dir, HUB_PROJECT="demo")
-    return await cli(env, "kb", *args)
+    return await cli_here(env, "kb", *args)
 
 
 async def state(settings: HubSettings) -> dict[str, Any]:
@@ -366,12 +371,13 @@ async def test_import_over_rest_and_its_exit_codes(tmp_path: Path, settings: Hub
             ({"HUB_TOKEN": ""}, 78),
             ({"HUB_PROJECT": "nowhere"}, 1),
         ):
-            run = await cli({**env, **extra}, "kb", "import", "--dir", str(folder))
+            runner = cli_here if code == 1 else cli  # the exit statuses of their own from a real process
+            run = await runner({**env, **extra}, "kb", "import", "--dir", str(folder))
             assert run.code == code and run.out == "", (extra, run)
         assert not (folder / ".hub-kb.json").exists()
         run = await cli(env, "kb", "import", "--dir", str(folder))
         assert run.code == 0 and run.out.splitlines()[:2] == ["create /fs/index.md", "create /fs/notes/a.md"]
-        again = await cli(env, "kb", "import", "--dir", str(folder))
+        again = await cli_here(env, "kb", "import", "--dir", str(folder))
         assert counts(again.out.splitlines()[-1]) == {**NONE, "unchanged": 2}
         pages = (await snapshot(live.app.hub))["pages"]
         assert pages == {"/fs/index.md": FM + "# Home\n", "/fs/notes/a.md": FM + "a\n"}

@@ -1,4 +1,8 @@
-"""`hub-cli project create|list|delete`, over REST (HUB_URL) and on the local data directory."""
+"""`hub-cli project create|list|delete`, over REST (HUB_URL) and on the local data directory.
+
+The commands run in this process (`tests.cli.here`) but in `test_local_create_list_delete` and
+`test_local_refused_while_a_hub_holds_the_directory`, which run real `hub-cli` processes: the
+output through pipes, and a second process refused the directory a running hub holds."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from hubcore.caller import Caller
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from tests.cli.conftest import cli, cli_env
+from tests.cli.here import cli_here
 from tests.harness import ADMIN, ADMIN_TOKEN
 from tests.mcp.live import LiveHub, free_port
 from tests.requests import a_project, a_signal, an_agent
@@ -56,7 +61,7 @@ async def test_local_create_list_delete(tmp_path: Path, settings: HubSettings) -
 async def test_a_locally_created_project_takes_the_agent_s_writes(tmp_path: Path, settings: HubSettings) -> None:
     """The standalone setup: nothing else can create the project `hub-cli mcp`'s agent writes to."""
     env = local_env(tmp_path, settings, HUB_AGENT_ID="local-agent")
-    assert (await cli(env, "project", "create", "--id", "work")).code == 0
+    assert (await cli_here(env, "project", "create", "--id", "work")).code == 0
     async with Hub.open(settings) as hub:
         sent = await hub.posts.signal_append(Caller.admin("local-agent"), a_signal(project_id="work", summary="hi"))
         project = await hub.projects.get(Caller.admin(), "work")
@@ -78,12 +83,12 @@ async def test_local_refusals_write_nothing(tmp_path: Path, settings: HubSetting
         (("delete",), 2, "name the project with --id or HUB_PROJECT"),
     ]
     for args, code, message in cases:
-        run = await cli(env, "project", *args)
+        run = await cli_here(env, "project", *args)
         assert run.code == code and run.out == "", (args, run)
         assert run.err.startswith(f"hub-cli project: {message}"), (args, run.err)
-    run = await cli(env, "project", "create")  # --id is required: typer's usage error
+    run = await cli_here(env, "project", "create")  # --id is required: typer's usage error
     assert run.code == 2 and run.out == "" and "--id" in run.err
-    run = await cli({**env, "HUB_AGENT_ID": "Not A Label"}, "project", "create", "--id", "fresh")
+    run = await cli_here({**env, "HUB_AGENT_ID": "Not A Label"}, "project", "create", "--id", "fresh")
     assert run.code == 78 and "HUB_AGENT_ID" in run.err
     assert await local_projects(settings) == before
 
@@ -102,24 +107,24 @@ async def test_local_refused_while_a_hub_holds_the_directory(tmp_path: Path, liv
 
 async def test_rest_create_list_delete(tmp_path: Path, live: LiveHub) -> None:
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=ADMIN_TOKEN)
-    run = await cli(env, "project", "create", "--id", "demo", "--name", "Demo one")
+    run = await cli_here(env, "project", "create", "--id", "demo", "--name", "Demo one")
     assert (run.code, run.out, run.err) == (0, "created demo\n", "")
     assert (await rest_projects(live))["demo"]["display_name"] == "Demo one"
     token = await live.make_agent("bot")
-    run = await cli(
+    run = await cli_here(
         cli_env(tmp_path, HUB_URL=f"{live.base}/mcp", HUB_TOKEN=token), "project", "create", "--id", "by-bot"
     )
     assert (run.code, run.out) == (0, "created by-bot\n")
     assert (await rest_projects(live))["by-bot"]["owner_agent"] == "bot"
-    run = await cli(env, "project", "list")
+    run = await cli_here(env, "project", "list")
     assert run.code == 0 and run.out.splitlines() == [
         "ID         NAME         UNSEEN  KIND",
         "by-bot     by-bot       0       project",
         "demo       Demo one     0       project",
         "space-bot  Bot's space  0       personal",
     ]
-    assert (await cli(env, "project", "list", "--plain")).out == "by-bot\ndemo\nspace-bot\n"
-    run = await cli({**env, "HUB_PROJECT": "by-bot"}, "project", "delete")
+    assert (await cli_here(env, "project", "list", "--plain")).out == "by-bot\ndemo\nspace-bot\n"
+    run = await cli_here({**env, "HUB_PROJECT": "by-bot"}, "project", "delete")
     assert (run.code, run.out, run.err) == (0, "deleted by-bot\n", "")
     assert set(await rest_projects(live)) == {"demo", "space-bot"}
 
@@ -127,9 +132,9 @@ async def test_rest_create_list_delete(tmp_path: Path, live: LiveHub) -> None:
 async def test_rest_list_shows_what_the_token_sees(tmp_path: Path, live: LiveHub) -> None:
     await live.make_project("hidden", confidential=True)
     token = await live.make_agent("bot")
-    run = await cli(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token), "project", "list", "--plain")
+    run = await cli_here(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token), "project", "list", "--plain")
     assert (run.code, run.out) == (0, "space-bot\n")
-    admin = await cli(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=ADMIN_TOKEN), "project", "list")
+    admin = await cli_here(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=ADMIN_TOKEN), "project", "list")
     assert "hidden     hidden       0       confidential" in admin.out.splitlines()
 
 
@@ -151,7 +156,7 @@ async def test_rest_refusals_write_nothing(tmp_path: Path, live: LiveHub) -> Non
         (cli_env(tmp_path, HUB_URL=live.base), ("list",), 78, "hub-cli project: no token set"),
     ]
     for env, args, code, message in cases:
-        run = await cli(env, "project", *args)
+        run = await cli_here(env, "project", *args)
         assert run.code == code and run.out == "", (args, run)
         assert run.err.startswith(message), (args, run.err)
     assert await rest_projects(live) == before
@@ -163,5 +168,5 @@ async def test_the_admin_token_from_the_hub_section_serves_when_no_client_token_
     """On the hub's own machine the first run saved `[hub] admin_token`; the commands use it."""
     config = tmp_path / "client.toml"
     config.write_text(f'[hub]\nadmin_token = "{ADMIN_TOKEN}"\n', encoding="utf-8")
-    run = await cli(cli_env(tmp_path, HUB_URL=live.base), "project", "create", "--id", "mine")
+    run = await cli_here(cli_env(tmp_path, HUB_URL=live.base), "project", "create", "--id", "mine")
     assert (run.code, run.out) == (0, "created mine\n")

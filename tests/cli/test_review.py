@@ -1,7 +1,10 @@
 """`git diff | hub-cli review --project P --title T [--wait]` as a real process against a live hub:
 it publishes the diff and asks the approval; with --wait exit 0 approved, 1 changes requested with
 the open comments as `file:line: body`, 75 still waiting at --timeout, an expiry as its outcome
-with the comments; usage and refusals."""
+with the comments; usage and refusals.
+
+The commands run in this process (`tests.cli.here`) but in `test_wait_changes_requested_then_approved`,
+whose real `hub-cli` processes wait on the hub while the test decides."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from hubcore.config import HubSettings
 from hubcore.services.artifacts import diffs
 from tests.artifacts.support import query
 from tests.cli.conftest import Run, cli, cli_env
+from tests.cli.here import cli_here
 from tests.harness import ADMIN
 from tests.mcp.live import LiveHub, live_hub, structured
 
@@ -59,7 +63,7 @@ async def decide_when_asked(live: LiveHub, decision: str, note: str | None, comm
 async def test_publish_only(tmp_path: Path, live: LiveHub) -> None:
     await live.make_project("web")
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=await live.make_agent("bot"))
-    run = await cli(env, "review", "--project", "web", "--title", "Bump x", stdin=DIFF)
+    run = await cli_here(env, "review", "--project", "web", "--title", "Bump x", stdin=DIFF)
     assert run.code == 0, run.err
     artifact, approval = ids(run)
     got = (await live.http.get(f"{API}/artifacts/{artifact}", headers=ADMIN)).json()
@@ -98,11 +102,11 @@ async def test_wait_changes_requested_then_approved(tmp_path: Path, live: LiveHu
 async def test_still_waiting_then_wait_again(tmp_path: Path, live: LiveHub) -> None:
     await live.make_project("web")
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=await live.make_agent("bot"))
-    run = await cli(env, "review", "--project", "web", "--title", "T", "--wait", "--timeout", "1", stdin=DIFF)
+    run = await cli_here(env, "review", "--project", "web", "--title", "T", "--wait", "--timeout", "1", stdin=DIFF)
     assert run.code == 75 and "still waiting" in run.err
     _, approval = ids(run)
     await decide_when_asked(live, "approve", "ship it", None)
-    again = await cli(env, "review", "--approval", approval, "--wait", "--timeout", "5")
+    again = await cli_here(env, "review", "--approval", approval, "--wait", "--timeout", "5")
     assert again.code == 0 and "approved: ship it" in again.err and again.out == ""
 
 
@@ -110,19 +114,19 @@ async def test_usage_and_refusals(tmp_path: Path, live: LiveHub) -> None:
     await live.make_project("web")
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=await live.make_agent("bot"))
     before = query(live.app.hub, "SELECT id FROM artifacts")
-    assert (await cli(env, "review", "--project", "web", "--title", "T", stdin=b"")).code == 2
-    assert (await cli(env, "review", "--title", "T", stdin=DIFF)).code == 2
-    run = await cli(env, "review", "--project", "web", "--title", "T", stdin=b"this is not a diff\n")
+    assert (await cli_here(env, "review", "--project", "web", "--title", "T", stdin=b"")).code == 2
+    assert (await cli_here(env, "review", "--title", "T", stdin=DIFF)).code == 2
+    run = await cli_here(env, "review", "--project", "web", "--title", "T", stdin=b"this is not a diff\n")
     assert run.code == 1 and "invalid_argument" in run.err and "line 1" in run.err
-    run = await cli(env, "review", "--project", "nowhere", "--title", "T", stdin=DIFF)
+    run = await cli_here(env, "review", "--project", "nowhere", "--title", "T", stdin=DIFF)
     assert run.code == 1
     files = "".join(f"--- a/f{i}\n+++ b/f{i}\n@@ -1 +1 @@\n-a\n+b\n" for i in range(diffs.FILES_MAX + 1))
-    run = await cli(env, "review", "--project", "web", "--title", "T", stdin=files.encode())
+    run = await cli_here(env, "review", "--project", "web", "--title", "T", stdin=files.encode())
     assert run.code == 1 and "payload_too_large" in run.err and f"more than {diffs.FILES_MAX} files" in run.err
     assert query(live.app.hub, "SELECT id FROM artifacts") == before
-    assert (await cli(cli_env(tmp_path), "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 78
+    assert (await cli_here(cli_env(tmp_path), "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 78
     bad = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_bad")
-    assert (await cli(bad, "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 77
+    assert (await cli_here(bad, "review", "--project", "web", "--title", "T", stdin=DIFF)).code == 77
 
 
 async def test_an_expired_review_exits_as_its_outcome_with_the_comments(
@@ -132,7 +136,7 @@ async def test_an_expired_review_exits_as_its_outcome_with_the_comments(
         await live.make_project("web")
         token = await live.make_agent("bot")
         env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
-        run = await cli(env, "review", "--project", "web", "--title", "T", stdin=DIFF)
+        run = await cli_here(env, "review", "--project", "web", "--title", "T", stdin=DIFF)
         artifact, _ = ids(run)
         async with live.client(token) as bot:
             asked = {}
@@ -158,7 +162,7 @@ async def test_an_expired_review_exits_as_its_outcome_with_the_comments(
         assert r.status_code == 201, r.text
         clock.advance(61)
         for outcome, code, word in (("approve", 0, "approved"), ("decline", 1, "declined")):
-            got = await cli(env, "review", "--approval", asked[outcome], "--wait", "--timeout", "5")
+            got = await cli_here(env, "review", "--approval", asked[outcome], "--wait", "--timeout", "5")
             assert got.code == code, got.err
             assert f"expired: {word} by its deadline" in got.err
             assert got.out.splitlines() == ["app.py:2: x stays 1"]

@@ -1,4 +1,7 @@
-"""`hub-cli call` and `hub-cli tools` against a live hub, with the spec's exit codes."""
+"""`hub-cli call` and `hub-cli tools` against a live hub, with the spec's exit codes.
+
+`call`'s tests run real `hub-cli` processes (its output and exit statuses through the process
+boundary); `tools` and `--help` run in this process (`tests.cli.here`, the same entry point)."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.cli.here import cli_here
 from tests.mcp.live import LiveHub, free_port
 from tests.mcp.test_stdio import HUB_CLI, cli_env
 
@@ -17,6 +21,11 @@ pytestmark = pytest.mark.anyio
 async def cli(env: dict[str, str], *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
     result = await anyio.run_process([HUB_CLI, *args], env=env, check=False, input=stdin)
     return result.returncode, result.stdout.decode(), result.stderr.decode()
+
+
+async def here(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    run = await cli_here(env, *args)
+    return run.code, run.out, run.err
 
 
 async def test_call_prints_the_structured_result(tmp_path: Path, live: LiveHub) -> None:
@@ -53,7 +62,7 @@ async def test_call_exit_codes(tmp_path: Path, live: LiveHub) -> None:
 async def test_tools_lists_every_tool(tmp_path: Path, live: LiveHub) -> None:
     token = await live.make_agent("bot")
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
-    code, out, _ = await cli(env, "tools")
+    code, out, _ = await here(env, "tools")
     assert code == 0
     tools = json.loads(out)
     names = {t["name"] for t in tools}
@@ -72,7 +81,7 @@ async def test_tools_lists_every_tool(tmp_path: Path, live: LiveHub) -> None:
         "notify_wait",
     } <= names
     assert all(t["inputSchema"]["type"] == "object" and "outputSchema" in t for t in tools)
-    code, out, _ = await cli(env, "tools", "--compact")
+    code, out, _ = await here(env, "tools", "--compact")
     assert code == 0 and out.splitlines()[0].startswith("whoami")
 
 
@@ -82,5 +91,5 @@ async def test_help_reads_no_settings(tmp_path: Path) -> None:
     env = cli_env(tmp_path, HUB_CONFIG=str(broken), HUB_URL="http://127.0.0.1:1")
     for command in ("call", "tools", "mcp"):
         for flag in ("--help", "-h"):
-            code, out, _ = await cli(env, command, flag)
+            code, out, _ = await here(env, command, flag)
             assert code == 0 and "Usage" in out

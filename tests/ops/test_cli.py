@@ -1,4 +1,7 @@
-"""`hub-cli check`, `doctor` and `health` as real processes: their lines, exit codes and refusals."""
+"""`hub-cli check`, `doctor` and `health`: their lines, exit codes and refusals.
+
+`check` on a sound and a damaged directory, `check` refused a held directory and every `health`
+case run real `hub-cli` processes; the rest run in this process (`tests.cli.here`)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import pytest
 from hubcore.hub import lock_data_dir
 from tests.backup.support import tree
 from tests.cli.conftest import cli, cli_env
+from tests.cli.here import cli_here
 from tests.harness import test_settings as make_settings
 from tests.mcp.live import free_port, live_hub
 from tests.ops.support import Made, make_hub_dir
@@ -38,7 +42,7 @@ async def test_check_a_sound_then_a_damaged_directory(made: Made, tmp_path: Path
 
 async def test_check_reads_the_configured_data_dir(made: Made, tmp_path: Path) -> None:
     made.kb.unlink()
-    run = await cli(cli_env(tmp_path, HUB_DATA_DIR=str(made.root)), "check")
+    run = await cli_here(cli_env(tmp_path, HUB_DATA_DIR=str(made.root)), "check")
     assert run.code == 1
     assert run.out.splitlines()[0].startswith("problem: kb/web.db: missing")
 
@@ -58,13 +62,13 @@ async def test_check_refused_while_a_hub_holds_the_directory(made: Made, tmp_pat
 async def test_doctor_reports_and_writes_nothing(made: Made, tmp_path: Path) -> None:
     env = cli_env(tmp_path, HUB_MIN_FREE_BYTES="0")
     before = tree(made.root)
-    run = await cli(env, "doctor", "--data-dir", str(made.root))
+    run = await cli_here(env, "doctor", "--data-dir", str(made.root))
     assert run.code == 0, run.out + run.err
     assert tree(made.root) == before
     lines = run.out.splitlines()
     assert lines[-1] == f"doctor: {made.root} ok"
     assert any(line.startswith("id high-water mark: ") for line in lines)
-    run = await cli(cli_env(tmp_path, HUB_MIN_FREE_BYTES=str(1 << 62)), "doctor", "--data-dir", str(made.root))
+    run = await cli_here(cli_env(tmp_path, HUB_MIN_FREE_BYTES=str(1 << 62)), "doctor", "--data-dir", str(made.root))
     assert run.code == 1
     assert any(line.startswith("problem: free space: ") for line in run.out.splitlines())
     assert tree(made.root) == before
@@ -89,7 +93,7 @@ async def test_health_ready_not_ready_unreachable_and_https(tmp_path: Path) -> N
 @pytest.mark.parametrize("command", ["check", "doctor", "health"])
 async def test_help_reads_no_settings(command: str, tmp_path: Path) -> None:
     (tmp_path / "client.toml").write_text("[hub\nbroken", encoding="utf-8")
-    run = await cli(cli_env(tmp_path), command, "--help")
+    run = await cli_here(cli_env(tmp_path), command, "--help")
     assert run.code == 0 and "Usage:" in run.out
-    run = await cli(cli_env(tmp_path), command)
+    run = await cli_here(cli_env(tmp_path), command)
     assert run.code == 78

@@ -384,13 +384,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=10_000, help="inbox items for the first paint")
     parser.add_argument("--paints", type=int, default=7, help="connects timed per screen")
     parser.add_argument("--pages", type=int, default=10_000, help="knowledge base pages for the wiki's paint")
-    parser.add_argument("--quick", action="store_true", help="a short run: 5 rounds, 500 items, 2 paints")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run to see every row work (the suite's): 5 rounds, 500 items, 1 paint, 1 s of scrolling",
+    )
     parser.add_argument("--dir", type=Path, default=None, help="where the hub's data directory goes")
     webapp_search.add_arguments(parser)
     webapp_inbox.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
-        args.rounds, args.items, args.paints, args.pages = 5, 500, 2, 200
+        args.rounds, args.items, args.paints, args.pages, args.scroll_seconds = 5, 500, 1, 200, 1.0
     from playwright.sync_api import sync_playwright
 
     if args.quick:
