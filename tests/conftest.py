@@ -12,6 +12,8 @@ from tests.suite import pytest_addoption, pytest_collection_modifyitems, pytest_
 
 # How the suite runs fast (tests/suite.py): its hooks, registered with this conftest.
 __all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
+# Each worker's Chromium, the `browser` fixture of every browser test (tests/chromium.py).
+pytest_plugins = ("tests.chromium",)
 
 
 @pytest.fixture

@@ -8,11 +8,15 @@ start makes eight and each committed write more, so on disk the suite spends min
 a durability no test can observe (no test pulls the power; a killed process loses nothing the
 page cache holds, on tmpfs or disk alike).
 
-A test that shares a fixture wider than itself (a module's or a package's: the browser packages'
-hub and Chromium, a module's served hub) goes with every test sharing it: they form one xdist
-group, so that fixture is set up once, on one worker, and its tests run one after another. Every
-other test is a unit of its own and goes to whichever worker is free, so no file's length decides
-how the two workers end.
+A test that shares a fixture wider than itself (a module's or a package's: a module's served hub or
+seeded data) goes with every test sharing it: they form one xdist group, so that fixture is set up
+once, on one worker, and its tests run one after another. A fixture made once per worker (session
+scope) binds nothing: the browser tests' hubs and Chromium (tests/webapp/conftest.py,
+tests/browser/conftest.py, tests/chromium.py) are started by each worker's first test that asks and
+kept to the end, so those tests spread over the workers like any other; they share a hub as they
+always did (each with its own projects and agents), only not always the same neighbours. Every other
+test is a unit of its own and goes to whichever worker is free, so no file's length decides how the
+workers end.
 
 Under loadgroup the units are queued longest first (by tests/durations.json, a recorded run's
 seconds per test; a test not in it counts DEFAULT_SECS), so the last ones to start are short and

@@ -1,7 +1,7 @@
 """Browser tests: Debian's Chromium driven by Playwright (DESIGN section 8) against a real
-`hub-cli serve`, one browser and one hub for the package (each test has its own context). Not the
-session: while Playwright's sync API is open its event loop counts as running in the main thread, so
-the async tests that run after this package could not start theirs.
+`hub-cli serve`: one hub and one listener for each xdist worker, and the worker's browser
+(tests/chromium.py), so these tests spread over the workers (tests/suite.py); each test has its own
+context.
 
 Artifacts are published the way an agent publishes them: `hub-cli call` over /mcp with an agent
 token (the protected one encrypted by hub-cli). A loopback listener stands where a hostile artifact
@@ -22,7 +22,6 @@ import httpx
 import pytest
 
 from tests.catchers import Catcher, catching
-from tests.chromium import launched_chromium
 from tests.foundation.test_serve_e2e import base_env, serve, wait_ready
 from tests.mcp.test_stdio import HUB_CLI
 
@@ -32,7 +31,7 @@ PASSWORD = "open sesame 42"
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def listener() -> Iterator[Catcher]:
     with catching("tcp") as found:
         yield found
@@ -67,7 +66,7 @@ class Hub:
         return r.json() if r.content else None
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     tmp = tmp_path_factory.mktemp("browser-hub")
     env = base_env(tmp, HUB_ADMIN_TOKEN=ADMIN_TOKEN)
@@ -82,12 +81,6 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         client_env.update({"HUB_CONFIG": str(tmp / "client.toml"), "HUB_URL": served.url, "HUB_TOKEN": token})
         yield Hub(served.url, tmp / "data", client_env)
         assert served.stop() == 0
-
-
-@pytest.fixture(scope="package")
-def browser() -> Iterator[Any]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
 """Web app tests: Debian's Chromium driven by Playwright (DESIGN section 8) against a real
-`hub-cli serve`, one hub and one browser for the package, a fresh browser context per test.
+`hub-cli serve`: one hub and one browser for each xdist worker (session-scoped, started by the
+worker's first test that asks, so the package's tests spread over the workers: tests/suite.py), a
+fresh browser context per test.
 
 The hub is seeded the way its users fill it: the human's side through the REST API with the admin
 token (`hub.rest`), the agents' side over MCP with an agent token (`hub.agent_call` runs `hub-cli
@@ -23,7 +25,6 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.chromium import launched_chromium
 from tests.foundation.test_serve_e2e import base_env, serve, wait_ready
 from tests.mcp.test_stdio import HUB_CLI
 
@@ -145,8 +146,10 @@ class Hub:
         return dict(found[0])
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    """This worker's hub for the package, started by the first test that asks: tests share it, each
+    with its own projects and agents, so none counts on what another left or did not leave."""
     tmp = tmp_path_factory.mktemp("webapp-hub")
     env = base_env(tmp, HUB_ADMIN_TOKEN=ADMIN_TOKEN)
     with serve(env) as served:
@@ -155,12 +158,6 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         with httpx.Client(base_url=served.url, headers=headers, timeout=30) as http:
             yield Hub(served.url, tmp / "data", http)
         assert served.stop() == 0
-
-
-@pytest.fixture(scope="package")
-def browser() -> Iterator[Any]:
-    with launched_chromium() as launched:
-        yield launched
 
 
 PageErrors = list[str]
