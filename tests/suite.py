@@ -1,5 +1,13 @@
-"""How the suite runs fast: where its temporary files live, and how it is spread over xdist's two
-workers (`pytest -n 2 --dist loadgroup --no-loadscope-reorder`, tools/test).
+"""How the suite runs fast: where its temporary files live, and how it is spread over xdist's four
+workers (`pytest -n 4 --dist loadgroup --no-loadscope-reorder`, tools/test).
+
+Four workers on a two-core machine: on two, the cores sat idle almost half the time (CPU 113% of
+the two cores over a 463 s run), because most tests wait: on a browser drawing, on a `hub-cli serve`
+or a `hub-cli` command they started, on a hub's answer. More workers fill that wait with another
+test's work. Measured back to back on the browser tests' directories (270 tests, other helpers
+running, docs/benchmarks.md "Browser tests across workers"): 546 s on two workers, 471 s on three,
+453 s on four under a heavier load. A worker costs its own collection, Chromium and hub (the two
+together about 2 s of CPU); memory is not the limit on these machines (24 GiB).
 
 Temporary files (every tmp_path, so every test hub's data directory, and whatever the hubs and
 commands the tests start write under TMPDIR) go to /dev/shm, a tmpfs, unless the caller chose

@@ -24,8 +24,9 @@ def crowd(hub: Hub) -> dict[str, Any]:
     for n in range(30):
         made.append(hub.question(first, here, f"Crowd question {n:02d}"))
         made.append(hub.question(second, there, f"Crowd question {30 + n:02d}"))
-    soon = hub.question(first, here, "Due soon", expires_in_seconds=600)
-    later = hub.question(second, there, "Due later", expires_in_seconds=7200)
+    # Deadlines hours away: none passes while the worker's other tests count what waits in its hub.
+    soon = hub.question(first, here, "Due soon", expires_in_seconds=3 * 3600)
+    later = hub.question(second, there, "Due later", expires_in_seconds=24 * 3600)
     long_body = "Line of context.\n" * 12 + "<b>the end</b>"
     wordy = hub.question(first, here, "A wordy question", body=long_body)
     return {"made": made, "soon": soon, "later": later, "wordy": wordy, "long": long_body, "projects": (here, there)}
