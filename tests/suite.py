@@ -5,7 +5,7 @@ Four workers on a two-core machine: on two, the cores sat idle almost half the t
 the two cores over a 463 s run), because most tests wait: on a browser drawing, on a `hub-cli serve`
 or a `hub-cli` command they started, on a hub's answer. More workers fill that wait with another
 test's work. Measured back to back on the browser tests' directories (270 tests, other helpers
-running, docs/benchmarks.md "Browser tests across workers"): 546 s on two workers, 471 s on three,
+running, docs/benchmarks.md, "Browser tests across workers"): 546 s on two workers, 471 s on three,
 453 s on four under a heavier load. A worker costs its own collection, Chromium and hub (the two
 together about 2 s of CPU); memory is not the limit on these machines (24 GiB).
 
