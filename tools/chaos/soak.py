@@ -249,6 +249,9 @@ class Clients:
         self.sessions: dict[int, str] = {}  # writer token index -> its connection's session name
         self.written: dict[str, list[str]] = {}  # session name -> brain paths written in it
         self.legacy: dict[int, tuple[dict[str, str], int]] = {}  # slot -> its session's headers, calls made
+        # One call at a time per slot: two writers on one slot ended its session twice (a KeyError
+        # on the second `del`) and sent a call on the session the other had just ended.
+        self.legacy_locks = [asyncio.Lock() for _ in range(LEGACY_CLIENTS)]
         self.tasks: list[asyncio.Task[None]] = []
 
     async def call(
@@ -387,28 +390,29 @@ class Clients:
         `initialize` and used for `LEGACY_CALLS` calls, then ended (DELETE) or, one time in
         `LEGACY_ABANDON`, left to the hub's idle timeout, as a crashed client leaves it."""
         slot = random.randrange(LEGACY_CLIENTS)
-        held = self.legacy.get(slot)
-        if held is None or held[1] >= LEGACY_CALLS:
-            if held is not None:
-                if random.randrange(LEGACY_ABANDON):
-                    r = await self.http.delete("/mcp", headers=held[0])
-                    self.tally.count("legacy session end", r.status_code in (200, 202, 204))
-                else:
-                    self.tally.count("legacy session abandoned", True)
-                del self.legacy[slot]
-            headers = await self.legacy_session()
-            if headers is None:
-                return
-            held = self.legacy[slot] = (headers, 0)
-        self.legacy[slot] = (held[0], held[1] + 1)
-        body = {
-            "jsonrpc": "2.0",
-            "id": held[1] + 2,
-            "method": "tools/call",
-            "params": {"name": "signal_append", "arguments": {"project_id": PROJECT, "summary": words(5)}},
-        }
-        r = await self.http.post("/mcp", content=orjson.dumps(body), headers=held[0])
-        self.tally.count("legacy signal_append", structured(r) is not None)
+        async with self.legacy_locks[slot]:
+            held = self.legacy.get(slot)
+            if held is None or held[1] >= LEGACY_CALLS:
+                if held is not None:
+                    if random.randrange(LEGACY_ABANDON):
+                        r = await self.http.delete("/mcp", headers=held[0])
+                        self.tally.count("legacy session end", r.status_code in (200, 202, 204))
+                    else:
+                        self.tally.count("legacy session abandoned", True)
+                    del self.legacy[slot]
+                headers = await self.legacy_session()
+                if headers is None:
+                    return
+                held = self.legacy[slot] = (headers, 0)
+            self.legacy[slot] = (held[0], held[1] + 1)
+            body = {
+                "jsonrpc": "2.0",
+                "id": held[1] + 2,
+                "method": "tools/call",
+                "params": {"name": "signal_append", "arguments": {"project_id": PROJECT, "summary": words(5)}},
+            }
+            r = await self.http.post("/mcp", content=orjson.dumps(body), headers=held[0])
+            self.tally.count("legacy signal_append", structured(r) is not None)
 
     async def legacy_session(self) -> dict[str, str] | None:
         _, token = self.token()
