@@ -84,7 +84,8 @@ class SessionsPart(Part):
     async def home(self) -> Mapping[str, Any]:
         return {"prunable": await self.storage.prunable()}
 
-    # The search index takes each session's brain as one source ("brain:<id>"), indexed whole.
+    # The search index takes each session's brain as one source ("brain:<id>"), caught up from the
+    # brain's change counter (`brain_search.batch`).
     def search_touched(self) -> set[str]:
         return {search.source(sid) for sid in self.touched.take()}
 
@@ -104,8 +105,8 @@ class SessionsPart(Part):
         )
         if row is None:
             return None
-        found = await self.brains.read_file(sid, lambda conn: (search.mark(conn), search.docs(conn, sid, row[0])))
-        return None if found is None else SearchBatch(found[1], found[0], still=search.standing(sid))
+        found: SearchBatch | None = await self.brains.read_file(sid, lambda conn: search.batch(conn, sid, row[0], mark))
+        return found
 
     def search_families(self) -> Sequence[SearchFamily]:
         return (SearchFamily(search.FAMILY, search.hit),)

@@ -34,6 +34,11 @@ def missing_brain_files(conn: sqlite3.Connection, root: Path) -> list[Finding]:
 
 
 def sweep_restored(conn: sqlite3.Connection, data_dir: Path) -> int:
-    """Remove the brain files no session row names (with their logs); how many went."""
+    """Remove the brain files no session row names (with their logs); how many went. The search
+    index's brain marks go too: the backup copied the brains after hub.db, so each brain is read
+    whole once (its documents compared with what the index holds) instead of followed by seq."""
     sessions = {r[0] for r in conn.execute("SELECT id FROM sessions")}
+    if has_table(conn, "search_marks"):
+        conn.execute("DELETE FROM search_marks WHERE substr(source, 1, ?) = ?", (len(search.PREFIX), search.PREFIX))
+        conn.commit()
     return remove_unlisted(data_dir / BRAINS, "*.db", sessions, sidecars=("-wal", "-shm"))

@@ -1,5 +1,6 @@
 """What session brains give the search index: each session's entries as documents of family
-`brain` (one source per session, `brain:<id>`, indexed whole), and how a brain hit reads. A brain
+`brain` (one source per session, `brain:<id>`, caught up from the brain's change counter: a put
+indexes its one entry, a delete removes its one document), and how a brain hit reads. A brain
 hit is shown only while its session exists unpruned: the sessions part's `SCOPE`."""
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hubcore.parts.protocol import SearchDoc, SearchScope, Still, snippet_of
+from hubcore.parts.protocol import SearchBatch, SearchDoc, SearchScope, Still, snippet_of
+from hubcore.store import brain
 
 FAMILY = "brain"
 PREFIX = "brain:"
@@ -29,18 +31,48 @@ def source(session_id: str) -> str:
     return f"{PREFIX}{session_id}"
 
 
+STEP_MAX = 500  # changes a catch-up reads by seq; past it the brain is read whole
+
+
 def mark(conn: sqlite3.Connection) -> str:
-    """A digest of every entry's path and version: it moves with any write or delete."""
+    """`<epoch>:<seq>` of the brain's change counter: it moves with any write or delete. A file
+    from before the counter (not migrated yet) gives a digest of every entry's path and version."""
+    held = brain.counter(conn)
+    if held is not None:
+        return f"{held[0]}:{held[1]}"
     digest = hashlib.sha256()
     for path, version in conn.execute("SELECT path, version FROM entries ORDER BY path"):
         digest.update(f"{path}\0{version}\0".encode())
     return digest.hexdigest()[:32]
 
 
+def batch(conn: sqlite3.Connection, session_id: str, project_id: str, since: str | None) -> SearchBatch:
+    """The entries written and deleted after the mark `since`, or every entry (a `replace` batch)
+    when the mark cannot be followed: never indexed, a digest (a file from before the counter), a
+    counter of another lineage or behind it (a rebuilt or restored file), or too many changes."""
+    still = standing(session_id)
+    if brain.counter(conn) is None:
+        return SearchBatch(docs(conn, session_id, project_id), mark(conn), still=still)
+    epoch, _, seq = (since or "").partition(":")
+    held = brain.changes_since(conn, int(seq) if seq.isdigit() else -1)
+    now = f"{held.epoch}:{held.seq}"
+    follows = epoch == held.epoch and seq.isdigit() and int(seq) <= held.seq
+    if not follows or len(held.written) + len(held.deleted) > STEP_MAX:
+        whole = held if not seq.isdigit() else brain.changes_since(conn, -1)
+        return SearchBatch(_as_docs(whole.written, session_id, project_id), f"{whole.epoch}:{whole.seq}", still=still)
+    gone = [(FAMILY, f"{session_id}:{path}") for path in held.deleted]
+    return SearchBatch(_as_docs(held.written, session_id, project_id), now, replace=False, gone=gone, still=still)
+
+
 def docs(conn: sqlite3.Connection, session_id: str, project_id: str) -> list[SearchDoc]:
+    rows = [(str(p), bytes(v)) for p, v in conn.execute("SELECT path, value FROM entries ORDER BY path")]
+    return _as_docs(rows, session_id, project_id)
+
+
+def _as_docs(rows: Sequence[tuple[str, bytes]], session_id: str, project_id: str) -> list[SearchDoc]:
     found = []
-    for path, value in conn.execute("SELECT path, value FROM entries ORDER BY path"):
-        text = bytes(value).decode("utf-8", "replace")
+    for path, value in rows:
+        text = value.decode("utf-8", "replace")
         found.append(
             SearchDoc(
                 FAMILY,

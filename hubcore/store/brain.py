@@ -14,8 +14,10 @@ from typing import Any
 
 from hubcore.store.schema import setup_file
 
-SCHEMA_VERSION = 1
-"""The brain file's `PRAGMA user_version`: 1 added the seal. A file at 0 is new or predates it."""
+SCHEMA_VERSION = 2
+"""The brain file's `PRAGMA user_version`: 1 added the seal, 2 the change counter (`changes`, each
+entry's `seq`, the tombstones in `gone`) the search index follows. A file at 0 is new or predates
+both."""
 
 ENDED, PRUNED, UNSYNCED = "ended", "pruned", "unsynced"
 """Seal states. `unsynced`: a new file, or one from before the seal, whose session's state is not
@@ -31,6 +33,29 @@ def _create(conn: sqlite3.Connection, version: int) -> None:
     _create_tables(conn)
     if version == 0:  # new, or written before seals: the first write learns the session's state
         conn.execute("INSERT OR IGNORE INTO seal (id, state, at) VALUES (1, ?, NULL)", (UNSYNCED,))
+    if version < 2:
+        _add_changes(conn)
+
+
+def _add_changes(conn: sqlite3.Connection) -> None:
+    """The change counter: every put or delete takes the next `seq` (an entry keeps the seq of its
+    last write, a deleted path leaves a tombstone in `gone`), so the search index reads only what
+    changed after the seq it holds. `epoch` names this counter's lineage: a mark of another one
+    (an older file, a rebuilt one) cannot be followed and the brain is read whole."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
+    if "seq" not in columns:  # a file from before the counter: its entries count as written at 0
+        conn.execute("ALTER TABLE entries ADD COLUMN seq INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX IF NOT EXISTS entries_seq ON entries (seq)")
+    conn.execute("CREATE TABLE IF NOT EXISTS gone (path TEXT PRIMARY KEY, seq INTEGER NOT NULL)")
+    conn.execute("CREATE INDEX IF NOT EXISTS gone_seq ON gone (seq)")
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS changes (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            epoch TEXT NOT NULL,
+            seq INTEGER NOT NULL
+        )"""
+    )
+    conn.execute("INSERT OR IGNORE INTO changes (id, epoch, seq) VALUES (1, lower(hex(randomblob(8))), 0)")
 
 
 def _create_tables(conn: sqlite3.Connection) -> None:
@@ -40,7 +65,8 @@ def _create_tables(conn: sqlite3.Connection) -> None:
             value BLOB NOT NULL,
             version TEXT NOT NULL,
             written_at REAL,
-            written_by TEXT
+            written_by TEXT,
+            seq INTEGER NOT NULL DEFAULT 0
         )"""
     )
     conn.execute(
@@ -115,18 +141,62 @@ def held_version(conn: sqlite3.Connection, path: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def _next_seq(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING seq").fetchone()[0])
+
+
 def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str) -> None:
+    seq = _next_seq(conn)
     conn.execute(
-        """INSERT INTO entries (path, value, version, written_at, written_by) VALUES (?, ?, ?, ?, ?)
+        """INSERT INTO entries (path, value, version, written_at, written_by, seq) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (path) DO UPDATE SET value = excluded.value, version = excluded.version,
-           written_at = excluded.written_at, written_by = excluded.written_by""",
-        (path, value, version, now, actor),
+           written_at = excluded.written_at, written_by = excluded.written_by, seq = excluded.seq""",
+        (path, value, version, now, actor, seq),
     )
+    conn.execute("DELETE FROM gone WHERE path = ?", (path,))
 
 
 def delete(conn: sqlite3.Connection, path: str) -> bool:
-    """Remove the entry at `path`; False when there was none."""
-    return conn.execute("DELETE FROM entries WHERE path = ?", (path,)).rowcount > 0
+    """Remove the entry at `path` (leaving its tombstone); False when there was none."""
+    if conn.execute("DELETE FROM entries WHERE path = ?", (path,)).rowcount == 0:
+        return False
+    conn.execute(
+        "INSERT INTO gone (path, seq) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET seq = excluded.seq",
+        (path, _next_seq(conn)),
+    )
+    return True
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a brain holds after a seq, read in one statement (one snapshot): the counter (`epoch`,
+    `seq`), the entries written after it ((path, value)) and the paths deleted after it."""
+
+    epoch: str
+    seq: int
+    written: list[tuple[str, bytes]]
+    deleted: list[str]
+
+
+def changes_since(conn: sqlite3.Connection, since: int) -> Changes:
+    """The changes after `since` (-1: every entry, no tombstones)."""
+    rows = conn.execute(
+        """SELECT 0, epoch, seq, NULL FROM changes WHERE id = 1
+           UNION ALL SELECT 1, path, seq, value FROM entries WHERE seq > :since
+           UNION ALL SELECT 2, path, seq, NULL FROM gone WHERE seq > :since AND :since >= 0""",
+        {"since": since},
+    ).fetchall()
+    epoch, seq = next(((str(r[1]), int(r[2])) for r in rows if r[0] == 0), ("", 0))
+    written = sorted((str(r[1]), bytes(r[3])) for r in rows if r[0] == 1)
+    return Changes(epoch, seq, written, sorted(str(r[1]) for r in rows if r[0] == 2))
+
+
+def counter(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """The change counter (epoch, seq), or None on a file from before it (not migrated yet)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] < 2:
+        return None
+    row = conn.execute("SELECT epoch, seq FROM changes WHERE id = 1").fetchone()
+    return None if row is None else (str(row[0]), int(row[1]))
 
 
 def level(conn: sqlite3.Connection, directory: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
