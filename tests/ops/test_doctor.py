@@ -87,7 +87,7 @@ async def test_an_older_store_is_a_reading_not_a_problem(made: Made) -> None:
 
 async def test_a_brain_file_newer_than_the_binary(made: Made) -> None:
     sql(made.brain, "PRAGMA user_version = 99")
-    assert run(made) == [f"brains/{made.session_id}.db: schema v99 is newer than this binary supports (v1)"]
+    assert run(made) == [f"brains/{made.session_id}.db: schema v99 is newer than this binary supports (v2)"]
 
 
 async def test_a_high_water_mark_behind_the_newest_event(made: Made) -> None:
