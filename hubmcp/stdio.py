@@ -163,8 +163,17 @@ async def serve_bridge(
     if token:
         headers["Authorization"] = f"Bearer {token}"
     pump = Pump()
+    # EOF on stdin ends the pump, and requests still in flight are dropped: a client that closed
+    # stdin reads nothing more. The local streams close before stdio_server exits, since its stdout
+    # writer ends only when its stream closes (left open, the bridge outlived its stdin).
+    async with stdio_server(stdin, stdout) as (local_read, local_write), local_read, local_write:
+        await _pump(hub_url, headers, timeout, pump, local_read, local_write)
+
+
+async def _pump(
+    hub_url: str, headers: dict[str, str], timeout: float, pump: Pump, local_read: Any, local_write: Any
+) -> None:
     async with (
-        stdio_server(stdin, stdout) as (local_read, local_write),
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout, read=300)) as http,
         streamable_http_client(endpoint_url(hub_url), http_client=http) as (remote_read, remote_write),
         anyio.create_task_group() as tg,

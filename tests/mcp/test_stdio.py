@@ -11,6 +11,7 @@ from unittest.mock import ANY
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -20,7 +21,7 @@ from hubcore.config import HubSettings
 from hubcore.hub import Hub
 from hubcore.services import resolutions
 from hubmcp.stdio import serve_standalone
-from tests.mcp.live import ERAS, MODERN, LiveHub, structured, tool_error
+from tests.mcp.live import ERAS, LEGACY, MODERN, MODERN_META, LiveHub, structured, tool_error
 from tests.requests import a_project, a_signal
 
 pytestmark = pytest.mark.anyio
@@ -166,6 +167,44 @@ async def test_bridge_with_a_refused_token_exits_77(tmp_path: Path, live: LiveHu
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_wrong")
     result = await anyio.run_process([HUB_CLI, "mcp"], env=env, check=False, input=b"")
     assert result.returncode == 77
+
+
+BRIDGE_OPENINGS = {
+    LEGACY: [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ],
+    MODERN: [{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN_META}}],
+}
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_bridge_exits_0_soon_after_its_stdin_closes(tmp_path: Path, live: LiveHub, mode: str) -> None:
+    # An MCP client closing stdin must not wait out its grace period and kill the bridge.
+    token = await live.make_agent("bot")
+    env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
+    async with await anyio.open_process([HUB_CLI, "mcp"], env=env) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        lines = b"".join(json.dumps(m).encode() + b"\n" for m in BRIDGE_OPENINGS[mode])
+        await proc.stdin.send(lines)
+        answer = await BufferedByteReceiveStream(proc.stdout).receive_until(b"\n", 1 << 20)
+        assert json.loads(answer)["id"] == 1
+        await proc.stdin.aclose()
+        try:
+            with anyio.fail_after(1.5):
+                assert await proc.wait() == 0
+        finally:
+            if proc.returncode is None:  # still running: the failure above, and no hang on exit
+                proc.kill()
 
 
 def test_bridge_pump_sets_headers_and_fills_modern_result_members() -> None:
