@@ -187,9 +187,16 @@ BRIDGE_OPENINGS = {
 }
 
 
+WAIT_CALL = {"name": "inbox_wait", "arguments": {"wait_seconds": 30}}
+
+
 @pytest.mark.parametrize("mode", ERAS)
-async def test_bridge_exits_0_soon_after_its_stdin_closes(tmp_path: Path, live: LiveHub, mode: str) -> None:
-    # An MCP client closing stdin must not wait out its grace period and kill the bridge.
+@pytest.mark.parametrize("in_flight", [False, True], ids=["idle", "wait_in_flight"])
+async def test_bridge_exits_0_soon_after_its_stdin_closes(
+    tmp_path: Path, live: LiveHub, mode: str, in_flight: bool
+) -> None:
+    # An MCP client closing stdin must not wait out its grace period and kill the bridge; a
+    # request still in flight (a 30 s inbox_wait) is dropped, not awaited.
     token = await live.make_agent("bot")
     env = cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN=token)
     async with await anyio.open_process([HUB_CLI, "mcp"], env=env) as proc:
@@ -198,6 +205,11 @@ async def test_bridge_exits_0_soon_after_its_stdin_closes(tmp_path: Path, live: 
         await proc.stdin.send(lines)
         answer = await BufferedByteReceiveStream(proc.stdout).receive_until(b"\n", 1 << 20)
         assert json.loads(answer)["id"] == 1
+        if in_flight:
+            meta = {"_meta": MODERN_META} if mode == MODERN else {}
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {**WAIT_CALL, **meta}}
+            await proc.stdin.send(json.dumps(call).encode() + b"\n")
+            await anyio.sleep(0.3)  # the call reaches the hub and waits there
         await proc.stdin.aclose()
         try:
             with anyio.fail_after(1.5):
