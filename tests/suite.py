@@ -167,7 +167,19 @@ def cached_bytecode() -> None:
     sys.pycache_prefix = prefix
 
 
+def untimed_hypothesis() -> None:
+    """Hypothesis without its per-example deadline (200 ms by default) in every process: a deadline
+    is a timed assertion, and on a loaded two-core machine one example of a pure-function property
+    took 295 ms once and 0.3 ms again (a FlakyFailure, not a finding). Speed is the benches' to
+    measure; a test's own `@settings` still decides anything else."""
+    from hypothesis import settings
+
+    settings.register_profile("agent-hub", deadline=None)
+    settings.load_profile("agent-hub")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    untimed_hypothesis()
     if getattr(config, "workerinput", None) is not None:
         return  # a worker: it inherited the controller's TMPDIR and was given its basetemp
     in_memory_tmp(config)
