@@ -19,10 +19,11 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+
+from tests.foundation.test_serve_e2e import wait_ready
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent  # on PYTHONPATH for the hub and for the hooks module the CLI imports
@@ -37,19 +38,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + 30
-    with httpx.Client(timeout=2) as http:  # one client: each new one builds a TLS context (~15 ms of CPU)
-        while time.monotonic() < deadline:
-            try:
-                if http.get(f"{url}/readyz").status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-    raise AssertionError("the hub did not become ready")
 
 
 def seed(url: str) -> None:
@@ -81,7 +69,7 @@ def test_the_rest_api_holds_to_its_document_under_every_check(tmp_path: Path) ->
         subprocess.Popen([sys.executable, "-m", "hubcli", "serve"], env=env, stdout=log, stderr=log) as hub,
     ):
         try:
-            wait_ready(url)
+            wait_ready(url, within=30)
             seed(url)
             run = subprocess.run(
                 [

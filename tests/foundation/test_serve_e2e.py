@@ -73,8 +73,8 @@ def serve(env: dict[str, str], scheme: str = "http") -> Iterator[Served]:
                 proc.wait()
 
 
-def wait_ready(url: str, **kwargs: object) -> None:
-    deadline = time.monotonic() + 15
+def wait_ready(url: str, *, within: float = 15, **kwargs: object) -> None:
+    deadline = time.monotonic() + within
     # One client for the polls: a new one each time built a TLS context, about 15 ms of CPU a poll.
     with httpx.Client(timeout=2, **kwargs) as http:  # type: ignore[arg-type]
         while time.monotonic() < deadline:
