@@ -387,14 +387,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a short run to see every row work (the suite's): 5 rounds, 500 items, 1 paint, 1 s of scrolling",
+        help="a short run to see every row work (the suite's): 5 rounds, 500 items, 1 paint, 120 items in the"
+        " Inbox at volume (two presses of Load more), 0.5 s of scrolling, 1,000-line diffs",
+    )
+    parser.add_argument(
+        "--review-lines", type=int, default=10_000, help="lines of each large diff in the review screen's row"
     )
     parser.add_argument("--dir", type=Path, default=None, help="where the hub's data directory goes")
     webapp_search.add_arguments(parser)
     webapp_inbox.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.quick:
-        args.rounds, args.items, args.paints, args.pages, args.scroll_seconds = 5, 500, 1, 200, 1.0
+        args.rounds, args.items, args.paints, args.pages = 5, 500, 1, 200
+        args.inbox_items, args.scroll_seconds, args.review_lines = 120, 0.5, 1_000
     from playwright.sync_api import sync_playwright
 
     if args.quick:
@@ -426,7 +431,7 @@ def main(argv: list[str] | None = None) -> None:
                 wiki = wiki_paint(browser, url, args.paints + 1)[1:]  # the first warms the hub's walk
                 wiki_base = wiki_baseline(url, args.paints)
                 artifacts = webapp_artifacts.run(browser, url, TOKEN, connected, args.paints)
-                review = webapp_review.run(browser, url, TOKEN, connected, args.paints)
+                review = webapp_review.run(browser, url, TOKEN, connected, args.paints, args.review_lines)
             finally:
                 browser.close()
     load = os.getloadavg()
