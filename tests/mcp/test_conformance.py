@@ -1,12 +1,14 @@
 """The official MCP conformance suite passes every scenario that applies to the hub.
 
 Runs tools/mcp-conformance/run.py, which installs the pinned npm package with Node from PyPI,
-starts a hub, and runs each scenario at each protocol revision it covers (about 20 s). The runner
+starts a hub, and runs each scenario at each protocol revision it covers, every run in one Node
+process (tools/mcp-conformance/scenarios.mjs; about 4 s of CPU). The runner
 counts a skipped scenario as a failure; the unit tests below pin that down without Node.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import re
 import subprocess
@@ -79,3 +81,29 @@ def test_the_extension_scenarios_run_forced() -> None:
     run = load_runner()
     assert set(SKILLS) <= run.EXTENSIONS
     assert all(run.SCENARIOS[name] == ("2025-11-25", "2026-07-28") for name in SKILLS)
+
+
+@pytest.mark.conformance
+def test_one_node_process_gives_each_run_its_own_verdict(tmp_path: Path) -> None:
+    """The runner's single Node process (scenarios.mjs) keeps runs apart: a scenario skipped at a
+    revision it does not apply to, a scenario the suite does not know, and a scenario against a hub
+    that is not there each fail on their own, with their own output and exit status, in order."""
+    run = load_runner()
+    run.install()
+    runs = [("server-stateless", run.HANDSHAKE), ("no-such-scenario", None), ("ping", run.HANDSHAKE)]
+
+    async def verdicts() -> list[tuple[str, Any, str]]:
+        return [
+            (name, verdict, text)
+            async for name, _, verdict, text in run.run_all(runs, "http://127.0.0.1:9/mcp", tmp_path)
+        ]
+
+    got = asyncio.run(verdicts())
+    assert [name for name, _, _ in got] == [name for name, _ in runs]
+    (_, skipped, skipped_text), (_, unknown, unknown_text), (_, ping, ping_text) = got
+    assert skipped.problems == ["the suite skipped the scenario", "no check succeeded (no checks.json, or nothing ran)"]
+    assert "SKIPPED: scenario 'server-stateless'" in skipped_text and "no-such-scenario" not in skipped_text
+    assert "the suite exited 1" in unknown.problems and "no-such-scenario" in unknown_text
+    assert "SKIPPED" not in unknown_text
+    assert "the suite exited 1" in ping.problems and any(p.startswith("ping failed") for p in ping.problems)
+    assert "Running client scenario 'ping'" in ping_text and "no-such-scenario" not in ping_text

@@ -7,8 +7,10 @@ pinned `@modelcontextprotocol/conformance` (npm, into this directory's node_modu
 (`hub-cli serve` on a free loopback port, fresh data directory, conformance fixtures on) unless
 `--url` names one, puts a loopback proxy in front of it that adds the bearer token (the suite
 cannot send one) and passes Host and Origin through untouched, runs every scenario that applies
-to the hub at each protocol revision it covers, prints one line per run (with the suite's own
-count of checks by status) and a summary, and exits non-zero when any run fails. A run passes only
+to the hub at each protocol revision it covers (all in one Node process: scenarios.mjs runs the
+suite's command line once per run, each in a fresh instance of its bundle), prints one line per
+run (with the suite's own count of checks by status) and a summary, and exits non-zero when any
+run fails. A run passes only
 when the suite executed it and every check succeeded: a skipped scenario, or a skipped check not
 listed in NOT_APPLICABLE, counts as a failure.
 """
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -253,24 +256,54 @@ def read_checks(out_dir: Path) -> list[dict]:
     return checks
 
 
-async def run_one(name: str, version: str | None, url: str, work_dir: Path) -> tuple[Verdict, str]:
-    out_dir = work_dir / "results" / f"{name}@{version or 'default'}"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    args = [str(node_bin()), str(SUITE), "server", "--url", url, "--scenario", name, "-o", str(out_dir)]
+def suite_argv(name: str, version: str | None, url: str, out_dir: Path) -> list[str]:
+    """The suite's arguments for one scenario at one revision, as its command line takes them."""
+    argv = ["server", "--url", url, "--scenario", name, "-o", str(out_dir)]
     if version:
-        args += ["--spec-version", version]
+        argv += ["--spec-version", version]
     if name in EXTENSIONS:
-        args.append("--force")
+        argv.append("--force")
+    return argv
+
+
+async def run_all(
+    runs: list[tuple[str, str | None]], url: str, work_dir: Path
+) -> AsyncIterator[tuple[str, str | None, Verdict, str]]:
+    """Each run's verdict as it finishes, all of them in one Node process (scenarios.mjs: the
+    suite's command line once per run, each in a fresh instance of the bundle, with its own output,
+    exit status and results folder). A run the process never reported fails with what it printed."""
+    out_dirs = {f"{n}@{v or 'default'}": (n, v, work_dir / "results" / f"{n}@{v or 'default'}") for n, v in runs}
+    for _, _, out_dir in out_dirs.values():
+        out_dir.mkdir(parents=True, exist_ok=True)
+    plan = [{"label": label, "argv": suite_argv(n, v, url, d)} for label, (n, v, d) in out_dirs.items()]
     proc = await asyncio.create_subprocess_exec(
-        *args,
+        str(node_bin()),
+        str(HERE / "scenarios.mjs"),
+        str(SUITE),
         cwd=work_dir,
         env={**os.environ, "NODE_COMPILE_CACHE": str(COMPILE_CACHE)},
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+        stderr=asyncio.subprocess.PIPE,
+        limit=2**24,  # a run's output is one line
     )
-    output, _ = await proc.communicate()
-    text = output.decode(errors="replace")
-    return Verdict(name, version, proc.returncode or 0, text, read_checks(out_dir)), text
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(plan).encode())
+    await proc.stdin.drain()
+    proc.stdin.close()
+    errors = asyncio.create_task(proc.stderr.read())
+    reported: set[str] = set()
+    async for line in proc.stdout:
+        run = json.loads(line)
+        name, version, out_dir = out_dirs[run["label"]]
+        reported.add(run["label"])
+        yield name, version, Verdict(name, version, int(run["code"]), run["text"], read_checks(out_dir)), run["text"]
+    await proc.wait()
+    stderr = (await errors).decode(errors="replace")
+    for label, (name, version, out_dir) in out_dirs.items():
+        if label not in reported:
+            text = f"the Node process ended (status {proc.returncode}) before reporting this run\n{stderr}"
+            yield name, version, Verdict(name, version, proc.returncode or 1, text, read_checks(out_dir)), text
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -290,8 +323,7 @@ async def main_async(args: argparse.Namespace) -> int:
     runs = [(n, v) for n, vs in SCENARIOS.items() for v in vs if not args.scenario or n in args.scenario]
     started = time.monotonic()
     try:
-        for name, version in runs:
-            verdict, text = await run_one(name, version, url, workdir)
+        async for name, version, verdict, text in run_all(runs, url, workdir):
             failures += not verdict.ok
             label = f"{name} @ {version or 'default'}"
             print(f"{'PASS' if verdict.ok else 'FAIL'}  {label}  ({verdict.tally()})", flush=True)
