@@ -1,7 +1,9 @@
 """`hub-cli call` and `hub-cli tools` against a live hub, with the spec's exit codes.
 
-`call`'s tests run real `hub-cli` processes (its output and exit statuses through the process
-boundary); `tools` and `--help` run in this process (`tests.cli.here`, the same entry point)."""
+`call` runs as a real `hub-cli` process for a result (from an argument and from stdin) and for a
+refusal (exit status 1, the error on stdout and stderr), through the process boundary; its other
+refusals, `tools` and `--help` run in this process (`tests.cli.here`, the same entry point, held
+to a real process by tests/cli/test_here.py)."""
 
 from __future__ import annotations
 
@@ -45,18 +47,20 @@ async def test_call_exit_codes(tmp_path: Path, live: LiveHub) -> None:
     code, out, err = await cli(env, "call", "feed_read", '{"project_id": "nowhere"}')
     assert code == 1 and json.loads(out)["error"]["code"] == "forbidden"
     assert err.startswith("hub-cli call: forbidden: project 'nowhere'")
-    code, out, err = await cli(env, "call", "no_such_tool")
+    # The other refusals in this process (the refusal above and the two cases of the test before
+    # went through a real process's exit path and pipes).
+    code, out, err = await here(env, "call", "no_such_tool")
     assert code == 1 and json.loads(out)["error"]["code"] == "not_found"
     assert err.startswith("hub-cli call: not_found: no tool named 'no_such_tool'")
-    code, out, err = await cli(env, "call", "signal_append", '{"summary": "no project"}')
+    code, out, err = await here(env, "call", "signal_append", '{"summary": "no project"}')
     assert code == 1 and json.loads(out)["error"]["details"] == {"argument": "project_id"}
     assert err.startswith("hub-cli call: invalid_argument: argument project_id: missing (required)")
-    assert (await cli(env, "call", "whoami", "{not json"))[0] == 2
-    assert (await cli(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_bad"), "call", "whoami"))[0] == 77
+    assert (await here(env, "call", "whoami", "{not json"))[0] == 2
+    assert (await here(cli_env(tmp_path, HUB_URL=live.base, HUB_TOKEN="hub_bad"), "call", "whoami"))[0] == 77
     unreachable = cli_env(tmp_path, HUB_URL=f"http://127.0.0.1:{free_port()}", HUB_TOKEN=token)
-    assert (await cli(unreachable, "call", "whoami"))[0] == 69
-    assert (await cli(cli_env(tmp_path), "call", "whoami"))[0] == 78
-    assert (await cli(cli_env(tmp_path), "tools"))[0] == 78
+    assert (await here(unreachable, "call", "whoami"))[0] == 69
+    assert (await here(cli_env(tmp_path), "call", "whoami"))[0] == 78
+    assert (await here(cli_env(tmp_path), "tools"))[0] == 78
 
 
 async def test_tools_lists_every_tool(tmp_path: Path, live: LiveHub) -> None:
