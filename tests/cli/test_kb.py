@@ -2,10 +2,10 @@
 REST (HUB_URL with the admin token as HUB_TOKEN): the same commands, outputs and exit codes.
 
 The commands run in this process (`tests.cli.here`) but for these real `hub-cli` processes, which
-keep the process boundary covered: `test_put_get_list_delete[local]` (stdin, stdout and stderr as
-pipes, the hub opened by the command's own process), `test_rest_token_and_reach_exit_codes` (the
-exit statuses 77, 69 and 78 over REST) and `test_local_refused_while_a_hub_holds_the_directory` (a
-second process refused the directory)."""
+keep the process boundary covered: `test_put_get_list_delete[local]` (a write from stdin with lint
+on stderr, a read to stdout and a refusal, as pipes, the hub opened by the command's own process),
+`test_rest_token_and_reach_exit_codes` (the exit statuses 77, 69 and 78 over REST) and
+`test_local_refused_while_a_hub_holds_the_directory` (a second process refused the directory)."""
 
 from __future__ import annotations
 
@@ -100,12 +100,15 @@ async def put(place: Place, path: str, content: str, *flags: str) -> str:
 
 
 async def test_put_get_list_delete(place: Place, tmp_path: Path) -> None:
-    place.real_process = place.mode == "local"  # over REST: test_rest_token_and_reach_exit_codes
+    # On the local directory, a write from stdin with lint on stderr, a read to stdout and a refusal
+    # go through real processes (over REST: test_rest_token_and_reach_exit_codes); the rest run here.
+    place.real_process = place.mode == "local"
     run = await place.run("put", "index.md", "-", stdin=b"# Home\n\nno newline at the end")
     assert run.code == 0 and run.out.startswith("wrote /fs/index.md sha256:")
     # Lint never fails a write; its findings go to stderr.
     assert run.err == "lint missing_frontmatter /fs/index.md: the page has no frontmatter block (--- on line one)\n"
     ok(await place.run("get"), "# Home\n\nno newline at the end")
+    real_process, place.real_process = place.real_process, False
     source = tmp_path / "page.md"
     source.write_bytes("caf\u00e9 \u2014 ok\n".encode())
     run = await place.run("put", "notes/a b.md", "--file", str(source))
@@ -125,6 +128,7 @@ async def test_put_get_list_delete(place: Place, tmp_path: Path) -> None:
         "truncated": False,
     }
     ok(await place.run("delete", "notes/a b.md"), "deleted /fs/notes/a b.md\n")
+    place.real_process = real_process
     refused(await place.run("get", "notes/a b.md"), 1, "not_found: no page at /fs/notes/a b.md")
     assert (await place.state())["pages"] == {"/fs/index.md": "# Home\n\nno newline at the end"}
 
