@@ -1,7 +1,8 @@
 """`hub-cli check`, `doctor` and `health`: their lines, exit codes and refusals.
 
-`check` on a sound and a damaged directory, `check` refused a held directory and every `health`
-case run real `hub-cli` processes; the rest run in this process (`tests.cli.here`)."""
+`check` on a sound and a damaged directory, `check` refused a held directory and `health` on a
+ready and a not-ready hub run real `hub-cli` processes; the rest (`health` unreachable or given
+HTTPS among them) run in this process (`tests.cli.here`)."""
 
 from __future__ import annotations
 
@@ -84,9 +85,11 @@ async def test_health_ready_not_ready_unreachable_and_https(tmp_path: Path) -> N
         run = await cli(env, "health", "--url", hub.base + "/")
     assert run.code == 1
     assert run.out.startswith("not ready: HTTP 503: not ready: ") and run.out.rstrip().endswith("(leg free_space)")
-    run = await cli(env, "health", "--url", f"http://127.0.0.1:{free_port()}")
+    # Ready and not ready went through real processes (a container's HEALTHCHECK runs one); the
+    # usage errors run here.
+    run = await cli_here(env, "health", "--url", f"http://127.0.0.1:{free_port()}")
     assert run.code == 69 and "cannot reach the hub" in run.err
-    run = await cli(env, "health", "--url", "https://127.0.0.1:8443")
+    run = await cli_here(env, "health", "--url", "https://127.0.0.1:8443")
     assert run.code == 2 and "plain HTTP only" in run.err
 
 
