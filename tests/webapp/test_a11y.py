@@ -1,5 +1,6 @@
 """Accessibility: axe-core (axe-playwright-python) on every screen, phone width, in the light and the
-dark theme, with no serious or critical violation; each screen seeded so its rows are drawn."""
+dark theme, with no serious or critical violation; each screen seeded so its rows are drawn. The
+screens are reached on one open app page, as the human moves between them (tests/webapp/shared_pages.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from playwright.sync_api import expect
 
 from tests.adversarial.rest_support import subscription
 from tests.webapp.conftest import Hub
+from tests.webapp.shared_pages import page_pool_fixture, shared_fixture  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -169,26 +171,28 @@ def settle(page: Any) -> None:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize(("screen", "address"), SCREENS, ids=[s for s, _ in SCREENS])
 def test_no_serious_violation(
-    opener: Any, seeds: Seeds, screen: str, address: Callable[[Seeds], str], theme: str
+    shared: Any, seeds: Seeds, screen: str, address: Callable[[Seeds], str], theme: str
 ) -> None:
-    page = opener(color_scheme=theme, hash_=address(seeds))
+    page = shared(address(seeds), theme=theme)
     settle(page)
     assert page.evaluate("getComputedStyle(document.body).colorScheme") == theme
     assert audit(page) == []
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_connect_and_dialogs_have_no_serious_violation(opener: Any, theme: str) -> None:
+def test_connect_and_dialogs_have_no_serious_violation(opener: Any, shared: Any, theme: str) -> None:
     page = opener(color_scheme=theme, token=None, hash_="#/connect")
     settle(page)
     page.locator("#token").fill("wrong")
     page.get_by_role("button", name="Connect").click()
     expect(page.locator("#token-error")).not_to_be_empty()
     assert audit(page) == []
-    connected = opener(color_scheme=theme)
+    connected = shared("#/", theme=theme)
     connected.keyboard.press("?")
     expect(connected.locator("dialog[open]")).to_be_visible()
     assert audit(connected) == []
+    connected.keyboard.press("Escape")
+    expect(connected.locator("dialog[open]")).to_have_count(0)
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

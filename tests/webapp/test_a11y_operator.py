@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.webapp.conftest import DESKTOP, PHONE, Hub
+from tests.webapp.shared_pages import go, page_pool_fixture, shared_fixture  # noqa: F401 (fixtures)
 from tests.webapp.test_a11y import audit, settle
 
 pytestmark = pytest.mark.browser
@@ -22,12 +23,12 @@ WIDTHS = pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280
 
 @THEMES
 @WIDTHS
-def test_the_inbox_grouped_with_a_held_answer(opener: Any, hub: Hub, theme: str, viewport: dict[str, int]) -> None:
+def test_the_inbox_grouped_with_a_held_answer(shared: Any, hub: Hub, theme: str, viewport: dict[str, int]) -> None:
     agent = hub.new_agent("a11y-inbox")
     project = hub.new_project("a11y-inbox")
     qid = hub.question(agent, project, "Held?", options=["Yes", "No"], body="Context line.\n" * 8)
     hub.approval(agent, project, "Approve with a deadline?", expires_in_seconds=3600)
-    page = opener(viewport=viewport, color_scheme=theme, undo_seconds=5, hash_=f"#/inbox?project={project}")
+    page = shared(f"#/inbox?project={project}", viewport=viewport, theme=theme, undo_seconds=5)
     settle(page)
     page.locator("#filter-group").check()
     row = page.locator(f'li.row[data-event-id="{qid}"]')
@@ -40,7 +41,7 @@ def test_the_inbox_grouped_with_a_held_answer(opener: Any, hub: Hub, theme: str,
 
 
 @THEMES
-def test_the_admit_confirmation(opener: Any, hub: Hub, theme: str) -> None:
+def test_the_admit_confirmation(shared: Any, hub: Hub, theme: str) -> None:
     r = httpx.post(
         f"{hub.url}/api/v1/enrol",
         json={"display_name": "Auditee", "why": "to be audited", "suggested_id": f"auditee-{theme}"},
@@ -48,7 +49,7 @@ def test_the_admit_confirmation(opener: Any, hub: Hub, theme: str) -> None:
     )
     assert r.status_code == 202, r.text
     agent_id = r.json()["agent_id"]
-    page = opener(color_scheme=theme, viewport=DESKTOP, hash_=f"#/inbox?project=space-{agent_id}")
+    page = shared(f"#/inbox?project=space-{agent_id}", viewport=DESKTOP, theme=theme)
     settle(page)
     page.locator("li.row.kind-enrol_request").get_by_role("button", name="Admit").click()
     expect(page.locator("dialog[open] .admit-why")).to_have_text("to be audited")
@@ -60,30 +61,30 @@ def test_the_admit_confirmation(opener: Any, hub: Hub, theme: str) -> None:
 
 @THEMES
 @WIDTHS
-def test_a_feed_opened_at_a_search_hit(opener: Any, hub: Hub, theme: str, viewport: dict[str, int]) -> None:
+def test_a_feed_opened_at_a_search_hit(shared: Any, hub: Hub, theme: str, viewport: dict[str, int]) -> None:
     agent = hub.new_agent("a11y-feed")
     project = hub.new_project("a11y-feed")
     made = [
         str(hub.mcp(agent, "signal_append", {"project_id": project, "summary": f"event {n}"})["event_id"])
         for n in range(30)
     ]
-    page = opener(viewport=viewport, color_scheme=theme, hash_=f"#/projects/{project}?tab=feed&event={made[3]}")
+    page = shared(f"#/projects/{project}?tab=feed&event={made[3]}", viewport=viewport, theme=theme)
     expect(page.locator("li.feed-row.target")).to_be_visible()
     expect(page.get_by_role("button", name="Show the newest events")).to_be_visible()
     assert audit(page) == []
 
 
 @THEMES
-def test_semantic_search_warming_up(opener: Any, hub: Hub, theme: str) -> None:
+def test_semantic_search_warming_up(shared: Any, hub: Hub, theme: str) -> None:
     def warming(route: Any) -> None:
         response = route.fetch()
         body = response.json()
         body.update(backend="fts-fallback", semantic="warming")
         route.fulfill(response=response, body=json.dumps(body))
 
-    page = opener(color_scheme=theme)
+    page = shared(theme=theme)
     page.route("**/api/v1/search?*mode=semantic*", warming)
-    page.evaluate("() => { location.hash = '#/search?q=event&mode=semantic'; }")
+    go(page, "#/search?q=event&mode=semantic")
     # A worker's hub may be answering its first search (test_search.py waits as long for its first).
     expect(page.locator(".backend-note")).to_contain_text("warming up", timeout=15_000)
     assert audit(page) == []
@@ -91,9 +92,11 @@ def test_semantic_search_warming_up(opener: Any, hub: Hub, theme: str) -> None:
 
 
 @THEMES
-def test_the_more_menu_at_320(opener: Any, theme: str) -> None:
-    page = opener(viewport={"width": 320, "height": 640}, color_scheme=theme, hash_="#/settings")
+def test_the_more_menu_at_320(shared: Any, theme: str) -> None:
+    page = shared("#/settings", viewport={"width": 320, "height": 640}, theme=theme)
     settle(page)
     page.locator("nav.tabs button.more-tab").click()
     expect(page.locator("#more-menu")).to_be_visible()
     assert audit(page) == []
+    page.keyboard.press("Escape")
+    expect(page.locator("#more-menu")).to_be_hidden()

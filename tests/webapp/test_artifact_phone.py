@@ -2,7 +2,8 @@
 opens the comment form with that passage as the quote (HTML with its scripts off, markdown, and
 protected versions after unlock), read back over REST; the platform share sheet beside Copy; toasts
 above an open dialog; the public share page's Back only when there is somewhere to go back to; a
-missing artifact read as a sentence in the app and on the public pages; axe in both themes."""
+missing artifact read as a sentence in the app and on the public pages; axe in both themes. Tests that
+leave the page as a screen does take an open app page in turn (tests/webapp/shared_pages.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.webapp.conftest import DESKTOP, PHONE, Hub
+from tests.webapp.shared_pages import page_pool_fixture, shared_fixture  # noqa: F401 (fixtures)
 from tests.webapp.test_a11y import audit
 from tests.webapp.test_artifacts import PASSWORD, comments, publish, viewer
 
@@ -58,11 +60,11 @@ def comment_on_selection(page: Any, body: str) -> Any:
 @pytest.mark.parametrize("viewport", WIDTHS)
 @pytest.mark.parametrize("kind", ["html", "markdown"])
 def test_selected_text_becomes_the_quote(
-    hub: Hub, writer: str, opener: Any, viewport: dict[str, int], kind: str
+    hub: Hub, writer: str, shared: Any, viewport: dict[str, int], kind: str
 ) -> None:
     project = hub.new_project("sel")
     aid = publish(hub, writer, project, "Plan", HTML if kind == "html" else MARKDOWN, kind=kind)
-    page = opener(viewport=viewport, hash_=f"#/artifacts/{aid}")
+    page = shared(f"#/artifacts/{aid}", viewport=viewport)
     main = page.locator("main")
     bar = main.locator(".art-selection")
     frame = page.frame_locator("main iframe.art-frame")
@@ -89,7 +91,7 @@ def test_selected_text_becomes_the_quote(
 @pytest.mark.parametrize("viewport", WIDTHS)
 @pytest.mark.parametrize("kind", ["html", "markdown"])
 def test_a_protected_version_takes_its_quote_after_unlock(
-    hub: Hub, writer: str, opener: Any, viewport: dict[str, int], kind: str
+    hub: Hub, writer: str, shared: Any, viewport: dict[str, int], kind: str
 ) -> None:
     project = hub.new_project("selock")
     content = f"<p id=passage>{PASSAGE}</p><p>More.</p>" if kind == "html" else f"{PASSAGE}\n\nMore.\n"
@@ -99,7 +101,7 @@ def test_a_protected_version_takes_its_quote_after_unlock(
         {"project_id": project, "title": "Locked", "kind": kind, "content": content, "password": PASSWORD},
     )
     aid = done["artifact_id"]
-    page = opener(viewport=viewport, hash_=f"#/artifacts/{aid}")
+    page = shared(f"#/artifacts/{aid}", viewport=viewport)
     main = page.locator("main")
     gate = main.locator("form.art-gate")
     gate.get_by_label("Password").fill(PASSWORD)
@@ -129,7 +131,8 @@ def test_a_protected_version_takes_its_quote_after_unlock(
     assert 0 <= stored["anchor"]["x"] <= 1 and 0 < stored["anchor"]["y"] < 0.5
 
 
-def test_a_selection_longer_than_a_quote_is_cut_and_says_so(hub: Hub, writer: str, app_page: Any) -> None:
+def test_a_selection_longer_than_a_quote_is_cut_and_says_so(hub: Hub, writer: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("sellong")
     words = " ".join(f"word{n}" for n in range(500))  # 3,390 characters
     aid = publish(hub, writer, project, "Long", f"<p id=long>{words}</p>")
@@ -148,7 +151,8 @@ def test_a_selection_longer_than_a_quote_is_cut_and_says_so(hub: Hub, writer: st
     assert stored["anchor"] == {"mode": "text", "quote": words[:limit].strip()}
 
 
-def test_a_selection_with_markup_is_shown_as_text(hub: Hub, writer: str, app_page: Any) -> None:
+def test_a_selection_with_markup_is_shown_as_text(hub: Hub, writer: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("selx")
     aid = publish(
         hub, writer, project, "Tags", '# Tags\n\nA <img src=x onerror="window.__pwned=1"> here\n', kind="markdown"
@@ -255,14 +259,14 @@ def test_share_page_back_only_with_somewhere_to_go(
 
 @pytest.mark.parametrize("viewport", WIDTHS)
 def test_a_missing_artifact_reads_as_a_sentence(
-    hub: Hub, writer: str, opener: Any, browser: Any, viewport: dict[str, int]
+    hub: Hub, writer: str, shared: Any, browser: Any, viewport: dict[str, int]
 ) -> None:
     project = hub.new_project("gone")
     aid = publish(hub, writer, project, "Soon gone", "<p>words</p>")
     url = hub.rest("POST", f"/artifacts/{aid}/share", {}, expect=201)["url"]
     address = url if url.startswith("http") else f"{hub.url}/{url.lstrip('/')}"
     hub.rest("DELETE", f"/artifacts/{aid}")
-    page = opener(viewport=viewport, hash_=f"#/artifacts/{aid}")
+    page = shared(f"#/artifacts/{aid}", viewport=viewport)
     alert = page.locator("main [role=alert]")
     expect(alert).to_contain_text("This artifact is not here any more: it was deleted")
     assert "not_found" not in (page.locator("main").text_content() or "")
@@ -288,11 +292,11 @@ def test_a_missing_artifact_reads_as_a_sentence(
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_changed_screens_have_no_serious_violation(
-    hub: Hub, writer: str, opener: Any, browser: Any, theme: str
+    hub: Hub, writer: str, shared: Any, browser: Any, theme: str
 ) -> None:
     project = hub.new_project("axe25")
     aid = publish(hub, writer, project, "Audited plan", MARKDOWN, kind="markdown")
-    page = opener(color_scheme=theme, hash_=f"#/artifacts/{aid}")
+    page = shared(f"#/artifacts/{aid}", theme=theme)
     expect(page.frame_locator("main iframe.art-frame").locator("h1")).to_have_text("Plan")
     select_passage(page, "p >> nth=0")
     expect(page.locator("main .art-selection")).to_be_visible()
@@ -305,6 +309,7 @@ def test_changed_screens_have_no_serious_violation(
     expect(toast).to_be_visible()
     toast.evaluate("t => Promise.all(t.getAnimations().map((a) => a.finished))")  # risen: full contrast
     assert audit(page) == []
+    page.locator("dialog.dialog").get_by_role("button", name="Close").click()
     url = hub.rest("GET", f"/artifacts/{aid}/share")["url"]
     address = url if url.startswith("http") else f"{hub.url}/{url.lstrip('/')}"
     context = browser.new_context(color_scheme=theme, viewport=PHONE)

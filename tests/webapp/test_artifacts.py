@@ -1,6 +1,7 @@
 """The artifacts screens (issue 18 part 2): a project's gallery and the viewer. Artifacts are published
 by an agent over MCP (the protected one through `hub-cli call`, which encrypts on the agent's side);
-what the human does in the app is checked against what the hub stores afterwards."""
+what the human does in the app is checked against what the hub stores afterwards. Tests that leave the
+page as a screen does take an open app page in turn (tests/webapp/shared_pages.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.webapp.conftest import Hub
+from tests.webapp.conftest import DESKTOP, Hub
+from tests.webapp.shared_pages import page_pool_fixture, shared_fixture  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +40,8 @@ def comments(hub: Hub, artifact_id: str) -> list[dict[str, Any]]:
     return list(hub.rest("GET", f"/artifacts/{artifact_id}/comments")["comments"])
 
 
-def test_gallery_groups_and_lock_tile(hub: Hub, artist: str, app_page: Any) -> None:
+def test_gallery_groups_and_lock_tile(hub: Hub, artist: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("gal")
     publish(hub, artist, project, "Release notes", "# Notes\n\nShipped.", kind="markdown")
     publish(hub, artist, project, "Landing page", "<h1>Hi</h1>")
@@ -69,7 +72,8 @@ def test_gallery_groups_and_lock_tile(hub: Hub, artist: str, app_page: Any) -> N
     expect(app_page.frame_locator("main iframe.art-frame").locator("h1")).to_have_text("Hi")
 
 
-def test_frame_is_sandboxed_without_same_origin(hub: Hub, artist: str, app_page: Any) -> None:
+def test_frame_is_sandboxed_without_same_origin(hub: Hub, artist: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("sbx")
     aid = publish(hub, artist, project, "Probe", "<p id=probe>probe</p>")
     main = viewer(app_page, aid)
@@ -80,7 +84,8 @@ def test_frame_is_sandboxed_without_same_origin(hub: Hub, artist: str, app_page:
     expect(app_page.frame_locator("main iframe.art-frame").locator("#probe")).to_have_text("probe")
 
 
-def test_comment_on_a_quote_resolve_and_reopen(hub: Hub, artist: str, app_page: Any) -> None:
+def test_comment_on_a_quote_resolve_and_reopen(hub: Hub, artist: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("cmt")
     aid = publish(hub, artist, project, "Copy", "<p>The quick brown fox jumps</p>")
     main = viewer(app_page, aid)
@@ -107,8 +112,8 @@ def test_comment_on_a_quote_resolve_and_reopen(hub: Hub, artist: str, app_page: 
     assert comments(hub, aid)[0]["done"] is False
 
 
-def test_comment_on_a_point_and_delete(hub: Hub, artist: str, app_page_desktop: Any) -> None:
-    page = app_page_desktop
+def test_comment_on_a_point_and_delete(hub: Hub, artist: str, shared: Any) -> None:
+    page = shared(viewport=DESKTOP)
     project = hub.new_project("pnt")
     aid = publish(hub, artist, project, "Chart", "<div style='height:600px'>chart</div>")
     main = viewer(page, aid)
@@ -131,9 +136,8 @@ def test_comment_on_a_point_and_delete(hub: Hub, artist: str, app_page_desktop: 
     assert comments(hub, aid) == []
 
 
-def test_share_link_created_copied_and_revoked(hub: Hub, artist: str, app_page_desktop: Any) -> None:
-    page = app_page_desktop
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+def test_share_link_created_copied_and_revoked(hub: Hub, artist: str, shared: Any) -> None:
+    page = shared(viewport=DESKTOP, clipboard=True)
     project = hub.new_project("shr")
     aid = publish(hub, artist, project, "Shared page", "<p id=shared>for everyone</p>")
     main = viewer(page, aid)
@@ -201,7 +205,8 @@ def test_protected_artifact_opens_with_its_password_never_sent(hub: Hub, artist:
     assert "Ship on Friday" not in (main.text_content() or "")  # only inside the frame
 
 
-def test_markup_in_a_title_is_text(hub: Hub, artist: str, app_page: Any) -> None:
+def test_markup_in_a_title_is_text(hub: Hub, artist: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("xss")
     aid = publish(hub, artist, project, XSS_TITLE, "<p>body</p>")
     app_page.evaluate("p => { location.hash = '#/projects/' + p + '/artifacts'; }", project)
@@ -213,7 +218,8 @@ def test_markup_in_a_title_is_text(hub: Hub, artist: str, app_page: Any) -> None
     assert app_page.evaluate("window.__pwned") is None
 
 
-def test_live_band_follows_the_stream(hub: Hub, artist: str, app_page: Any) -> None:
+def test_live_band_follows_the_stream(hub: Hub, artist: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("live")
     aid = publish(hub, artist, project, "Draft page", "<p id=v>one</p>")
     main = viewer(app_page, aid)
@@ -230,9 +236,8 @@ def test_live_band_follows_the_stream(hub: Hub, artist: str, app_page: Any) -> N
     expect(app_page.frame_locator("main iframe.art-frame").locator("#v")).to_have_text("three")
 
 
-def test_copy_raw_and_delete(hub: Hub, artist: str, app_page_desktop: Any) -> None:
-    page = app_page_desktop
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+def test_copy_raw_and_delete(hub: Hub, artist: str, shared: Any) -> None:
+    page = shared(viewport=DESKTOP, clipboard=True)
     project = hub.new_project("del")
     aid = publish(hub, artist, project, "Notes", "# Raw *markdown*\n", kind="markdown")
     main = viewer(page, aid)
@@ -247,12 +252,12 @@ def test_copy_raw_and_delete(hub: Hub, artist: str, app_page_desktop: Any) -> No
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist: str, opener: Any, theme: str) -> None:
+def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist: str, shared: Any, theme: str) -> None:
     from tests.webapp.test_a11y import audit
 
     project = hub.new_project("axe")
     aid = publish(hub, artist, project, "Audited", "<p>words</p>")
-    page = opener(color_scheme=theme, hash_=f"#/artifacts/{aid}")
+    page = shared(f"#/artifacts/{aid}", theme=theme)
     main = page.locator("main")
     expect(page.frame_locator("main iframe.art-frame").locator("p")).to_have_text("words")
     main.get_by_role("button", name="Share").click()
@@ -269,7 +274,8 @@ def test_share_sheet_and_point_picker_have_no_serious_violation(hub: Hub, artist
     expect(main.locator(".art-pick")).to_have_count(0)
 
 
-def test_protected_markdown_is_shown_as_text(hub: Hub, artist: str, app_page: Any) -> None:
+def test_protected_markdown_is_shown_as_text(hub: Hub, artist: str, shared: Any) -> None:
+    app_page = shared()
     project = hub.new_project("lockmd")
     text = "# Terms\n\n<script>parent.postMessage('pwned', '*')</script> & <b>not bold</b>"
     done = hub.agent_call(
