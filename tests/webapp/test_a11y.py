@@ -196,13 +196,13 @@ def test_connect_and_dialogs_have_no_serious_violation(opener: Any, shared: Any,
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_opened_brain_panels_and_the_token_dialog_have_no_serious_violation(opener: Any, hub: Hub, theme: str) -> None:
+def test_opened_brain_panels_and_the_token_dialog_have_no_serious_violation(shared: Any, hub: Hub, theme: str) -> None:
     agent_id = f"opener-{theme}"
     agent = hub.new_agent(agent_id)
     project = hub.new_project("a11y-open")
     session = hub.mcp(agent, "session_start", {"project_id": project, "name": "opened"})["session_id"]
     hub.mcp(agent, "brain_put", {"session_id": session, "store": "session", "path": "/fs/notes/a.md", "content": "# A"})
-    page = opener(color_scheme=theme, hash_=f"#/sessions/{session}")
+    page = shared(f"#/sessions/{session}", theme=theme)
     page.get_by_role("button", name="Files (/fs/)").click()
     page.locator(".tree-item", has_text="notes").click()
     page.locator(".tree-item", has_text="a.md").click()
@@ -219,6 +219,8 @@ def test_opened_brain_panels_and_the_token_dialog_have_no_serious_violation(open
     expect(page.locator("dialog input.token-field")).to_be_visible()
     assert audit(page) == []
     hub.tokens[agent_id] = page.locator("dialog input.token-field").input_value()  # the old one is revoked
+    page.locator("dialog").get_by_role("button", name="Done").click()
+    expect(page.locator("dialog[open]")).to_have_count(0)
 
 
 def test_reduced_motion_turns_animation_off(opener: Any) -> None:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
+from hubmcp.protect import protect_arguments
 from tests.webapp.conftest import DESKTOP, PHONE, Hub
 from tests.webapp.shared_pages import page_pool_fixture, shared_fixture  # noqa: F401 (fixtures)
 from tests.webapp.test_a11y import audit
@@ -95,12 +96,10 @@ def test_a_protected_version_takes_its_quote_after_unlock(
 ) -> None:
     project = hub.new_project("selock")
     content = f"<p id=passage>{PASSAGE}</p><p>More.</p>" if kind == "html" else f"{PASSAGE}\n\nMore.\n"
-    done = hub.agent_call(
-        writer,
-        "artifact_publish",
-        {"project_id": project, "title": "Locked", "kind": kind, "content": content, "password": PASSWORD},
-    )
-    aid = done["artifact_id"]
+    # Encrypted on the agent's side as `hub-cli call` does it (test_artifacts.py goes through the
+    # command itself), then posted straight to /mcp: the password is never sent.
+    args = {"project_id": project, "title": "Locked", "kind": kind, "content": content, "password": PASSWORD}
+    aid = hub.mcp(writer, "artifact_publish", protect_arguments("artifact_publish", args))["artifact_id"]
     page = shared(f"#/artifacts/{aid}", viewport=viewport)
     main = page.locator("main")
     gate = main.locator("form.art-gate")

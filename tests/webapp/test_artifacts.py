@@ -167,6 +167,7 @@ def test_share_link_created_copied_and_revoked(hub: Hub, artist: str, shared: An
         assert public.get(url).status_code == 404
         assert public.get(f"{hub.url}/s/{token}/frame").status_code == 404
     hub.rest("GET", f"/artifacts/{aid}/share", expect=404)
+    sheet.get_by_role("button", name="Close").click()
 
 
 def test_protected_artifact_opens_with_its_password_never_sent(hub: Hub, artist: str, app_page: Any) -> None:
