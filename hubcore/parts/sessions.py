@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hubcore.parts.protocol import FileStore, Part, SearchBatch, SearchFamily, SearchScope, Task, Touched
-from hubcore.services import brain_files
+from hubcore.services import brain_files, callstage
 from hubcore.services import brain_search as search
 from hubcore.services.brains import BrainsService
 from hubcore.services.core import Core
@@ -61,7 +61,11 @@ class SessionsPart(Part):
 
     @classmethod
     def check_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
-        return brain_files.missing_brain_files(conn, data_dir)
+        return [*brain_files.missing_brain_files(conn, data_dir), *brain_files.orphan_staged_calls(conn)]
+
+    @classmethod
+    def doctor_references(cls, conn: sqlite3.Connection, data_dir: Path) -> Sequence[Finding]:
+        return brain_files.staged_calls(conn)
 
     @classmethod
     def sweep_restored(cls, conn: sqlite3.Connection, data_dir: Path) -> int:
@@ -71,6 +75,7 @@ class SessionsPart(Part):
         """The project's session rows go with the project; their brain files after the commit."""
         ids = [r[0] for r in conn.execute("SELECT id FROM sessions WHERE project_id = ?", (project_id,))]
         conn.execute("DELETE FROM sessions WHERE project_id = ?", (project_id,))
+        callstage.drop(conn, ids)  # their replay rows staged on the way to the brains go too
         self._doomed[project_id] = ids
 
     async def after_delete(self, project_id: str) -> None:

@@ -35,7 +35,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.metrics import store_bytes
-from hubcore.services import entries
+from hubcore.services import callstage, entries
 from hubcore.services.access import require_admin
 from hubcore.services.calllog import Call, CallLog
 from hubcore.services.core import Core
@@ -49,8 +49,9 @@ from hubcore.services.sessions import (
     brain_seal,
     find,
     session_missing,
+    touch_rows,
 )
-from hubcore.store import brain
+from hubcore.store import brain, brain_record
 from hubcore.store.actor import StoreActor
 from hubcore.store.connection import connect
 from hubcore.store.pool import ActorPool
@@ -267,8 +268,10 @@ class BrainsService:
         # Entry writes between their hub.db check and their reply, by session: a seal must go
         # through the mailbox even when no file exists yet, or such a write would create one.
         self._writing: dict[str, int] = {}
-        # Replay rows and last-activity touches, written behind (`run_background` writes them).
-        self.calls = CallLog(self._write_calls, self._write_touches)
+        # Replay rows and last-activity touches, written behind (`run_background` writes them):
+        # staged in hub.db, then moved into each brain in bulk (`hubcore.services.callstage`).
+        self.mover = callstage.Mover(core.store.read, core.store.execute, self._move_rows)
+        self.calls = CallLog(self._stage, self.mover.move, self._unstage)
         # Reads go to read-only connections kept apart from the writers' pool: a read never opens
         # (or evicts) a writer actor.
         self.readers = ReadCache(core.settings.open_readers_max)
@@ -296,18 +299,11 @@ class BrainsService:
         check_store(req.store, required=False)
         return await self.list(caller, self._target(req.reference(), active), req.path or "/fs/", seen)
 
-    async def write_entry(
-        self, caller: Caller, req: BrainPut, active: tuple[str, str] | None = None, record: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Write an entry. With `record` (the call's arguments), a successful write records the
-        call in the same command (after the rows buffered for the session), so a write costs one
-        brain command, not two; the result says `recorded`, which the caller does not send on."""
+    async def write_entry(self, caller: Caller, req: BrainPut, active: tuple[str, str] | None = None) -> dict[str, Any]:
+        """Write an entry (the MCP tool records its call behind, as every call's)."""
         check_store(req.store, required=True)
         async with self._writer(caller, req.reference(), active) as session_id:
-            if record is None:
-                return await self._put(caller, session_id, req.path, req.content, req.if_version)
-            call = Call(self.core.now(), "brain_put", summarize(record), "ok")
-            return await self._put(caller, session_id, req.path, req.content, req.if_version, call)
+            return await self._put(caller, session_id, req.path, req.content, req.if_version)
 
     async def delete_entry(
         self, caller: Caller, req: BrainDelete, active: tuple[str, str] | None = None
@@ -425,7 +421,6 @@ class BrainsService:
         where: str,
         value: str,
         condition: str | None = None,
-        call: Call | None = None,
     ) -> dict[str, Any]:
         """Write an entry to a session the caller owns (`_writer` checked that; the seal decides).
         `BrainPut` held the path, the content's size and the condition to their rules."""
@@ -444,13 +439,10 @@ class BrainsService:
             return version
 
         async with self.pool.use(session_id) as actor:
-            if call is None:
-                version = await actor.execute(write)
-            else:
-                version = await self._put_recorded(actor, session_id, write, call)
+            version = await actor.execute(write)
         self.writes += 1
         self.touched.add(session_id)
-        out = {
+        return {
             "ok": True,
             "path": where,
             "version": version,
@@ -458,36 +450,6 @@ class BrainsService:
             "warnings": warnings,
             "session_id": session_id,
         }
-        return out if call is None else {**out, "recorded": True}
-
-    async def _put_recorded(
-        self, actor: StoreActor, session_id: str, write: Callable[[sqlite3.Connection], str], call: Call
-    ) -> str:
-        """Run `write` with the session's buffered replay rows and then `call` in the same command.
-        The buffered rows are kept whatever the write's outcome (its own savepoint), so they land
-        before anything noted later; a refused write records nothing of its own call (the caller
-        notes it with its error)."""
-        rows = self.calls.take(session_id, call.at)
-        now = self.core.now()
-
-        def command(conn: sqlite3.Connection) -> str | HubError:
-            if rows:
-                self._log_rows(conn, session_id, now, rows)
-            conn.execute("SAVEPOINT brain_entry")
-            try:
-                version = write(conn)
-            except HubError as err:
-                conn.execute("ROLLBACK TO brain_entry")
-                conn.execute("RELEASE brain_entry")
-                return err
-            conn.execute("RELEASE brain_entry")
-            brain.record_calls(conn, [(call.at, call.tool, call.arguments, call.outcome)])
-            return version
-
-        outcome = await actor.execute(command)
-        if isinstance(outcome, HubError):
-            raise outcome
-        return outcome
 
     async def _delete(self, session_id: str, where: str, condition: str | None = None) -> dict[str, Any]:
         if not self.path_of(session_id).exists():
@@ -558,29 +520,43 @@ class BrainsService:
         self.calls.note(session_id, Call(self.core.now(), tool, summarize(arguments), outcome))
 
     async def record_call(self, session_id: str, tool: str, arguments: dict[str, Any], outcome: str) -> None:
-        """Record a tool call now, after what is buffered for the session; raises the refusal
+        """Record a tool call now, after what is noted for the session; raises the refusal
         (`not_found` for a pruned session) instead of dropping the row."""
         await self.calls.flush(session_id)
-        await self._write_calls(session_id, [Call(self.core.now(), tool, summarize(arguments), outcome)])
+        call = Call(self.core.now(), tool, summarize(arguments), outcome)
+        staged = await self.core.store.execute(lambda conn: _stage_one(conn, session_id, call))
+        try:
+            await self._move_rows(session_id, [staged])
+        finally:
+            await self.core.store.execute(lambda conn: callstage.unstage(conn, {session_id: staged.id}))
 
-    async def _write_calls(self, session_id: str, rows: builtins.list[Call]) -> None:
+    async def _stage(self, calls: dict[str, builtins.list[Call]], touches: dict[str, float]) -> None:
+        """The call log's rows and touches, in one hub.db command batched with the hub's writes."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            callstage.stage(conn, calls)
+            touch_rows(conn, touches)
+
+        await self.core.store.execute(write)
+
+    async def _unstage(self, session_id: str) -> None:
+        await self.core.store.execute(lambda conn: callstage.drop(conn, [session_id]))
+
+    async def _move_rows(self, session_id: str, rows: builtins.list[callstage.Staged]) -> None:
         now = self.core.now()
-
         async with self.pool.use(session_id) as actor:
             await actor.execute(lambda conn: self._log_rows(conn, session_id, now, rows))
         self.writes += 1
 
-    def _log_rows(self, conn: sqlite3.Connection, session_id: str, now: float, rows: builtins.list[Call]) -> None:
-        """Append replay rows. An ended session still logs the call that ended it; a pruned one's
-        file is going away. Only a sealed brain pays for the look at hub.db (only ended sessions
-        are sealed)."""
+    def _log_rows(
+        self, conn: sqlite3.Connection, session_id: str, now: float, rows: builtins.list[callstage.Staged]
+    ) -> None:
+        """Append staged replay rows past the brain's mark. An ended session still logs the call
+        that ended it; a pruned one's file is going away. Only a sealed brain pays for the look at
+        hub.db (only ended sessions are sealed)."""
         if brain.seal_state(conn) is not None and self._sync_seal(conn, session_id, now) == brain.PRUNED:
             raise session_missing(session_id)
-        brain.record_calls(conn, [(c.at, c.tool, c.arguments, c.outcome) for c in rows])
-
-    async def _write_touches(self, touches: dict[str, float]) -> None:
-        assert self.sessions is not None
-        await self.sessions.touch_many(touches)
+        brain_record.append(conn, [(r.id, r.call.at, r.call.tool, r.call.arguments, r.call.outcome) for r in rows])
 
     async def run_background(self) -> None:
         """Write the replay rows and touches behind (all of them when cancelled) and close idle
@@ -621,13 +597,18 @@ class BrainsService:
         self.touched.add(target_id)
 
     async def remove(self, session_id: str) -> None:
-        self.calls.discard(session_id)
+        await self.calls.discard(session_id)
         await self.pool.close(session_id)
         self.readers.forget(session_id)
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.
         await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))
         self.writes += 1
         self.touched.add(session_id)
+
+
+def _stage_one(conn: sqlite3.Connection, session_id: str, call: Call) -> callstage.Staged:
+    callstage.stage(conn, {session_id: [call]})
+    return callstage.Staged(int(conn.execute("SELECT last_insert_rowid()").fetchone()[0]), call)
 
 
 def _entry_at(conn: sqlite3.Connection, where: str) -> brain.Entry:

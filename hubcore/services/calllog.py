@@ -1,17 +1,21 @@
 """Bookkeeping written behind: the tool-call record (replay) and sessions' last-activity touches.
 
 No caller waits on either (DESIGN section 2), so neither is written on the request's path: `note`
-appends to a buffer in memory and returns at once. A background task (`run`) writes what gathered
-once the oldest row has waited `delay` seconds, or at once when `max_rows` rows wait: one command
-per brain file holding all of that session's rows in the order noted, then one hub.db command for
-every session's touch. One flush runs at a time, so a session's rows land oldest first.
+appends to a buffer in memory and returns at once. A background task (`run`) stages what gathered
+once the oldest row has waited `delay` seconds, or at once when `max_rows` rows wait: one hub.db
+command holding every session's rows (in the order noted) and every session's touch, batched with
+the hub's other writes. Every `move_every` seconds the staged rows are moved into each session's
+brain file in bulk (`hubcore.services.callstage`): one brain command per session with rows, not
+one per session per `delay`.
 
 What a `kill -9` can lose: the rows noted during the last `delay` seconds (0.1 s by default) plus
-a flush under way; `tests/sessions/test_calllog.py` kills a serving hub to hold that under 200 ms.
-A clean stop loses nothing: `run` flushes everything when it is cancelled (the hub cancels
-background tasks before it closes the stores). Whoever needs a session's record complete flushes
-that session first (`flush(session_id)`): ending, reassigning or pruning it, reading its replay,
-forking its brain. A session whose brain is removed has its rows dropped (`discard`).
+a staging command under way; staged rows are in hub.db and the next start moves them
+(`tests/sessions/test_calllog_e2e.py` kills a serving hub to hold that under 200 ms). A clean stop
+loses nothing and leaves nothing staged: `run` stages and moves everything when it is cancelled
+(the hub cancels background tasks before it closes the stores). Whoever needs a session's record
+complete flushes that session first (`flush(session_id)`: its buffered rows staged, then its staged
+rows moved): ending, reassigning or pruning it, reading its replay, forking its brain. A session
+whose brain is removed has its rows dropped, buffered and staged (`discard`).
 
 The buffer is bounded: past `HARD_LIMIT_FACTOR * max_rows` rows (the writers have stalled) new rows
 are dropped and counted in `dropped` rather than growing memory without end.
@@ -26,14 +30,12 @@ from dataclasses import dataclass
 
 import anyio
 
-from hubcore.errors import HubError
-
 log = logging.getLogger("hubcore.calllog")
 
 DELAY_SECS = 0.1
+MOVE_SECS = 3.0
 MAX_ROWS = 2048
 HARD_LIMIT_FACTOR = 8
-CONCURRENT_BRAINS = 8  # brain files written at once by one flush
 
 
 @dataclass(frozen=True)
@@ -46,33 +48,43 @@ class Call:
     outcome: str
 
 
-WriteCalls = Callable[[str, list[Call]], Awaitable[None]]
-"""Appends a session's rows to its brain file, in order, in one command."""
-WriteTouches = Callable[[dict[str, float]], Awaitable[None]]
-"""Moves each session's last activity to the time given, in one hub.db command."""
+Stage = Callable[[dict[str, list[Call]], dict[str, float]], Awaitable[None]]
+"""Stages every session's rows (in order) and moves each session's last activity to the time given,
+in one hub.db command."""
+Move = Callable[[str | None], Awaitable[object]]
+"""Moves the staged rows (of every session, or of the one named) into their brains."""
+Drop = Callable[[str], Awaitable[None]]
+"""Drops a session's staged rows (its brain is being removed)."""
 
 
 class CallLog:
-    """The write-behind buffer of replay rows and touches, and the policy that flushes it."""
+    """The write-behind buffer of replay rows and touches, and the policy that stages and moves it."""
 
     def __init__(
         self,
-        write_calls: WriteCalls,
-        write_touches: WriteTouches,
+        stage: Stage,
+        move: Move,
+        drop: Drop,
         *,
         delay: float = DELAY_SECS,
+        move_every: float = MOVE_SECS,
         max_rows: int = MAX_ROWS,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._write_calls = write_calls
-        self._write_touches = write_touches
+        self._stage = stage
+        self._move = move
+        self._drop = drop
         self.delay = delay
+        self.move_every = move_every
         self.max_rows = max_rows
         self._monotonic = monotonic
         self._calls: dict[str, list[Call]] = {}
         self._touches: dict[str, float] = {}
         self._rows = 0
-        self._oldest: float | None = None  # when the oldest unwritten row was noted (monotonic)
+        self._oldest: float | None = None  # when the oldest unstaged row was noted (monotonic)
+        # When the oldest row staged and not yet moved was staged; at start, now: a restart after a
+        # kill may find rows staged by the process before (moved at the first due move).
+        self._unmoved: float | None = monotonic()
         self._wake: anyio.Event | None = None
         self._lock: anyio.Lock | None = None
         self.dropped = 0
@@ -94,79 +106,96 @@ class CallLog:
         if (self._rows == 1 or self._rows >= self.max_rows) and self._wake is not None:
             self._wake.set()
 
-    def take(self, session_id: str, at: float) -> list[Call]:
-        """The rows buffered for a session, handed to a write of its brain that records them (in
-        its own command, before the call it records), and the session's touch noted for `at`."""
-        rows = self._calls.pop(session_id, [])
-        self._rows -= len(rows)
-        if not self._calls and not self._touches:
-            self._oldest = None
-        if self._oldest is None:
-            self._oldest = self._monotonic()
-        self._touches[session_id] = max(at, self._touches.get(session_id, at))
-        return rows
-
     @property
     def pending(self) -> int:
-        """Rows noted and not yet handed to a writer."""
+        """Rows noted and not yet staged."""
         return self._rows
 
     def due_in(self) -> float | None:
-        """Seconds until the buffer is due to be written (0: now); None while it is empty."""
+        """Seconds until the buffer is due to be staged (0: now); None while it is empty."""
         if self._oldest is None:
             return None
         if self._rows >= self.max_rows:
             return 0.0
         return max(0.0, self._oldest + self.delay - self._monotonic())
 
-    def discard(self, session_id: str) -> None:
-        """Drop what is buffered for a session whose brain is being removed."""
-        self._rows -= len(self._calls.pop(session_id, []))
-        self._touches.pop(session_id, None)
-        if not self._calls and not self._touches:
-            self._oldest = None
+    def move_due_in(self) -> float | None:
+        """Seconds until the staged rows are due to be moved (0: now); None while none are staged."""
+        if self._unmoved is None:
+            return None
+        return max(0.0, self._unmoved + self.move_every - self._monotonic())
+
+    async def discard(self, session_id: str) -> None:
+        """Drop what is buffered and staged for a session whose brain is being removed (after any
+        move under way, so none lands in the file after it goes)."""
+        async with self._locked():
+            self._rows -= len(self._calls.pop(session_id, []))
+            self._touches.pop(session_id, None)
+            if not self._calls and not self._touches:
+                self._oldest = None
+            await self._drop(session_id)
 
     # -- writing -----------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Write the buffer whenever it is due, until cancelled; then write what is left."""
+        """Stage the buffer and move the staged rows whenever due, until cancelled; then stage and
+        move what is left."""
         try:
             while True:
-                wait = self.due_in()
-                if wait is not None and wait <= 0:
-                    await self.flush()
+                stage, move = self.due_in(), self.move_due_in()
+                if stage is not None and stage <= 0:
+                    async with self._locked():
+                        await self._stage_taken(None)
+                    continue
+                if move is not None and move <= 0:
+                    async with self._locked():
+                        await self._move_all(None)
                     continue
                 self._wake = wake = anyio.Event()
-                if wait is None:
+                waits = [w for w in (stage, move) if w is not None]
+                if not waits:
                     await wake.wait()  # the first row sets it
                 else:
-                    with anyio.move_on_after(wait):
+                    with anyio.move_on_after(min(waits)):
                         await wake.wait()  # a full buffer sets it early
         finally:
             with anyio.CancelScope(shield=True):
                 await self.flush()
 
     async def flush(self, session_id: str | None = None) -> None:
-        """Write everything buffered (or only `session_id`'s rows and touch) and return once it
-        is committed. Failures are logged, not raised: no caller waits on this bookkeeping."""
+        """Stage and move everything noted (or only `session_id`'s rows and touch) and return
+        once it is in the brains. Failures are logged, not raised: no caller waits on this
+        bookkeeping."""
+        async with self._locked():
+            await self._stage_taken(session_id)
+            await self._move_all(session_id)
+
+    def _locked(self) -> anyio.Lock:
         if self._lock is None:
             self._lock = anyio.Lock()
-        async with self._lock:
-            calls, touches = self._take(session_id)
-            if not calls and not touches:
-                return
-            # A few lanes, each writing its share of the brains one after the other: the same
-            # concurrency as a task per brain under a limiter, without a task and a limiter
-            # round per brain (with 200 sessions, a flush writes about one brain per call noted).
-            pending = list(calls.items())
-            async with anyio.create_task_group() as tg:
-                for lane in range(min(CONCURRENT_BRAINS, len(pending))):
-                    tg.start_soon(self._write_brains, pending[lane::CONCURRENT_BRAINS])
-            if touches:
-                try:
-                    await self._write_touches(touches)
-                except Exception:
-                    log.exception("writing %d sessions' last activity failed", len(touches))
+        return self._lock
+
+    async def _stage_taken(self, session_id: str | None) -> None:
+        calls, touches = self._take(session_id)
+        if not calls and not touches:
+            return
+        try:
+            await self._stage(calls, touches)
+        except Exception:
+            log.exception("staging %d sessions' replay rows and last activity failed", len(touches))
+            return
+        if calls and self._unmoved is None:
+            self._unmoved = self._monotonic()
+
+    async def _move_all(self, session_id: str | None) -> None:
+        try:
+            await self._move(session_id)
+        except Exception:
+            log.exception("moving staged replay rows into the brains failed")
+            self._unmoved = self._monotonic()  # tried again a move's time later, not at once
+            return
+        if session_id is None:
+            self._unmoved = None
 
     def _take(self, session_id: str | None) -> tuple[dict[str, list[Call]], dict[str, float]]:
         if session_id is None:
@@ -179,12 +208,3 @@ class CallLog:
         if not self._calls and not self._touches:
             self._oldest = None
         return ({session_id: rows} if rows else {}), ({session_id: touch} if touch is not None else {})
-
-    async def _write_brains(self, share: list[tuple[str, list[Call]]]) -> None:
-        for session_id, rows in share:
-            try:
-                await self._write_calls(session_id, rows)
-            except HubError as err:  # a pruned session's file is going away: its record goes too
-                log.debug("replay rows of session %s refused: %s", session_id, err.message)
-            except Exception:
-                log.exception("writing %d replay rows of session %s failed", len(rows), session_id)

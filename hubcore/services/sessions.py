@@ -216,6 +216,14 @@ def brain_seal(conn: sqlite3.Connection, session_id: str) -> str | None:
     return None if row["status"] == "active" else "ended"
 
 
+def touch_rows(conn: sqlite3.Connection, touches: dict[str, float]) -> None:
+    """Move running sessions' last activity forward to the times given."""
+    conn.executemany(
+        "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active' AND last_activity_at < ?",
+        [(at, sid, at) for sid, at in touches.items()],
+    )
+
+
 def lineage(row: sqlite3.Row) -> dict[str, Any] | None:
     """Where the session came from: adopted from an owner, or forked from a session."""
     if not row["lineage"]:
@@ -555,13 +563,7 @@ class SessionsService:
     async def touch_many(self, touches: dict[str, float]) -> None:
         """Move running sessions' last activity forward to the times given, in one command (the
         replay's write-behind batches the touches of the tool calls made in them)."""
-        rows = [(at, sid, at) for sid, at in touches.items()]
-        await self.core.store.execute(
-            lambda conn: conn.executemany(
-                "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active' AND last_activity_at < ?",
-                rows,
-            )
-        )
+        await self.core.store.execute(lambda conn: touch_rows(conn, touches))
 
     async def running(self, caller: Caller, session_id: str) -> sqlite3.Row | None:
         """The session's row when it runs and the caller owns it (and may still read it), else

@@ -1,5 +1,6 @@
-"""The sessions-and-brains part's hub.db schema: the session rows (v4). Each brain is a file of
-its own with its own schema (`hubcore.store.brain`)."""
+"""The sessions-and-brains part's hub.db schema: the session rows (v4) and the replay rows staged
+on their way to the brains (v16, `hubcore.services.callstage`). Each brain is a file of its own with
+its own schema (`hubcore.store.brain`)."""
 
 from __future__ import annotations
 
@@ -29,4 +30,21 @@ V4_SESSIONS = statements(
     """CREATE INDEX sessions_pruned ON sessions (pruned_at) WHERE pruned_at IS NOT NULL""",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(4, "sessions", V4_SESSIONS),)
+# Replay rows staged in hub.db's batched writes, moved into their brains every few seconds. The id
+# is AUTOINCREMENT: never reused, so a brain's mark (the highest id it took) stays exact.
+V16_CALL_STAGING = statements(
+    """CREATE TABLE call_staging (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        outcome TEXT NOT NULL
+    )""",
+    """CREATE INDEX call_staging_by_session ON call_staging (session_id, id)""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(4, "sessions", V4_SESSIONS),
+    Migration(16, "replay rows staged in hub.db", V16_CALL_STAGING),
+)

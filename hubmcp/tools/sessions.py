@@ -140,16 +140,8 @@ async def brain_list(call: CallContext, req: BrainList) -> dict[str, Any]:
 async def brain_put(call: CallContext, req: BrainPut) -> dict[str, Any]:
     if req.store == "project":  # the project's knowledge base
         return await kb.project_put(call, req)
-    current = await _bound(call, req)
-    # The call is recorded in the session it writes (its connection's active one, or the one it
-    # names when the connection has none): then the write's own command records it, which saves
-    # a second brain command; a write elsewhere is recorded as usual.
-    here = active_id(call) is None or req.reference() is None
-    result = await call.hub.brains.write_entry(
-        call.caller, req, active=current, record=req.model_dump(exclude_unset=True) if here else None
-    )
+    result = await call.hub.brains.write_entry(call.caller, req, active=await _bound(call, req))
     call.working.session_id = result["session_id"]  # written: a session the caller runs
-    call.working.recorded = bool(result.pop("recorded", False))
     return result
 
 

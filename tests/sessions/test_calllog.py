@@ -43,19 +43,24 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 class Writers:
-    """What a `CallLog` hands its writers, kept for the test to read."""
+    """What a `CallLog` hands its writers, kept for the test to read: `calls` are the stagings
+    (each session's tools), `moves` the sessions each move was asked for (None: all)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, list[str]]] = []
         self.touches: list[dict[str, float]] = []
+        self.moves: list[str | None] = []
+        self.dropped: list[str] = []
 
-    async def write_calls(self, session_id: str, rows: list[Call]) -> None:
-        if session_id == "pruned":
-            raise HubError("not_found", "session pruned not found")
-        self.calls.append((session_id, [row.tool for row in rows]))
-
-    async def write_touches(self, touches: dict[str, float]) -> None:
+    async def stage(self, calls: dict[str, list[Call]], touches: dict[str, float]) -> None:
+        self.calls.extend((sid, [row.tool for row in rows]) for sid, rows in calls.items())
         self.touches.append(dict(touches))
+
+    async def move(self, session_id: str | None) -> None:
+        self.moves.append(session_id)
+
+    async def drop(self, session_id: str) -> None:
+        self.dropped.append(session_id)
 
 
 def a_call(tool: str, at: float = 1.0) -> Call:
@@ -65,7 +70,7 @@ def a_call(tool: str, at: float = 1.0) -> Call:
 async def test_the_buffer_is_due_after_the_delay_or_at_once_when_full() -> None:
     now = [100.0]
     writers = Writers()
-    log = CallLog(writers.write_calls, writers.write_touches, delay=0.1, max_rows=4, monotonic=lambda: now[0])
+    log = CallLog(writers.stage, writers.move, writers.drop, delay=0.1, max_rows=4, monotonic=lambda: now[0])
     assert log.due_in() is None  # nothing to write
     log.note("s1", a_call("brain_get", at=5.0))
     assert log.due_in() == pytest.approx(0.1)
@@ -81,30 +86,48 @@ async def test_the_buffer_is_due_after_the_delay_or_at_once_when_full() -> None:
     await log.flush()
     assert sorted(writers.calls) == [("s1", ["brain_get", "brain_put", "brain_list"]), ("s2", ["feed_read"])]
     assert writers.touches == [{"s1": 7.0, "s2": 6.0}]  # the latest call per session
+    assert writers.moves == [None]  # a whole flush moves every staged row
     assert log.pending == 0 and log.due_in() is None
+
+
+async def test_staged_rows_are_due_to_move_a_move_time_after_the_first_staging() -> None:
+    now = [100.0]
+    writers = Writers()
+    log = CallLog(writers.stage, writers.move, writers.drop, delay=0.1, move_every=3.0, monotonic=lambda: now[0])
+    assert log.move_due_in() == pytest.approx(3.0)  # at start: a restart may find rows staged before
+    await log.flush()
+    assert writers.moves == [None] and log.move_due_in() is None
+    log.note("s1", a_call("brain_get"))
+    now[0] += 1.0
+    async with log._locked():
+        await log._stage_taken(None)  # what `run` does when the buffer is due
+    assert log.move_due_in() == pytest.approx(3.0) and writers.moves == [None]
+    now[0] += 2.0
+    log.note("s1", a_call("brain_put"))
+    async with log._locked():
+        await log._stage_taken(None)
+    assert log.move_due_in() == pytest.approx(1.0)  # the oldest staged row sets the time
+    await log.flush("s1")  # one session's flush moves only its rows: the others still wait
+    assert writers.moves == [None, "s1"] and log.move_due_in() == pytest.approx(1.0)
 
 
 async def test_flushing_one_session_leaves_the_others_and_discard_drops_rows() -> None:
     writers = Writers()
-    log = CallLog(writers.write_calls, writers.write_touches, monotonic=lambda: 0.0)
+    log = CallLog(writers.stage, writers.move, writers.drop, monotonic=lambda: 0.0)
     log.note("s1", a_call("a"))
     log.note("s2", a_call("b"))
     log.note("gone", a_call("c"))
     await log.flush("s1")
-    assert writers.calls == [("s1", ["a"])] and log.pending == 2
-    log.discard("gone")
-    assert log.pending == 1
+    assert writers.calls == [("s1", ["a"])] and writers.moves == ["s1"] and log.pending == 2
+    await log.discard("gone")
+    assert log.pending == 1 and writers.dropped == ["gone"]  # its staged rows go too
     await log.flush()
-    assert writers.calls == [("s1", ["a"]), ("s2", ["b"])]
-    log.note("pruned", a_call("d"))  # a refused session's rows are dropped, the flush goes on
-    log.note("s2", a_call("e"))
-    await log.flush()
-    assert writers.calls[-1] == ("s2", ["e"]) and log.pending == 0
+    assert writers.calls == [("s1", ["a"]), ("s2", ["b"])] and writers.moves == ["s1", None]
 
 
 async def test_a_stalled_writer_bounds_the_buffer() -> None:
     writers = Writers()
-    log = CallLog(writers.write_calls, writers.write_touches, max_rows=2, monotonic=lambda: 0.0)
+    log = CallLog(writers.stage, writers.move, writers.drop, max_rows=2, monotonic=lambda: 0.0)
     for n in range(HARD_LIMIT_FACTOR * 2 + 3):
         log.note("s1", a_call(f"t{n}"))
     assert log.pending == HARD_LIMIT_FACTOR * 2 and log.dropped == 3
@@ -112,7 +135,7 @@ async def test_a_stalled_writer_bounds_the_buffer() -> None:
 
 async def test_the_writer_task_writes_when_due_and_everything_when_cancelled() -> None:
     writers = Writers()
-    log = CallLog(writers.write_calls, writers.write_touches, delay=0.0)
+    log = CallLog(writers.stage, writers.move, writers.drop, delay=0.0)
     async with anyio.create_task_group() as tg:
         tg.start_soon(log.run)
         log.note("s1", a_call("a"))
@@ -122,7 +145,7 @@ async def test_the_writer_task_writes_when_due_and_everything_when_cancelled() -
         log.delay = 3600.0  # the next row would wait an hour: only the cancel writes it
         log.note("s1", a_call("b"))
         tg.cancel_scope.cancel()
-    assert writers.calls == [("s1", ["a"]), ("s1", ["b"])]
+    assert writers.calls == [("s1", ["a"]), ("s1", ["b"])] and writers.moves[-1] is None  # all moved
 
 
 # -- in the hub ------------------------------------------------------------------------------------
@@ -209,29 +232,27 @@ async def test_a_clean_stop_writes_every_noted_call_oldest_first(tmp_path: Path)
         assert tools == [f"tool{n}" for n in range(k, 60, 3)]
 
 
-async def test_a_write_records_its_call_after_the_rows_before_it_in_one_command(hub: Hub) -> None:
+async def test_a_write_costs_one_brain_command_and_its_record_lands_in_order(hub: Hub) -> None:
     sid = await start(hub)
     hub.brains.note_call(sid, "brain_get", {}, "ok")
     async with hub.brains.pool.use(sid) as actor:
         before = actor.statistics().commands
-        wrote = await hub.brains.write_entry(
-            ALICE,
-            a_brain_put(path="/kv/a", content="1", store="session"),
-            active=(sid, "web"),
-            record={"path": "/kv/a"},
+        await hub.brains.write_entry(
+            ALICE, a_brain_put(path="/kv/a", content="1", store="session"), active=(sid, "web")
         )
-        assert wrote["recorded"] is True and actor.statistics().commands == before + 1
-    assert logged(hub, sid) == ["brain_get", "brain_put"] and hub.brains.calls.pending == 0
-    # A refused write keeps the rows noted before it and records nothing of its own call.
+        hub.brains.note_call(sid, "brain_put", {"path": "/kv/a"}, "ok")  # what the MCP tool does after it
+        assert actor.statistics().commands == before + 1  # the write alone: its record waits behind
     hub.brains.note_call(sid, "feed_read", {}, "ok")
     with pytest.raises(HubError) as caught:
         await hub.brains.write_entry(
             ALICE,
             a_brain_put(path="/kv/a", content="2", store="session", if_version="absent"),
             active=(sid, "web"),
-            record={},
         )
     assert caught.value.code == "conflict"
-    assert logged(hub, sid) == ["brain_get", "brain_put", "feed_read"]
+    hub.brains.note_call(sid, "brain_put", {"path": "/kv/a"}, "conflict")
+    assert logged(hub, sid) == []
+    await hub.brains.calls.flush(sid)
+    assert logged(hub, sid) == ["brain_get", "brain_put", "feed_read", "brain_put"]
     got = await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/a"), active=(sid, "web"))
     assert got["content"] == "1"

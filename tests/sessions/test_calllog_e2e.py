@@ -3,7 +3,8 @@
 Calls are recorded behind, so a kill may lose the newest; the documented bound is the last 200 ms.
 A real `hub-cli serve` answers `brain_get` calls (each recorded in the session it names) until at
 least a second of them has been acknowledged, then is killed with SIGKILL; the brain file, read
-as the kill left it, must hold every call acknowledged more than 200 ms before the kill, in order.
+as the kill left it (with the rows staged in hub.db, which the next start moves into it), must hold
+every call acknowledged more than 200 ms before the kill, in order.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import httpx
 import orjson
 import pytest
 
+from hubcore.services import callstage
+from hubcore.store import brain_record
 from tests.foundation.test_serve_e2e import base_env, serve, wait_ready
 
 pytestmark = pytest.mark.e2e
@@ -60,6 +63,17 @@ def call(http: httpx.Client, token: str, name: str, arguments: dict[str, Any]) -
     return dict(result["structuredContent"])
 
 
+def recorded(data: Path, sid: str) -> list[tuple[str, float]]:
+    """The session's record as the next start will have it: the brain's rows, then the rows staged
+    in hub.db past the brain's mark (`hubcore.services.callstage`)."""
+    with sqlite3.connect(f"file:{data / 'brains' / f'{sid}.db'}?mode=ro", uri=True) as conn:
+        rows = [(str(tool), float(at)) for tool, at in conn.execute("SELECT tool, at FROM calls ORDER BY id")]
+        mark = brain_record.mark(conn)
+    with sqlite3.connect(f"file:{data / 'hub.db'}?mode=ro", uri=True) as conn:
+        staged = callstage.staged(conn, sid, 1_000_000)
+    return rows + [(row.call.tool, row.call.at) for _, row in staged if row.id > mark]
+
+
 def test_a_kill_loses_at_most_the_last_200_ms_of_replay(tmp_path: Path) -> None:
     env = base_env(tmp_path, HUB_ADMIN_TOKEN=ADMIN)
     with serve(env) as hub, httpx.Client(base_url=hub.url, timeout=30) as http:
@@ -78,8 +92,7 @@ def test_a_kill_loses_at_most_the_last_200_ms_of_replay(tmp_path: Path) -> None:
         killed = time.monotonic()
         hub.proc.send_signal(signal.SIGKILL)
         hub.proc.wait(timeout=20)
-    with sqlite3.connect(f"file:{tmp_path / 'data' / 'brains' / f'{sid}.db'}?mode=ro", uri=True) as conn:
-        rows = conn.execute("SELECT tool, at FROM calls ORDER BY id").fetchall()
+    rows = recorded(tmp_path / "data", sid)
     tools = [tool for tool, _ in rows]
     assert tools[0] == "brain_put" and set(tools[1:]) <= {"brain_get"}
     assert [at for _, at in rows] == sorted(at for _, at in rows)  # oldest first

@@ -1,13 +1,21 @@
-"""A replay flush over more sessions than it writes at once (issue 27 part 5, third session): the
-brains are written in lanes, each session's rows once and in the order noted, and a session whose
-write is refused or fails costs only its own rows. Runs on asyncio and trio."""
+"""A move of staged replay rows over more sessions than it writes at once (issue 27 part 5): the
+brains are written in lanes, each session's rows once and in the order staged; a session whose
+brain refuses its rows has them forgotten, one whose write fails keeps them staged for the next
+move, and neither stops the others. Runs on asyncio and trio."""
 
 from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from hubcore.errors import HubError
-from hubcore.services.calllog import CONCURRENT_BRAINS, Call, CallLog
+from hubcore.services import callstage
+from hubcore.services.calllog import Call
+from hubcore.services.callstage import CONCURRENT_BRAINS, Mover, Staged
+from hubcore.services.sessions_schema import V16_CALL_STAGING
 
 pytestmark = pytest.mark.anyio
 
@@ -22,35 +30,68 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 class Brains:
     def __init__(self) -> None:
-        self.written: dict[str, list[str]] = {}
-        self.touches: list[dict[str, float]] = []
+        self.written: dict[str, list[tuple[int, str]]] = {}
         self.writes = 0
+        self.broken = True
 
-    async def write_calls(self, session_id: str, rows: list[Call]) -> None:
+    async def write(self, session_id: str, rows: list[Staged]) -> None:
         self.writes += 1
         if session_id == REFUSED:
             raise HubError("not_found", f"session {session_id} not found")
-        if session_id == BROKEN:
+        if session_id == BROKEN and self.broken:
             raise RuntimeError("disk on fire")
         assert session_id not in self.written, "a session's rows were written twice"
-        self.written[session_id] = [row.tool for row in rows]
-
-    async def write_touches(self, touches: dict[str, float]) -> None:
-        self.touches.append(dict(touches))
+        self.written[session_id] = [(row.id, row.call.tool) for row in rows]
 
 
-async def test_a_flush_writes_every_session_once_in_order_past_a_failed_one() -> None:
+def store() -> tuple[sqlite3.Connection, Callable[..., Any]]:
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    V16_CALL_STAGING(conn)
+
+    async def run(fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        return fn(conn)
+
+    return conn, run
+
+
+async def test_a_move_writes_every_session_once_in_order_past_a_failed_one() -> None:
+    conn, run = store()
     brains = Brains()
-    log = CallLog(brains.write_calls, brains.write_touches, delay=3600.0)
     for turn in range(3):
-        for n, sid in enumerate(SESSIONS):
-            log.note(sid, Call(at=float(turn * 100 + n), tool=f"t{turn}", arguments="{}", outcome="ok"))
+        callstage.stage(conn, {sid: [Call(float(turn), f"t{turn}", "{}", "ok")] for sid in SESSIONS})
 
-    await log.flush()
+    written = await Mover(run, run, brains.write).move()
 
-    assert brains.writes == len(SESSIONS)
-    assert brains.written == {sid: ["t0", "t1", "t2"] for sid in SESSIONS if sid not in (REFUSED, BROKEN)}
-    assert brains.touches == [{sid: float(200 + n) for n, sid in enumerate(SESSIONS)}]
-    assert log.pending == 0 and log.due_in() is None
-    await log.flush()  # nothing left: nothing written again
-    assert brains.writes == len(SESSIONS) and len(brains.touches) == 1
+    assert brains.writes == len(SESSIONS) and written == len(SESSIONS) - 1
+    tools = {sid: [tool for _, tool in rows] for sid, rows in brains.written.items()}
+    assert tools == {sid: ["t0", "t1", "t2"] for sid in SESSIONS if sid not in (REFUSED, BROKEN)}
+    for rows in brains.written.values():
+        assert [i for i, _ in rows] == sorted(i for i, _ in rows)  # the staged order
+    # The refused session's rows are forgotten; the broken one's wait for the next move.
+    left = callstage.staged(conn, None, 100)
+    assert {sid for sid, _ in left} == {BROKEN} and [r.call.tool for _, r in left] == ["t0", "t1", "t2"]
+    brains.broken = False
+    assert await Mover(run, run, brains.write).move() == 1
+    assert [tool for _, tool in brains.written[BROKEN]] == ["t0", "t1", "t2"]
+    assert callstage.count(conn) == 0
+
+
+async def test_a_move_of_one_session_leaves_the_others_staged() -> None:
+    conn, run = store()
+    brains = Brains()
+    callstage.stage(conn, {"a": [Call(1.0, "x", "{}", "ok")], "b": [Call(2.0, "y", "{}", "ok")]})
+    await Mover(run, run, brains.write).move("b")
+    assert list(brains.written) == ["b"] and [sid for sid, _ in callstage.staged(conn, None, 10)] == ["a"]
+
+
+async def test_a_move_past_one_batch_takes_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(callstage, "MOVE_BATCH", 5)
+    conn, run = store()
+    seen: dict[str, list[str]] = {}
+
+    async def write(session_id: str, rows: list[Staged]) -> None:
+        seen.setdefault(session_id, []).extend(r.call.tool for r in rows)
+
+    callstage.stage(conn, {"a": [Call(float(n), f"t{n}", "{}", "ok") for n in range(12)]})
+    await Mover(run, run, write).move()
+    assert seen == {"a": [f"t{n}" for n in range(12)]} and callstage.count(conn) == 0
