@@ -321,6 +321,10 @@ def state(conn: sqlite3.Connection, op: Op) -> dict[str, list[str]]:
     """Every row of every table; for an operation whose MCP call is recorded in its session, the
     sessions' rows without their last activity (see `Op.touches_session`)."""
     rows = snapshot(conn)
+    # The replay record is kept behind the call (refused ones too) and is not the call's write:
+    # its rows staged in hub.db and their counter are left out, as the brains' rows are.
+    rows.pop("call_staging", None)
+    rows["sqlite_sequence"] = [row for row in rows.get("sqlite_sequence", []) if "'call_staging'" not in row]
     if op.touches_session:
         cut = conn.execute("SELECT id, project_id, name, owner, status, handoff, ended_at FROM sessions")
         rows["sessions"] = sorted(repr(tuple(row)) for row in cut)

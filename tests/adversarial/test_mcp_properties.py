@@ -79,8 +79,13 @@ class World:
         state: dict[str, Any] = {}
         with _read(self.data_dir / "hub.db") as conn:
             names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            for name in names:
+            # The replay record is kept behind the call, refused ones too, and is not the call's
+            # write: its rows staged in hub.db (and their counter) are left out, as the brains' are.
+            for name in set(names) - {"call_staging", "sqlite_sequence"}:
                 state[name] = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+            state["sqlite_sequence"] = conn.execute(
+                "SELECT count(*) FROM sqlite_sequence WHERE name != 'call_staging'"
+            ).fetchone()[0]
         for brain in sorted((self.data_dir / "brains").glob("*.db")):
             with _read(brain) as conn:
                 entries = conn.execute("SELECT path, version FROM entries ORDER BY path").fetchall()
