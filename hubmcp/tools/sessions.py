@@ -140,8 +140,15 @@ async def brain_list(call: CallContext, req: BrainList) -> dict[str, Any]:
 async def brain_put(call: CallContext, req: BrainPut) -> dict[str, Any]:
     if req.store == "project":  # the project's knowledge base
         return await kb.project_put(call, req)
+    # Recorded in the session it writes (its connection's active one, or the one it names when the
+    # connection has none) with the parsed request, so paths read canonical; a write elsewhere is
+    # recorded as usual. Either way behind, like every call's record.
+    here = active_id(call) is None or req.reference() is None
     result = await call.hub.brains.write_entry(call.caller, req, active=await _bound(call, req))
     call.working.session_id = result["session_id"]  # written: a session the caller runs
+    if here:
+        await record(call, "brain_put", req.model_dump(exclude_unset=True), "ok", result["session_id"])
+        call.working.recorded = True
     return result
 
 

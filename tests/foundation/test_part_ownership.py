@@ -47,11 +47,13 @@ FEATURE_MODULES = (
     "hubcore.services.brains",
     "hubcore.services.brain_search",
     "hubcore.services.brain_files",
+    "hubcore.services.callstage",
     "hubcore.services.sessions",
     "hubcore.services.feed_search",
     "hubcore.services.push",
     "hubcore.services.enrolment",
     "hubcore.store.brain",
+    "hubcore.store.brain_record",
     "hubcore.store.kb",
     "hubcore.store.blobs",
 )
