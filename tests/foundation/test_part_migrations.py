@@ -1,7 +1,8 @@
 """hub.db's schema is declared by the parts that own its tables (issue 28 part 5): the hub gathers
 their steps into one chain by version, and the chain makes exactly the schema the single list of
 migrations made before (`schema_v15.json`: that path's `sqlite_master`, taken before the split),
-so a data directory at the current version opens unchanged."""
+so a data directory at the current version opens unchanged. Steps after the split (16: the
+replay rows staged, the sessions part's) add to that schema and change nothing of it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ pytestmark = pytest.mark.anyio
 
 NOW = 1_800_000_000.0
 BEFORE_THE_SPLIT = json.loads((Path(__file__).parent / "schema_v15.json").read_text())
+# What each step after the split adds to `sqlite_master`: (type, name) in order.
+# (16's AUTOINCREMENT makes SQLite's own `sqlite_sequence`, the first of hub.db's.)
+AFTER_THE_SPLIT = {
+    16: [("table", "call_staging"), ("table", "sqlite_sequence"), ("index", "call_staging_by_session")],
+}
 
 
 def schema_of(db: Path) -> dict[str, Any]:
@@ -45,17 +51,25 @@ def schema_of(db: Path) -> dict[str, Any]:
 
 def test_a_fresh_hub_db_is_the_schema_the_single_list_made(tmp_path: Path) -> None:
     db = tmp_path / "hub.db"
-    assert migrate(db, now=NOW, migrations=hub_migrations()) == BEFORE_THE_SPLIT["version"] == supported_version()
+    split = BEFORE_THE_SPLIT["version"]
+    assert migrate(db, now=NOW, migrations=hub_migrations()[:split]) == split
     assert schema_of(db) == BEFORE_THE_SPLIT  # every table, index, trigger and virtual table, in order
+    assert migrate(db, now=NOW, migrations=hub_migrations()) == max(AFTER_THE_SPLIT) == supported_version()
+    after = schema_of(db)["sqlite_master"]
+    assert after[: len(BEFORE_THE_SPLIT["sqlite_master"])] == BEFORE_THE_SPLIT["sqlite_master"]
+    added = [(row[0], row[1]) for row in after[len(BEFORE_THE_SPLIT["sqlite_master"]) :]]
+    assert added == [entry for version in sorted(AFTER_THE_SPLIT) for entry in AFTER_THE_SPLIT[version]]
 
 
-@pytest.mark.parametrize("stop", [1, 4, 7, 11, 14])
+@pytest.mark.parametrize("stop", [1, 4, 7, 11, 14, 15])
 def test_a_store_left_at_any_version_reaches_the_same_schema(tmp_path: Path, stop: int) -> None:
     db = tmp_path / "hub.db"
     steps = hub_migrations()
     migrate(db, now=NOW, migrations=steps[:stop])
     migrate(db, now=NOW + 1, migrations=steps)
-    assert schema_of(db)["sqlite_master"] == BEFORE_THE_SPLIT["sqlite_master"]
+    fresh = tmp_path / "fresh.db"
+    migrate(fresh, now=NOW, migrations=steps)
+    assert schema_of(db)["sqlite_master"] == schema_of(fresh)["sqlite_master"]
     assert len(list((tmp_path / "backups").glob("pre-migration-v*.db"))) == 1  # copied before the rest
 
 
@@ -88,6 +102,7 @@ def test_each_step_belongs_to_the_part_that_owns_its_tables() -> None:
         13: "artifacts",
         14: "artifacts",
         15: "push",
+        16: "sessions-and-brains",
     }
     assert [m.version for m in hub_migrations()] == sorted(owners)
 
