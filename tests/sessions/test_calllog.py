@@ -183,6 +183,7 @@ async def test_a_read_and_its_record_write_nothing_on_the_callers_path(hub: Hub)
     sid = await start(hub)
     await hub.brains.write_entry(ALICE, a_brain_put(path="/kv/a", content="1", store="session"), active=(sid, "web"))
     hub.core.clock.advance(5)  # type: ignore[attr-defined]
+    await hub.search_index.settled()  # the index has followed the put: its pass writes hub.db too
     hub_writes, brain_writes = hub.core.store.statistics().commands, hub.brains.writes
     got = await hub.brains.read_entry(ALICE, a_brain_get(path="/kv/a"), active=(sid, "web"))
     hub.brains.note_call(sid, "brain_get", {"path": "/kv/a"}, "ok")  # what the MCP tool does after it
