@@ -60,6 +60,7 @@ from hubcore.store.readcache import ReadCache
 ARGUMENT_SUMMARY_MAX = 500
 Seen = Callable[[sqlite3.Row], None]
 """Told the session row a read resolved (the MCP tools learn from it where to record the call)."""
+ALL_ROWS = 1 << 30  # a limit no session's staged rows reach
 ANY_SESSION = "*"  # the in-flight count of writes whose session id is not known yet
 STORES = ("session", "project")
 
@@ -522,13 +523,16 @@ class BrainsService:
     async def record_call(self, session_id: str, tool: str, arguments: dict[str, Any], outcome: str) -> None:
         """Record a tool call now, after what is noted for the session; raises the refusal
         (`not_found` for a pruned session) instead of dropping the row."""
-        await self.calls.flush(session_id)
-        call = Call(self.core.now(), tool, summarize(arguments), outcome)
-        staged = await self.core.store.execute(lambda conn: _stage_one(conn, session_id, call))
-        try:
-            await self._move_rows(session_id, [staged])
-        finally:
-            await self.core.store.execute(lambda conn: callstage.unstage(conn, {session_id: staged.id}))
+        self.calls.note(session_id, Call(self.core.now(), tool, summarize(arguments), outcome))
+        async with self.calls.exclusive():  # nothing of the session's is staged or moved meanwhile
+            await self.calls.stage_held(session_id)
+            rows = await self.core.store.read(lambda conn: [r for _, r in callstage.staged(conn, session_id, ALL_ROWS)])
+            if not rows:
+                return
+            try:
+                await self._move_rows(session_id, rows)
+            finally:  # moved, or refused with its session: either way not to be moved again
+                await self.core.store.execute(lambda conn: callstage.unstage(conn, {session_id: rows[-1].id}))
 
     async def _stage(self, calls: dict[str, builtins.list[Call]], touches: dict[str, float]) -> None:
         """The call log's rows and touches, in one hub.db command batched with the hub's writes."""
@@ -604,11 +608,6 @@ class BrainsService:
         await anyio.to_thread.run_sync(_unlink_brain, self.path_of(session_id))
         self.writes += 1
         self.touched.add(session_id)
-
-
-def _stage_one(conn: sqlite3.Connection, session_id: str, call: Call) -> callstage.Staged:
-    callstage.stage(conn, {session_id: [call]})
-    return callstage.Staged(int(conn.execute("SELECT last_insert_rowid()").fetchone()[0]), call)
 
 
 def _entry_at(conn: sqlite3.Connection, where: str) -> brain.Entry:

@@ -170,6 +170,15 @@ class CallLog:
             await self._stage_taken(session_id)
             await self._move_all(session_id)
 
+    def exclusive(self) -> anyio.Lock:
+        """The lock every staging and move holds: whoever holds it sees no row staged or moved
+        meanwhile (with `stage_held`, a caller writing a session's record itself)."""
+        return self._locked()
+
+    async def stage_held(self, session_id: str | None) -> None:
+        """Stage what is buffered (or `session_id`'s), the lock held (`exclusive`)."""
+        await self._stage_taken(session_id)
+
     def _locked(self) -> anyio.Lock:
         if self._lock is None:
             self._lock = anyio.Lock()

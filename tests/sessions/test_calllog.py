@@ -99,13 +99,13 @@ async def test_staged_rows_are_due_to_move_a_move_time_after_the_first_staging()
     assert writers.moves == [None] and log.move_due_in() is None
     log.note("s1", a_call("brain_get"))
     now[0] += 1.0
-    async with log._locked():
-        await log._stage_taken(None)  # what `run` does when the buffer is due
+    async with log.exclusive():
+        await log.stage_held(None)  # what `run` does when the buffer is due
     assert log.move_due_in() == pytest.approx(3.0) and writers.moves == [None]
     now[0] += 2.0
     log.note("s1", a_call("brain_put"))
-    async with log._locked():
-        await log._stage_taken(None)
+    async with log.exclusive():
+        await log.stage_held(None)
     assert log.move_due_in() == pytest.approx(1.0)  # the oldest staged row sets the time
     await log.flush("s1")  # one session's flush moves only its rows: the others still wait
     assert writers.moves == [None, "s1"] and log.move_due_in() == pytest.approx(1.0)

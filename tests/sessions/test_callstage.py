@@ -60,8 +60,8 @@ async def start(hub: Hub, name: str = "task") -> str:
 async def stage(hub: Hub) -> None:
     """What the call log's task does every 0.1 s: stage what is buffered, move nothing."""
     log = hub.brains.calls
-    async with log._locked():
-        await log._stage_taken(None)
+    async with log.exclusive():
+        await log.stage_held(None)
 
 
 def in_brain(path: Path) -> list[str]:
@@ -232,3 +232,15 @@ async def test_check_and_doctor_know_the_staging_table(tmp_path: Path) -> None:
     assert problem_lines(await check(data, settings)) == [
         "hub.db call_staging: 1 replay rows staged for session no-such-session, which hub.db does not hold"
     ]
+
+
+async def test_a_call_recorded_at_once_lands_after_the_staged_and_buffered_rows(hub: Hub) -> None:
+    sid = await start(hub)
+    note(hub, sid, "a")
+    await stage(hub)
+    note(hub, sid, "b")  # buffered, not staged
+    await hub.brains.record_call(sid, "c", {}, "ok")
+    assert in_brain(hub.brains.path_of(sid)) == ["a", "b", "c"] and staged(hub.core.store.path) == []
+    note(hub, sid, "d")
+    await hub.brains.calls.flush(sid)
+    assert in_brain(hub.brains.path_of(sid)) == ["a", "b", "c", "d"]
