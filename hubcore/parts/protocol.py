@@ -284,6 +284,13 @@ class Part:
         the one indexed is indexed again; an indexed source no longer listed is removed."""
         return {}
 
+    def search_pushed(self, marks: Mapping[str, str | None]) -> dict[str, SearchBatch]:
+        """Batches for some of the touched sources (each given the mark it was indexed at) that
+        the part's own writes handed over, so the pass needs no read of the part's stores; taken
+        (given once). Each adds (`replace` False) and leaves the index exactly where
+        `search_documents` from that mark would. A source left out is read as usual."""
+        return {}
+
     async def search_documents(self, source: str, mark: str | None) -> SearchBatch | None:
         """The documents of `source` to index, given the mark it was indexed at (None: never);
         None when the source is gone (its documents are removed)."""

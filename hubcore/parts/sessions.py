@@ -89,10 +89,19 @@ class SessionsPart(Part):
     async def home(self) -> Mapping[str, Any]:
         return {"prunable": await self.storage.prunable()}
 
-    # The search index takes each session's brain as one source ("brain:<id>"), caught up from the
-    # brain's change counter (`brain_search.batch`).
+    # The search index takes each session's brain as one source ("brain:<id>"), caught up from what
+    # the brain's writes handed over (`brain_search.Pushes`) or else from the brain's change counter
+    # (`brain_search.batch`).
     def search_touched(self) -> set[str]:
         return {search.source(sid) for sid in self.touched.take()}
+
+    def search_pushed(self, marks: Mapping[str, str | None]) -> dict[str, SearchBatch]:
+        found = {}
+        for source, mark in marks.items():
+            batch = self.brains.pushes.take(source.removeprefix(search.PREFIX), mark)
+            if batch is not None:
+                found[source] = batch
+        return found
 
     async def search_sources(self) -> Mapping[str, str]:
         ids = await self.core.store.read(lambda conn: [r[0] for r in conn.execute("SELECT id FROM sessions")])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from hubcore.parts.protocol import SearchBatch, SearchDoc, SearchScope, Still, snippet_of
@@ -62,6 +63,60 @@ def batch(conn: sqlite3.Connection, session_id: str, project_id: str, since: str
         return SearchBatch(_as_docs(whole.written, session_id, project_id), f"{whole.epoch}:{whole.seq}", still=still)
     gone = [(FAMILY, f"{session_id}:{path}") for path in held.deleted]
     return SearchBatch(_as_docs(held.written, session_id, project_id), now, replace=False, gone=gone, still=still)
+
+
+@dataclass
+class _Pending:
+    """A brain's writes since the index last took them: seq -> (path, value; None for a delete)."""
+
+    project_id: str
+    epoch: str
+    changes: dict[int, tuple[str, bytes | None]] = field(default_factory=dict)
+
+
+class Pushes:
+    """What brain writes hand the search index directly, so a pass indexes a put without reading
+    the session's row or the brain file (`SessionsPart.search_pushed`). The brain's actor is its
+    file's only writer and every put or delete takes the next seq of the file's counter, so the
+    writes noted here from the mark the index holds on, with no seq missing, are exactly what
+    `batch` would read from the file: the same documents, the same removals, the same mark. A
+    source whose notes do not follow its mark (never indexed, another epoch, a seq missing: a
+    write whose note is still on its way, a restart, a fork's copy) is read from the file as
+    before (`batch`), which is also what heals a crash between a write and its note."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, _Pending] = {}
+
+    def note(self, session_id: str, project_id: str, counter: brain.Counter, path: str, value: bytes | None) -> None:
+        """A committed write (`value` None: a delete) and the counter it left."""
+        epoch, seq = counter
+        held = self._pending.get(session_id)
+        if held is None or held.epoch != epoch or len(held.changes) >= STEP_MAX:
+            held = self._pending[session_id] = _Pending(project_id, epoch)
+        held.changes[seq] = (path, value)
+
+    def forget(self, session_id: str) -> None:
+        """The brain file was replaced or removed: what was noted of it no longer follows."""
+        self._pending.pop(session_id, None)
+
+    def take(self, session_id: str, since: str | None) -> SearchBatch | None:
+        """The batch the noted writes after the mark `since` make (taken: forgotten here), or
+        None when they cannot stand for the file (then the file is read)."""
+        held = self._pending.pop(session_id, None)
+        epoch, _, seq = (since or "").partition(":")
+        if held is None or epoch != held.epoch or not seq.isdigit():
+            return None
+        after = sorted(s for s in held.changes if s > int(seq))
+        if not after or after[-1] - int(seq) != len(after):  # nothing new, or a seq missing
+            return None
+        last: dict[str, bytes | None] = {}
+        for s in after:
+            path, value = held.changes[s]
+            last[path] = value
+        written = sorted((p, v) for p, v in last.items() if v is not None)
+        gone = [(FAMILY, f"{session_id}:{p}") for p in sorted(p for p, v in last.items() if v is None)]
+        docs = _as_docs(written, session_id, held.project_id)
+        return SearchBatch(docs, f"{epoch}:{after[-1]}", replace=False, gone=gone, still=standing(session_id))
 
 
 def docs(conn: sqlite3.Connection, session_id: str, project_id: str) -> list[SearchDoc]:

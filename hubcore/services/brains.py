@@ -35,7 +35,7 @@ from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.metrics import store_bytes
-from hubcore.services import callstage, entries
+from hubcore.services import brain_search, callstage, entries
 from hubcore.services.access import require_admin
 from hubcore.services.calllog import Call, CallLog
 from hubcore.services.core import Core
@@ -266,6 +266,7 @@ class BrainsService:
         self.sessions: SessionsService | None = None  # tied by `SessionsPart`, which builds both
         self.writes = 0  # bumped by every brain write; storage memoisation keys on it
         self.touched: set[str] = set()  # sessions whose entries changed, for the search index
+        self.pushes = brain_search.Pushes()  # and what changed in them, handed to the index directly
         # Entry writes between their hub.db check and their reply, by session: a seal must go
         # through the mailbox even when no file exists yet, or such a write would create one.
         self._writing: dict[str, int] = {}
@@ -303,19 +304,19 @@ class BrainsService:
     async def write_entry(self, caller: Caller, req: BrainPut, active: tuple[str, str] | None = None) -> dict[str, Any]:
         """Write an entry (the MCP tool records its call behind, as every call's)."""
         check_store(req.store, required=True)
-        async with self._writer(caller, req.reference(), active) as session_id:
-            return await self._put(caller, session_id, req.path, req.content, req.if_version)
+        async with self._writer(caller, req.reference(), active) as session:
+            return await self._put(caller, session, req.path, req.content, req.if_version)
 
     async def delete_entry(
         self, caller: Caller, req: BrainDelete, active: tuple[str, str] | None = None
     ) -> dict[str, Any]:
         check_store(req.store, required=True)
-        async with self._writer(caller, req.reference(), active) as session_id:
-            return await self._delete(session_id, req.path, req.if_version)
+        async with self._writer(caller, req.reference(), active) as session:
+            return await self._delete(session, req.path, req.if_version)
 
     @asynccontextmanager
-    async def _writer(self, caller: Caller, session: Any, active: tuple[str, str] | None) -> AsyncIterator[str]:
-        """The running session the caller owns, counted as written to until the block ends.
+    async def _writer(self, caller: Caller, session: Any, active: tuple[str, str] | None) -> AsyncIterator[sqlite3.Row]:
+        """The running session the caller owns (its row), counted as written to until the block ends.
 
         The count starts before hub.db is asked, so a session end that commits after the answer
         sees the write in flight and seals through the mailbox (see `seal`). A session named by
@@ -327,8 +328,7 @@ class BrainsService:
         key = key or ANY_SESSION
         self._writing[key] = self._writing.get(key, 0) + 1
         try:
-            row = await self.sessions.writable(caller, ref, active[0] if active else None)
-            yield str(row["id"])
+            yield await self.sessions.writable(caller, ref, active[0] if active else None)
         finally:
             self._writing[key] -= 1
             if not self._writing[key]:
@@ -418,30 +418,31 @@ class BrainsService:
     async def _put(
         self,
         caller: Caller,
-        session_id: str,
+        session: sqlite3.Row,
         where: str,
         value: str,
         condition: str | None = None,
     ) -> dict[str, Any]:
         """Write an entry to a session the caller owns (`_writer` checked that; the seal decides).
         `BrainPut` held the path, the content's size and the condition to their rules."""
+        session_id = str(session["id"])
         data = value.encode("utf-8")
         if not self.path_of(session_id).exists():
             entries.require_version(None, condition)  # a refusal creates no file
         warnings = entries.file_growth(f"session brain {session_id}", self.bytes_of(session_id) or 0, len(data))
         now, actor_label, version = self.core.now(), caller.actor, entries.version_of(data)
 
-        def write(conn: sqlite3.Connection) -> str:
+        def write(conn: sqlite3.Connection) -> brain.Counter:
             self._require_unsealed(conn, session_id, now)
             entries.require_version(brain.held_version(conn, where), condition)
             if brain.is_directory(conn, where):
                 raise conflict(f"{where} is a directory; an entry cannot replace it")
-            brain.put(conn, where, data, version=version, now=now, actor=actor_label)
-            return version
+            return brain.put(conn, where, data, version=version, now=now, actor=actor_label)
 
         async with self.pool.use(session_id) as actor:
-            version = await actor.execute(write)
+            counter = await actor.execute(write)
         self.writes += 1
+        self.pushes.note(session_id, str(session["project_id"]), counter, where, data)
         self.touched.add(session_id)
         return {
             "ok": True,
@@ -452,21 +453,25 @@ class BrainsService:
             "session_id": session_id,
         }
 
-    async def _delete(self, session_id: str, where: str, condition: str | None = None) -> dict[str, Any]:
+    async def _delete(self, session: sqlite3.Row, where: str, condition: str | None = None) -> dict[str, Any]:
+        session_id = str(session["id"])
         if not self.path_of(session_id).exists():
             entries.require_version(None, condition)
             raise not_found(f"no brain entry at {where}")
         now = self.core.now()
 
-        def write(conn: sqlite3.Connection) -> None:
+        def write(conn: sqlite3.Connection) -> brain.Counter:
             self._require_unsealed(conn, session_id, now)
             entries.require_version(brain.held_version(conn, where), condition)
-            if not brain.delete(conn, where):
+            counter = brain.delete(conn, where)
+            if counter is None:
                 raise not_found(f"no brain entry at {where}")
+            return counter
 
         async with self.pool.use(session_id) as actor:
-            await actor.execute(write)
+            counter = await actor.execute(write)
         self.writes += 1
+        self.pushes.note(session_id, str(session["project_id"]), counter, where, None)
         self.touched.add(session_id)
         return {"ok": True, "path": where, "session_id": session_id}
 
@@ -597,11 +602,13 @@ class BrainsService:
         if not source.exists():
             return
         target = self.path_of(target_id)
+        self.pushes.forget(target_id)  # a new file: the index reads it whole
         await anyio.to_thread.run_sync(_snapshot, source, target)
         self.touched.add(target_id)
 
     async def remove(self, session_id: str) -> None:
         await self.calls.discard(session_id)
+        self.pushes.forget(session_id)
         await self.pool.close(session_id)
         self.readers.forget(session_id)
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.

@@ -141,12 +141,19 @@ def held_version(conn: sqlite3.Connection, path: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _next_seq(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING seq").fetchone()[0])
+Counter = tuple[str, int]
+"""The change counter's (epoch, seq) after a write: what the write hands the search index (the
+index's mark of the brain once that write is in, `brain_search.Pushes`)."""
 
 
-def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str) -> None:
-    seq = _next_seq(conn)
+def _next_seq(conn: sqlite3.Connection) -> Counter:
+    row = conn.execute("UPDATE changes SET seq = seq + 1 WHERE id = 1 RETURNING epoch, seq").fetchone()
+    return str(row[0]), int(row[1])
+
+
+def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str) -> Counter:
+    """Write the entry at `path` under the next seq; the counter after it."""
+    epoch, seq = _next_seq(conn)
     conn.execute(
         """INSERT INTO entries (path, value, version, written_at, written_by, seq) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (path) DO UPDATE SET value = excluded.value, version = excluded.version,
@@ -154,17 +161,20 @@ def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now:
         (path, value, version, now, actor, seq),
     )
     conn.execute("DELETE FROM gone WHERE path = ?", (path,))
+    return epoch, seq
 
 
-def delete(conn: sqlite3.Connection, path: str) -> bool:
-    """Remove the entry at `path` (leaving its tombstone); False when there was none."""
+def delete(conn: sqlite3.Connection, path: str) -> Counter | None:
+    """Remove the entry at `path` (leaving its tombstone); the counter after it, None when there
+    was no entry (nothing changed)."""
     if conn.execute("DELETE FROM entries WHERE path = ?", (path,)).rowcount == 0:
-        return False
+        return None
+    epoch, seq = _next_seq(conn)
     conn.execute(
         "INSERT INTO gone (path, seq) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET seq = excluded.seq",
-        (path, _next_seq(conn)),
+        (path, seq),
     )
-    return True
+    return epoch, seq
 
 
 @dataclass(frozen=True)

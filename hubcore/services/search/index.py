@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -76,15 +76,27 @@ def write_batch(conn: sqlite3.Connection, source: str, batch: SearchBatch, terms
     _insert(conn, source, list(fresh.values()))
     if terms is None:  # a source indexed whole: only the few documents that changed
         terms = terms_of([doc.text for doc, _ in fresh.values()])
+    _add_terms(conn, terms)
+    conn.execute(
+        "INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET mark = excluded.mark",
+        (source, batch.mark),
+    )
+
+
+def _add_terms(conn: sqlite3.Connection, terms: Sequence[str]) -> None:
     if terms:
         conn.execute(
             "INSERT OR IGNORE INTO search_terms (term) SELECT value FROM json_each(?)",
             (orjson.dumps(list(terms)).decode(),),
         )
-    conn.execute(
-        "INSERT INTO search_marks (source, mark) VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET mark = excluded.mark",
-        (source, batch.mark),
-    )
+
+
+def write_pushed(conn: sqlite3.Connection, pushed: Mapping[str, SearchBatch], terms: Sequence[str]) -> None:
+    """The batches parts handed over (`Part.search_pushed`, each adding) in one command, with the
+    terms of all their documents (tokenized together, off the writer)."""
+    for source, batch in pushed.items():
+        write_batch(conn, source, batch, ())
+    _add_terms(conn, terms)
 
 
 def _ids_of(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> list[int]:
@@ -256,6 +268,12 @@ class SearchIndex:
                 if not sources:
                     continue
                 marks = await self._marks_of(sources)
+                # What the part's writes handed over goes in first, all in one command (one
+                # tokenizing, one commit); the rest is read from the part's stores.
+                pushed = part.search_pushed({source: marks.get(source) for source in sources})
+                if pushed:
+                    await self._write_pushed(pushed)
+                    sources = [source for source in sources if source not in pushed]
                 # A few lanes, each indexing its share of the sources in turn: their reads overlap
                 # and their index writes share hub.db's batches (a brain write touches one source
                 # per session, so 200 busy sessions make 200 sources a pass).
@@ -297,6 +315,13 @@ class SearchIndex:
             return {str(source): str(mark) for source, mark in rows}
 
         return await self.core.store.read(read)
+
+    async def _write_pushed(self, pushed: dict[str, SearchBatch]) -> None:
+        if any(batch.replace or batch.more for batch in pushed.values()):
+            raise ValueError("a pushed batch adds to its source and is whole")
+        texts = [doc.text for batch in pushed.values() for doc in batch.docs]
+        terms = await anyio.to_thread.run_sync(terms_of, texts)
+        await self.core.store.execute(lambda conn: write_pushed(conn, pushed, terms))
 
     async def _index_each(self, part: Part, sources: Sequence[str], marks: dict[str, str]) -> None:
         for source in sources:
