@@ -117,7 +117,7 @@ def summarise(raw: Path) -> tuple[int, collections.Counter[str], collections.Cou
     total = 0
     for line in raw.read_text().splitlines():
         stack_text, _, count_text = line.rpartition(" ")
-        if not stack_text:
+        if not stack_text or not count_text.isdigit():  # py-spy stopped mid-line: a line cut short
             continue
         count = int(count_text)
         stack = [f for f in stack_text.split(";") if not f.startswith(("process ", "thread "))]
