@@ -15,6 +15,10 @@ Then (`--put-sessions`, 0 to skip) the same through the service, no HTTP: a hub 
 (a fresh data directory) with that many sessions of one agent, 4 entries of 2 KiB each; a round
 writes one entry of every session at once (`BrainsService.write_entry`) and waits until the search
 index has followed (`SearchIndex.settled`). Reported: CPU per put, the index's upkeep included.
+
+Then (`--statements`, 0 to skip) what a put's own SQL costs on one connection, no actor: that many
+committed puts to a 4-entry brain through `brain.put` (the change counter's bump, the seq, the
+tombstone's delete) against the same upsert with none of the counter's bookkeeping.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -45,6 +50,7 @@ from hubcore.services.requests import parse
 from hubcore.services.sessions import SessionStart
 from hubcore.store import brain
 from hubcore.store.actor import StoreActor
+from hubcore.store.connection import connect
 from hubhttp.asgi import HubASGI
 from tools.bench.feed import ADMIN_TOKEN, lifespan
 
@@ -122,6 +128,41 @@ async def measure_puts(sessions: int, rounds: int) -> tuple[float, float]:
     return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
 
 
+def upsert_only(conn: sqlite3.Connection, path: str, value: bytes) -> None:
+    """A put without the change counter (as before brain schema 2): the entry's row alone."""
+    conn.execute(
+        """INSERT INTO entries (path, value, version, written_at, written_by) VALUES (?, ?, 'v', 1.0, 'a')
+           ON CONFLICT (path) DO UPDATE SET value = excluded.value, version = excluded.version,
+           written_at = excluded.written_at, written_by = excluded.written_by""",
+        (path, value),
+    )
+
+
+def counted(conn: sqlite3.Connection, path: str, value: bytes) -> None:
+    brain.put(conn, path, value, version="v", now=1.0, actor="a")
+
+
+def measure_statements(puts: int) -> dict[str, float]:
+    """CPU per committed put (seconds), with and without the counter, alternated three times."""
+    value = b"word " * 400
+    found: dict[str, list[float]] = {"brain.put": [], "upsert alone": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = connect(Path(tmp) / "b.db")
+        try:
+            brain.setup(conn)
+            for _ in range(3):
+                for name, put in (("brain.put", counted), ("upsert alone", upsert_only)):
+                    cpu = time.process_time()
+                    for n in range(puts):
+                        conn.execute("BEGIN IMMEDIATE")
+                        put(conn, f"/kv/k{n % KEYS}", value)
+                        conn.execute("COMMIT")
+                    found[name].append((time.process_time() - cpu) / puts)
+        finally:
+            conn.close()
+    return {name: statistics.median(runs) for name, runs in found.items()}
+
+
 async def main_async(args: argparse.Namespace) -> None:
     print(
         f"{args.writers} writers, {args.commands} commands a round, {args.rounds} rounds "
@@ -136,6 +177,9 @@ async def main_async(args: argparse.Namespace) -> None:
             f"  brain puts through the service, {args.put_sessions} sessions at once, the index following: "
             f"{total * 1e6:.0f} us CPU per put, event loop thread {loop * 1e6:.0f} us"
         )
+    if args.statements:
+        for name, cpu in measure_statements(args.statements).items():
+            print(f"  {name} on one connection, {KEYS}-entry brain: {cpu * 1e6:.1f} us CPU per committed put")
 
 
 def main() -> None:
@@ -147,6 +191,7 @@ def main() -> None:
     parser.add_argument(
         "--put-sessions", type=int, default=200, help="sessions written at once by the service (0: skip)"
     )
+    parser.add_argument("--statements", type=int, default=3000, help="puts timed on one connection (0: skip)")
     anyio.run(main_async, parser.parse_args())
 
 
