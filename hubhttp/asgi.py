@@ -48,16 +48,27 @@ MCP_MODULE = "hubmcp.http"  # imported after ready (the mcp SDK): see the module
 log = logging.getLogger("hubhttp.asgi")
 
 
+# Second-generation collections between two full ones (CPython's default is 10). A full collection
+# walks every long-lived object, and each open stream keeps about 190 of them alive (its connection,
+# its tasks and coroutines, its request): with 500 streams open, 95,000 more, so every full
+# collection cost a dozen times what it costs with none, about once a second under load, and was
+# half of what 500 streams cost the writers (docs/benchmarks.md, "Fourth session: stream turns").
+FULL_COLLECTION_PACE = 100
+
+
 def settle_heap(_hub: Hub) -> None:
     """An `on_settled` hook for a process that serves one hub: what startup built (modules, the
     app, the catalogue, the stores' state: over 100,000 objects) is collected once, then frozen out
     of the collector's sight. Otherwise every full collection walks all of it again, about every
     6,000 requests (85 ms each on the shared bench machine: some 50 us a request, a third of
-    what the hub costs over a bare app; docs/benchmarks.md, issue 27). What requests create is
-    collected as before. Not for a process that starts hub after hub (the tests): a freeze keeps
-    what was alive at that moment for good."""
+    what the hub costs over a bare app; docs/benchmarks.md, issue 27). Full collections then come
+    a tenth as often (`FULL_COLLECTION_PACE`); the young generations, where a request's garbage
+    goes, are collected as before. Not for a process that starts hub after hub (the tests): a
+    freeze keeps what was alive at that moment for good."""
     gc.collect()
     gc.freeze()
+    young, middle, _full = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_PACE)
 
 
 class HubASGI:
