@@ -12,7 +12,7 @@ from tests.suite import pytest_addoption, pytest_collection_modifyitems, pytest_
 
 # How the suite runs fast (tests/suite.py): its hooks, registered with this conftest.
 __all__ = ["pytest_addoption", "pytest_collection_modifyitems", "pytest_configure"]
-# Each worker's Chromium, the `browser` fixture of every browser test (tests/chromium.py).
+# Each worker's Chromium, the `browser` fixture of every browser test, and `full_browser` (tests/chromium.py).
 pytest_plugins = ("tests.chromium",)
 
 

@@ -1,4 +1,5 @@
-"""Push in Chromium: the app subscribes (headless Chromium cannot, so `pushManager.subscribe` is stubbed
+"""Push in Chromium (the full browser, `full_browser`: the headless shell the other tests use grants no
+notification permission, tests/chromium.py): the app subscribes (headless Chromium cannot, so `pushManager.subscribe` is stubbed
 by an init script with the test's own keys and a loopback endpoint), the hub encrypts a push to that
 endpoint (decrypted there with the device's keys), and CDP's `ServiceWorker.deliverPushMessage` hands
 it to the service worker, which shows it with its buttons; a button answers the question through
@@ -107,8 +108,8 @@ def shown(context: Any, page: Any, want: Any) -> list[dict[str, Any]]:
         raise AssertionError(f"{timed_out}; showing: {last!r}") from None
 
 
-def test_a_push_shows_its_buttons_and_a_button_answers(browser: Any, hub: Hub, pushes: PushService) -> None:
-    context, page, _ = push_page(browser, hub, pushes)
+def test_a_push_shows_its_buttons_and_a_button_answers(full_browser: Any, hub: Hub, pushes: PushService) -> None:
+    context, page, _ = push_page(full_browser, hub, pushes)  # the full browser: the shell shows no notification
     device_id = None
     try:
         page.fill("#push-name", "Test phone")
