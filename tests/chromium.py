@@ -33,6 +33,10 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 PLAYWRIGHT_LOOP = pytest.StashKey[asyncio.AbstractEventLoop]()
+# Playwright's own switches already turn off extensions, background networking, component updates,
+# the first-run and default-browser checks, and mute audio; others measured and not kept:
+# docs/benchmarks.md, "Fourth session: the browser tests' CPU".
+LAUNCH_ARGS = ["--no-sandbox"]
 # The fixtures that hold Playwright's loop; a test using none of them runs with the mark lifted.
 BROWSER_FIXTURES = frozenset({"playwright_driver", "browser", "full_browser"})
 
@@ -43,7 +47,7 @@ def launch(pw: Any, executable: str) -> Any:
         pytest.fail(
             f"{executable} is missing: tools/setup --dev installs Debian's chromium and chromium-headless-shell"
         )
-    return pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    return pw.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
 
 
 @contextlib.contextmanager

@@ -189,12 +189,14 @@ def open_app(
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("dialog", lambda d: errors.append(f"native dialog: {d.type} {d.message}"))
     page.page_errors = errors
+    stored: dict[str, str] = {}  # what Connect and Settings leave in local storage, written before the app loads
     if token is not None:
-        page.goto("/app/shell.json")
-        page.evaluate("t => localStorage.setItem('agent-hub.token', t)", token)
+        stored["agent-hub.token"] = token
     if undo_seconds != 5:
+        stored["agent-hub.settings"] = json.dumps({"undoSeconds": undo_seconds}, separators=(",", ":"))
+    if stored:  # one navigation to the origin for both (each costs a page load's CPU)
         page.goto("/app/shell.json")
-        page.evaluate("s => localStorage.setItem('agent-hub.settings', JSON.stringify({undoSeconds: s}))", undo_seconds)
+        page.evaluate("kv => Object.entries(kv).forEach(([k, v]) => localStorage.setItem(k, v))", stored)
     page.goto("/" + hash_)
     page.wait_for_selector("h1.screen-title")
     return page
