@@ -106,10 +106,12 @@ def test_version_picker_and_theme_toggle(hub: Hub, page: Any) -> None:
     assert page.get_attribute("html", "data-theme") == "light"
     page.click("#theme-toggle")
     assert page.get_attribute("html", "data-theme") == "dark"
-    frame.wait_for_function("document.documentElement.dataset.theme === 'dark'")
+    # A function, not an expression: Playwright evaluates an expression again with `eval` on each
+    # poll, which the frame's CSP (no 'unsafe-eval') refuses once the first check has not passed.
+    frame.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
     page.reload()
     assert page.get_attribute("html", "data-theme") == "dark"  # remembered by the shell
-    frame_of(page).wait_for_function("document.documentElement.dataset.theme === 'dark'")
+    frame_of(page).wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
 
 
 def test_protected_artifact_opens_with_the_right_password_only(hub: Hub, page: Any) -> None:

@@ -1,10 +1,10 @@
 """Push in Chromium (the full browser, `full_browser`: the headless shell the other tests use grants no
-notification permission, tests/chromium.py): the app subscribes (headless Chromium cannot, so `pushManager.subscribe` is stubbed
-by an init script with the test's own keys and a loopback endpoint), the hub encrypts a push to that
-endpoint (decrypted there with the device's keys), and CDP's `ServiceWorker.deliverPushMessage` hands
-it to the service worker, which shows it with its buttons; a button answers the question through
-`/api/v1/push/act`, read back over REST. Also: the form question drawn and answered in the app, and
-the delivery receipt."""
+notification permission, tests/chromium.py): the app subscribes (headless Chromium cannot, so
+`pushManager.subscribe` is stubbed by an init script with the test's own keys and a loopback
+endpoint), the hub encrypts a push to that endpoint (decrypted there with the device's keys), and
+CDP's `ServiceWorker.deliverPushMessage` hands it to the service worker, which shows it with its
+buttons; a button answers the question through `/api/v1/push/act`, read back over REST. Also: the
+form question drawn and answered in the app, and the delivery receipt."""
 
 from __future__ import annotations
 
