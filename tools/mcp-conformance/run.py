@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import hashlib
 import json
 import os
@@ -73,12 +74,20 @@ def npm_cli() -> Path:
 
 
 def install() -> None:
-    """`npm ci` into this directory when node_modules is missing or the lock file changed."""
+    """`npm ci` into this directory when node_modules is missing or the lock file changed, one
+    runner at a time: two test workers on a fresh clone would otherwise both run `npm ci`, each
+    removing the tree the other is writing (ENOTEMPTY)."""
     lock = HERE / "package-lock.json"
     stamp = HERE / "node_modules" / ".installed-lock-sha256"
     want = hashlib.sha256(lock.read_bytes()).hexdigest()
-    if SUITE.exists() and stamp.exists() and stamp.read_text() == want:
-        return
+    with open(HERE / ".install.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        if SUITE.exists() and stamp.exists() and stamp.read_text() == want:
+            return
+        _npm_ci(stamp, want)
+
+
+def _npm_ci(stamp: Path, want: str) -> None:
     env = {**os.environ, "PATH": f"{node_bin().parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     subprocess.run(
         [str(node_bin()), str(npm_cli()), "ci", "--no-fund", "--no-audit", "--loglevel=error"],
