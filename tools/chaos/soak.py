@@ -252,6 +252,9 @@ class Clients:
         # One call at a time per slot: two writers on one slot ended its session twice (a KeyError
         # on the second `del`) and sent a call on the session the other had just ended.
         self.legacy_locks = [asyncio.Lock() for _ in range(LEGACY_CLIENTS)]
+        # The same for each token's connection: a writer starting a new session on it while another
+        # read back a path of the old one read the new session and was refused not_found.
+        self.connection_locks: dict[int, asyncio.Lock] = {}
         self.tasks: list[asyncio.Task[None]] = []
 
     async def call(
@@ -283,6 +286,8 @@ class Clients:
         result = structured(r)
         if client is None:
             self.tally.count(name, result is not None)
+            if result is None:  # what the hub said, so a refusal in a long run can be told from a bug
+                self.note(f"{name}: {r.status_code} {r.text[:160]}")
         return result
 
     # -- the writers: one operation at a time, chosen from the mix, at a bounded rate
@@ -316,6 +321,10 @@ class Clients:
 
     async def op_brain(self) -> None:
         n, token = self.token()
+        async with self.connection_locks.setdefault(n, asyncio.Lock()):
+            await self.brain_call(n, token)
+
+    async def brain_call(self, n: int, token: str) -> None:
         connection = f"soak-{n}"
         if n not in self.sessions or random.random() < 0.02:  # now and then a new session
             name = f"s{n}-{secrets.token_hex(3)}"
