@@ -31,6 +31,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
@@ -104,8 +106,9 @@ async def put_all(hub: Hub, ids: list[str], key: int, text: str) -> None:
     await hub.search_index.settled()
 
 
-async def measure_puts(sessions: int, rounds: int) -> tuple[float, float]:
-    """(process CPU, event loop thread CPU) per service-level put, the index's upkeep included."""
+@asynccontextmanager
+async def hub_with_sessions(sessions: int) -> AsyncIterator[tuple[Hub, list[str]]]:
+    """A hub in process on a fresh data directory, with `sessions` running sessions of one agent."""
     with tempfile.TemporaryDirectory() as tmp:
         settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
         app = HubASGI(settings)
@@ -118,13 +121,19 @@ async def measure_puts(sessions: int, rounds: int) -> tuple[float, float]:
                 str((await hub.sessions.start(AGENT, start.model_copy(update={"name": f"s{i}"})))["session_id"])
                 for i in range(sessions)
             ]
-            for key in range(KEYS):
-                await put_all(hub, ids, key, f"seed{key} " + "word " * 400)
-            results = []
-            for n in range(rounds):
-                cpu, loop_cpu = process_cpu(), time.thread_time()
-                await put_all(hub, ids, n % KEYS, f"round{n} " + "word " * 400)
-                results.append(((process_cpu() - cpu) / sessions, (time.thread_time() - loop_cpu) / sessions))
+            yield hub, ids
+
+
+async def measure_puts(sessions: int, rounds: int) -> tuple[float, float]:
+    """(process CPU, event loop thread CPU) per service-level put, the index's upkeep included."""
+    async with hub_with_sessions(sessions) as (hub, ids):
+        for key in range(KEYS):
+            await put_all(hub, ids, key, f"seed{key} " + "word " * 400)
+        results = []
+        for n in range(rounds):
+            cpu, loop_cpu = process_cpu(), time.thread_time()
+            await put_all(hub, ids, n % KEYS, f"round{n} " + "word " * 400)
+            results.append(((process_cpu() - cpu) / sessions, (time.thread_time() - loop_cpu) / sessions))
     return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
 
 

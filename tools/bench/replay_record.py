@@ -21,7 +21,6 @@ import importlib.util
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,17 +31,9 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 
 import anyio
 
-from hubcore.caller import Caller
-from hubcore.config import HubSettings
 from hubcore.hub import Hub
-from hubcore.services.agents import AgentCreate
-from hubcore.services.projects import ProjectCreate
-from hubcore.services.requests import parse
-from hubcore.services.sessions import SessionStart
-from hubhttp.asgi import HubASGI
-from tools.bench.feed import ADMIN_TOKEN, lifespan
+from tools.bench.brain_writes import hub_with_sessions
 
-AGENT = Caller.agent("bench")
 TICK = 0.01  # calls are noted in bursts this far apart
 
 
@@ -72,25 +63,14 @@ async def calls(hub: Hub, ids: list[str], rate: int, seconds: float) -> tuple[fl
 
 
 async def measure(args: argparse.Namespace) -> list[tuple[float, float]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = HubSettings(data_dir=str(Path(tmp) / "data"), admin_token=ADMIN_TOKEN, min_free_bytes=0)
-        app = HubASGI(settings)
-        async with lifespan(app):
-            hub = app.hub
-            await hub.projects.create(Caller.admin(), parse(ProjectCreate, {"id": "bench"}))
-            await hub.agents.create(Caller.admin(), parse(AgentCreate, {"id": "bench"}))
-            start = parse(SessionStart, {"project_id": "bench", "name": "s"})
-            ids = [
-                str((await hub.sessions.start(AGENT, start.model_copy(update={"name": f"s{i}"})))["session_id"])
-                for i in range(args.sessions)
-            ]
-            await calls(hub, ids, args.rate, 1.0)  # warm: every brain file exists
-            await hub.brains.calls.flush()
-            results = []
-            for _ in range(args.rounds):
-                idle_cpu, idle_loop = await idle(args.seconds)
-                total, loop, made = await calls(hub, ids, args.rate, args.seconds)
-                results.append(((total - idle_cpu) / made, (loop - idle_loop) / made))
+    async with hub_with_sessions(args.sessions) as (hub, ids):
+        await calls(hub, ids, args.rate, 1.0)  # warm: every brain file exists
+        await hub.brains.calls.flush()
+        results = []
+        for _ in range(args.rounds):
+            idle_cpu, idle_loop = await idle(args.seconds)
+            total, loop, made = await calls(hub, ids, args.rate, args.seconds)
+            results.append(((total - idle_cpu) / made, (loop - idle_loop) / made))
     return results
 
 
