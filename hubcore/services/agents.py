@@ -176,7 +176,8 @@ class AgentsService:
             if not gone:
                 raise not_found(f"agent {agent_id!r} holds no grant on project {project_id!r}")
 
-        await self.core.store.execute(write)
+        async with self.core.access_changing():  # the agent may see the project no more
+            await self.core.store.execute(write)
 
 
 def _render_grant(row: sqlite3.Row) -> dict[str, Any]:

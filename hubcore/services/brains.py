@@ -19,6 +19,7 @@ ended sessions are pruned, and the call log, the one write an ended brain takes,
 from __future__ import annotations
 
 import builtins
+import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable
@@ -427,15 +428,18 @@ class BrainsService:
         `BrainPut` held the path, the content's size and the condition to their rules."""
         session_id = str(session["id"])
         data = value.encode("utf-8")
-        if not self.path_of(session_id).exists():
-            entries.require_version(None, condition)  # a refusal creates no file
-        warnings = entries.file_growth(f"session brain {session_id}", self.bytes_of(session_id) or 0, len(data))
+        main = os.path.join(self.directory, f"{session_id}.db")  # stat'ed by name: no Path built per put
+        size, exists = _sqlite_bytes(main)
+        if not exists:  # a refusal creates no file (the actor would)
+            entries.require_version(None, condition)
+        warnings = entries.file_growth(f"session brain {session_id}", size or 0, len(data))
         now, actor_label, version = self.core.now(), caller.actor, entries.version_of(data)
 
         def write(conn: sqlite3.Connection) -> brain.Counter:
-            self._require_unsealed(conn, session_id, now)
-            entries.require_version(brain.held_version(conn, where), condition)
-            if brain.is_directory(conn, where):
+            before = brain.before_write(conn, where)
+            self._refuse_sealed(conn, session_id, now, before.seal)
+            entries.require_version(before.version, condition)
+            if before.directory:
                 raise conflict(f"{where} is a directory; an entry cannot replace it")
             return brain.put(conn, where, data, version=version, now=now, actor=actor_label)
 
@@ -506,17 +510,16 @@ class BrainsService:
 
     def _require_unsealed(self, conn: sqlite3.Connection, session_id: str, now: float) -> None:
         """Refuse an entry write to a sealed brain: the same answers as hub.db's check gives."""
-        state = self._current_seal(conn, session_id, now)
+        self._refuse_sealed(conn, session_id, now, brain.seal_state(conn))
+
+    def _refuse_sealed(self, conn: sqlite3.Connection, session_id: str, now: float, state: str | None) -> None:
+        """`_require_unsealed` with the seal's state already read (`state`)."""
+        if state == brain.UNSYNCED:  # a new file, or one from before seals: learn the session's state
+            state = self._sync_seal(conn, session_id, now)
         if state == brain.PRUNED:
             raise session_missing(session_id)
         if state is not None:
             raise conflict(f"session {session_id} has ended; its brain is read-only")
-
-    def _current_seal(self, conn: sqlite3.Connection, session_id: str, now: float) -> str | None:
-        state = brain.seal_state(conn)
-        if state == brain.UNSYNCED:  # a new file, or one from before seals: learn the session's state
-            state = self._sync_seal(conn, session_id, now)
-        return state
 
     # -- replay ----------------------------------------------------------------------------------------
 
@@ -630,6 +633,26 @@ def _level_or_entry(conn: sqlite3.Connection, where: str) -> tuple[list[dict[str
     if brain.read_entry(conn, where) is not None:
         raise conflict(f"{where} is an entry, not a directory; read it with the entry route")
     return brain.level(conn, where, entries.LISTING_MAX)
+
+
+def _sqlite_bytes(main: str) -> tuple[int | None, bool]:
+    """`hubcore.metrics.store_bytes` of the file named `main` (with its write-ahead log), by
+    name, and whether the file exists: two stats, where a Path's `exists` and `store_bytes`
+    made three."""
+    total: int | None = 0
+    exists = False
+    for name in (main, main + "-wal"):
+        try:
+            size = os.stat(name).st_size
+        except FileNotFoundError:
+            continue
+        except OSError:
+            total = None
+            exists = exists or name == main
+            continue
+        exists = exists or name == main
+        total = None if total is None else total + size
+    return total, exists
 
 
 def _unlink_brain(path: Path) -> None:

@@ -5,6 +5,8 @@ data directory's measurements, which are the hub's and depend on no part."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
@@ -54,6 +56,10 @@ class Core:
     serving: anyio.Event = field(init=False, default_factory=anyio.Event)
     # Moved by every change of a search source (`hubcore.parts.protocol.Touched`): the index follows.
     nudge: Nudge = field(init=False, default_factory=Nudge)
+    # Moved before and after every change that can hide a project from an agent (a grant revoked, a
+    # project's confidentiality or owner changed): memories of what a caller may see trust
+    # themselves only while it stands (`hubcore.services.sessions.WritableMemory`).
+    access_changes: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.datadir = DataDir(self.settings, self.write_count)
@@ -64,3 +70,13 @@ class Core:
 
     def now(self) -> float:
         return self.clock.now()
+
+    @asynccontextmanager
+    async def access_changing(self) -> AsyncIterator[None]:
+        """Around a write that can hide a project from an agent: `access_changes` moves before
+        and after it, so a memory filled while it ran is not trusted."""
+        self.access_changes += 1
+        try:
+            yield
+        finally:
+            self.access_changes += 1

@@ -167,7 +167,8 @@ class ProjectsService:
             fresh = conn.execute("SELECT * FROM projects WHERE id = ?", (project_id,)).fetchone()
             return render(fresh, unseen_counts(conn, [project_id])[project_id]), effects
 
-        return await self.core.store.execute_effects(write)
+        async with self.core.access_changing():  # a project made confidential hides from agents
+            return await self.core.store.execute_effects(write)
 
     def _made_confidential(
         self, conn: sqlite3.Connection, agent: str, project_id: str, now: float, effects: Effects

@@ -274,6 +274,7 @@ class SessionsService:
         # owner's (end, reassign, prune, project deletion): whoever remembers a running session
         # (an MCP connection's active one) trusts its memory only while this has not moved.
         self.generation = 0
+        self._writable = WritableMemory()
 
     @asynccontextmanager
     async def changing(self, session_id: str | None) -> AsyncIterator[None]:
@@ -579,9 +580,19 @@ class SessionsService:
         return await self.core.store.read(read)
 
     async def writable(self, caller: Caller, ref: SessionRef | None, active: str | None) -> sqlite3.Row:
-        """The running session the caller owns that a brain write goes to."""
+        """The running session the caller owns that a brain write goes to.
+
+        A session named by id that hub.db said runs and is the caller's is remembered
+        (`WritableMemory`) until anything that could change that answer begins: the next write
+        to it costs no read. The brain's seal stays the authority on whether it still runs."""
         if ref is None and active is None:
             raise conflict(NO_ACTIVE_SESSION)
+        sid = ref.session_id if ref is not None else active
+        moment = (self.generation, self.core.access_changes)  # before the read: a change during it is not trusted
+        if sid is not None:
+            known = self._writable.get(moment, sid, caller)
+            if known is not None:
+                return known
 
         def read(conn: sqlite3.Connection) -> sqlite3.Row:
             row = find(conn, caller, ref or SessionRef(session_id=active))
@@ -592,7 +603,48 @@ class SessionsService:
             return row
 
         # A point read, like a brain get's: it shares their worker-thread hops (`read_then`).
-        return await self.core.store.read_then(read, _same)
+        row = await self.core.store.read_then(read, _same)
+        if sid is not None and row["id"] == sid:
+            self._writable.put(moment, (self.generation, self.core.access_changes), sid, caller, row)
+        return row
+
+
+WRITABLE_MAX = 4096  # sessions remembered as writable; past it the memory starts again
+
+
+class WritableMemory:
+    """Running sessions hub.db said a caller may write, by (session id, caller), as of one moment:
+    the sessions service's `generation` (moved around every end, reassign, prune and project
+    deletion) and `Core.access_changes` (moved around every change that can hide a project from an
+    agent). While neither has moved since the read, the read would answer the same row: the
+    owner, the project and the caller's sight of it are those facts, and whether the session still
+    runs is left to the brain's seal (an end moves the generation before it commits and seals
+    behind every write in flight). A lookup at another moment forgets everything."""
+
+    def __init__(self) -> None:
+        self._moment: tuple[int, int] = (-1, -1)
+        self._rows: dict[tuple[str, str, str, bool], sqlite3.Row] = {}
+
+    @staticmethod
+    def _key(session_id: str, caller: Caller) -> tuple[str, str, str, bool]:
+        return session_id, caller.actor, caller.kind, caller.is_admin
+
+    def get(self, moment: tuple[int, int], session_id: str, caller: Caller) -> sqlite3.Row | None:
+        if moment != self._moment:
+            self._rows.clear()
+            self._moment = moment
+            return None
+        return self._rows.get(self._key(session_id, caller))
+
+    def put(
+        self, before: tuple[int, int], after: tuple[int, int], session_id: str, caller: Caller, row: sqlite3.Row
+    ) -> None:
+        """Remember `row`, read between the moments `before` and `after`, when nothing moved."""
+        if before != after or before != self._moment:
+            return
+        if len(self._rows) >= WRITABLE_MAX:
+            self._rows.clear()
+        self._rows[self._key(session_id, caller)] = row
 
 
 def _same(row: sqlite3.Row) -> sqlite3.Row:

@@ -141,6 +141,29 @@ def held_version(conn: sqlite3.Connection, path: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+@dataclass(frozen=True)
+class Before:
+    """What an entry write checks first, read in one statement: the seal's state (None when the
+    brain takes writes), the version held at the path (None when nothing is) and whether the path
+    is a directory (entries lie beneath it)."""
+
+    seal: str | None
+    version: str | None
+    directory: bool
+
+
+def before_write(conn: sqlite3.Connection, path: str) -> Before:
+    """`seal_state`, `held_version` and `is_directory` of `path` in one statement (a write's
+    checks cost one step on the writer's thread, not three)."""
+    prefix = path.rstrip("/") + "/"
+    row = conn.execute(
+        """SELECT (SELECT state FROM seal WHERE id = 1), (SELECT version FROM entries WHERE path = ?),
+                  EXISTS (SELECT 1 FROM entries WHERE path > ? AND path < ?)""",
+        (path, prefix, prefix + "\U0010ffff"),
+    ).fetchone()
+    return Before(None if row[0] is None else str(row[0]), None if row[1] is None else str(row[1]), bool(row[2]))
+
+
 Counter = tuple[str, int]
 """The change counter's (epoch, seq) after a write: what the write hands the search index (the
 index's mark of the brain once that write is in, `brain_search.Pushes`)."""
