@@ -65,6 +65,14 @@ _SPACE = re.compile(r"\s+")
 def snippet_of(text: str) -> str:
     """The opening of `text` as one line of plain text, at most `SNIPPET_MAX` characters: every
     family's snippet is cut the same way."""
+    # Flattening never lengthens text, so a long text's snippet is decided by its opening: when
+    # the opening alone flattens to more than SNIPPET_MAX + 1 characters, the whole text's flat
+    # form starts with all of them but the last (a closing space may merge with what follows), so
+    # it is longer than SNIPPET_MAX and its cut is the opening's. A 2 KiB entry is flattened in
+    # 4 x SNIPPET_MAX characters, not whole (each brain put's document is cut here on the loop).
+    opening = _SPACE.sub(" ", text[: 4 * SNIPPET_MAX]).lstrip()
+    if len(opening) > SNIPPET_MAX + 1:
+        return opening[: SNIPPET_MAX - 1].rstrip() + "…"
     flat = _SPACE.sub(" ", text).strip()
     return flat if len(flat) <= SNIPPET_MAX else flat[: SNIPPET_MAX - 1].rstrip() + "…"
 
