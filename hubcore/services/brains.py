@@ -441,7 +441,7 @@ class BrainsService:
             entries.require_version(before.version, condition)
             if before.directory:
                 raise conflict(f"{where} is a directory; an entry cannot replace it")
-            return brain.put(conn, where, data, version=version, now=now, actor=actor_label)
+            return brain.put(conn, where, data, version=version, now=now, actor=actor_label, tombstone=before.tombstone)
 
         async with self.pool.use(session_id) as actor:
             counter = await actor.execute(write)

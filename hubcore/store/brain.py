@@ -144,24 +144,33 @@ def held_version(conn: sqlite3.Connection, path: str) -> str | None:
 @dataclass(frozen=True)
 class Before:
     """What an entry write checks first, read in one statement: the seal's state (None when the
-    brain takes writes), the version held at the path (None when nothing is) and whether the path
-    is a directory (entries lie beneath it)."""
+    brain takes writes), the version held at the path (None when nothing is), whether the path
+    is a directory (entries lie beneath it) and whether a tombstone of the path is held (its delete
+    left one that the put must remove)."""
 
     seal: str | None
     version: str | None
     directory: bool
+    tombstone: bool = True
 
 
 def before_write(conn: sqlite3.Connection, path: str) -> Before:
-    """`seal_state`, `held_version` and `is_directory` of `path` in one statement (a write's
-    checks cost one step on the writer's thread, not three)."""
+    """`seal_state`, `held_version`, `is_directory` and the tombstone of `path` in one statement
+    (a write's checks cost one step on the writer's thread, not three, and the put skips the
+    tombstone's delete when there is none)."""
     prefix = path.rstrip("/") + "/"
     row = conn.execute(
-        """SELECT (SELECT state FROM seal WHERE id = 1), (SELECT version FROM entries WHERE path = ?),
-                  EXISTS (SELECT 1 FROM entries WHERE path > ? AND path < ?)""",
-        (path, prefix, prefix + "\U0010ffff"),
+        """SELECT (SELECT state FROM seal WHERE id = 1), (SELECT version FROM entries WHERE path = :path),
+                  EXISTS (SELECT 1 FROM entries WHERE path > :prefix AND path < :end),
+                  EXISTS (SELECT 1 FROM gone WHERE path = :path)""",
+        {"path": path, "prefix": prefix, "end": prefix + "\U0010ffff"},
     ).fetchone()
-    return Before(None if row[0] is None else str(row[0]), None if row[1] is None else str(row[1]), bool(row[2]))
+    return Before(
+        None if row[0] is None else str(row[0]),
+        None if row[1] is None else str(row[1]),
+        bool(row[2]),
+        bool(row[3]),
+    )
 
 
 Counter = tuple[str, int]
@@ -174,8 +183,11 @@ def _next_seq(conn: sqlite3.Connection) -> Counter:
     return str(row[0]), int(row[1])
 
 
-def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str) -> Counter:
-    """Write the entry at `path` under the next seq; the counter after it."""
+def put(
+    conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str, tombstone: bool = True
+) -> Counter:
+    """Write the entry at `path` under the next seq; the counter after it. `tombstone` False: the
+    caller read in this transaction that the path has none (`before_write`), so none is deleted."""
     epoch, seq = _next_seq(conn)
     conn.execute(
         """INSERT INTO entries (path, value, version, written_at, written_by, seq) VALUES (?, ?, ?, ?, ?, ?)
@@ -183,7 +195,8 @@ def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now:
            written_at = excluded.written_at, written_by = excluded.written_by, seq = excluded.seq""",
         (path, value, version, now, actor, seq),
     )
-    conn.execute("DELETE FROM gone WHERE path = ?", (path,))
+    if tombstone:
+        conn.execute("DELETE FROM gone WHERE path = ?", (path,))
     return epoch, seq
 
 

@@ -19,6 +19,7 @@ from hubcore.hub import Hub
 from hubcore.store import brain
 from tests.harness import test_settings as settings_for
 from tests.requests import (
+    a_brain_delete,
     a_brain_put,
     a_grant,
     a_project,
@@ -183,18 +184,33 @@ async def test_a_read_that_a_change_overlapped_is_not_remembered(
     assert stored(hub, sid) == ["/kv/a", "/kv/b", "/kv/c"]
 
 
+async def test_a_put_over_a_deleted_path_removes_its_tombstone_and_only_then(hub: Hub) -> None:
+    sid = await start(hub)
+    await put(hub, sid, "/kv/x")
+    await put(hub, sid, "/kv/y")
+    await hub.brains.delete_entry(ALICE, a_brain_delete(path="/kv/x", store="session"), active=(sid, "web"))
+    await hub.brains.delete_entry(ALICE, a_brain_delete(path="/kv/y", store="session"), active=(sid, "web"))
+    await put(hub, sid, "/kv/x")  # the tombstone of /kv/x goes, the one of /kv/y stays
+    await put(hub, sid, "/kv/z")
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        assert [r[0] for r in conn.execute("SELECT path FROM gone ORDER BY path")] == ["/kv/y"]
+    assert stored(hub, sid) == ["/kv/x", "/kv/z"]
+
+
 def test_before_write_reads_what_the_three_checks_read(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "b.db", isolation_level=None)
     try:
         brain.setup(conn)
-        for path in ("/fs/a.md", "/fs/dir/b.md", "/kv/k"):
+        for path in ("/fs/a.md", "/fs/dir/b.md", "/kv/k", "/kv/gone"):
             brain.put(conn, path, b"x", version="v-" + path, now=1.0, actor="alice")
+        brain.delete(conn, "/kv/gone")  # leaves a tombstone
         for state in (brain.UNSYNCED, None, brain.ENDED):
             brain.set_seal(conn, state, now=2.0)
-            for path in ("/fs/a.md", "/fs/dir", "/fs/dir/", "/fs/dir/b.md", "/fs/nothing", "/kv/k", "/kv/"):
+            for path in ("/fs/a.md", "/fs/dir", "/fs/dir/", "/fs/dir/b.md", "/fs/nothing", "/kv/k", "/kv/", "/kv/gone"):
                 before = brain.before_write(conn, path)
+                tombstone = conn.execute("SELECT 1 FROM gone WHERE path = ?", (path,)).fetchone() is not None
                 assert before == brain.Before(
-                    brain.seal_state(conn), brain.held_version(conn, path), brain.is_directory(conn, path)
+                    brain.seal_state(conn), brain.held_version(conn, path), brain.is_directory(conn, path), tombstone
                 ), path
     finally:
         conn.close()
