@@ -41,7 +41,7 @@ from hubcore.errors import StoreBroken, StoreClosed, refusal_of
 from hubcore.store.connection import connect
 from hubcore.store.hops import ReadHops
 from hubcore.store.readers import ReaderPool
-from hubcore.store.writer import Command, Writer, WriterThread, running_asyncio_loop
+from hubcore.store.writer import CallSoon, Command, Writer, WriterThread, loop_call_soon_here, running_asyncio_loop
 
 __all__ = ["ActorStats", "BatchHook", "Publish", "Setup", "StoreActor"]
 
@@ -153,7 +153,12 @@ class StoreActor:
         self._loop: asyncio.AbstractEventLoop | None = None  # set when running on asyncio
         self._depth = 0  # commands queued, not yet taken into a batch
         self._room_waiters: deque[_RoomWaiter] = deque()
-        self._wakeup: anyio.Event | None = None
+        self._call_soon: CallSoon | None = None  # the loop's own call-soon, set when running
+        self._in_flight: _Batch | None = None  # the batch on the writer thread
+        self._kicked = False  # a dispatch is scheduled as a callback
+        self._wakeup: anyio.Event | None = None  # set while the actor task waits for work
+        self._finished = False  # drained and closing, or broken: the actor task may end
+        self._landed: anyio.Event | None = None  # a shutdown waits for the batch in flight
         self._writer: Writer | None = None
         self._thread: WriterThread | None = None
         self._readers = ReaderPool(path, readers)
@@ -182,6 +187,7 @@ class StoreActor:
         if not self._accepting:
             raise StoreClosed(f"store {self.name} was closed before it started")
         self._loop = running_asyncio_loop()
+        self._call_soon = loop_call_soon_here()
         self._thread = thread = WriterThread(f"store {self.name}")
         try:
             self._writer = await thread.call(self._open)
@@ -197,7 +203,7 @@ class StoreActor:
         except Exception as exc:  # a bug or a dead connection: nobody may wait forever
             log.error("store actor %s broke", self.name, exc_info=exc)
             self._stop(exc)
-        except BaseException:  # cancelled: what was not run is refused
+        except BaseException:  # cancelled: what was not run is refused, the batch in flight ends
             self._stop(None)
             raise
         finally:
@@ -224,43 +230,90 @@ class StoreActor:
             _raise_refusal(exc)
         return Writer(conn)
 
-    async def _serve(self) -> None:
-        while True:
-            batch = self._take()
-            if batch is not None:
-                await self._run(batch)
-            elif self._accepting:
-                self._wakeup = wakeup = anyio.Event()
-                await wakeup.wait()
-            else:
-                return
+    # -- the hand-over -----------------------------------------------------------------------------
+    #
+    # The actor task is no hop on an idle actor's path: its first command schedules a dispatch (a
+    # plain callback, which runs after the callers already runnable have queued theirs), the
+    # dispatch hands the batch to the writer thread, and the thread's one call-soon per batch runs
+    # `_completed` on the loop, which publishes, answers each caller, and is done. Only when
+    # commands queued up meanwhile (a batch's worth of them, so the cost is shared) or the actor is
+    # closing does `_completed` wake the actor task, which dispatches the next batch: a cancelled
+    # task then refuses what was queued instead, as it did when every batch went through it. One
+    # batch is on the thread at a time, so arrival order and group commit are as they were.
 
-    def _take(self) -> _Batch | None:
+    async def _serve(self) -> None:
+        self._dispatch()  # commands sent before the file was open
+        while not self._finished:
+            self._wakeup = wakeup = anyio.Event()
+            await wakeup.wait()
+            self._dispatch()
+
+    def _wake_actor(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
+            self._wakeup = None
+
+    def _kick(self) -> None:
+        """A command was queued: dispatch it soon if the thread is free and the task not woken."""
+        if self._in_flight is None and self._wakeup is not None and not self._kicked:
+            assert self._call_soon is not None  # the task waits: it is running
+            self._kicked = True
+            self._call_soon(self._dispatch_soon)
+
+    def _dispatch_soon(self) -> None:
+        self._kicked = False
+        if self._wakeup is None:  # the task was woken meanwhile: it dispatches (or refuses)
+            return
+        try:
+            self._dispatch()
+        except Exception as exc:  # a callback must not raise: the actor breaks instead
+            self._break(exc)
+
+    def _dispatch(self) -> None:
+        """Hand the oldest batch to the writer thread, if none is there; or end once drained."""
+        writer, thread = self._writer, self._thread
+        if self._in_flight is not None or writer is None or thread is None:
+            return
         if not self._batches:
-            return None
+            if not self._accepting:
+                self._finished = True
+            return
         batch = self._batches.popleft()
         self._depth -= len(batch.commands)
         self._grant_room()
-        return batch
-
-    async def _run(self, batch: _Batch) -> None:
-        writer, thread = self._writer, self._thread
-        assert writer is not None and thread is not None
+        self._in_flight = batch
         started = time.perf_counter()
+        thread.submit(
+            lambda: writer.run_batch(batch.commands),
+            lambda _result, error: self._completed(batch, started, error),
+        )
+
+    def _completed(self, batch: _Batch, started: float, error: BaseException | None) -> None:
+        """On the loop, once the thread ran `batch`: publish, answer, record; wake the task if
+        there is more to do."""
+        self._in_flight = None
         try:
-            await thread.call(lambda: writer.run_batch(batch.commands))
-        except Exception as exc:  # the connection died or the protocol broke: outcome unknown
-            self._broken = exc
-            batch.fail(self._refusal)
-            raise
-        except BaseException:  # cancelled before the batch was handed to the thread
-            batch.fail(self._closed_error)
-            raise
-        else:
-            self._publish_effects(batch)
+            try:
+                if error is not None:  # the connection died or the protocol broke: outcome unknown
+                    self._broken = error
+                    batch.fail(self._refusal)
+                    raise error
+                self._publish_effects(batch)
+            finally:
+                batch.answer()
+            self._record(batch, time.perf_counter() - started)
+        except BaseException as exc:  # a bug or a dead connection: nobody may wait forever
+            self._break(exc)
         finally:
-            batch.answer()
-        self._record(batch, time.perf_counter() - started)
+            if self._landed is not None:
+                self._landed.set()
+        if self._batches or not self._accepting:
+            self._wake_actor()
+
+    def _break(self, exc: BaseException) -> None:
+        log.error("store actor %s broke", self.name, exc_info=exc)
+        self._stop(exc)
+        self._finished = True
 
     def _publish_effects(self, batch: _Batch) -> None:
         """Hand on the effects of the batch's committed commands, in order. A command that failed
@@ -303,9 +356,12 @@ class StoreActor:
             waiter.event.set()
 
     async def _shutdown(self) -> None:
-        writer, self._writer = self._writer, None
         with anyio.CancelScope(shield=True):
             try:
+                if self._in_flight is not None:  # cancelled with a batch on the thread: it ends first
+                    self._landed = anyio.Event()
+                    await self._landed.wait()
+                writer, self._writer = self._writer, None
                 if self._reads:  # let reads in flight end, so that the checkpoint can finish
                     self._reads_done = anyio.Event()
                     await self._reads_done.wait()
@@ -404,13 +460,8 @@ class StoreActor:
         self._depth += 1
         if self._depth > self._peak:
             self._peak = self._depth
-        self._wake_actor()
+        self._kick()
         return batch
-
-    def _wake_actor(self) -> None:
-        if self._wakeup is not None:
-            self._wakeup.set()
-            self._wakeup = None
 
     async def _wait_for_room(self, cmd: Command[Any]) -> _Batch:
         """Wait in line for room; the actor queues the command for us as room frees up."""

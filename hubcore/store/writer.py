@@ -144,19 +144,20 @@ class Writer:
 
 
 class _Job(Generic[T]):
-    __slots__ = ("done", "error", "fn", "result")
+    __slots__ = ("done", "error", "result")
 
-    def __init__(self, fn: Callable[[], T]) -> None:
-        self.fn = fn
+    def __init__(self) -> None:
         self.done = anyio.Event()
         self.result: Any = None
         self.error: BaseException | None = None
 
-    def run(self) -> None:
-        try:
-            self.result = self.fn()
-        except BaseException as exc:
-            self.error = exc
+    def finish(self, result: T | None, error: BaseException | None) -> None:
+        self.result, self.error = result, error
+        self.done.set()
+
+
+Then = Callable[[Any, BaseException | None], None]
+"""What runs on the event loop once a submitted function ended: (its result, or what it raised)."""
 
 
 def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -167,11 +168,26 @@ def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def loop_call_soon() -> Callable[[Callable[[], object]], object]:
+CallSoon = Callable[..., object]
+"""`call_soon(fn, *args)`: run `fn(*args)` on the event loop's thread soon, as a plain callback."""
+
+
+def loop_call_soon() -> CallSoon:
     """The running event loop's thread-safe "call this soon", which never blocks the caller."""
     try:
         return asyncio.get_running_loop().call_soon_threadsafe
     except RuntimeError:  # not asyncio: the other backend anyio runs on is trio
+        import trio
+
+        return trio.lowlevel.current_trio_token().run_sync_soon
+
+
+def loop_call_soon_here() -> CallSoon:
+    """The running event loop's "call this soon", for use on the loop's own thread (cheaper than
+    the thread-safe form on asyncio: no wake-up of the loop)."""
+    try:
+        return asyncio.get_running_loop().call_soon
+    except RuntimeError:  # trio: its token's call-soon is for any thread, its own included
         import trio
 
         return trio.lowlevel.current_trio_token().run_sync_soon
@@ -182,32 +198,44 @@ class WriterThread:
 
     A job is handed over with a queue put and its completion comes back through the event loop's
     thread-safe call-soon, so neither side waits for the other (cheaper, and steadier under load,
-    than an `anyio.to_thread` call per batch).
+    than an `anyio.to_thread` call per batch). `submit` is the bare form: the completion is a
+    plain callback on the loop, not a task to wake (the actor's batches go this way).
     """
 
     def __init__(self, name: str) -> None:
-        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Then] | None] = queue.SimpleQueue()
         self._call_soon = loop_call_soon()
         threading.Thread(target=self._main, name=name, daemon=True).start()
 
     def _main(self) -> None:
         while (job := self._jobs.get()) is not None:
-            job.run()
+            fn, then = job
+            result: Any = None
+            error: BaseException | None = None
             try:
-                self._call_soon(job.done.set)
+                result = fn()
+            except BaseException as exc:  # the loop's to handle
+                error = exc
+            try:
+                self._call_soon(then, result, error)
             except RuntimeError:  # the event loop is gone: nobody waits any more
                 return
+
+    def submit(self, fn: Callable[[], T], then: Then) -> None:
+        """Run `fn` on the thread, then `then(result, error)` on the event loop (as a callback:
+        it must not raise, and on trio it runs outside any task)."""
+        self._jobs.put((fn, then))
 
     async def call(self, fn: Callable[[], T]) -> T:
         """Run `fn` on the thread. Once handed over it runs to its end, so waiting is shielded."""
         await checkpoint_if_cancelled()
-        job = _Job(fn)
-        self._jobs.put(job)
+        job: _Job[T] = _Job()
+        self._jobs.put((fn, job.finish))
         with anyio.CancelScope(shield=True):
             await job.done.wait()
         if job.error is not None:
             raise job.error
-        return cast(T, job.result)  # run() set it: a job with no error returned fn()'s value
+        return cast(T, job.result)  # finish() set it: a job with no error returned fn()'s value
 
     def stop(self) -> None:
         """Let the thread end after the jobs already handed over."""

@@ -1,0 +1,95 @@
+"""Event-loop CPU per command of `StoreActor.execute` for a trivial command: the store actor's
+hand-over (caller -> writer thread -> caller) with next to no SQLite work in it.
+
+Run from the checkout: `.venv/bin/python -m tools.bench.actor_handover [--stores 1,200]`.
+
+On asyncio (the backend the hub serves on), `--writers` tasks send `--commands` commands in all,
+the n-th to store n mod `--stores`, each an empty write (`SELECT 1` in the batch's transaction).
+With one store the commands group-commit; with 200 stores the writers' commands are mostly
+batches of their own, as puts to different brains are (issue 27 part 5, docs/benchmarks.md "Fifth
+session: the store actor's hand-over"). Reported per command, median of `--rounds`: the event
+loop thread's CPU (`time.thread_time`), the whole process's CPU (every thread), and the mean
+batch size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
+    del sys.path[0]
+    if importlib.util.find_spec("tools") is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import anyio
+
+from hubcore.store.actor import StoreActor
+
+
+def trivial(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT 1").fetchone()[0])
+
+
+def process_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+async def one_round(actors: list[StoreActor], commands: int, writers: int) -> tuple[float, float]:
+    """(event loop thread CPU, process CPU) per command, in seconds."""
+
+    async def writer(first: int) -> None:
+        for n in range(first, commands, writers):
+            await actors[n % len(actors)].execute(trivial)
+
+    loop_cpu, cpu = time.thread_time(), process_cpu()
+    async with anyio.create_task_group() as tg:
+        for k in range(writers):
+            tg.start_soon(writer, k)
+    return (time.thread_time() - loop_cpu) / commands, (process_cpu() - cpu) / commands
+
+
+async def measure(stores: int, args: argparse.Namespace) -> tuple[float, float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        actors = [StoreActor(Path(tmp) / f"{i}.db", readers=1, mailbox_size=256) for i in range(stores)]
+        async with anyio.create_task_group() as tg:
+            for actor in actors:
+                await tg.start(actor.run)
+            await one_round(actors, max(stores, args.writers), args.writers)  # warm: every file written
+            before = sum(a.statistics().batches for a in actors)
+            rounds = [await one_round(actors, args.commands, args.writers) for _ in range(args.rounds)]
+            batches = sum(a.statistics().batches for a in actors) - before
+            for actor in actors:
+                await actor.aclose()
+    mean_batch = args.commands * args.rounds / batches if batches else 0.0
+    return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds), mean_batch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stores", default="1,200", help="comma-separated store counts")
+    parser.add_argument("--writers", type=int, default=200, help="tasks sending at once")
+    parser.add_argument("--commands", type=int, default=20000, help="commands per round")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    load = Path("/proc/loadavg").read_text().split()[0]
+    print(f"load {load}; {args.writers} writers, {args.commands} commands a round")
+    for stores in (int(s) for s in args.stores.split(",")):
+        loop_us, cpu_us, mean_batch = asyncio.run(measure(stores, args))
+        print(
+            f"stores {stores:>4}: event loop {loop_us * 1e6:6.1f} us/command, process {cpu_us * 1e6:6.1f} us, "
+            f"mean batch {mean_batch:5.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
