@@ -55,6 +55,11 @@ from hubcore.store.pool import ActorPool
 log = logging.getLogger("hubcore.hub")
 
 LOCK_NAME = ".hub.lock"
+# The brain files share two writer threads rather than one each: puts to different brains that
+# arrive together share one hand-over and one wake-up of the event loop (docs/benchmarks.md,
+# "Fifth session: the store actor's hand-over"); two, so that one long brain command does not
+# hold up every other brain's writes.
+BRAIN_WRITER_THREADS = 2
 
 
 class DataDirLocked(HubError):
@@ -250,6 +255,8 @@ class Hub:
                         brain_factory(data_dir / "brains", settings.synchronous),
                         max_open=settings.open_stores_max,
                         idle_secs=settings.store_idle_secs,
+                        writer_threads=BRAIN_WRITER_THREADS,
+                        name="brain files",
                     )
                     kb_pool = ActorPool(
                         stores,

@@ -161,6 +161,7 @@ class StoreActor:
         self._landed: anyio.Event | None = None  # a shutdown waits for the batch in flight
         self._writer: Writer | None = None
         self._thread: WriterThread | None = None
+        self._shared_thread: WriterThread | None = None  # a thread of others' too (`share_thread`)
         self._readers = ReaderPool(path, readers)
         self._hops = ReadHops(READ_HOPS)  # `read_then`'s hand-overs to worker threads, shared under load
         self._reads = 0
@@ -188,11 +189,11 @@ class StoreActor:
             raise StoreClosed(f"store {self.name} was closed before it started")
         self._loop = running_asyncio_loop()
         self._call_soon = loop_call_soon_here()
-        self._thread = thread = WriterThread(f"store {self.name}")
+        self._thread = thread = self._shared_thread or WriterThread(f"store {self.name}")
         try:
             self._writer = await thread.call(self._open)
         except BaseException as exc:
-            thread.stop()
+            self._stop_thread()
             self._stop(exc if isinstance(exc, Exception) else None)
             self._readers.close()
             self._stopped.set()
@@ -208,6 +209,18 @@ class StoreActor:
             raise
         finally:
             await self._shutdown()
+
+    def share_thread(self, thread: WriterThread) -> None:
+        """Write this file on `thread`, which other actors' files share, instead of a thread of
+        its own; before `run`. The file's connection is still opened, used and closed on that one
+        thread only; the thread is its owner's to stop, after this actor stopped."""
+        if self._started:
+            raise RuntimeError(f"store actor {self.name} is already running")
+        self._shared_thread = thread
+
+    def _stop_thread(self) -> None:
+        if self._thread is not None and self._shared_thread is None:
+            self._thread.stop()
 
     def _open(self) -> Writer:
         """The write connection; a file this open created and could not set up is removed again
@@ -368,8 +381,7 @@ class StoreActor:
                 if self._thread is not None and writer is not None:
                     await self._thread.call(writer.close)
             finally:
-                if self._thread is not None:
-                    self._thread.stop()
+                self._stop_thread()
                 self._readers.close()
                 self._stopped.set()
 

@@ -23,6 +23,7 @@ from anyio.abc import TaskGroup
 
 from hubcore.errors import StoreClosed
 from hubcore.store.actor import StoreActor
+from hubcore.store.writer import WriterThread
 
 Victims = list[tuple[str, StoreActor]]
 
@@ -38,6 +39,8 @@ class ActorPool:
         max_open: int = 64,
         idle_secs: float = 60.0,
         monotonic: Callable[[], float] = time.monotonic,
+        writer_threads: int = 0,
+        name: str = "pool",
     ) -> None:
         self._tg = task_group
         self._factory = factory
@@ -50,6 +53,9 @@ class ActorPool:
         self._closing: dict[str, StoreActor] = {}
         self._lock = anyio.Lock()
         self._closed = False
+        self._writer_threads = writer_threads
+        self._threads: list[WriterThread] = []  # started on first use, stopped by `aclose`
+        self._name = name
         self.opened_total = 0
         self.closed_total = 0
 
@@ -117,11 +123,20 @@ class ActorPool:
             actor = None
         if actor is None:
             actor = self._factory(key)
+            if self._writer_threads:
+                actor.share_thread(self._thread_for_next())
             await self._tg.start(actor.run)
             self._open[key] = actor
             self.opened_total += 1
         self._take_lease(key)
         return actor
+
+    def _thread_for_next(self) -> WriterThread:
+        """The shared writer thread of the next actor opened: the threads in turn."""
+        if len(self._threads) < self._writer_threads:
+            self._threads.append(WriterThread(f"store {self._name} {len(self._threads) + 1}"))
+            return self._threads[-1]
+        return self._threads[self.opened_total % len(self._threads)]
 
     def _take_lease(self, key: str) -> None:
         self._open.move_to_end(key)
@@ -199,3 +214,6 @@ class ActorPool:
                 tg.start_soon(self._close_victim, *victim)
             for actor in list(self._closing.values()):
                 tg.start_soon(actor.aclose)
+        threads, self._threads = self._threads, []
+        for thread in threads:  # every actor on them has stopped
+            thread.stop()

@@ -193,31 +193,62 @@ def loop_call_soon_here() -> CallSoon:
         return trio.lowlevel.current_trio_token().run_sync_soon
 
 
+Job = tuple[Callable[[], Any], Then]
+Done = tuple[Then, Any, BaseException | None]
+DRAIN = 64  # jobs at most run back to back before their completions go to the loop
+
+
+def _run_job(job: Job) -> Done:
+    fn, then = job
+    try:
+        return then, fn(), None
+    except BaseException as exc:  # the loop's to handle
+        return then, None, exc
+
+
+def _land(done: list[Done]) -> None:
+    """On the loop: the completions of jobs the thread ran back to back, in their order."""
+    for then, result, error in done:
+        try:
+            then(result, error)
+        except Exception:  # one completion's failure leaves the others theirs
+            log.exception("a writer thread's completion failed")
+
+
 class WriterThread:
-    """The actor's own thread: every use of the write connection happens on it, one job at a time.
+    """A thread on which store files are written: every use of a file's write connection happens
+    on the one thread its actor runs on, one job at a time. Several actors may share a thread
+    (an `ActorPool` of many small files does): each file keeps its own connection, used only here.
 
     A job is handed over with a queue put and its completion comes back through the event loop's
     thread-safe call-soon, so neither side waits for the other (cheaper, and steadier under load,
     than an `anyio.to_thread` call per batch). `submit` is the bare form: the completion is a
-    plain callback on the loop, not a task to wake (the actor's batches go this way).
+    plain callback on the loop, not a task to wake (the actor's batches go this way). Jobs found
+    queued when one ends (other files' batches, on a shared thread) run next, and their
+    completions reach the loop together: one wake-up of the loop for all of them.
     """
 
     def __init__(self, name: str) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Then] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._call_soon = loop_call_soon()
         threading.Thread(target=self._main, name=name, daemon=True).start()
 
     def _main(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            fn, then = job
-            result: Any = None
-            error: BaseException | None = None
+        jobs = self._jobs
+        running = True
+        while running and (job := jobs.get()) is not None:
+            done = [_run_job(job)]
+            while len(done) < DRAIN and not jobs.empty():
+                more = jobs.get_nowait()
+                if more is None:
+                    running = False
+                    break
+                done.append(_run_job(more))
             try:
-                result = fn()
-            except BaseException as exc:  # the loop's to handle
-                error = exc
-            try:
-                self._call_soon(then, result, error)
+                if len(done) == 1:
+                    self._call_soon(*done[0])
+                else:
+                    self._call_soon(_land, done)
             except RuntimeError:  # the event loop is gone: nobody waits any more
                 return
 

@@ -9,7 +9,8 @@ With one store the commands group-commit; with 200 stores the writers' commands 
 batches of their own, as puts to different brains are (issue 27 part 5, docs/benchmarks.md "Fifth
 session: the store actor's hand-over"). Reported per command, median of `--rounds`: the event
 loop thread's CPU (`time.thread_time`), the whole process's CPU (every thread), and the mean
-batch size.
+batch size. `--threads N`: the stores share N writer threads (as the brain files' pool does),
+where by default each has its own.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
 import anyio
 
 from hubcore.store.actor import StoreActor
+from hubcore.store.writer import WriterThread
 
 
 def trivial(conn: sqlite3.Connection) -> int:
@@ -61,6 +63,10 @@ async def one_round(actors: list[StoreActor], commands: int, writers: int) -> tu
 async def measure(stores: int, args: argparse.Namespace) -> tuple[float, float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         actors = [StoreActor(Path(tmp) / f"{i}.db", readers=1, mailbox_size=256) for i in range(stores)]
+        shared = [WriterThread(f"store shared {n}") for n in range(args.threads)]
+        for i, actor in enumerate(actors):
+            if shared and hasattr(actor, "share_thread"):  # an older tree has no shared threads
+                actor.share_thread(shared[i % len(shared)])
         async with anyio.create_task_group() as tg:
             for actor in actors:
                 await tg.start(actor.run)
@@ -70,6 +76,8 @@ async def measure(stores: int, args: argparse.Namespace) -> tuple[float, float, 
             batches = sum(a.statistics().batches for a in actors) - before
             for actor in actors:
                 await actor.aclose()
+        for thread in shared:
+            thread.stop()
     mean_batch = args.commands * args.rounds / batches if batches else 0.0
     return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds), mean_batch
 
@@ -80,9 +88,11 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=200, help="tasks sending at once")
     parser.add_argument("--commands", type=int, default=20000, help="commands per round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=0, help="writer threads the stores share (0: one each)")
     args = parser.parse_args()
     load = Path("/proc/loadavg").read_text().split()[0]
-    print(f"load {load}; {args.writers} writers, {args.commands} commands a round")
+    sharing = f"{args.threads} shared writer threads" if args.threads else "a writer thread per store"
+    print(f"load {load}; {args.writers} writers, {args.commands} commands a round, {sharing}")
     for stores in (int(s) for s in args.stores.split(",")):
         loop_us, cpu_us, mean_batch = asyncio.run(measure(stores, args))
         print(

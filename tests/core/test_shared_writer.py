@@ -1,0 +1,180 @@
+"""Store actors sharing one writer thread (the brain files' pool does), on asyncio and on trio.
+
+Each file keeps its own connection, its own order and its own group commit; what one file's
+commands do (fail, kill the connection, close) is that file's alone. What the tests look at: the
+replies, the rows committed in each file, the statistics, and which thread ran the commands.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import TaskGroup
+
+from hubcore.errors import StoreBroken, StoreClosed
+from hubcore.store.actor import StoreActor
+from hubcore.store.pool import ActorPool
+from hubcore.store.writer import WriterThread
+from tests.core.support import Gate, insert, insert_then_fail, setup, stored_tags, wait_until
+
+pytestmark = pytest.mark.anyio
+
+Results = dict[str, Any]
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def record(actor: StoreActor, name: str, fn: Callable[[sqlite3.Connection], Any], results: Results) -> None:
+    try:
+        results[name] = await actor.execute(fn)
+    except Exception as exc:
+        results[name] = exc
+
+
+@asynccontextmanager
+async def two_files(tmp_path: Path, **options: Any) -> AsyncIterator[tuple[StoreActor, StoreActor, WriterThread]]:
+    """Actors of a.db and b.db on one shared writer thread, running."""
+    thread = WriterThread("store shared test")
+    a = StoreActor(tmp_path / "a.db", setup=setup, **options)
+    b = StoreActor(tmp_path / "b.db", setup=setup, **options)
+    a.share_thread(thread)
+    b.share_thread(thread)
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(a.run)
+            await tg.start(b.run)
+            try:
+                yield a, b, thread
+            finally:
+                await a.aclose()
+                await b.aclose()
+    finally:
+        thread.stop()
+
+
+async def queue(
+    tg: TaskGroup, actor: StoreActor, name: str, fn: Callable[[sqlite3.Connection], Any], results: Results
+) -> None:
+    """Send a command and wait until its caller waits for the reply (queued, or on the thread:
+    an idle actor hands its first command straight to the shared thread's own queue)."""
+    tg.start_soon(record, actor, name, fn, results)
+    await anyio.wait_all_tasks_blocked()
+
+
+async def test_interleaved_files_keep_their_own_order_and_group_commit(tmp_path: Path) -> None:
+    results: Results = {}
+    async with two_files(tmp_path) as (a, b, _thread):
+        async with anyio.create_task_group() as tg:
+            gate = Gate()  # a's command holds the shared thread: b's commands queue up too
+            tg.start_soon(record, a, "gate", gate, results)
+            await gate.wait_entered()
+            for i in range(4):
+                await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
+                await queue(tg, b, f"b{i}", insert(f"b{i}"), results)
+            await queue(tg, b, "b-bad", insert_then_fail("b-bad", ValueError("b refuses")), results)
+            await queue(tg, a, "a4", insert("a4"), results)
+            gate.open()
+        stats_a, stats_b = a.statistics(), b.statistics()
+    assert stored_tags(tmp_path / "a.db") == ["gate", "a0", "a1", "a2", "a3", "a4"]
+    assert stored_tags(tmp_path / "b.db") == ["b0", "b1", "b2", "b3"]
+    assert isinstance(results["b-bad"], ValueError)
+    assert all(isinstance(results[f"a{i}"], int) for i in range(5))
+    assert (stats_a.batches, stats_a.last_batch, stats_a.failed_commands) == (2, 5, 0)  # the gate, then one batch
+    # b was idle: its first command went to the thread alone, the rest queued behind it
+    assert (stats_b.batches, stats_b.last_batch, stats_b.failed_commands) == (2, 4, 1)
+
+
+async def test_every_command_of_both_files_runs_on_the_one_thread(tmp_path: Path) -> None:
+    def ident(conn: sqlite3.Connection) -> int:
+        return threading.get_ident()
+
+    async with two_files(tmp_path) as (a, b, _thread):
+        seen = {await a.execute(ident), await b.execute(ident), await a.execute(ident), await b.execute(ident)}
+    assert len(seen) == 1 and threading.get_ident() not in seen
+
+
+async def test_a_file_whose_connection_dies_does_not_touch_the_other(tmp_path: Path) -> None:
+    def kill(conn: sqlite3.Connection) -> None:
+        conn.close()
+
+    results: Results = {}
+    async with two_files(tmp_path) as (a, b, _thread):
+        await b.execute(insert("b0"))
+        async with anyio.create_task_group() as tg:
+            gate = Gate("b-gate")
+            tg.start_soon(record, b, "b-gate", gate, results)
+            await gate.wait_entered()
+            await queue(tg, a, "kill", kill, results)
+            await queue(tg, a, "a-after", insert("a-after"), results)
+            await queue(tg, b, "b1", insert("b1"), results)
+            gate.open()
+        assert a.broken and not b.broken
+        for name in ("kill", "a-after"):
+            assert isinstance(results[name], StoreBroken)
+        assert await b.execute(insert("b2")) > 0
+        with pytest.raises(StoreBroken):
+            await a.execute(insert("a-later"))
+    assert stored_tags(tmp_path / "a.db") == []
+    assert stored_tags(tmp_path / "b.db") == ["b0", "b-gate", "b1", "b2"]
+
+
+async def test_closing_one_file_leaves_the_other_writing_on_the_thread(tmp_path: Path) -> None:
+    async with two_files(tmp_path) as (a, b, _thread):
+        await a.execute(insert("a0"))
+        await b.execute(insert("b0"))
+        await a.aclose()
+        assert a.stopped and not b.closed
+        with pytest.raises(StoreClosed):
+            await a.execute(insert("a1"))
+        assert await b.execute(insert("b1")) > 0
+        wal = tmp_path / "a.db-wal"
+        assert not wal.exists() or wal.stat().st_size == 0  # a's file was checkpointed and closed
+    assert stored_tags(tmp_path / "a.db") == ["a0"]
+    assert stored_tags(tmp_path / "b.db") == ["b0", "b1"]
+
+
+def pool_threads(name: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(f"store {name} ")]
+
+
+async def test_a_pool_with_shared_threads_spreads_its_files_and_stops_them_at_close(tmp_path: Path) -> None:
+    def ident(conn: sqlite3.Connection) -> int:
+        return threading.get_ident()
+
+    def factory(key: str) -> StoreActor:
+        return StoreActor(tmp_path / f"{key}.db", setup=setup, name=key)
+
+    async with anyio.create_task_group() as tg:
+        pool = ActorPool(tg, factory, max_open=2, writer_threads=2, name="shared-pool-test")
+        seen: dict[str, int] = {}
+        for key in ("k0", "k1", "k2", "k3"):  # beyond the cap: the first ones close meanwhile
+            async with pool.use(key) as actor:
+                await actor.execute(insert(key))
+                seen[key] = await actor.execute(ident)
+        assert len(set(seen.values())) == 2  # two threads, the files in turn
+        assert len(pool_threads("shared-pool-test")) == 2
+        await pool.aclose()
+    await wait_until(lambda: not pool_threads("shared-pool-test"), "the pool's threads to end")
+    for key in seen:
+        assert stored_tags(tmp_path / f"{key}.db") == [key]
+
+
+async def test_a_running_actor_cannot_change_its_thread(tmp_path: Path) -> None:
+    thread = WriterThread("store late test")
+    try:
+        async with two_files(tmp_path) as (a, _b, _thread):
+            with pytest.raises(RuntimeError):
+                a.share_thread(thread)
+            assert await a.execute(insert("a0")) > 0
+    finally:
+        thread.stop()
