@@ -1,9 +1,10 @@
 """One writer per store file.
 
 A `StoreActor` owns the single write connection of one SQLite file. Callers send commands (plain
-functions of a `sqlite3.Connection`) and await their replies. The actor task takes commands in
-arrival order; every command already queued (up to `max_batch`) runs inside its own SAVEPOINT within
-one transaction, the transaction commits once, and only then does each caller get its reply. A
+functions of a `sqlite3.Connection`) and await their replies. Commands run in arrival order, one
+batch at a time on the actor's writer thread (its own, or one it shares with other files' actors);
+every command already queued (up to `max_batch`) runs inside its own SAVEPOINT within one
+transaction, the transaction commits once, and only then does each caller get its reply. A
 failing command rolls back its own savepoint and gets its own exception; the others commit. Reads do
 not queue: they run on read-only connections in worker threads (WAL mode).
 
@@ -19,7 +20,8 @@ This module holds the mailbox and the lifecycle; `writer` the batch protocol and
 thread; `readers` the read-only connections; `connection` the pragmas every connection gets.
 
 Modelled on datasette's `Database` (one writer per file, per-command errors, a tested shutdown),
-with an anyio task and group commit instead of a bare thread.
+with group commit, and an anyio task that owns the lifecycle but is no hop on an idle actor's
+path (see "the hand-over" below).
 """
 
 from __future__ import annotations
