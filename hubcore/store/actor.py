@@ -384,6 +384,7 @@ class StoreActor:
                     await self._thread.call(writer.close)
             finally:
                 self._stop_thread()
+                self._hops.close()
                 self._readers.close()
                 self._stopped.set()
 

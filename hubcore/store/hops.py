@@ -10,6 +10,11 @@ One read leads each hop: it takes every read waiting (its own among them), runs 
 callers, and hands the lead to the first read that arrived meanwhile. A read whose caller is
 cancelled while it waits is withdrawn; one cancelled while leading still has its batch run (the
 hop is not abandoned) and still hands the lead on, so no read is left without a hop.
+
+A hop runs on a thread of its own (one per hop under way, kept for the next), handed over like a
+store's writer thread (`WriterThread.call`: a queue put and one call-soon back), which costs the
+event loop about a third less than `anyio.to_thread.run_sync` (docs/benchmarks.md, "Fifth
+session: the store actor's hand-over"); the caller's limiter still bounds the reads at once.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import anyio
+
+from hubcore.store.writer import WriterThread
 
 T = TypeVar("T")
 
@@ -52,6 +59,8 @@ class ReadHops:
         self._free = hops
         self._max_batch = max_batch
         self._waiting: list[_Read[Any]] = []
+        self._idle: list[WriterThread] = []  # hop threads between hops (at most `hops` exist)
+        self._closed = False
 
     async def run(self, job: Callable[[], T], limiter: anyio.CapacityLimiter) -> T:
         """`job()` on a worker thread (under `limiter`), in a hop shared with the reads waiting."""
@@ -100,11 +109,24 @@ class ReadHops:
             for read in batch:
                 read.run()
 
+        thread = self._idle.pop() if self._idle else WriterThread("read hop")
         try:
-            await anyio.to_thread.run_sync(work, limiter=limiter)
+            async with limiter:
+                await thread.call(work)
         finally:
+            if self._closed:
+                thread.stop()
+            else:
+                self._idle.append(thread)
             unran = [read for read in batch if not read.ran]  # cancelled before the thread started
             self._waiting[:0] = unran
             for read in batch:
                 if read.ran:
                     read.woken.set()
+
+    def close(self) -> None:
+        """Let the hop threads end (a hop under way ends its thread when it is over)."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for thread in idle:
+            thread.stop()

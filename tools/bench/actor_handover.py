@@ -11,6 +11,10 @@ session: the store actor's hand-over"). Reported per command, median of `--round
 loop thread's CPU (`time.thread_time`), the whole process's CPU (every thread), and the mean
 batch size. `--threads N`: the stores share N writer threads (as the brain files' pool does),
 where by default each has its own.
+
+Then (`--reads`, 0 to skip) `read_then`'s hop on one store: `--readers` tasks make that many
+point reads in all (`SELECT 1` on a read-only connection, then a no-op on the same thread), the
+path of a brain get's and a put's session row; event-loop and process CPU per read.
 """
 
 from __future__ import annotations
@@ -82,6 +86,28 @@ async def measure(stores: int, args: argparse.Namespace) -> tuple[float, float, 
     return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds), mean_batch
 
 
+async def measure_reads(args: argparse.Namespace) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        actor = StoreActor(Path(tmp) / "reads.db")
+        async with anyio.create_task_group() as tg:
+            await tg.start(actor.run)
+            await actor.execute(trivial)
+
+            async def reader(first: int) -> None:
+                for _ in range(first, args.reads, args.readers):
+                    await actor.read_then(trivial, int)
+
+            results = []
+            for _ in range(args.rounds):
+                loop_cpu, cpu = time.thread_time(), process_cpu()
+                async with anyio.create_task_group() as readers:
+                    for k in range(args.readers):
+                        readers.start_soon(reader, k)
+                results.append(((time.thread_time() - loop_cpu) / args.reads, (process_cpu() - cpu) / args.reads))
+            await actor.aclose()
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stores", default="1,200", help="comma-separated store counts")
@@ -89,6 +115,8 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=20000, help="commands per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="writer threads the stores share (0: one each)")
+    parser.add_argument("--reads", type=int, default=5000, help="read_then calls a round (0: skip)")
+    parser.add_argument("--readers", type=int, default=16, help="tasks reading at once")
     args = parser.parse_args()
     load = Path("/proc/loadavg").read_text().split()[0]
     sharing = f"{args.threads} shared writer threads" if args.threads else "a writer thread per store"
@@ -98,6 +126,12 @@ def main() -> None:
         print(
             f"stores {stores:>4}: event loop {loop_us * 1e6:6.1f} us/command, process {cpu_us * 1e6:6.1f} us, "
             f"mean batch {mean_batch:5.1f}"
+        )
+    if args.reads:
+        loop_us, cpu_us = asyncio.run(measure_reads(args))
+        print(
+            f"read_then, {args.readers} readers: event loop {loop_us * 1e6:6.1f} us/read, "
+            f"process {cpu_us * 1e6:6.1f} us"
         )
 
 
