@@ -29,7 +29,11 @@ Victims = list[tuple[str, StoreActor]]
 
 
 class ActorPool:
-    """Actors by key, started in `task_group` (which must outlive the pool) by `factory(key)`."""
+    """Actors by key, started in `task_group` (which must outlive the pool) by `factory(key)`.
+
+    With `writer_threads`, the pool's actors share that many writer threads, the files in turn
+    (each file's connection still used on its one thread only), which the pool stops at `aclose`;
+    without, each actor has a thread of its own."""
 
     def __init__(
         self,
