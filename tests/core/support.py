@@ -104,3 +104,14 @@ async def running(actor: StoreActor) -> AsyncIterator[StoreActor]:
 
 def new_actor(tmp_path: Path, **options: Any) -> StoreActor:
     return StoreActor(tmp_path / "store.db", setup=setup, **options)
+
+
+Results = dict[str, Any]
+
+
+async def record(actor: StoreActor, name: str, fn: Callable[[sqlite3.Connection], Any], results: Results) -> None:
+    """Send `fn`, keeping its reply or its exception under `name`."""
+    try:
+        results[name] = await actor.execute(fn)
+    except Exception as exc:
+        results[name] = exc

@@ -22,23 +22,14 @@ from hubcore.errors import StoreBroken, StoreClosed
 from hubcore.store.actor import StoreActor
 from hubcore.store.pool import ActorPool
 from hubcore.store.writer import WriterThread
-from tests.core.support import Gate, insert, insert_then_fail, setup, stored_tags, wait_until
+from tests.core.support import Gate, Results, insert, insert_then_fail, record, setup, stored_tags, wait_until
 
 pytestmark = pytest.mark.anyio
-
-Results = dict[str, Any]
 
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-async def record(actor: StoreActor, name: str, fn: Callable[[sqlite3.Connection], Any], results: Results) -> None:
-    try:
-        results[name] = await actor.execute(fn)
-    except Exception as exc:
-        results[name] = exc
 
 
 @asynccontextmanager

@@ -21,9 +21,11 @@ from hubcore.store.actor import StoreActor
 from hubcore.store.connection import connect
 from tests.core.support import (
     Gate,
+    Results,
     insert,
     insert_then_fail,
     new_actor,
+    record,
     running,
     stored_tags,
     wait_until,
@@ -31,20 +33,10 @@ from tests.core.support import (
 
 pytestmark = pytest.mark.anyio
 
-Results = dict[str, Any]
-
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-async def record(actor: StoreActor, name: str, fn: Callable[[sqlite3.Connection], Any], results: Results) -> None:
-    """Send `fn`, keeping its reply or its exception under `name`."""
-    try:
-        results[name] = await actor.execute(fn)
-    except Exception as exc:
-        results[name] = exc
 
 
 async def hold_writer(tg: TaskGroup, actor: StoreActor, results: Results) -> Gate:

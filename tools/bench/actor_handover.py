@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import os
 import sqlite3
 import statistics
 import sys
@@ -39,29 +38,11 @@ import anyio
 
 from hubcore.store.actor import StoreActor
 from hubcore.store.writer import WriterThread
+from tools.bench.brain_writes import one_round, process_cpu
 
 
 def trivial(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT 1").fetchone()[0])
-
-
-def process_cpu() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
-async def one_round(actors: list[StoreActor], commands: int, writers: int) -> tuple[float, float]:
-    """(event loop thread CPU, process CPU) per command, in seconds."""
-
-    async def writer(first: int) -> None:
-        for n in range(first, commands, writers):
-            await actors[n % len(actors)].execute(trivial)
-
-    loop_cpu, cpu = time.thread_time(), process_cpu()
-    async with anyio.create_task_group() as tg:
-        for k in range(writers):
-            tg.start_soon(writer, k)
-    return (time.thread_time() - loop_cpu) / commands, (process_cpu() - cpu) / commands
 
 
 async def measure(stores: int, args: argparse.Namespace) -> tuple[float, float, float]:
@@ -74,16 +55,16 @@ async def measure(stores: int, args: argparse.Namespace) -> tuple[float, float, 
         async with anyio.create_task_group() as tg:
             for actor in actors:
                 await tg.start(actor.run)
-            await one_round(actors, max(stores, args.writers), args.writers)  # warm: every file written
+            await one_round(actors, max(stores, args.writers), args.writers, trivial)  # warm: every file written
             before = sum(a.statistics().batches for a in actors)
-            rounds = [await one_round(actors, args.commands, args.writers) for _ in range(args.rounds)]
+            rounds = [await one_round(actors, args.commands, args.writers, trivial) for _ in range(args.rounds)]
             batches = sum(a.statistics().batches for a in actors) - before
             for actor in actors:
                 await actor.aclose()
         for thread in shared:
             thread.stop()
     mean_batch = args.commands * args.rounds / batches if batches else 0.0
-    return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds), mean_batch
+    return statistics.median(r[1] for r in rounds), statistics.median(r[0] for r in rounds), mean_batch  # loop, process
 
 
 async def measure_reads(args: argparse.Namespace) -> tuple[float, float]:

@@ -31,9 +31,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init__.py says why
     del sys.path[0]
@@ -66,12 +67,18 @@ def process_cpu() -> float:
     return times.user + times.system
 
 
-async def one_round(actors: list[StoreActor], commands: int, writers: int) -> tuple[float, float]:
-    """(process CPU, event loop thread CPU) per command, in seconds."""
+def record_row(conn: sqlite3.Connection) -> None:
+    brain.record_calls(conn, ROW)
+
+
+async def one_round(
+    actors: list[StoreActor], commands: int, writers: int, command: Callable[[sqlite3.Connection], Any] = record_row
+) -> tuple[float, float]:
+    """(process CPU, event loop thread CPU) per `command` sent, in seconds."""
 
     async def writer(first: int) -> None:
         for n in range(first, commands, writers):
-            await actors[n % len(actors)].execute(lambda conn: brain.record_calls(conn, ROW))
+            await actors[n % len(actors)].execute(command)
 
     cpu, loop_cpu = process_cpu(), time.thread_time()
     async with anyio.create_task_group() as tg:
