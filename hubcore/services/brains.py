@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, not_found
-from hubcore.metrics import store_bytes
+from hubcore.metrics import store_bytes, store_bytes_named
 from hubcore.services import brain_search, callstage, entries
 from hubcore.services.access import require_admin
 from hubcore.services.calllog import Call, CallLog
@@ -429,7 +429,7 @@ class BrainsService:
         session_id = str(session["id"])
         data = value.encode("utf-8")
         main = os.path.join(self.directory, f"{session_id}.db")  # stat'ed by name: no Path built per put
-        size, exists = _sqlite_bytes(main)
+        size, exists = store_bytes_named(main)
         if not exists:  # a refusal creates no file (the actor would)
             entries.require_version(None, condition)
         warnings = entries.file_growth(f"session brain {session_id}", size or 0, len(data))
@@ -633,26 +633,6 @@ def _level_or_entry(conn: sqlite3.Connection, where: str) -> tuple[list[dict[str
     if brain.read_entry(conn, where) is not None:
         raise conflict(f"{where} is an entry, not a directory; read it with the entry route")
     return brain.level(conn, where, entries.LISTING_MAX)
-
-
-def _sqlite_bytes(main: str) -> tuple[int | None, bool]:
-    """`hubcore.metrics.store_bytes` of the file named `main` (with its write-ahead log), by
-    name, and whether the file exists: two stats, where a Path's `exists` and `store_bytes`
-    made three."""
-    total: int | None = 0
-    exists = False
-    for name in (main, main + "-wal"):
-        try:
-            size = os.stat(name).st_size
-        except FileNotFoundError:
-            continue
-        except OSError:
-            total = None
-            exists = exists or name == main
-            continue
-        exists = exists or name == main
-        total = None if total is None else total + size
-    return total, exists
 
 
 def _unlink_brain(path: Path) -> None:
