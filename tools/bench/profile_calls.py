@@ -38,7 +38,7 @@ if not __package__:  # run as `python tools/bench/<name>.py`: tools/bench/__init
     if importlib.util.find_spec("tools") is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench.brains import TICK, cpu_seconds, prepare, worker
+from tools.bench.brains import cpu_seconds, prepare, settle_index, worker
 from tools.bench.mcp_wire import free_port, hub_process
 
 KINDS = ("noop_post", "signal_append", "brain_get", "brain_put")
@@ -61,15 +61,21 @@ GROUPS = (
 )
 
 
-def thread_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds so far of each live thread of `pid` (utime + stime)."""
-    out: dict[int, float] = {}
+Stat = tuple[float, int]
+"""A thread's CPU seconds so far and the times it was switched onto a CPU (`schedstat`)."""
+
+
+def thread_cpu(pid: int) -> dict[int, Stat]:
+    """Each live thread of `pid`: its CPU seconds and its switches onto a CPU so far, from
+    `/proc/PID/task/TID/schedstat` (nanoseconds on CPU, time waiting, timeslices run): exact where
+    `stat`'s utime + stime are in clock ticks, and the switches show GIL hand-overs."""
+    out: dict[int, Stat] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # the thread ended meanwhile
+            on_cpu, _waited, slices = (task / "schedstat").read_text().split()[:3]
+        except (OSError, ValueError):  # the thread ended meanwhile
             continue
-        out[int(task.name)] = (int(fields[11]) + int(fields[12])) / TICK
+        out[int(task.name)] = (int(on_cpu) / 1e9, int(slices))
     return out
 
 
@@ -91,10 +97,15 @@ def thread_group(name: str | None) -> str:
     return name
 
 
-def by_thread(before: dict[int, float], after: dict[int, float], names: dict[int, str]) -> collections.Counter[str]:
-    groups: collections.Counter[str] = collections.Counter()
-    for tid, cpu in after.items():
-        groups[thread_group(names.get(tid))] += cpu - before.get(tid, 0.0)
+def by_thread(before: dict[int, Stat], after: dict[int, Stat], names: dict[int, str]) -> dict[str, list[float]]:
+    """CPU seconds and switches per thread group over the window; a thread born in the window
+    counts from zero, one that ended in it is missing (its row says so)."""
+    groups: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+    for tid, (cpu, slices) in after.items():
+        was_cpu, was_slices = before.get(tid, (0.0, 0))
+        group = groups[thread_group(names.get(tid))]
+        group[0] += cpu - was_cpu
+        group[1] += slices - was_slices
     return groups
 
 
@@ -133,6 +144,8 @@ async def drive(port: int, token: str, ids: list[str], kind: str, clients: int, 
     counts = [0]
     stop = time.perf_counter() + seconds
     await asyncio.gather(*(worker(port, token, kind, share, stop, counts) for share in shares))
+    if kind != "noop_post":
+        await settle_index(port, token)  # the window's own indexing is counted in it
     return counts[0]
 
 
@@ -143,6 +156,7 @@ async def profile(args: argparse.Namespace) -> None:
         tmp = args.keep or scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)
         token, ids = await prepare(port, args.sessions)
+        await settle_index(port, token)
         print(
             f"{args.clients} clients, {args.sessions} sessions, {args.seconds:.0f} s per kind, "
             f"py-spy at {args.rate}/s (load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)"
@@ -179,10 +193,10 @@ async def profile(args: argparse.Namespace) -> None:
             total, groups, inclusive = summarise(raw)
             per_call = 1e6 / max(calls, 1)
             print(f"\n{kind}: {calls} calls, server CPU {used * per_call:.0f} us per call, {total} samples")
-            print("  server CPU per call by thread (threads that ended meanwhile are not counted):")
-            for name, seconds in split.most_common():
+            print("  server CPU and switches onto a CPU per call, by thread (threads ended meanwhile not counted):")
+            for name, (seconds, slices) in sorted(split.items(), key=lambda kv: -kv[1][0]):
                 if seconds > 0:
-                    print(f"    {seconds * per_call:6.0f} us  {name}")
+                    print(f"    {seconds * per_call:6.0f} us  {slices / max(calls, 1):5.1f} switches  {name}")
             for name, n in groups.most_common():
                 print(f"  {n / total:6.1%}  {name}")
             print("  top functions (inclusive):")
