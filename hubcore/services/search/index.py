@@ -38,7 +38,7 @@ log = logging.getLogger("hubcore.search")
 SETTLE_MAX_SECS = 30.0  # a query waits at most this long for the index (then answers from what it holds)
 # A pass starts at most this long after the change that woke it, so a burst of writes is indexed in
 # a few commands, not one each; a query waiting for the index (`settled`) starts it at once.
-GATHER_SECS = 0.1
+GATHER_SECS = 0.5
 INDEX_LANES = 8  # sources indexed at once by a pass
 
 
