@@ -36,5 +36,6 @@ class FakeClock:
 
 def iso(ts: float) -> str:
     """An ISO 8601 UTC timestamp with millisecond precision: `2026-11-21T14:24:27.123Z`."""
-    dt = datetime.fromtimestamp(ts, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    # isoformat cuts to milliseconds as the format did (no rounding up), at half strftime's cost:
+    # every entry and event read formats its times.
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
