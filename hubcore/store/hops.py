@@ -37,7 +37,9 @@ class _Read(Generic[T]):
         self.ran = False
         self.value: Any = None
         self.error: BaseException | None = None
-        self.woken = anyio.Event()
+        # Made only for a read that waits (a hop's leader never does): an event costs the loop
+        # about as much as the rest of a lone read's bookkeeping.
+        self.woken: anyio.Event | None = None
         self.lead = False  # woken to lead the next hop, not with an answer
 
     def run(self) -> None:
@@ -52,6 +54,12 @@ class _Read(Generic[T]):
             raise self.error
         result: T = self.value
         return result
+
+
+def _wake(read: _Read[Any]) -> None:
+    """Wake a read that waits; one that never waited (its hop's leader) has nothing to wake."""
+    if read.woken is not None:
+        read.woken.set()
 
 
 class ReadHops:
@@ -69,6 +77,7 @@ class ReadHops:
         if self._free:
             self._free -= 1
         else:
+            read.woken = anyio.Event()
             try:
                 await read.woken.wait()
             except BaseException:
@@ -97,7 +106,7 @@ class ReadHops:
         if self._waiting:
             nxt = self._waiting[0]
             nxt.lead = True
-            nxt.woken.set()
+            _wake(nxt)
         else:
             self._free += 1
 
@@ -122,7 +131,7 @@ class ReadHops:
             self._waiting[:0] = unran
             for read in batch:
                 if read.ran:
-                    read.woken.set()
+                    _wake(read)
 
     def close(self) -> None:
         """Let the hop threads end (a hop under way ends its thread when it is over)."""
