@@ -429,22 +429,25 @@ class BrainsService:
         session_id = str(session["id"])
         data = value.encode("utf-8")
         main = os.path.join(self.directory, f"{session_id}.db")  # stat'ed by name: no Path built per put
-        size, exists = store_bytes_named(main)
-        if not exists:  # a refusal creates no file (the actor would)
+        # A refusal creates no file (opening the actor would). An open actor's file exists, so
+        # the loop makes no syscall for a busy brain: its size is read on the writer's thread.
+        if not self.pool.is_open(session_id) and not store_bytes_named(main)[1]:
             entries.require_version(None, condition)
-        warnings = entries.file_growth(f"session brain {session_id}", size or 0, len(data))
         now, actor_label, version = self.core.now(), caller.actor, entries.version_of(data)
 
-        def write(conn: sqlite3.Connection) -> brain.Counter:
+        def write(conn: sqlite3.Connection) -> tuple[brain.Counter, list[str]]:
+            size, _ = store_bytes_named(main)
+            warnings = entries.file_growth(f"session brain {session_id}", size or 0, len(data))
             before = brain.before_write(conn, where)
             self._refuse_sealed(conn, session_id, now, before.seal)
             entries.require_version(before.version, condition)
             if before.directory:
                 raise conflict(f"{where} is a directory; an entry cannot replace it")
-            return brain.put(conn, where, data, version=version, now=now, actor=actor_label, tombstone=before.tombstone)
+            put = brain.put(conn, where, data, version=version, now=now, actor=actor_label, tombstone=before.tombstone)
+            return put, warnings
 
         async with self.pool.use(session_id) as actor:
-            counter = await actor.execute(write)
+            counter, warnings = await actor.execute(write)
         self.writes += 1
         self.pushes.note(session_id, str(session["project_id"]), counter, where, data)
         self.touched.add(session_id)
