@@ -19,6 +19,8 @@ Three hooks of the SDK's `StreamableHTTPServerTransport` (mcp 2.3), none forked:
   request's answer. The hub's quick calls send none; this keeps that a rule, not a hope.
 - `_validate_accept_header` judges the Accept header as for a stream: a client cannot know which
   framing a call gets, so it must still accept both, as it did before.
+- `_create_json_response` encodes a result response with orjson (`response_body`), the same bytes
+  as the SDK's pydantic encoding at a fraction of its walk over a large result.
 The session manager builds its transports in `_admit_session`, with no factory to pass; the subclass
 below builds this transport the same way.
 """
@@ -28,18 +30,24 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
+from http import HTTPStatus
 from types import TracebackType
 from typing import Any, ClassVar
 from uuid import uuid4
 
 import orjson
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import (
+    CONTENT_TYPE_JSON,
+    MCP_SESSION_ID_HEADER,
+    StreamableHTTPServerTransport,
+)
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp_types import JSONRPCError, JSONRPCResponse
+from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse
 from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 _Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
@@ -63,6 +71,18 @@ def json_request_id(body: bytes, waiting_tools: frozenset[str]) -> str | None:
     if message["method"] == "tools/call" and isinstance(params, dict) and params.get("name") in waiting_tools:
         return None
     return str(request_id)
+
+
+def response_body(message: JSONRPCResponse) -> bytes | None:
+    """A result response as the SDK's `model_dump_json(by_alias=True, exclude_unset=True)` writes
+    it, encoded by orjson; None for what orjson will not encode (an integer past 64 bits, a lone
+    surrogate), left to the SDK. The result is the runner's JSON-mode dump (plain dicts, lists,
+    strings, numbers), which both encoders write alike: no spaces, non-ASCII as is, the same
+    escapes and float digits (`tests/mcp/test_result_bytes.py` holds them to it)."""
+    try:
+        return orjson.dumps({"jsonrpc": message.jsonrpc, "id": message.id, "result": message.result})
+    except orjson.JSONEncodeError:
+        return None
 
 
 class _JsonOnlyResponses:
@@ -139,6 +159,20 @@ class PerRequestFramingTransport(StreamableHTTPServerTransport):
             return await super()._validate_accept_header(request, scope, send)
         finally:
             self._json_reply.reset(token)
+
+    def _create_json_response(
+        self,
+        response_message: JSONRPCMessage | None,
+        status_code: HTTPStatus = HTTPStatus.OK,
+        headers: dict[str, str] | None = None,
+    ) -> Response:
+        body = response_body(response_message) if isinstance(response_message, JSONRPCResponse) else None
+        if body is None or headers:
+            return super()._create_json_response(response_message, status_code, headers)
+        response_headers = {"Content-Type": CONTENT_TYPE_JSON}
+        if self.mcp_session_id:
+            response_headers[MCP_SESSION_ID_HEADER] = self.mcp_session_id
+        return Response(body, status_code=status_code, headers=response_headers)
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[_Streams]:

@@ -52,6 +52,21 @@ LIST_CACHE = CacheHint(ttl_ms=60_000, scope="public")
 PRIVATE_NOW = CacheHint(ttl_ms=0, scope="private")
 
 
+def tool_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A successful call's result as the wire dict `types.CallToolResult` dumps to: the text block
+    (the result as JSON) and the structured content. The SDK's runner still checks and sieves it
+    against the era's result model; what it skips is building that model and dumping it again, a
+    walk over the whole result (twice the content) per call. `resultType` is the 2026-07-28
+    member (the sieve drops it for older eras); `tests/mcp/test_result_bytes.py` holds the answer
+    byte for byte to the model's."""
+    return {
+        "content": [{"type": "text", "text": orjson.dumps(result).decode()}],
+        "structuredContent": result,
+        "isError": False,
+        "resultType": "complete",
+    }
+
+
 class UriParams(types.RequestParams):
     model_config = ConfigDict(extra="allow")
     uri: str
@@ -100,7 +115,6 @@ class HubMcp:
             },
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
             on_list_resource_templates=self._list_templates,
             on_read_resource=self._read_resource,
@@ -108,6 +122,9 @@ class HubMcp:
             on_get_prompt=self._get_prompt,
         )
         server.extensions[SKILLS_EXTENSION] = dict(SKILLS_SETTINGS)
+        # Registered as a plain handler (not `on_call_tool`, typed to answer a model): a tool's
+        # result goes to the SDK as its wire dict (`tool_result`).
+        server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
         server.add_request_handler("skills/list", CursorParams, self._skills_list)
         server.add_request_handler("skills/get", UriParams, self._skills_get)
         server.add_request_handler("resources/directory/read", DirectoryParams, self._directory_read)
@@ -171,7 +188,7 @@ class HubMcp:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | dict[str, Any]:
         metrics = self.hub.metrics
         if self.fixtures and params.name == FIXTURE_CAPABILITY_TOOL:
             return self._fixture_call(ctx)
@@ -201,10 +218,7 @@ class HubMcp:
             )
         metrics.tool_calls.labels(tool=tool.name, outcome="ok").inc()
         await self._record(call, tool.name, params.arguments, "ok")
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=orjson.dumps(result).decode())],
-            structured_content=result,
-        )
+        return tool_result(result)
 
     async def _failed(
         self, call: CallContext | None, name: str, arguments: dict[str, Any] | None, err: HubError
