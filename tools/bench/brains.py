@@ -174,10 +174,12 @@ def report(out: dict[str, list[float]], args: argparse.Namespace) -> None:
         print(f"  signal_append{suffix} over the floor, ratio {med(floor):.2f}")
         for tool, target in TARGETS.items():
             rates_ = out[tool + suffix]
-            ratio = med([r / b for r, b in zip(rates_, base, strict=True)])
+            per_round = [r / b for r, b in zip(rates_, base, strict=True)]
+            ratio = med(per_round)
             over_floor = med([r / f for r, f in zip(rates_, out["noop_post"], strict=True)])
             verdict = "met" if ratio >= target else "NOT met"
-            print(f"  {tool}{suffix} over signal_append, ratio {ratio:.2f} (target {target}: {verdict})")
+            spread = f"rounds {min(per_round):.2f}-{max(per_round):.2f}"  # one run's swing, beside its median
+            print(f"  {tool}{suffix} over signal_append, ratio {ratio:.2f}, {spread} (target {target}: {verdict})")
             print(f"  {tool}{suffix} over the floor, ratio {over_floor:.2f}")
 
 
