@@ -38,6 +38,7 @@ from hubcore.errors import HubError, conflict, invalid, not_found
 from hubcore.metrics import store_bytes, store_bytes_named
 from hubcore.services import brain_search, callstage, entries
 from hubcore.services.access import require_admin
+from hubcore.services.brain_cache import EntryCache
 from hubcore.services.calllog import Call, CallLog
 from hubcore.services.core import Core
 from hubcore.services.events import SESSION_ID_MAX
@@ -278,6 +279,8 @@ class BrainsService:
         # Reads go to read-only connections kept apart from the writers' pool: a read never opens
         # (or evicts) a writer actor.
         self.readers = ReadCache(core.settings.open_readers_max)
+        # Entries gets read and puts wrote, answered on the loop with no thread (`brain_cache`).
+        self.entries = EntryCache()
 
     # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
 
@@ -356,11 +359,47 @@ class BrainsService:
         return await self.readers.read(session_id, path, unborn_reads_none(fn))
 
     async def _session_and_read(
-        self, caller: Caller, ref: SessionRef, fn: Callable[[sqlite3.Connection], Any] | None, seen: Seen | None
+        self,
+        caller: Caller,
+        ref: SessionRef,
+        fn: Callable[[sqlite3.Connection], Any] | None,
+        seen: Seen | None,
+        *,
+        keep: bool = False,
     ) -> Any:
         """The session the caller may read (told to `seen`), then `fn` on its brain (None when
         the file was never written, or with no `fn`): hub.db's read and the brain's in one
-        worker-thread hop. A refusal of the brain read still tells `seen` its session."""
+        worker-thread hop, or the brain's alone when the session's row is remembered (a session
+        named by id). A refusal of the brain read still tells `seen` its session. With `keep`,
+        an entry found is kept in the entry cache."""
+        assert self.sessions is not None
+        sid = ref.session_id
+        known = self.sessions.remembered(caller, sid) if sid is not None else None
+        moment = self.sessions.moment()
+        held = self.entries.moment(sid) if keep and sid is not None else None
+        row: sqlite3.Row
+        if known is not None:
+            row = known
+            if seen is not None:
+                seen(row)
+            found = None if fn is None else await self._read(row["id"], fn)
+        else:
+            row, found = await self.core.store.read_then(
+                lambda conn: find(conn, caller, ref), self._then(fn), limiter=self.readers.limiter
+            )
+            if sid is not None and row["id"] == sid:
+                self.sessions.remember(moment, caller, row)
+            if seen is not None:
+                seen(row)
+            if isinstance(found, HubError):
+                raise found
+        if keep and isinstance(found, brain.Entry) and sid is not None and row["id"] == sid:
+            self.entries.fill(sid, found, held)
+        return row, found
+
+    def _then(self, fn: Callable[[sqlite3.Connection], Any] | None) -> Callable[[sqlite3.Row], tuple[sqlite3.Row, Any]]:
+        """After the session's row, on the same worker thread: `fn` on its brain (a refusal is
+        returned, so that `seen` learns the session before it is raised)."""
 
         def then(row: sqlite3.Row) -> tuple[sqlite3.Row, Any]:
             path = self.path_of(row["id"])
@@ -371,23 +410,21 @@ class BrainsService:
             except HubError as err:
                 return row, err
 
-        row, found = await self.core.store.read_then(
-            lambda conn: find(conn, caller, ref), then, limiter=self.readers.limiter
-        )
-        if seen is not None:
-            seen(row)
-        if isinstance(found, HubError):
-            raise found
-        return row, found
+        return then
 
     # -- reads ---------------------------------------------------------------------------------------
 
     async def get(self, caller: Caller, session: SessionRef, path: Any, seen: Seen | None = None) -> dict[str, Any]:
         where = entries.canonical(path, allow_root=True)
         root = entries.is_root(where)  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
-        row, entry = await self._session_and_read(
-            caller, session, None if root else (lambda conn: _entry_at(conn, where)), seen
-        )
+        entry = None if root else self._held(caller, session, where, seen)
+        if entry is not None:
+            sid = session.session_id
+        else:
+            row, entry = await self._session_and_read(
+                caller, session, None if root else (lambda conn: _entry_at(conn, where)), seen, keep=True
+            )
+            sid = row["id"]
         if root:
             raise conflict(f"{where} is a directory, not an entry; list it instead")
         if entry is None:
@@ -403,8 +440,21 @@ class BrainsService:
             "version": entry.version,
             "size_bytes": len(entry.value),
             "written_at": iso(entry.written_at) if entry.written_at is not None else None,
-            "session_id": row["id"],
+            "session_id": sid,
         }
+
+    def _held(self, caller: Caller, session: SessionRef, where: str, seen: Seen | None) -> brain.Entry | None:
+        """The entry from memory alone (the session's row remembered, the entry cached), told
+        to `seen` as a read would be; None when either is not held."""
+        assert self.sessions is not None
+        sid = session.session_id
+        if sid is None:
+            return None
+        row = self.sessions.remembered(caller, sid)
+        entry = self.entries.get(sid, where) if row is not None else None
+        if row is not None and entry is not None and seen is not None:
+            seen(row)
+        return entry
 
     async def list(
         self, caller: Caller, session: SessionRef, path: Any = "/fs/", seen: Seen | None = None
@@ -446,8 +496,11 @@ class BrainsService:
             put = brain.put(conn, where, data, version=version, now=now, actor=actor_label, tombstone=before.tombstone)
             return put, warnings
 
-        async with self.pool.use(session_id) as actor:
-            counter, warnings = await actor.execute(write)
+        with self.entries.writing(session_id) as done:
+            async with self.pool.use(session_id) as actor:
+                with anyio.CancelScope(shield=True):  # queued, it runs: the cache waits for its outcome
+                    counter, warnings = await actor.execute(write)
+            done.entry = brain.Entry(where, data, version, now)
         self.writes += 1
         self.pushes.note(session_id, str(session["project_id"]), counter, where, data)
         self.touched.add(session_id)
@@ -475,8 +528,11 @@ class BrainsService:
                 raise not_found(f"no brain entry at {where}")
             return counter
 
-        async with self.pool.use(session_id) as actor:
-            counter = await actor.execute(write)
+        with self.entries.writing(session_id) as done:
+            async with self.pool.use(session_id) as actor:
+                with anyio.CancelScope(shield=True):  # queued, it runs: the cache waits for its outcome
+                    counter = await actor.execute(write)
+            done.removed = where
         self.writes += 1
         self.pushes.note(session_id, str(session["project_id"]), counter, where, None)
         self.touched.add(session_id)
@@ -609,12 +665,14 @@ class BrainsService:
             return
         target = self.path_of(target_id)
         self.pushes.forget(target_id)  # a new file: the index reads it whole
+        self.entries.forget(target_id)
         await anyio.to_thread.run_sync(_snapshot, source, target)
         self.touched.add(target_id)
 
     async def remove(self, session_id: str) -> None:
         await self.calls.discard(session_id)
         self.pushes.forget(session_id)
+        self.entries.forget(session_id)
         await self.pool.close(session_id)
         self.readers.forget(session_id)
         # In a thread: an unlink can block on a slow disk, and this loop serves every caller.

@@ -58,7 +58,7 @@ class Core:
     nudge: Nudge = field(init=False, default_factory=Nudge)
     # Moved before and after every change that can hide a project from an agent (a grant revoked, a
     # project's confidentiality or owner changed): memories of what a caller may see trust
-    # themselves only while it stands (`hubcore.services.sessions.WritableMemory`).
+    # themselves only while it stands (`hubcore.services.sessions.RowMemory`).
     access_changes: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:

@@ -274,7 +274,8 @@ class SessionsService:
         # owner's (end, reassign, prune, project deletion): whoever remembers a running session
         # (an MCP connection's active one) trusts its memory only while this has not moved.
         self.generation = 0
-        self._writable = WritableMemory()
+        self._writable = RowMemory()  # sessions a caller may write (`writable`)
+        self._readable = RowMemory()  # sessions a caller may read (`remembered`, by the brains' reads)
 
     @asynccontextmanager
     async def changing(self, session_id: str | None) -> AsyncIterator[None]:
@@ -340,6 +341,10 @@ class SessionsService:
         if fork_from is not None:
             await self._copy_brain(fork_from, result["session_id"])  # the copy comes unsealed
         elif result["started"] in ("resumed", "adopted"):
+            # The session runs again, perhaps for another owner: memories of its row (`RowMemory`)
+            # are not trusted (one filled before the commit is dropped; none is filled between
+            # the commit and here with anything but the new row).
+            self.generation += 1
             await self._seal_brain(result["session_id"])  # running (again): lift the end's seal
         result["brain_bytes"] = self._brain_bytes(result["session_id"])
         return result
@@ -579,16 +584,30 @@ class SessionsService:
 
         return await self.core.store.read(read)
 
+    def moment(self) -> tuple[int, int]:
+        """What a memory of session rows is filled at: taken before the read it remembers."""
+        return self.generation, self.core.access_changes
+
+    def remembered(self, caller: Caller, session_id: str) -> sqlite3.Row | None:
+        """The session's row as `find` gave it to this caller, while nothing since could change
+        that answer (the session's status and owner included: an end, reassign, prune, project
+        deletion, resume or adoption moves `generation`); None when not remembered."""
+        return self._readable.get(self.moment(), session_id, caller)
+
+    def remember(self, before: tuple[int, int], caller: Caller, row: sqlite3.Row) -> None:
+        """Remember the row `find` gave the caller, read after `before` (`moment`)."""
+        self._readable.put(before, self.moment(), str(row["id"]), caller, row)
+
     async def writable(self, caller: Caller, ref: SessionRef | None, active: str | None) -> sqlite3.Row:
         """The running session the caller owns that a brain write goes to.
 
         A session named by id that hub.db said runs and is the caller's is remembered
-        (`WritableMemory`) until anything that could change that answer begins: the next write
+        (`RowMemory`) until anything that could change that answer begins: the next write
         to it costs no read. The brain's seal stays the authority on whether it still runs."""
         if ref is None and active is None:
             raise conflict(NO_ACTIVE_SESSION)
         sid = ref.session_id if ref is not None else active
-        moment = (self.generation, self.core.access_changes)  # before the read: a change during it is not trusted
+        moment = self.moment()  # before the read: a change during it is not trusted
         if sid is not None:
             known = self._writable.get(moment, sid, caller)
             if known is not None:
@@ -605,21 +624,23 @@ class SessionsService:
         # A point read, like a brain get's: it shares their worker-thread hops (`read_then`).
         row = await self.core.store.read_then(read, _same)
         if sid is not None and row["id"] == sid:
-            self._writable.put(moment, (self.generation, self.core.access_changes), sid, caller, row)
+            self._writable.put(moment, self.moment(), sid, caller, row)
         return row
 
 
-WRITABLE_MAX = 4096  # sessions remembered as writable; past it the memory starts again
+ROWS_MAX = 4096  # session rows one memory holds; past it the memory starts again
 
 
-class WritableMemory:
-    """Running sessions hub.db said a caller may write, by (session id, caller), as of one moment:
-    the sessions service's `generation` (moved around every end, reassign, prune and project
-    deletion) and `Core.access_changes` (moved around every change that can hide a project from an
-    agent). While neither has moved since the read, the read would answer the same row: the
-    owner, the project and the caller's sight of it are those facts, and whether the session still
-    runs is left to the brain's seal (an end moves the generation before it commits and seals
-    behind every write in flight). A lookup at another moment forgets everything."""
+class RowMemory:
+    """Session rows hub.db gave a caller (running sessions it may write, or sessions it may
+    read), by (session id, caller), as of one moment: the sessions service's `generation` (moved
+    around every end, reassign, prune and project deletion, and after a resume or adoption) and
+    `Core.access_changes` (moved around every change that can hide a project from an agent).
+    While neither has moved since the read, the read would answer the same row: the owner, the
+    status, the project and the caller's sight of it are those facts. For a write, whether the
+    session still runs is left to the brain's seal besides (an end moves the generation before it
+    commits and seals behind every write in flight). A lookup at another moment forgets
+    everything."""
 
     def __init__(self) -> None:
         self._moment: tuple[int, int] = (-1, -1)
@@ -642,7 +663,7 @@ class WritableMemory:
         """Remember `row`, read between the moments `before` and `after`, when nothing moved."""
         if before != after or before != self._moment:
             return
-        if len(self._rows) >= WRITABLE_MAX:
+        if len(self._rows) >= ROWS_MAX:
             self._rows.clear()
         self._rows[self._key(session_id, caller)] = row
 

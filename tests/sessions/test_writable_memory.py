@@ -1,4 +1,4 @@
-"""A brain write's session check is remembered (`WritableMemory`): a second put to a running
+"""A brain write's session check is remembered (`RowMemory`): a second put to a running
 session reads no session row, and everything that could change the first read's answer makes the
 next write read again, with the refusal it always had and nothing written. Runs on asyncio and trio.
 """
