@@ -55,11 +55,12 @@ from hubcore.store.pool import ActorPool
 log = logging.getLogger("hubcore.hub")
 
 LOCK_NAME = ".hub.lock"
-# The brain files share two writer threads rather than one each: puts to different brains that
+# The brain files share one writer thread rather than one each: puts to different brains that
 # arrive together share one hand-over and one wake-up of the event loop (docs/benchmarks.md,
-# "Fifth session: the store actor's hand-over"); two, so that one long brain command does not
-# hold up every other brain's writes.
-BRAIN_WRITER_THREADS = 2
+# "Fifth session: the store actor's hand-over"). One, not two: under load a second thread halved
+# the puts each wake-up carries and cost a put about 120 us of CPU more, while the longest brain
+# command it would let other brains pass (a 4 MiB put) takes about 20 ms ("Seventh session").
+BRAIN_WRITER_THREADS = 1
 
 
 class DataDirLocked(HubError):
