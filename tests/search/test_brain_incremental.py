@@ -5,6 +5,7 @@ cannot follow (an old-schema file, another counter, a restore) is read whole onc
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.anyio
 
 
 class Written(list[tuple[str, SearchBatch]]):
-    """Every batch the index wrote to hub.db, by source."""
+    """Every batch the index wrote to hub.db, by source (read from the file, or handed over by a
+    write: `write_pushed`)."""
 
     def of(self, source: str) -> list[SearchBatch]:
         return [b for s, b in self if s == source]
@@ -37,7 +39,13 @@ def written(monkeypatch: pytest.MonkeyPatch) -> Written:
         seen.append((source, batch))
         real(conn, source, batch, terms)
 
+    def spy_pushed(conn: sqlite3.Connection, pushed: Mapping[str, SearchBatch], terms: Any) -> None:
+        seen.extend(pushed.items())
+        real_pushed(conn, pushed, terms)
+
+    real_pushed = index.write_pushed
     monkeypatch.setattr(index, "write_batch", spy)
+    monkeypatch.setattr(index, "write_pushed", spy_pushed)
     return seen
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from hubcore.config import HubSettings
 from hubcore.hub import Hub
+from hubcore.parts.protocol import SearchBatch, SearchDoc
 from hubcore.services.artifacts.models import ArtifactPublish
 from hubcore.services.requests import parse
 from hubcore.services.search import index
@@ -180,3 +181,80 @@ async def test_a_semantic_query_writes_nothing_once_the_model_is_loaded(hub: Hub
     assert found["backend"] == "hybrid" and any("flaky" in h["snippet"] for h in hits(found))
     assert hub.core.store.statistics().commands == commands
     assert state(settings) == before
+
+
+def _index_rows(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[str]]:
+    docs = [
+        tuple(r)
+        for r in conn.execute(
+            """SELECT d.family, d.source, d.key, d.project_id, d.session_id, d.snippet, d.meta, f.body
+               FROM search_docs d JOIN search_fts f ON f.rowid = d.id ORDER BY d.family, d.key"""
+        )
+    ]
+    marks = [
+        tuple(r)
+        for r in conn.execute("SELECT source, mark FROM search_marks WHERE source LIKE 'brain:%' ORDER BY source")
+    ]
+    terms = [r[0] for r in conn.execute("SELECT term FROM search_terms ORDER BY term")]
+    return docs, marks, terms
+
+
+async def test_pushed_batches_written_together_leave_what_one_by_one_leaves(hub: Hub) -> None:
+    """`write_pushed` writes every source of a pass with one statement per table: the rows it
+    leaves are those `write_batch` leaves source by source, in order (a key two sources write is
+    the later one's, a key a later source removes is gone, a source whose rows went takes its
+    documents and mark with it, and a document whose row went is left out)."""
+
+    def doc(key: str, text: str, project: str = "web") -> SearchDoc:
+        return SearchDoc("brain", key, project, text, text[:20], "s", {"path": key})
+
+    def went(conn: sqlite3.Connection, docs: Any) -> None:
+        return None
+
+    def first_only(conn: sqlite3.Connection, docs: Any) -> Any:
+        return docs[:1]
+
+    held = {"brain:a": SearchBatch([doc("a:1", "held before"), doc("c:9", "doomed later")], "a:1", replace=False)}
+    pushed = {
+        "brain:a": SearchBatch(
+            [doc("a:1", "koala one"), doc("a:2", "koala two"), doc("x", "shared first")], "a:2", replace=False
+        ),
+        "brain:b": SearchBatch(
+            [doc("x", "shared second"), doc("b:1", "wombat")], "b:7", replace=False, gone=[("brain", "c:9")]
+        ),
+        "brain:c": SearchBatch([doc("c:1", "never lands")], "c:3", replace=False, still=went),
+        "brain:d": SearchBatch([doc("d:1", "kept"), doc("d:2", "row went")], "d:1", replace=False, still=first_only),
+    }
+
+    def both(conn: sqlite3.Connection) -> tuple[Any, Any]:
+        for source, batch in held.items():
+            index.write_batch(conn, source, batch)
+        index.write_batch(conn, "brain:c", SearchBatch([doc("c:0", "source c before")], "c:1", replace=False))
+        terms = index.terms_of([d.text for b in pushed.values() for d in b.docs])
+        conn.execute("SAVEPOINT one_by_one")
+        for source, batch in pushed.items():
+            index.write_batch(conn, source, batch, terms)
+        one_by_one = _index_rows(conn)
+        conn.execute("ROLLBACK TO one_by_one")
+        conn.execute("RELEASE one_by_one")
+        index.write_pushed(conn, pushed, terms)
+        together = _index_rows(conn)
+        raise _Undo(one_by_one, together)  # leave the hub's index as it was
+
+    with pytest.raises(_Undo) as undone:
+        await hub.core.store.execute(both)
+    one_by_one, together = undone.value.args
+    assert together == one_by_one
+    docs, marks, _ = together
+    assert [(d[1], d[2], d[7]) for d in docs] == [
+        ("brain:a", "a:1", "koala one"),
+        ("brain:a", "a:2", "koala two"),
+        ("brain:b", "b:1", "wombat"),
+        ("brain:d", "d:1", "kept"),
+        ("brain:b", "x", "shared second"),
+    ]
+    assert marks == [("brain:a", "a:2"), ("brain:b", "b:7"), ("brain:d", "d:1")]
+
+
+class _Undo(Exception):
+    """Rolls back the command that raises it, carrying what it saw."""
