@@ -3,7 +3,10 @@
 A get reads its entry from the brain file on a worker thread: the hand-over costs the event loop
 about as much as the rest of the call (docs/benchmarks.md, "Seventh session"). The entries a get
 read and those a put wrote are kept here, by (session id, path), at most `ENTRY_CACHE_BYTES` of
-values (least recently used out first; a value over `ENTRY_CACHED_MAX` is never kept).
+values (least recently used out first; a value over `ENTRY_CACHED_MAX` is never kept), and only
+while the session's brain is busy: a session none of whose entries was read or written for the
+stores' idle time is forgotten (`sweep`, beside the idle reader connections' close), so the
+memory goes back once agents stop.
 
 The brains service is the only writer of entries, so it keeps this current itself: every entry
 write and delete is bracketed by `writing` (its caller waits for the outcome even when cancelled,
@@ -19,23 +22,32 @@ over it, and the write that is still under way sets the entry when it ends.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from hubcore.errors import HubError
 from hubcore.store.brain import Entry
 
-ENTRY_CACHE_BYTES = 16 * 1024 * 1024  # values held at most (the machine the hub targets is small)
+ENTRY_CACHE_BYTES = 4 * 1024 * 1024  # values held at most (the machine the hub targets is small)
 ENTRY_CACHED_MAX = 64 * 1024  # a larger value is read from its file each time
 
 
 class EntryCache:
     """Brain entries by (session id, path); used on the event loop only."""
 
-    def __init__(self, max_bytes: int = ENTRY_CACHE_BYTES, entry_max: int = ENTRY_CACHED_MAX) -> None:
+    def __init__(
+        self,
+        max_bytes: int = ENTRY_CACHE_BYTES,
+        entry_max: int = ENTRY_CACHED_MAX,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_bytes = max_bytes
         self.entry_max = entry_max
+        self._monotonic = monotonic
+        self._used: dict[str, float] = {}  # when each session held here was last read or written
         self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()  # least recently used first
         self._paths: dict[str, set[str]] = {}  # the paths held, by session
         self.held_bytes = 0  # the values' sizes summed
@@ -46,6 +58,7 @@ class EntryCache:
         entry = self._entries.get((session_id, path))
         if entry is not None:
             self._entries.move_to_end((session_id, path))
+            self._used[session_id] = self._monotonic()
         return entry
 
     def moment(self, session_id: str) -> int | None:
@@ -91,6 +104,14 @@ class EntryCache:
         for path in list(self._paths.get(session_id, ())):
             self._drop((session_id, path))
 
+    def sweep(self, idle_secs: float) -> int:
+        """Forget the sessions none of whose entries was read or written for `idle_secs`; how many."""
+        cutoff = self._monotonic() - idle_secs
+        idle = [sid for sid, used in self._used.items() if used <= cutoff]
+        for sid in idle:
+            self.forget(sid)
+        return len(idle)
+
     def _set(self, session_id: str, entry: Entry) -> None:
         key = (session_id, entry.path)
         self._drop(key)
@@ -98,6 +119,7 @@ class EntryCache:
             return
         self._entries[key] = entry
         self._paths.setdefault(session_id, set()).add(entry.path)
+        self._used[session_id] = self._monotonic()
         self.held_bytes += len(entry.value)
         while self.held_bytes > self.max_bytes:
             self._drop(next(iter(self._entries)))
@@ -110,6 +132,7 @@ class EntryCache:
             paths.discard(key[1])
             if not paths:
                 del self._paths[key[0]]
+                del self._used[key[0]]
 
     def __len__(self) -> int:
         return len(self._entries)

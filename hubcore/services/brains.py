@@ -207,6 +207,7 @@ def brain_factory(directory: Path, synchronous: str) -> Callable[[str], StoreAct
             readers=2,
             mailbox_size=256,
             name=f"brain {session_id}",
+            gather=False,  # one session writes it: its next batch goes to the shared thread at once
         )
 
     return make
@@ -630,20 +631,23 @@ class BrainsService:
         brain_record.append(conn, [(r.id, r.call.at, r.call.tool, r.call.arguments, r.call.outcome) for r in rows])
 
     async def run_background(self) -> None:
-        """Write the replay rows and touches behind (all of them when cancelled) and close idle
-        reader connections, until cancelled; then close the readers."""
+        """Write the replay rows and touches behind (all of them when cancelled), close idle reader
+        connections and forget idle sessions' cached entries, until cancelled; then close the
+        readers."""
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.calls.run)
-                tg.start_soon(self._sweep_readers)
+                tg.start_soon(self._sweep_idle)
         finally:
             self.readers.close()
 
-    async def _sweep_readers(self) -> None:
+    async def _sweep_idle(self) -> None:
+        """Close idle reader connections and forget idle sessions' cached entries, until cancelled."""
         idle = self.core.settings.store_idle_secs
         while True:
             await anyio.sleep(idle / 4)
             await anyio.to_thread.run_sync(self.readers.sweep, idle)
+            self.entries.sweep(idle)
 
     async def replay(self, caller: Caller, session_id: str) -> dict[str, Any]:
         require_admin(caller, "reading a session's replay")

@@ -126,6 +126,12 @@ class StoreActor:
 
     `execute` sends a command and returns its result after the commit; `read` runs a function on
     a read-only connection without queueing behind writes; `aclose` drains and closes.
+
+    When a batch lands with more queued, the next goes to the thread after the callers just
+    answered had their turn (`gather`, the default: a file many callers write, hub.db, commits
+    what they send next in the same batch), or at once (`gather=False`: a file written by one
+    session at a time, whose batches rarely grow, keeps its shared writer thread busy instead of
+    letting it sleep and waking it again).
     """
 
     def __init__(
@@ -140,6 +146,7 @@ class StoreActor:
         name: str | None = None,
         on_batch: BatchHook | None = None,
         publish: Publish | None = None,
+        gather: bool = True,
     ) -> None:
         if mailbox_size < 1 or max_batch < 1:
             raise ValueError("mailbox_size and max_batch must be at least 1")
@@ -151,6 +158,7 @@ class StoreActor:
         self._synchronous = synchronous
         self._on_batch = on_batch
         self._publish = publish
+        self._gather = gather
         self._batches: deque[_Batch] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None  # set when running on asyncio
         self._depth = 0  # commands queued, not yet taken into a batch
@@ -250,11 +258,12 @@ class StoreActor:
     # The actor task is no hop on an idle actor's path: its first command schedules a dispatch (a
     # plain callback, which runs after the callers already runnable have queued theirs), the
     # dispatch hands the batch to the writer thread, and the thread's one call-soon per batch runs
-    # `_completed` on the loop, which publishes, answers each caller, and is done. Only when
-    # commands queued up meanwhile (a batch's worth of them, so the cost is shared) or the actor is
-    # closing does `_completed` wake the actor task, which dispatches the next batch: a cancelled
-    # task then refuses what was queued instead, as it did when every batch went through it. One
-    # batch is on the thread at a time, so arrival order and group commit are as they were.
+    # `_completed` on the loop, which publishes, answers each caller, and is done. Commands that
+    # queued up meanwhile go to the thread from `_completed` too, as a batch (a busy file's next
+    # batch costs no wake-up of the task), in a callback of its own or at once (`gather`). Only
+    # when the actor is closing, or its task is not waiting, does `_completed` wake the actor task,
+    # which dispatches or refuses what was queued.
+    # One batch is on the thread at a time, so arrival order and group commit are as they were.
 
     async def _serve(self) -> None:
         self._dispatch()  # commands sent before the file was open
@@ -322,7 +331,12 @@ class StoreActor:
         finally:
             if self._landed is not None:
                 self._landed.set()
-        if self._batches or not self._accepting:
+        if self._batches and self._accepting and self._wakeup is not None:
+            if self._gather:
+                self._kick()  # a plain callback: the callers just answered queue theirs first
+            else:
+                self._dispatch_soon()
+        elif self._batches or not self._accepting:
             self._wake_actor()
 
     def _break(self, exc: BaseException) -> None:

@@ -301,3 +301,19 @@ def test_a_refusal_keeps_the_entry_and_an_unknown_outcome_forgets_the_session() 
     with cache.writing("t") as done:
         done.removed = "/kv/a"
     assert (cache.get("t", "/kv/a"), len(cache), cache.held_bytes) == (None, 0, 0)
+
+
+def test_a_session_idle_for_the_stores_idle_time_is_forgotten() -> None:
+    now = [100.0]
+    cache = EntryCache(monotonic=lambda: now[0])
+    for sid in ("busy", "idle"):
+        with cache.writing(sid) as done:
+            done.entry = entry("/kv/a")
+    now[0] = 150.0
+    assert cache.get("busy", "/kv/a") is not None  # a read keeps its session in
+    now[0] = 170.0
+    assert cache.sweep(60.0) == 1
+    assert (cache.get("idle", "/kv/a"), cache.get("busy", "/kv/a") is not None) == (None, True)
+    now[0] = 240.0
+    assert cache.sweep(60.0) == 1
+    assert (len(cache), cache.held_bytes, cache.sweep(60.0)) == (0, 0, 0)

@@ -13,8 +13,9 @@ through its share of the sessions and naming the session on every call (`session
 - the same three over 2025-11-25 sessions (`initialize` once per client connection, then every call
   carries its `Mcp-Session-Id`).
 
-A window ends once the search index has taken its writes (`settle_index`): the indexing a kind's
-writes cause is charged to that kind, however long the index gathers writes before a pass.
+A window ends once the call log has moved its calls into the replay records and the search index
+has taken its writes (`settle_index`): the writes a kind's calls cause behind them are charged to
+that kind, however long the hub gathers them first.
 
 Each round's rates are divided by the same round's `signal_append` (same era) and floor; the
 median of the per-round ratios is reported (the shared machine's load drifts between rounds).
@@ -95,12 +96,16 @@ async def worker(port: int, token: str, kind: str, sessions: list[str], stop: fl
 
 
 async def settle_index(port: int, token: str) -> None:
-    """Wait until the hub's search index has taken every write made so far: one `search` call,
-    which starts the index's pass at once and answers after it. A window ends here, so the
-    indexing its own writes caused (gathered behind them, up to half a second) is charged to its
-    rate and CPU, not to the next window's kind."""
+    """Wait until the hub has done what the calls made so far left behind them: the call log's
+    rows moved into the brains' replay records (`/bench/settle`; it moves them every 3 s), then
+    the search index's pass (one `search` call, which starts it at once and answers after it). A
+    window ends here, so the writes its own calls caused behind them are charged to its rate and
+    CPU, not to whichever window runs when they land."""
     conn = await wire.RawConn("127.0.0.1", port).open()
     try:
+        auth = {"Content-Type": "application/json", "Authorization": f"Bearer {wire.ADMIN}"}
+        status, reply = await conn.post("/bench/settle", b"{}", auth)
+        assert status == 200, (status, reply[:200])
         body = wire.tool_body("search", {"query": "settle", "project_id": "bench", "limit": 1}, modern=True)
         status, reply = await conn.post("/mcp", body, wire.mcp_headers(token, "search"))
         assert status == 200, (status, reply[:200])

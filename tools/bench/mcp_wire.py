@@ -27,7 +27,8 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 
-# The hub with a no-op route beside it (the floor), served by Hypercorn like `hub-cli serve`.
+# The hub with a no-op route beside it (the floor), and one that flushes the call log (a bench
+# window's end), served by Hypercorn like `hub-cli serve`.
 SERVER = r"""
 import asyncio, sys
 from hypercorn.asyncio import serve
@@ -46,6 +47,13 @@ noop = Blueprint("bench_noop", __name__)
 
 @noop.post("/bench/noop")
 async def nothing() -> Response:
+    return Response(b"{}", content_type="application/json")
+
+@noop.post("/bench/settle")
+async def settle() -> Response:
+    # Bench only: every tool call noted so far is in its session's replay record (the call log
+    # moves its rows into the brains every few seconds; a bench window ends with its own).
+    await app.hub.brains.calls.flush(None)
     return Response(b"{}", content_type="application/json")
 
 app.quart.register_blueprint(noop)
