@@ -169,3 +169,31 @@ async def test_a_running_actor_cannot_change_its_thread(tmp_path: Path) -> None:
             assert await a.execute(insert("a0")) > 0
     finally:
         thread.stop()
+
+
+@pytest.mark.parametrize("gather", [True, False])
+async def test_a_landed_batch_hands_on_the_next_after_or_before_the_answered_callers_turn(
+    tmp_path: Path, gather: bool, anyio_backend: str
+) -> None:
+    """Batch 1 is held on the thread while A queues; its caller sends B as soon as it is
+    answered. Gathering (hub.db), B joins A's batch (on asyncio, whose callbacks run in order;
+    trio may run the hand-over first); not gathering (a brain file), A's batch is on the thread
+    at once and B makes a third. Either way every command commits, in order."""
+    async with two_files(tmp_path, gather=gather) as (a, _b, _thread):
+        gate, results = Gate("first"), Results()
+
+        async def first_then_b() -> None:
+            results["first"] = await a.execute(gate)
+            results["b"] = await a.execute(insert("b"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first_then_b)
+            await gate.wait_entered()
+            await queue(tg, a, "a", insert("a"), results)
+            gate.open()
+        if gather and anyio_backend == "trio":
+            assert a.statistics().batches in (2, 3)
+        else:
+            assert a.statistics().batches == (2 if gather else 3)
+        assert stored_tags(a.path) == ["first", "a", "b"]
+        assert (results["first"], isinstance(results["a"], int), isinstance(results["b"], int)) == ("first", True, True)
