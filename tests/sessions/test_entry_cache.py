@@ -15,27 +15,22 @@ import anyio
 import pytest
 
 from hubcore.caller import Caller
-from hubcore.clock import FakeClock
 from hubcore.errors import HubError, conflict
 from hubcore.hub import Hub
 from hubcore.services.brain_cache import EntryCache
 from hubcore.store.brain import Entry
-from tests.harness import test_settings as settings_for
 from tests.requests import (
     a_brain_delete,
     a_brain_get,
     a_brain_put,
-    a_project,
     a_project_update,
     a_prune,
     a_session_end,
     a_session_start,
-    an_agent,
 )
+from tests.sessions.support import ALICE, BOB, HUMAN, alice_and_bob_hub
 
 pytestmark = pytest.mark.anyio
-
-HUMAN, ALICE, BOB = Caller.admin(), Caller.agent("alice"), Caller.agent("bob")
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -45,12 +40,8 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
-    async with Hub.open(settings_for(tmp_path / "data"), clock=FakeClock()) as h:
-        await h.projects.create(HUMAN, a_project(id="web"))
-        await h.agents.create(HUMAN, an_agent(id="alice"))
-        await h.agents.create(HUMAN, an_agent(id="bob"))
-        async with h.search_index.held():  # its passes read brain files too: only gets are counted
-            yield h
+    async with alice_and_bob_hub(tmp_path / "data") as h, h.search_index.held():
+        yield h  # the index held: its passes read brain files too, and only gets are counted
 
 
 class Reads:

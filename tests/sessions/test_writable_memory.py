@@ -13,27 +13,22 @@ from typing import Any
 import pytest
 
 from hubcore.caller import Caller
-from hubcore.clock import FakeClock
 from hubcore.errors import HubError
 from hubcore.hub import Hub
 from hubcore.store import brain
-from tests.harness import test_settings as settings_for
 from tests.requests import (
     a_brain_delete,
     a_brain_put,
     a_grant,
-    a_project,
     a_project_update,
     a_prune,
     a_reassign,
     a_session_end,
     a_session_start,
-    an_agent,
 )
+from tests.sessions.support import ALICE, BOB, HUMAN, alice_and_bob_hub
 
 pytestmark = pytest.mark.anyio
-
-HUMAN, ALICE, BOB = Caller.admin(), Caller.agent("alice"), Caller.agent("bob")
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -43,11 +38,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[Hub]:
-    async with Hub.open(settings_for(tmp_path / "data"), clock=FakeClock()) as h:
-        await h.projects.create(HUMAN, a_project(id="web"))
-        await h.projects.create(HUMAN, a_project(id="secret", confidential=True))
-        await h.agents.create(HUMAN, an_agent(id="alice"))
-        await h.agents.create(HUMAN, an_agent(id="bob"))
+    async with alice_and_bob_hub(tmp_path / "data", confidential=("secret",)) as h:
         yield h
 
 
