@@ -25,9 +25,11 @@ from functools import partial
 from typing import Any
 
 import anyio
+import orjson
 
 from hubcore.errors import HubError
 from hubcore.services.calllog import Call
+from hubcore.store import jsonrows
 
 log = logging.getLogger("hubcore.callstage")
 
@@ -46,29 +48,40 @@ class Staged:
 
 def stage(conn: sqlite3.Connection, calls: dict[str, list[Call]]) -> None:
     """Stage each session's rows, in the order given (their ids grow in that order)."""
-    conn.executemany(
-        "INSERT INTO call_staging (session_id, at, tool, arguments, outcome) VALUES (?, ?, ?, ?, ?)",
-        [(sid, c.at, c.tool, c.arguments, c.outcome) for sid, rows in calls.items() for c in rows],
-    )
+    rows = [(sid, c.at, c.tool, c.arguments, c.outcome) for sid, calls_of in calls.items() for c in calls_of]
+    jsonrows.insert(conn, "call_staging (session_id, at, tool, arguments, outcome)", rows)
 
 
 def staged(conn: sqlite3.Connection, session_id: str | None, limit: int) -> list[tuple[str, Staged]]:
     """The oldest `limit` staged rows (of one session, or of all), in id order."""
     where, params = ("WHERE session_id = ?", (session_id, limit)) if session_id else ("", (limit,))
-    rows = conn.execute(
-        f"SELECT id, session_id, at, tool, arguments, outcome FROM call_staging {where} ORDER BY id LIMIT ?", params
-    ).fetchall()
+    # One row of JSON, not a row per call (`hubcore.store.jsonrows` says why). `at` goes as 17
+    # digits of text, which give back the same float (SQLite's JSON writes reals with 15).
+    (text,) = conn.execute(
+        f"""SELECT json_group_array(json_array(id, session_id, printf('%!.17g', at), tool, arguments, outcome))
+            FROM (SELECT * FROM call_staging {where} ORDER BY id LIMIT ?)""",
+        params,
+    ).fetchone()
+    rows = sorted(orjson.loads(text))
     return [(str(r[1]), Staged(int(r[0]), Call(float(r[2]), str(r[3]), str(r[4]), str(r[5])))) for r in rows]
 
 
 def unstage(conn: sqlite3.Connection, upto: dict[str, int]) -> None:
     """Forget each session's staged rows up to the id given (moved, or refused by its brain)."""
-    conn.executemany("DELETE FROM call_staging WHERE session_id = ? AND id <= ?", list(upto.items()))
+    if upto:
+        conn.execute(
+            """DELETE FROM call_staging WHERE id IN (SELECT c.id FROM json_each(?) j
+                   JOIN call_staging c ON c.session_id = j.key AND c.id <= j.value)""",
+            (jsonrows.payload(upto),),
+        )
 
 
 def drop(conn: sqlite3.Connection, session_ids: Iterable[str]) -> None:
     """Forget the staged rows of sessions whose brains go."""
-    conn.executemany("DELETE FROM call_staging WHERE session_id = ?", [(sid,) for sid in session_ids])
+    conn.execute(
+        "DELETE FROM call_staging WHERE session_id IN (SELECT value FROM json_each(?))",
+        (jsonrows.payload(list(session_ids)),),
+    )
 
 
 def counter(conn: sqlite3.Connection) -> int:

@@ -29,6 +29,7 @@ from hubcore.services.core import Core
 from hubcore.services.events import NewEvent, insert_event
 from hubcore.services.fields import AgentId, ProjectId, SessionId, Trimmed
 from hubcore.services.requests import Request
+from hubcore.store import jsonrows
 
 NAME_MAX = 100
 HANDOFF_MAX = 4096
@@ -218,10 +219,12 @@ def brain_seal(conn: sqlite3.Connection, session_id: str) -> str | None:
 
 def touch_rows(conn: sqlite3.Connection, touches: dict[str, float]) -> None:
     """Move running sessions' last activity forward to the times given."""
-    conn.executemany(
-        "UPDATE sessions SET last_activity_at = ? WHERE id = ? AND status = 'active' AND last_activity_at < ?",
-        [(at, sid, at) for sid, at in touches.items()],
-    )
+    if touches:  # one statement, not one per session (`hubcore.store.jsonrows` says why)
+        conn.execute(
+            """UPDATE sessions SET last_activity_at = t.value FROM json_each(?) AS t
+               WHERE sessions.id = t.key AND sessions.status = 'active' AND sessions.last_activity_at < t.value""",
+            (jsonrows.payload(touches),),
+        )
 
 
 def lineage(row: sqlite3.Row) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from hubcore.store import jsonrows
 from hubcore.store.schema import setup_file
 
 SCHEMA_VERSION = 2
@@ -267,8 +268,8 @@ def level(conn: sqlite3.Connection, directory: str, limit: int) -> tuple[list[di
 
 
 def record_calls(conn: sqlite3.Connection, rows: list[tuple[float, str, str, str]]) -> None:
-    """Append (at, tool, arguments, outcome) rows in the order given."""
-    conn.executemany("INSERT INTO calls (at, tool, arguments, outcome) VALUES (?, ?, ?, ?)", rows)
+    """Append (at, tool, arguments, outcome) rows in the order given, in one statement."""
+    jsonrows.insert(conn, "calls (at, tool, arguments, outcome)", rows)
 
 
 def calls(conn: sqlite3.Connection) -> list[sqlite3.Row]:

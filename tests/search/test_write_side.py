@@ -258,3 +258,21 @@ async def test_pushed_batches_written_together_leave_what_one_by_one_leaves(hub:
 
 class _Undo(Exception):
     """Rolls back the command that raises it, carrying what it saw."""
+
+
+async def test_an_entry_holding_a_nul_or_json_looking_text_is_indexed_whole(hub: Hub, settings: HubSettings) -> None:
+    # The index writes its rows as one JSON statement (`hubcore.store.jsonrows`), where SQLite
+    # would end a text at a NUL: such documents go row by row, and every document keeps its text.
+    session = await hub.sessions.start(ALICE, a_session_start("web", "t"))
+    values = {"/kv/nul": "quokka \x00 after the nul", "/kv/json": '{"quokka": [1, 2]}', "/kv/num": "1.5e3"}
+    for path, content in values.items():
+        put = a_brain_put(path=path, content=content, store="session", session_id=session["session_id"])
+        await hub.brains.write_entry(ALICE, put)
+    found = await search(hub, ALICE, "quokka")
+    assert sorted(h["path"] for h in hits(found)) == ["/kv/json", "/kv/nul"]
+    with sqlite3.connect(settings.data_path / "hub.db") as conn:
+        bodies = conn.execute(
+            """SELECT json_extract(d.meta, '$.path'), f.body FROM search_docs d
+               JOIN search_fts f ON f.rowid = d.id WHERE d.family = 'brain'"""
+        ).fetchall()
+    assert dict(bodies) == {path: f"{path}\n{content}" for path, content in values.items()}  # the path, then the text

@@ -7,8 +7,10 @@ doctor know the table. Runs on asyncio and trio."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from collections.abc import AsyncIterator
+from dataclasses import astuple
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from hubcore.ops.doctor import doctor
 from hubcore.ops.restore import restore
 from hubcore.services import brain_files, callstage
 from hubcore.services.calllog import Call
+from hubcore.store import jsonrows
 from tests.harness import test_settings as settings_for
 from tests.ops.support import problem_lines, readings
 from tests.requests import a_brain_put, a_project, a_prune, a_reassign, a_session_end, a_session_start, an_agent
@@ -244,3 +247,89 @@ async def test_a_call_recorded_at_once_lands_after_the_staged_and_buffered_rows(
     note(hub, sid, "d")
     await hub.brains.calls.flush(sid)
     assert in_brain(hub.brains.path_of(sid)) == ["a", "b", "c", "d"]
+
+
+ODD_TEXTS = [
+    '{"looks": "like JSON", "nul": "\\u0000"}',
+    'quote " and \\ backslash',
+    "tab\tand\nnewline",
+    "日本語 ✓ 🚀",
+    "",
+    "1.5",
+]
+NUL = "nul \x00 inside"  # SQLite's JSON would end the text there: rows holding one go one by one
+
+
+@pytest.mark.parametrize("texts", [ODD_TEXTS, [*ODD_TEXTS, NUL]], ids=["json", "nul"])
+async def test_every_field_survives_staging_and_the_move_exactly(hub: Hub, texts: list[str]) -> None:
+    # Staging, the move's read and the brain's append each take their rows as one JSON statement
+    # (`hubcore.store.jsonrows`): text stays text (even text that looks like JSON or a number),
+    # and a timestamp comes back as the same float, not SQLite's 15-digit rendering of it.
+    sid, other = await start(hub), await start(hub, "other")
+    rng = random.Random(27)
+    sent = [Call(rng.uniform(1.7e9, 1.8e9), f"tool{n}", text, texts[-1 - n]) for n, text in enumerate(texts)]
+    expected: dict[str, list[Call]] = {sid: [], other: []}
+    for n, call in enumerate(sent):  # the two sessions' rows interleaved
+        first, second = (sid, other) if n % 2 == 0 else (other, sid)
+        for s, c in ((first, call), (second, Call(float(n), "between", "{}", "ok"))):
+            hub.brains.calls.note(s, c)
+            expected[s].append(c)
+    await stage(hub)
+    with sqlite3.connect(hub.core.store.path) as conn:
+        held = callstage.staged(conn, None, 100)
+    assert [r.id for _, r in held] == sorted(r.id for _, r in held)  # ids in the order noted
+    assert {s: [r.call for t, r in held if t == s] for s in (sid, other)} == expected
+    await hub.brains.calls.flush()
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        stored = [Call(*r) for r in conn.execute("SELECT at, tool, arguments, outcome FROM calls ORDER BY id")]
+    assert stored == expected[sid]
+    assert [type(v) for v in astuple(stored[-1])] == [float, str, str, str]
+    with pytest.raises(ValueError, match="NUL"):  # refused whole, never cut short at the NUL
+        jsonrows.payload([(NUL,)])
+    with pytest.raises(ValueError, match="NUL"):
+        jsonrows.payload({"a": NUL})
+    with pytest.raises(ValueError, match="NUL"):
+        jsonrows.payload([NUL])
+
+
+async def test_a_nul_in_a_calls_arguments_is_recorded_escaped(hub: Hub) -> None:
+    sid = await start(hub)
+    hub.brains.note_call(sid, "brain_put", {"path": "/kv/a\x00b"}, "invalid")
+    await stage(hub)
+    replay = await hub.brains.replay(HUMAN, sid)
+    assert [(e["tool"], e["arguments"], e["outcome"]) for e in replay["events"]] == [
+        ("brain_put", '{"path":"/kv/a\\u0000b"}', "invalid")
+    ]
+
+
+async def test_unstaging_forgets_each_session_up_to_its_own_id_only(hub: Hub) -> None:
+    a, b, c = await start(hub, "a"), await start(hub, "b"), await start(hub, "c")
+    for sid in (a, b, c, a, b, c):
+        note(hub, sid, f"t-{sid}")
+    await stage(hub)
+    with sqlite3.connect(hub.core.store.path) as conn:
+        ids = {s: [r.id for t, r in callstage.staged(conn, s, 100)] for s in (a, b, c)}
+        callstage.unstage(conn, {a: ids[a][0], b: ids[b][1]})  # c named nowhere: all kept
+        assert {s: [r.id for t, r in callstage.staged(conn, s, 100)] for s in (a, b, c)} == {
+            a: ids[a][1:],
+            b: [],
+            c: ids[c],
+        }
+        callstage.drop(conn, [a, c])
+        assert callstage.count(conn) == 0
+        callstage.unstage(conn, {})  # nothing to forget: no statement fails
+        callstage.drop(conn, [])
+
+
+async def test_touches_move_only_running_sessions_and_only_forward(hub: Hub) -> None:
+    ahead, behind, ended = await start(hub, "ahead"), await start(hub, "behind"), await start(hub, "ended")
+    await hub.sessions.end(ALICE, a_session_end(session_id=ended))
+
+    def activity() -> dict[str, float]:
+        with sqlite3.connect(hub.core.store.path) as conn:
+            return dict(conn.execute("SELECT id, last_activity_at FROM sessions"))
+
+    before = activity()
+    touches = {ahead: before[ahead] + 60.25, behind: before[behind] - 60, ended: before[ended] + 60, "s_nope": 1.0}
+    await hub.sessions.touch_many(touches)  # one statement for all of them
+    assert activity() == {**before, ahead: before[ahead] + 60.25}

@@ -29,6 +29,7 @@ import anyio
 import orjson
 
 from hubcore.parts.protocol import Part, SearchBatch, SearchDoc, overrides
+from hubcore.store import jsonrows
 
 if TYPE_CHECKING:
     from hubcore.services.core import Core
@@ -123,16 +124,20 @@ def write_pushed(conn: sqlite3.Connection, pushed: Mapping[str, SearchBatch], te
 
 
 def _ids_of(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]) -> list[int]:
-    """The ids of the documents of these (family, key) pairs that exist."""
+    """The ids of the documents of these (family, key) pairs that exist (read as one row of JSON:
+    `hubcore.store.jsonrows` says why)."""
     by_family: dict[str, list[str]] = {}
     for family, key in keys:
         by_family.setdefault(family, []).append(key)
     return [
-        r[0]
+        i
         for family, found in by_family.items()
-        for r in conn.execute(
-            "SELECT id FROM search_docs WHERE family = ? AND key IN (SELECT value FROM json_each(?))",
-            (family, orjson.dumps(found).decode()),
+        for i in orjson.loads(
+            conn.execute(
+                """SELECT json_group_array(id) FROM search_docs
+                   WHERE family = ? AND key IN (SELECT value FROM json_each(?))""",
+                (family, jsonrows.payload(found)),
+            ).fetchone()[0]
         )
     ]
 
@@ -147,18 +152,15 @@ def _insert_from(conn: sqlite3.Connection, docs: list[tuple[str, SearchDoc, str]
     if not docs:
         return
     first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs").fetchone()[0]) + 1
-    conn.executemany(
-        """INSERT INTO search_docs (id, family, source, key, project_id, session_id, snippet, meta)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+    jsonrows.insert(
+        conn,
+        "search_docs (id, family, source, key, project_id, session_id, snippet, meta)",
         [
             (first + n, doc.family, source, doc.key, doc.project_id, doc.session_id, doc.snippet, meta)
             for n, (source, doc, meta) in enumerate(docs)
         ],
     )
-    conn.executemany(
-        "INSERT INTO search_fts (rowid, body) VALUES (?, ?)",
-        [(first + n, doc.text) for n, (_, doc, _) in enumerate(docs)],
-    )
+    jsonrows.insert(conn, "search_fts (rowid, body)", [(first + n, doc.text) for n, (_, doc, _) in enumerate(docs)])
 
 
 # The same tokenizer as search_fts (migrations v8, v12), without positions: only its terms are read.
@@ -197,9 +199,10 @@ def _stored(conn: sqlite3.Connection, source: str) -> dict[tuple[str, str], tupl
 
 
 def _delete_ids(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
-    rows = [(i,) for i in ids]
-    conn.executemany("DELETE FROM search_fts WHERE rowid = ?", rows)
-    conn.executemany("DELETE FROM search_docs WHERE id = ?", rows)
+    doomed = jsonrows.payload(list(ids))
+    if doomed != "[]":
+        conn.execute("DELETE FROM search_fts WHERE rowid IN (SELECT value FROM json_each(?))", (doomed,))
+        conn.execute("DELETE FROM search_docs WHERE id IN (SELECT value FROM json_each(?))", (doomed,))
 
 
 def drop_source(conn: sqlite3.Connection, source: str) -> None:
