@@ -4,9 +4,12 @@ No caller waits on either (DESIGN section 2), so neither is written on the reque
 appends to a buffer in memory and returns at once. A background task (`run`) stages what gathered
 once the oldest row has waited `delay` seconds, or at once when `max_rows` rows wait: one hub.db
 command holding every session's rows (in the order noted) and every session's touch, batched with
-the hub's other writes. Every `move_every` seconds the staged rows are moved into each session's
-brain file in bulk (`hubcore.services.callstage`): one brain command per session with rows, not
-one per session per `delay`.
+the hub's other writes. Every `move_every` seconds, or once `move_rows` rows are staged, the staged
+rows are moved into each session's brain file in bulk (`hubcore.services.callstage`): one brain
+command per session with rows, not one per session per `delay`. Staged rows are as safe as moved
+ones, so moves are rare: each costs every busy session a command on the brain writer's thread,
+which the brain writes queue behind (moving every 3 s cost brain_put about a tenth of its rate
+with 200 busy sessions, docs/benchmarks.md).
 
 What a `kill -9` can lose: the rows noted during the last `delay` seconds (0.1 s by default) plus
 a staging command under way; staged rows are in hub.db and the next start moves them
@@ -33,7 +36,8 @@ import anyio
 log = logging.getLogger("hubcore.calllog")
 
 DELAY_SECS = 0.1
-MOVE_SECS = 3.0
+MOVE_SECS = 30.0
+MOVE_ROWS = 16_384  # staged rows that make a move due at once (hub.db's staging table stays small)
 MAX_ROWS = 2048
 HARD_LIMIT_FACTOR = 8
 
@@ -68,6 +72,7 @@ class CallLog:
         *,
         delay: float = DELAY_SECS,
         move_every: float = MOVE_SECS,
+        move_rows: int = MOVE_ROWS,
         max_rows: int = MAX_ROWS,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -76,6 +81,7 @@ class CallLog:
         self._drop = drop
         self.delay = delay
         self.move_every = move_every
+        self.move_rows = move_rows
         self.max_rows = max_rows
         self._monotonic = monotonic
         self._calls: dict[str, list[Call]] = {}
@@ -85,6 +91,7 @@ class CallLog:
         # When the oldest row staged and not yet moved was staged; at start, now: a restart after a
         # kill may find rows staged by the process before (moved at the first due move).
         self._unmoved: float | None = monotonic()
+        self._staged = 0  # rows staged since the last move of every session's
         self._wake: anyio.Event | None = None
         self._lock: anyio.Lock | None = None
         self.dropped = 0
@@ -123,6 +130,8 @@ class CallLog:
         """Seconds until the staged rows are due to be moved (0: now); None while none are staged."""
         if self._unmoved is None:
             return None
+        if self._staged >= self.move_rows:
+            return 0.0
         return max(0.0, self._unmoved + self.move_every - self._monotonic())
 
     async def discard(self, session_id: str) -> None:
@@ -195,6 +204,7 @@ class CallLog:
             return
         if calls and self._unmoved is None:
             self._unmoved = self._monotonic()
+        self._staged += sum(map(len, calls.values()))
 
     async def _move_all(self, session_id: str | None) -> None:
         try:
@@ -202,9 +212,10 @@ class CallLog:
         except Exception:
             log.exception("moving staged replay rows into the brains failed")
             self._unmoved = self._monotonic()  # tried again a move's time later, not at once
+            self._staged = 0
             return
         if session_id is None:
-            self._unmoved = None
+            self._unmoved, self._staged = None, 0
 
     def _take(self, session_id: str | None) -> tuple[dict[str, list[Call]], dict[str, float]]:
         if session_id is None:

@@ -111,6 +111,29 @@ async def test_staged_rows_are_due_to_move_a_move_time_after_the_first_staging()
     assert writers.moves == [None, "s1"] and log.move_due_in() == pytest.approx(1.0)
 
 
+async def test_enough_staged_rows_make_a_move_due_at_once_and_a_move_starts_the_count_again() -> None:
+    now = [100.0]
+    writers = Writers()
+    log = CallLog(writers.stage, writers.move, writers.drop, move_every=30.0, move_rows=3, monotonic=lambda: now[0])
+    await log.flush()
+
+    async def staged(sid: str) -> None:
+        log.note(sid, a_call("brain_get"))
+        async with log.exclusive():
+            await log.stage_held(None)
+
+    await staged("s1")
+    await staged("s1")
+    assert log.move_due_in() == pytest.approx(30.0)  # a row short
+    await staged("s2")
+    assert log.move_due_in() == 0.0  # 3 rows staged, of two sessions
+    await log.flush("s1")  # one session's move leaves the others' rows, and the count
+    assert log.move_due_in() == 0.0
+    await log.flush()
+    await staged("s1")
+    assert log.move_due_in() == pytest.approx(30.0) and writers.moves == [None, "s1", None]
+
+
 async def test_flushing_one_session_leaves_the_others_and_discard_drops_rows() -> None:
     writers = Writers()
     log = CallLog(writers.stage, writers.move, writers.drop, monotonic=lambda: 0.0)
