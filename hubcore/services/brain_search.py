@@ -67,11 +67,15 @@ def batch(conn: sqlite3.Connection, session_id: str, project_id: str, since: str
 
 @dataclass
 class _Pending:
-    """A brain's writes since the index last took them: seq -> (path, value; None for a delete)."""
+    """A brain's writes since the index last took them: every seq noted, and each path's newest
+    write (seq, value; None for a delete). Only the newest value of a path is kept, so what waits
+    for a pass is bounded by the paths written, not by the puts (a burst of 4 MiB puts to one path
+    holds one value)."""
 
     project_id: str
     epoch: str
-    changes: dict[int, tuple[str, bytes | None]] = field(default_factory=dict)
+    seqs: set[int] = field(default_factory=set)
+    latest: dict[str, tuple[int, bytes | None]] = field(default_factory=dict)
 
 
 class Pushes:
@@ -91,9 +95,12 @@ class Pushes:
         """A committed write (`value` None: a delete) and the counter it left."""
         epoch, seq = counter
         held = self._pending.get(session_id)
-        if held is None or held.epoch != epoch or len(held.changes) >= STEP_MAX:
+        if held is None or held.epoch != epoch or len(held.seqs) >= STEP_MAX:
             held = self._pending[session_id] = _Pending(project_id, epoch)
-        held.changes[seq] = (path, value)
+        held.seqs.add(seq)
+        newest = held.latest.get(path)
+        if newest is None or newest[0] < seq:  # notes may arrive out of seq order
+            held.latest[path] = (seq, value)
 
     def forget(self, session_id: str) -> None:
         """The brain file was replaced or removed: what was noted of it no longer follows."""
@@ -106,13 +113,10 @@ class Pushes:
         epoch, _, seq = (since or "").partition(":")
         if held is None or epoch != held.epoch or not seq.isdigit():
             return None
-        after = sorted(s for s in held.changes if s > int(seq))
+        after = sorted(s for s in held.seqs if s > int(seq))
         if not after or after[-1] - int(seq) != len(after):  # nothing new, or a seq missing
             return None
-        last: dict[str, bytes | None] = {}
-        for s in after:
-            path, value = held.changes[s]
-            last[path] = value
+        last = {path: value for path, (s, value) in held.latest.items() if s > int(seq)}
         written = sorted((p, v) for p, v in last.items() if v is not None)
         gone = [(FAMILY, f"{session_id}:{p}") for p in sorted(p for p, v in last.items() if v is None)]
         docs = _as_docs(written, session_id, held.project_id)

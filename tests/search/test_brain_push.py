@@ -249,3 +249,20 @@ def test_notes_stand_for_the_file_only_from_the_mark_the_index_holds() -> None:
     assert pushes.take("s", "e:7") is None
     noted(*[("e", n, f"/kv/{n}", b"v") for n in range(1, brain_search.STEP_MAX + 2)])
     assert pushes.take("s", "e:0") is None  # past a step the notes start again: the file is read
+
+
+def test_a_burst_to_one_path_waits_as_one_value_and_late_notes_keep_the_newest() -> None:
+    pushes = brain_search.Pushes()
+    for seq in range(1, 101):
+        pushes.note("s", "p", ("e", seq), "/kv/a", f"v{seq}".encode())
+    pushes.note("s", "p", ("e", 102), "/kv/b", b"newer")  # its note arrives before 101's
+    pushes.note("s", "p", ("e", 101), "/kv/b", b"older")
+    held = pushes._pending["s"]
+    assert sorted(v for _, v in held.latest.values()) == [b"newer", b"v100"]  # one value a path
+    batch = pushes.take("s", "e:0")
+    assert batch is not None and batch.mark == "e:102"
+    assert [(d.key, d.text) for d in batch.docs] == [("s:/kv/a", "/kv/a\nv100"), ("s:/kv/b", "/kv/b\nnewer")]
+    pushes.note("s", "p", ("e", 103), "/kv/a", b"x")
+    pushes.note("s", "p", ("e", 104), "/kv/b", None)
+    batch = pushes.take("s", "e:103")  # from a later mark: only what follows it
+    assert batch is not None and batch.docs == [] and list(batch.gone) == [("brain", "s:/kv/b")]
