@@ -38,8 +38,11 @@ log = logging.getLogger("hubcore.search")
 
 SETTLE_MAX_SECS = 30.0  # a query waits at most this long for the index (then answers from what it holds)
 # A pass starts at most this long after the change that woke it, so a burst of writes is indexed in
-# a few commands, not one each; a query waiting for the index (`settled`) starts it at once.
-GATHER_SECS = 0.5
+# a few commands, not one each; a query waiting for the index (`settled`) starts it at once, so no
+# query sees the index older for it. Longer folds more of a busy brain's puts to one path into one
+# document (200 busy sessions: 0.5 s wrote about one document a put, 2 s a quarter of that;
+# docs/benchmarks.md); what waits is one value a path (`brain_search.Pushes`).
+GATHER_SECS = 2.0
 INDEX_LANES = 8  # sources indexed at once by a pass
 
 
