@@ -4,7 +4,7 @@ Each tool call made in a session is recorded in that session's brain file. Writt
 command per session every 0.1 s, that cost about a brain command per call with 200 busy sessions.
 Instead the call log (`hubcore.services.calllog`) stages its rows in hub.db's `call_staging`, in
 the same command as the sessions' touches (one hub.db command every 0.1 s, batched with the hub's
-other writes), and `Mover` moves them into each brain in bulk every few seconds, and before
+other writes), and `Mover` moves them into each brain in bulk every 30 s (`calllog`), and before
 anything reads the record (the call log's `flush(session_id)`).
 
 A move is exact across a crash. Staged ids only grow (AUTOINCREMENT: never reused), and a

@@ -97,7 +97,7 @@ async def worker(port: int, token: str, kind: str, sessions: list[str], stop: fl
 
 async def settle_index(port: int, token: str) -> None:
     """Wait until the hub has done what the calls made so far left behind them: the call log's
-    rows moved into the brains' replay records (`/bench/settle`; it moves them every 3 s), then
+    rows moved into the brains' replay records (`/bench/settle`; the hub moves them every 30 s), then
     the search index's pass (one `search` call, which starts it at once and answers after it). A
     window ends here, so the writes its own calls caused behind them are charged to its rate and
     CPU, not to whichever window runs when they land."""

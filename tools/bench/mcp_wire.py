@@ -52,7 +52,7 @@ async def nothing() -> Response:
 @noop.post("/bench/settle")
 async def settle() -> Response:
     # Bench only: every tool call noted so far is in its session's replay record (the call log
-    # moves its rows into the brains every few seconds; a bench window ends with its own).
+    # moves its rows into the brains every 30 s; a bench window ends with its own).
     await app.hub.brains.calls.flush(None)
     return Response(b"{}", content_type="application/json")
 
