@@ -626,9 +626,10 @@ class BrainsService:
         """Append staged replay rows past the brain's mark. An ended session still logs the call
         that ended it; a pruned one's file is going away. Only a sealed brain pays for the look at
         hub.db (only ended sessions are sealed)."""
-        if brain.seal_state(conn) is not None and self._sync_seal(conn, session_id, now) == brain.PRUNED:
+        seal, held = brain_record.before_append(conn)
+        if seal is not None and self._sync_seal(conn, session_id, now) == brain.PRUNED:
             raise session_missing(session_id)
-        brain_record.append(conn, [(r.id, r.call.at, r.call.tool, r.call.arguments, r.call.outcome) for r in rows])
+        brain_record.append(conn, rows, held)
 
     async def run_background(self) -> None:
         """Write the replay rows and touches behind (all of them when cancelled), close idle reader

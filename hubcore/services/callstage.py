@@ -20,30 +20,37 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import orjson
 
 from hubcore.errors import HubError
-from hubcore.services.calllog import Call
+from hubcore.services.calllog import MOVE_ROWS, Call
 from hubcore.store import jsonrows
 
 log = logging.getLogger("hubcore.callstage")
 
 TABLE = "call_staging"
-MOVE_BATCH = 4096  # staged rows read by one step of a move
+# Staged rows read by one step of a move: as many as make a move due, so a move the count called
+# writes each brain once (its rows in one command), not once per step. Held at once while a step
+# runs: about 25 MB when every summary is at its 500-character cap, about 12 MB at 120 characters
+# (the JSON read and the rows; measured as RSS, docs/benchmarks.md, ninth session).
+MOVE_BATCH = MOVE_ROWS
 CONCURRENT_BRAINS = 8  # brain files written at once by one move
 
 
-@dataclass(frozen=True)
-class Staged:
-    """A staged row: its id in `call_staging` (its place in the session's record) and the call."""
+class Staged(NamedTuple):
+    """A staged row: its id in `call_staging` (its place in the session's record) and the call's
+    fields. A plain tuple in the order a brain's record takes it (`brain_record.append`): a move
+    hands on thousands at once, and builds none of them twice."""
 
     id: int
-    call: Call
+    at: float
+    tool: str
+    arguments: str
+    outcome: str
 
 
 def stage(conn: sqlite3.Connection, calls: dict[str, list[Call]]) -> None:
@@ -63,7 +70,7 @@ def staged(conn: sqlite3.Connection, session_id: str | None, limit: int) -> list
         params,
     ).fetchone()
     rows = sorted(orjson.loads(text))
-    return [(str(r[1]), Staged(int(r[0]), Call(float(r[2]), str(r[3]), str(r[4]), str(r[5])))) for r in rows]
+    return [(str(r[1]), Staged(int(r[0]), float(r[2]), str(r[3]), str(r[4]), str(r[5]))) for r in rows]
 
 
 def unstage(conn: sqlite3.Connection, upto: dict[str, int]) -> None:

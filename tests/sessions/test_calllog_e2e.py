@@ -71,7 +71,7 @@ def recorded(data: Path, sid: str) -> list[tuple[str, float]]:
         mark = brain_record.mark(conn)
     with sqlite3.connect(f"file:{data / 'hub.db'}?mode=ro", uri=True) as conn:
         staged = callstage.staged(conn, sid, 1_000_000)
-    return rows + [(row.call.tool, row.call.at) for _, row in staged if row.id > mark]
+    return rows + [(row.tool, row.at) for _, row in staged if row.id > mark]
 
 
 def test_a_kill_loses_at_most_the_last_200_ms_of_replay(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ class Brains:
         if session_id == BROKEN and self.broken:
             raise RuntimeError("disk on fire")
         assert session_id not in self.written, "a session's rows were written twice"
-        self.written[session_id] = [(row.id, row.call.tool) for row in rows]
+        self.written[session_id] = [(row.id, row.tool) for row in rows]
 
 
 def store() -> tuple[sqlite3.Connection, Callable[..., Any]]:
@@ -69,7 +69,7 @@ async def test_a_move_writes_every_session_once_in_order_past_a_failed_one() -> 
         assert [i for i, _ in rows] == sorted(i for i, _ in rows)  # the staged order
     # The refused session's rows are forgotten; the broken one's wait for the next move.
     left = callstage.staged(conn, None, 100)
-    assert {sid for sid, _ in left} == {BROKEN} and [r.call.tool for _, r in left] == ["t0", "t1", "t2"]
+    assert {sid for sid, _ in left} == {BROKEN} and [r.tool for _, r in left] == ["t0", "t1", "t2"]
     brains.broken = False
     assert await Mover(run, run, brains.write).move() == 1
     assert [tool for _, tool in brains.written[BROKEN]] == ["t0", "t1", "t2"]
@@ -90,7 +90,7 @@ async def test_a_move_past_one_batch_takes_every_row(monkeypatch: pytest.MonkeyP
     seen: dict[str, list[str]] = {}
 
     async def write(session_id: str, rows: list[Staged]) -> None:
-        seen.setdefault(session_id, []).extend(r.call.tool for r in rows)
+        seen.setdefault(session_id, []).extend(r.tool for r in rows)
 
     callstage.stage(conn, {"a": [Call(float(n), f"t{n}", "{}", "ok") for n in range(12)]})
     await Mover(run, run, write).move()

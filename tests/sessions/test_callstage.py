@@ -76,7 +76,7 @@ def in_brain(path: Path) -> list[str]:
 
 def staged(db: Path, sid: str | None = None) -> list[str]:
     with sqlite3.connect(db) as conn:
-        return [r[1].call.tool for r in callstage.staged(conn, sid, 10_000)]
+        return [r[1].tool for r in callstage.staged(conn, sid, 10_000)]
 
 
 def note(hub: Hub, sid: str, *tools: str) -> None:
@@ -277,7 +277,8 @@ async def test_every_field_survives_staging_and_the_move_exactly(hub: Hub, texts
     await stage(hub)
     with sqlite3.connect(hub.core.store.path) as conn:
         held = callstage.staged(conn, None, 100)
-    assert {s: [r.call for t, r in held if t == s] for s in (sid, other)} == expected  # each in order
+    assert {s: [Call(*r[1:]) for t, r in held if t == s] for s in (sid, other)} == expected  # each in order
+    assert [type(v) for v in held[0][1]] == [int, float, str, str, str]
     await hub.brains.calls.flush()
     with sqlite3.connect(hub.brains.path_of(sid)) as conn:
         stored = [Call(*r) for r in conn.execute("SELECT at, tool, arguments, outcome FROM calls ORDER BY id")]
