@@ -36,7 +36,7 @@ TABLE = "call_staging"
 # Staged rows read by one step of a move: as many as make a move due, so a move the count called
 # writes each brain once (its rows in one command), not once per step. Held at once while a step
 # runs: about 25 MB when every summary is at its 500-character cap, about 12 MB at 120 characters
-# (the JSON read and the rows; measured as RSS, docs/benchmarks.md, ninth session).
+# (the JSON text read plus the rows built from it; docs/benchmarks.md, ninth session).
 MOVE_BATCH = MOVE_ROWS
 CONCURRENT_BRAINS = 8  # brain files written at once by one move
 
