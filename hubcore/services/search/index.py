@@ -202,10 +202,11 @@ def _stored(conn: sqlite3.Connection, source: str) -> dict[tuple[str, str], tupl
 
 
 def _delete_ids(conn: sqlite3.Connection, ids: Iterable[int]) -> None:
-    doomed = jsonrows.payload(list(ids))
-    if doomed != "[]":
-        conn.execute("DELETE FROM search_fts WHERE rowid IN (SELECT value FROM json_each(?))", (doomed,))
-        conn.execute("DELETE FROM search_docs WHERE id IN (SELECT value FROM json_each(?))", (doomed,))
+    doomed = list(ids)
+    if doomed:
+        listed = jsonrows.payload(doomed)
+        conn.execute("DELETE FROM search_fts WHERE rowid IN (SELECT value FROM json_each(?))", (listed,))
+        conn.execute("DELETE FROM search_docs WHERE id IN (SELECT value FROM json_each(?))", (listed,))
 
 
 def drop_source(conn: sqlite3.Connection, source: str) -> None:
