@@ -28,26 +28,13 @@ def file_size(path: Path) -> int | None:
 def store_bytes(path: Path) -> int | None:
     """A SQLite file's bytes on disk with its write-ahead log: 0 when neither exists, None when
     either cannot be measured."""
-    return store_bytes_named(str(path))[0]
-
-
-def store_bytes_named(main: str) -> tuple[int | None, bool]:
-    """`store_bytes` of the file named `main`, and whether that file exists: two stats by name
-    (a brain put asks both, and a `Path` built per call cost it measurably)."""
-    total: int | None = 0
-    exists = False
-    for name in (main, main + "-wal"):
-        try:
-            size = os.stat(name).st_size
-        except FileNotFoundError:
-            continue
-        except OSError:
-            total = None
-            exists = exists or name == main
-            continue
-        exists = exists or name == main
-        total = None if total is None else total + size
-    return total, exists
+    total = 0
+    for name in (path, Path(f"{path}-wal")):
+        size = file_size(name)
+        if size is None:
+            return None
+        total += size
+    return total
 
 
 def free_bytes(path: Path) -> int | None:

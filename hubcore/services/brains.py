@@ -19,7 +19,6 @@ ended sessions are pruned, and the call log, the one write an ended brain takes,
 from __future__ import annotations
 
 import builtins
-import os
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable
@@ -35,7 +34,7 @@ from pydantic_core import PydanticCustomError
 from hubcore.caller import Caller
 from hubcore.clock import iso
 from hubcore.errors import HubError, conflict, invalid, not_found
-from hubcore.metrics import store_bytes, store_bytes_named
+from hubcore.metrics import store_bytes
 from hubcore.services import brain_search, callstage, entries
 from hubcore.services.access import require_admin
 from hubcore.services.brain_cache import EntryCache
@@ -479,23 +478,32 @@ class BrainsService:
         `BrainPut` held the path, the content's size and the condition to their rules."""
         session_id = str(session["id"])
         data = value.encode("utf-8")
-        main = os.path.join(self.directory, f"{session_id}.db")  # stat'ed by name: no Path built per put
         # A refusal creates no file (opening the actor would). An open actor's file exists, so
-        # the loop makes no syscall for a busy brain: its size is read on the writer's thread.
-        if not self.pool.is_open(session_id) and not store_bytes_named(main)[1]:
+        # the loop makes no syscall for a busy brain (nor does its writer: see `write`).
+        if not self.pool.is_open(session_id) and not self.path_of(session_id).exists():
             entries.require_version(None, condition)
         now, actor_label, version = self.core.now(), caller.actor, entries.version_of(data)
 
         def write(conn: sqlite3.Connection) -> tuple[brain.Counter, list[str]]:
-            size, _ = store_bytes_named(main)
-            warnings = entries.file_growth(f"session brain {session_id}", size or 0, len(data))
-            before = brain.before_write(conn, where)
+            # One statement takes the seq and reads every check and the file's size (its pages):
+            # each statement or syscall lets go of the GIL, which the busy loop then holds.
+            before = brain.before_put(conn, where)
+            warnings = entries.file_growth(f"session brain {session_id}", before.size_bytes, len(data))
             self._refuse_sealed(conn, session_id, now, before.seal)
             entries.require_version(before.version, condition)
             if before.directory:
                 raise conflict(f"{where} is a directory; an entry cannot replace it")
-            put = brain.put(conn, where, data, version=version, now=now, actor=actor_label, tombstone=before.tombstone)
-            return put, warnings
+            brain.store(
+                conn,
+                where,
+                data,
+                version=version,
+                now=now,
+                actor=actor_label,
+                seq=before.counter[1],
+                tombstone=before.tombstone,
+            )
+            return before.counter, warnings
 
         with self.entries.writing(session_id) as done:
             async with self.pool.use(session_id) as actor:

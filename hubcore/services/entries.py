@@ -22,6 +22,8 @@ PAGE_NAMESPACES = ("/fs/",)
 PATH_MAX_BYTES = 512  # of the canonical path, UTF-8
 CONTENT_MAX = 4 * 1024 * 1024  # one brain entry
 PAGE_MAX = 1024 * 1024  # one knowledge base page
+HASH_PIECE = 2047  # hashlib (OpenSSL) hashes an update of 2,048 bytes or more with the GIL let go
+HASH_WHOLE = 64 * 1024  # ... which a value this large is worth (see `version_of`)
 FILE_WARN = 256 * 1024 * 1024  # a store's file: a write past this carries a warning
 FILE_MAX = 1024 * 1024 * 1024  # ... and one reaching this is refused
 LISTING_MAX = 500  # entries in one directory level
@@ -106,8 +108,17 @@ def encode(content: Any, *, limit: int = CONTENT_MAX, field: str = "content") ->
 
 
 def version_of(data: bytes) -> str:
-    """The version an entry is known by: its content hash."""
-    return VERSION_PREFIX + hashlib.sha256(data).hexdigest()
+    """The version an entry is known by: its content hash. A value under `HASH_WHOLE` bytes is
+    fed to the hash in pieces under 2,048 bytes, the size from which hashlib lets go of the GIL:
+    on the event loop, while a writer thread waits for the GIL, getting it back costs more than
+    hashing such a value (docs/benchmarks.md, tenth session). A larger value is hashed whole, in
+    parallel with the other threads."""
+    if len(data) < HASH_PIECE or len(data) >= HASH_WHOLE:
+        return VERSION_PREFIX + hashlib.sha256(data).hexdigest()
+    digest, view = hashlib.sha256(), memoryview(data)
+    for start in range(0, len(data), HASH_PIECE):
+        digest.update(view[start : start + HASH_PIECE])
+    return VERSION_PREFIX + digest.hexdigest()
 
 
 def require_version(held: str | None, wanted: str | None) -> None:

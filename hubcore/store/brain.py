@@ -142,41 +142,51 @@ def held_version(conn: sqlite3.Connection, path: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-@dataclass(frozen=True)
-class Before:
-    """What an entry write checks first, read in one statement: the seal's state (None when the
-    brain takes writes), the version held at the path (None when nothing is), whether the path
-    is a directory (entries lie beneath it) and whether a tombstone of the path is held (its delete
-    left one that the put must remove)."""
-
-    seal: str | None
-    version: str | None
-    directory: bool
-    tombstone: bool = True
-
-
-def before_write(conn: sqlite3.Connection, path: str) -> Before:
-    """`seal_state`, `held_version`, `is_directory` and the tombstone of `path` in one statement
-    (a write's checks cost one step on the writer's thread, not three, and the put skips the
-    tombstone's delete when there is none)."""
-    prefix = path.rstrip("/") + "/"
-    row = conn.execute(
-        """SELECT (SELECT state FROM seal WHERE id = 1), (SELECT version FROM entries WHERE path = :path),
-                  EXISTS (SELECT 1 FROM entries WHERE path > :prefix AND path < :end),
-                  EXISTS (SELECT 1 FROM gone WHERE path = :path)""",
-        {"path": path, "prefix": prefix, "end": prefix + "\U0010ffff"},
-    ).fetchone()
-    return Before(
-        None if row[0] is None else str(row[0]),
-        None if row[1] is None else str(row[1]),
-        bool(row[2]),
-        bool(row[3]),
-    )
-
-
 Counter = tuple[str, int]
 """The change counter's (epoch, seq) after a write: what the write hands the search index (the
 index's mark of the brain once that write is in, `brain_search.Pushes`)."""
+
+
+@dataclass(frozen=True)
+class Before:
+    """What a put checks first, read in the statement that takes its seq (`before_put`): the
+    counter after it, the seal's state (None when the brain takes writes), the version held at
+    the path (None when nothing is), whether the path is a directory (entries lie beneath it),
+    whether a tombstone of the path is held (its delete left one that the put must remove), and
+    the database's size in bytes (its pages: what the file holds once its write-ahead log is
+    checkpointed)."""
+
+    counter: Counter
+    seal: str | None
+    version: str | None
+    directory: bool
+    tombstone: bool
+    size_bytes: int
+
+
+def before_put(conn: sqlite3.Connection, path: str) -> Before:
+    """Take the next seq and read what a put of `path` checks, in one statement. Each statement
+    lets go of the GIL on the brain writer's thread, and under load every hand-over costs the
+    event loop more than the statement does (docs/benchmarks.md, tenth session); so the seq is
+    taken before the checks, and a refused put's rollback gives it back."""
+    prefix = path.rstrip("/") + "/"
+    row = conn.execute(
+        """UPDATE changes SET seq = seq + 1 WHERE id = 1
+           RETURNING epoch, seq, (SELECT state FROM seal WHERE id = 1),
+                     (SELECT version FROM entries WHERE path = :path),
+                     EXISTS (SELECT 1 FROM entries WHERE path > :prefix AND path < :end),
+                     EXISTS (SELECT 1 FROM gone WHERE path = :path),
+                     (SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size())""",
+        {"path": path, "prefix": prefix, "end": prefix + "\U0010ffff"},
+    ).fetchone()
+    return Before(
+        (str(row[0]), int(row[1])),
+        None if row[2] is None else str(row[2]),
+        None if row[3] is None else str(row[3]),
+        bool(row[4]),
+        bool(row[5]),
+        int(row[6]),
+    )
 
 
 def _next_seq(conn: sqlite3.Connection) -> Counter:
@@ -184,12 +194,27 @@ def _next_seq(conn: sqlite3.Connection) -> Counter:
     return str(row[0]), int(row[1])
 
 
-def put(
-    conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str, tombstone: bool = True
-) -> Counter:
-    """Write the entry at `path` under the next seq; the counter after it. `tombstone` False: the
-    caller read in this transaction that the path has none (`before_write`), so none is deleted."""
-    epoch, seq = _next_seq(conn)
+def put(conn: sqlite3.Connection, path: str, value: bytes, *, version: str, now: float, actor: str) -> Counter:
+    """Write the entry at `path` under the next seq; the counter after it."""
+    counter = _next_seq(conn)
+    store(conn, path, value, version=version, now=now, actor=actor, seq=counter[1])
+    return counter
+
+
+def store(
+    conn: sqlite3.Connection,
+    path: str,
+    value: bytes,
+    *,
+    version: str,
+    now: float,
+    actor: str,
+    seq: int,
+    tombstone: bool = True,
+) -> None:
+    """Write the entry at `path` under `seq`, taken by the caller in this transaction (`put`,
+    `before_put`). `tombstone` False: the caller read in this transaction that the path has
+    none, so none is deleted."""
     conn.execute(
         """INSERT INTO entries (path, value, version, written_at, written_by, seq) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT (path) DO UPDATE SET value = excluded.value, version = excluded.version,
@@ -198,7 +223,6 @@ def put(
     )
     if tombstone:
         conn.execute("DELETE FROM gone WHERE path = ?", (path,))
-    return epoch, seq
 
 
 def delete(conn: sqlite3.Connection, path: str) -> Counter | None:

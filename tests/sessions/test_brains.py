@@ -171,17 +171,30 @@ async def test_reads_of_other_sessions_by_id_or_agent_and_name(client: HubClient
     assert e1.message.replace(hidden["session_id"], "X") == e2.message.replace("ses_nothing", "X")
 
 
-async def test_file_size_limits(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+def brain_pages(hub: Hub, sid: str) -> int:
+    """The brain's size as its limits count it: its database's pages, WAL included."""
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        row = conn.execute("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()").fetchone()
+        return int(row[0])
+
+
+async def test_file_size_limits_at_their_edges(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     active = await started(hub)
     await put(hub, ALICE, active, path="/kv/a", content="a" * 1000, store="session")
-    size = hub.brains.bytes_of(active[0]) or 0
+    monkeypatch.setattr(entries, "FILE_WARN", brain_pages(hub, active[0]) + 1)
+    assert (await put(hub, ALICE, active, path="/kv/b", content="b", store="session"))["warnings"] == []
+    size = brain_pages(hub, active[0])
     monkeypatch.setattr(entries, "FILE_WARN", size)
-    warned = await put(hub, ALICE, active, path="/kv/b", content="b", store="session")
-    assert warned["warnings"] and "warning" in warned["warnings"][0]
-    size = hub.brains.bytes_of(active[0]) or 0
+    warned = await put(hub, ALICE, active, path="/kv/b", content="c", store="session")
+    assert warned["warnings"] == [f"session brain {active[0]} is {size + 1} bytes, past the {size}-byte warning mark"]
+    size = brain_pages(hub, active[0])
     monkeypatch.setattr(entries, "FILE_MAX", size + 10)
-    await refused("payload_too_large", put(hub, ALICE, active, path="/kv/c", content="c" * 10, store="session"))
+    err = await refused("payload_too_large", put(hub, ALICE, active, path="/kv/c", content="c" * 10, store="session"))
+    assert err.details == {"limit": size + 10, "size_bytes": size}
     await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/c"), active=active))
+    assert brain_pages(hub, active[0]) == size
+    monkeypatch.setattr(entries, "FILE_MAX", size + 11)
+    assert (await put(hub, ALICE, active, path="/kv/c", content="c" * 10, store="session"))["ok"]
 
 
 async def test_rest_brain_reads(client: HubClient, hub: Hub) -> None:

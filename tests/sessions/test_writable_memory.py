@@ -188,7 +188,7 @@ async def test_a_put_over_a_deleted_path_removes_its_tombstone_and_only_then(hub
     assert stored(hub, sid) == ["/kv/x", "/kv/z"]
 
 
-def test_before_write_reads_what_the_three_checks_read(tmp_path: Path) -> None:
+def test_before_put_takes_the_next_seq_and_reads_what_the_checks_read(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "b.db", isolation_level=None)
     try:
         brain.setup(conn)
@@ -198,10 +198,36 @@ def test_before_write_reads_what_the_three_checks_read(tmp_path: Path) -> None:
         for state in (brain.UNSYNCED, None, brain.ENDED):
             brain.set_seal(conn, state, now=2.0)
             for path in ("/fs/a.md", "/fs/dir", "/fs/dir/", "/fs/dir/b.md", "/fs/nothing", "/kv/k", "/kv/", "/kv/gone"):
-                before = brain.before_write(conn, path)
+                epoch, seq = brain.counter(conn) or ("", 0)
                 tombstone = conn.execute("SELECT 1 FROM gone WHERE path = ?", (path,)).fetchone() is not None
-                assert before == brain.Before(
-                    brain.seal_state(conn), brain.held_version(conn, path), brain.is_directory(conn, path), tombstone
-                ), path
+                pages = conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+                expected = brain.Before(
+                    (epoch, seq + 1),
+                    brain.seal_state(conn),
+                    brain.held_version(conn, path),
+                    brain.is_directory(conn, path),
+                    tombstone,
+                    pages,
+                )
+                assert brain.before_put(conn, path) == expected, path
+                assert brain.counter(conn) == (epoch, seq + 1)  # taken: a refused put rolls it back
     finally:
         conn.close()
+
+
+async def test_a_refused_put_gives_its_seq_back(hub: Hub) -> None:
+    sid = await start(hub)
+    await put(hub, sid, "/fs/dir/x.md")
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        held = brain.counter(conn)
+    wrong = "sha256:" + "0" * 64
+    stale = a_brain_put(path="/fs/dir/x.md", content="new", store="session", if_version=wrong)
+    assert (await refused(hub.brains.write_entry(ALICE, stale, active=(sid, "web")))).code == "conflict"
+    over_dir = a_brain_put(path="/fs/dir", content="new", store="session")
+    assert (await refused(hub.brains.write_entry(ALICE, over_dir, active=(sid, "web")))).code == "conflict"
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        assert brain.counter(conn) == held
+        assert [r[0] for r in conn.execute("SELECT value FROM entries")] == [b"/fs/dir/x.md"]
+    await put(hub, sid, "/kv/next")
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        assert held is not None and brain.counter(conn) == (held[0], held[1] + 1)
