@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -146,3 +147,10 @@ def test_file_growth_warns_then_refuses() -> None:
     warned = entries.file_growth("brain", entries.FILE_WARN, 1)
     assert len(warned) == 1 and "warning" in warned[0]
     refused("payload_too_large", entries.file_growth, "brain", entries.FILE_MAX - 1, 1)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2046, 2047, 2048, 4094, 4095, 5000, 65535, 65536, 70000])
+def test_a_version_is_the_sha256_of_the_whole_value_whatever_its_size(size: int) -> None:
+    # Values under HASH_WHOLE are hashed in pieces (the GIL is kept): the pieces' edges must not show.
+    value = bytes(i % 251 for i in range(size))
+    assert entries.version_of(value) == "sha256:" + hashlib.sha256(value).hexdigest()
