@@ -16,6 +16,7 @@ from hubcore.hub import Hub
 from hubcore.services import entries
 from hubcore.services.brains import BrainGet
 from hubcore.services.requests import input_schema, parse
+from hubcore.store import brain
 from tests.foundation.test_gate import assert_problem
 from tests.harness import ADMIN, HubClient
 from tests.requests import a_brain_delete, a_brain_get, a_brain_list, a_brain_put, a_session_end, a_session_start
@@ -178,6 +179,11 @@ def brain_pages(hub: Hub, sid: str) -> int:
         return int(row[0])
 
 
+def brain_counter(hub: Hub, sid: str) -> tuple[str, int] | None:
+    with sqlite3.connect(hub.brains.path_of(sid)) as conn:
+        return brain.counter(conn)
+
+
 async def test_file_size_limits_at_their_edges(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     active = await started(hub)
     await put(hub, ALICE, active, path="/kv/a", content="a" * 1000, store="session")
@@ -187,12 +193,12 @@ async def test_file_size_limits_at_their_edges(hub: Hub, monkeypatch: pytest.Mon
     monkeypatch.setattr(entries, "FILE_WARN", size)
     warned = await put(hub, ALICE, active, path="/kv/b", content="c", store="session")
     assert warned["warnings"] == [f"session brain {active[0]} is {size + 1} bytes, past the {size}-byte warning mark"]
-    size = brain_pages(hub, active[0])
+    size, counter = brain_pages(hub, active[0]), brain_counter(hub, active[0])
     monkeypatch.setattr(entries, "FILE_MAX", size + 10)
     err = await refused("payload_too_large", put(hub, ALICE, active, path="/kv/c", content="c" * 10, store="session"))
     assert err.details == {"limit": size + 10, "size_bytes": size}
     await refused("not_found", hub.brains.read_entry(ALICE, a_brain_get(path="/kv/c"), active=active))
-    assert brain_pages(hub, active[0]) == size
+    assert (brain_pages(hub, active[0]), brain_counter(hub, active[0])) == (size, counter)  # its seq given back
     monkeypatch.setattr(entries, "FILE_MAX", size + 11)
     assert (await put(hub, ALICE, active, path="/kv/c", content="c" * 10, store="session"))["ok"]
 
