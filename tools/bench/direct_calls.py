@@ -35,7 +35,7 @@ import httpx
 from hubhttp.asgi import HubASGI
 from tools.bench import mcp_wire as wire
 from tools.bench.brains import KEYS, arguments
-from tools.bench.feed import ADMIN_TOKEN, served
+from tools.bench.feed import ADMIN_TOKEN, http_scope, served
 
 KINDS = ("signal_append", "brain_get", "brain_put")
 
@@ -63,20 +63,7 @@ async def call(app: HubASGI, token: str, tool: str, args: dict[str, Any]) -> Non
     body = wire.tool_body(tool, args)
     headers = [(b"host", b"127.0.0.1:8080"), (b"content-length", str(len(body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in wire.mcp_headers(token, tool).items()]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 40000),
-        "server": ("127.0.0.1", 8080),
-    }
+    scope = http_scope("POST", "/mcp", headers)
     delivered = False
     status: list[int] = []
 

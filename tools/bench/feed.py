@@ -269,21 +269,28 @@ class Arrivals:
         self._complete.pop(event_id, None)
 
 
-async def open_stream(app: HubASGI, arrivals: Arrivals, gone: anyio.Event, connected: anyio.Event) -> None:
-    scope = {
+def http_scope(method: str, path: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    """The ASGI scope of one HTTP/1.1 request to the app, as a server would hand it over (the benches
+    that drive the app without a server or a socket)."""
+    return {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": "1.1",
-        "method": "GET",
+        "method": method,
         "scheme": "http",
-        "path": "/api/v1/stream",
-        "raw_path": b"/api/v1/stream",
+        "path": path,
+        "raw_path": path.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": [(b"host", b"bench"), (b"authorization", f"Bearer {ADMIN_TOKEN}".encode())],
-        "client": ("127.0.0.1", 1),
+        "headers": headers,
+        "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8080),
     }
+
+
+async def open_stream(app: HubASGI, arrivals: Arrivals, gone: anyio.Event, connected: anyio.Event) -> None:
+    headers = [(b"host", b"bench"), (b"authorization", f"Bearer {ADMIN_TOKEN}".encode())]
+    scope = http_scope("GET", "/api/v1/stream", headers)
     asked = False
 
     async def receive() -> dict[str, Any]:
