@@ -105,6 +105,23 @@ async def test_a_second_get_reads_nothing_and_answers_the_same(hub: Hub, monkeyp
     assert (first["content"], first["type"], first["size_bytes"], first["session_id"]) == ("one", "key", 3, sid)
 
 
+async def test_a_get_from_memory_still_suspends_once(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A get answered from memory yields to the loop once (see `BrainsService.get`), so the
+    requests that arrived with it take their turn before it answers: in a cancelled scope it
+    stops there, where it would otherwise answer without a pause. It reads nothing either way."""
+    sid = await start(hub)
+    await put(hub, sid, "/kv/a", "one")
+    assert (await get(hub, sid, "/kv/a"))["content"] == "one"  # the session's row remembered
+    reads = Reads(hub, monkeypatch)
+    answered = None
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        answered = await get(hub, sid, "/kv/a")
+    assert scope.cancelled_caught and answered is None
+    assert (await get(hub, sid, "/kv/a"))["content"] == "one"
+    assert reads.both == (0, 0)
+
+
 async def test_an_entry_not_cached_is_read_from_its_file_once(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = await start(hub)
     await put(hub, sid, "/fs/a.md", "# a")
