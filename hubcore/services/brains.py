@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
-import anyio.lowlevel
 import orjson
 from pydantic import Field, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -43,6 +42,7 @@ from hubcore.services.calllog import Call, CallLog
 from hubcore.services.core import Core
 from hubcore.services.events import SESSION_ID_MAX
 from hubcore.services.fields import PROJECT_ID_PATTERN, EntryContent, EntryPath, IfVersion, ProjectId, SessionId
+from hubcore.services.intake import Intake
 from hubcore.services.requests import Request
 from hubcore.services.sessions import (
     NO_ACTIVE_SESSION,
@@ -282,6 +282,7 @@ class BrainsService:
         self.readers = ReadCache(core.settings.open_readers_max)
         # Entries gets read and puts wrote, answered on the loop with no thread (`brain_cache`).
         self.entries = EntryCache()
+        self.intake = Intake()  # where a get from memory pauses
 
     # -- the agent-facing operations (brain_get, brain_list, brain_put, brain_delete) ---------------
 
@@ -418,12 +419,9 @@ class BrainsService:
     async def get(self, caller: Caller, session: SessionRef, path: Any, seen: Seen | None = None) -> dict[str, Any]:
         where = entries.canonical(path, allow_root=True)
         root = entries.is_root(where)  # `/kv`, `/fs/`: a namespace root is a directory, never an entry
-        # Every get suspends once, as a read on a thread does: one answered from memory would
-        # otherwise run its whole path, from its request's parse to its reply's send, before the
-        # loop turns to the next request. Gets that arrive together then run each part of that
-        # path in turn, which costs the loop about a tenth less per get served (docs/benchmarks.md,
-        # "Eleventh session"): the same work, with the loop's caches warmer.
-        await anyio.lowlevel.checkpoint()
+        # Every get pauses, as a read on a thread does; one answered from memory would otherwise
+        # run its whole path before the loop took in the next request (`hubcore.services.intake`).
+        await self.intake.pause()
         entry = None if root else self._held(caller, session, where, seen)
         if entry is not None:
             sid = session.session_id

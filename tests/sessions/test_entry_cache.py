@@ -105,10 +105,10 @@ async def test_a_second_get_reads_nothing_and_answers_the_same(hub: Hub, monkeyp
     assert (first["content"], first["type"], first["size_bytes"], first["session_id"]) == ("one", "key", 3, sid)
 
 
-async def test_a_get_from_memory_still_suspends_once(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A get answered from memory yields to the loop once (see `BrainsService.get`), so the
-    requests that arrived with it take their turn before it answers: in a cancelled scope it
-    stops there, where it would otherwise answer without a pause. It reads nothing either way."""
+async def test_a_get_from_memory_still_pauses(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A get answered from memory pauses once (`hubcore.services.intake`), so the requests that
+    arrived with it are taken in before it answers: in a cancelled scope it stops there, where it
+    would otherwise answer without a pause. It reads nothing either way."""
     sid = await start(hub)
     await put(hub, sid, "/kv/a", "one")
     assert (await get(hub, sid, "/kv/a"))["content"] == "one"  # the session's row remembered
