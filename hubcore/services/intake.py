@@ -7,8 +7,8 @@ least once (a write at its store's group commit, a read at its thread), and mean
 takes in the requests that arrived, so the calls of one busy moment run each part of their path one
 after another. Measured served over HTTP (docs/benchmarks.md, "Eleventh session"): a get that
 resumes only once the loop has run the I/O callbacks ready after its pause cost the loop about a
-tenth less than one that did not pause, in both protocol eras; a plain checkpoint (resumed before
-those callbacks) helped only the 2026-07-28 era, whose calls pass through no task of the SDK's.
+tenth less than one that did not pause, in both protocol eras; a plain checkpoint (which resumes
+before those callbacks) helped only the 2026-07-28 era, whose calls run in their request's own task.
 
 On asyncio the pause is a timer due at once: the loop runs due timers after its I/O callbacks, and
 its poll does not wait for a timer already due, so an idle hub adds no latency. The gets that pause
