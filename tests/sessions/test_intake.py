@@ -30,7 +30,8 @@ async def read_when_ready(pause: bool) -> list[bytes]:
     loop.add_reader(ours, lambda: taken.append(ours.recv(16)))
     try:
         theirs.send(b"request")
-        await anyio.sleep(0.05)  # the loop is idle here: the byte is waiting, and taken at once
+        await anyio.sleep(0.05)  # the loop polls meanwhile and the callback takes it
+        assert taken == [b"request"]
         taken.clear()
         theirs.send(b"next")  # ready now, its callback not yet run
         if pause:
@@ -77,7 +78,7 @@ async def test_a_cancelled_pause_leaves_the_others_to_go_on() -> None:
     async with anyio.create_task_group() as tg:
         for n, scope in enumerate(scopes):
             tg.start_soon(pause, n, scope)
-        await anyio.lowlevel.checkpoint()  # every task has started its pause
+        await anyio.lowlevel.checkpoint()  # on asyncio every task has begun its pause by now
         scopes[1].cancel()
     assert sorted(done) == [0, 2]
     assert scopes[1].cancelled_caught
