@@ -127,11 +127,14 @@ class StoreActor:
     `execute` sends a command and returns its result after the commit; `read` runs a function on
     a read-only connection without queueing behind writes; `aclose` drains and closes.
 
-    When a batch lands with more queued, the next goes to the thread after the callers just
-    answered had their turn (`gather`, the default: a file many callers write, hub.db, commits
-    what they send next in the same batch), or at once (`gather=False`: a file written by one
-    session at a time, whose batches rarely grow, keeps its shared writer thread busy instead of
-    letting it sleep and waking it again).
+    With `gather`, the default (a file many callers write, hub.db), one batch is on the writer
+    thread at a time: what callers send meanwhile gathers into the next batch, which goes to the
+    thread once the one before has landed and the callers it answered had their turn (so it
+    commits what they send next too). Without (`gather=False`: a file written by one session at a
+    time, whose batches rarely grow), each batch goes to the thread as soon as it is queued, even
+    while the one before it is still there: the thread runs its jobs in order, so the file's order
+    holds, and a second writer of the file does not wait for the loop to hear of the first's
+    commit before its own goes to the shared thread (docs/benchmarks.md, "Twelfth session").
     """
 
     def __init__(
@@ -164,7 +167,8 @@ class StoreActor:
         self._depth = 0  # commands queued, not yet taken into a batch
         self._room_waiters: deque[_RoomWaiter] = deque()
         self._call_soon: CallSoon | None = None  # the loop's own call-soon, set when running
-        self._in_flight: _Batch | None = None  # the batch on the writer thread
+        self._in_flight = 0  # batches handed to the writer thread and not yet landed
+        self._on_thread = 0  # ... and the commands they hold
         self._kicked = False  # a dispatch is scheduled as a callback
         self._wakeup: anyio.Event | None = None  # set while the actor task waits for work
         self._finished = False  # drained and closing, or broken: the actor task may end
@@ -263,7 +267,8 @@ class StoreActor:
     # batch costs no wake-up of the task), in a callback of its own or at once (`gather`). Only
     # when the actor is closing, or its task is not waiting, does `_completed` wake the actor task,
     # which dispatches or refuses what was queued.
-    # One batch is on the thread at a time, so arrival order and group commit are as they were.
+    # Gathering, one batch is on the thread at a time, so arrival order and group commit are as
+    # they were; not gathering, every batch goes at once and the thread keeps their order.
 
     async def _serve(self) -> None:
         self._dispatch()  # commands sent before the file was open
@@ -278,8 +283,9 @@ class StoreActor:
             self._wakeup = None
 
     def _kick(self) -> None:
-        """A command was queued: dispatch it soon if the thread is free and the task not woken."""
-        if self._in_flight is None and self._wakeup is not None and not self._kicked:
+        """A command was queued: dispatch it soon if the thread is free (or the file does not
+        gather) and the task not woken."""
+        if (not self._in_flight or not self._gather) and self._wakeup is not None and not self._kicked:
             assert self._call_soon is not None  # the task waits: it is running
             self._kicked = True
             self._call_soon(self._dispatch_soon)
@@ -294,18 +300,23 @@ class StoreActor:
             self._break(exc)
 
     def _dispatch(self) -> None:
-        """Hand the oldest batch to the writer thread, if none is there; or end once drained."""
+        """Hand the oldest batch to the writer thread (gathering, only if none is there); or end
+        once drained."""
         writer, thread = self._writer, self._thread
-        if self._in_flight is not None or writer is None or thread is None:
+        if writer is None or thread is None:
             return
         if not self._batches:
-            if not self._accepting:
+            if not self._accepting and not self._in_flight:
                 self._finished = True
             return
-        batch = self._batches.popleft()
+        while self._batches and not (self._in_flight and self._gather):
+            self._hand_over(self._batches.popleft(), writer, thread)
+
+    def _hand_over(self, batch: _Batch, writer: Writer, thread: WriterThread) -> None:
         self._depth -= len(batch.commands)
         self._grant_room()
-        self._in_flight = batch
+        self._in_flight += 1
+        self._on_thread += len(batch.commands)
         started = time.perf_counter()
         thread.submit(
             lambda: writer.run_batch(batch.commands),
@@ -315,7 +326,12 @@ class StoreActor:
     def _completed(self, batch: _Batch, started: float, error: BaseException | None) -> None:
         """On the loop, once the thread ran `batch`: publish, answer, record; wake the task if
         there is more to do."""
-        self._in_flight = None
+        self._in_flight -= 1
+        self._on_thread -= len(batch.commands)
+        if error is not None and error is self._broken:  # handed over before the writer died: never run
+            batch.fail(self._refusal)
+            self._land()
+            return
         try:
             try:
                 if error is not None:  # the connection died or the protocol broke: outcome unknown
@@ -329,8 +345,7 @@ class StoreActor:
         except BaseException as exc:  # a bug or a dead connection: nobody may wait forever
             self._break(exc)
         finally:
-            if self._landed is not None:
-                self._landed.set()
+            self._land()
         if self._batches and self._accepting and self._wakeup is not None:
             if self._gather:
                 self._kick()  # a plain callback: the callers just answered queue theirs first
@@ -338,6 +353,10 @@ class StoreActor:
                 self._dispatch_soon()
         elif self._batches or not self._accepting:
             self._wake_actor()
+
+    def _land(self) -> None:
+        if self._landed is not None and not self._in_flight:
+            self._landed.set()
 
     def _break(self, exc: BaseException) -> None:
         log.error("store actor %s broke", self.name, exc_info=exc)
@@ -387,7 +406,7 @@ class StoreActor:
     async def _shutdown(self) -> None:
         with anyio.CancelScope(shield=True):
             try:
-                if self._in_flight is not None:  # cancelled with a batch on the thread: it ends first
+                if self._in_flight:  # cancelled with batches on the thread: they end first
                     self._landed = anyio.Event()
                     await self._landed.wait()
                 writer, self._writer = self._writer, None
@@ -547,6 +566,10 @@ class StoreActor:
 
     def queue_depth(self) -> int:
         return self._depth
+
+    def unanswered(self) -> int:
+        """Commands sent and not yet answered: queued, or handed to the writer thread."""
+        return self._depth + self._on_thread
 
     def statistics(self) -> ActorStats:
         return ActorStats(

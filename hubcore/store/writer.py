@@ -72,11 +72,21 @@ class Writer:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._sql = conn.cursor().execute
+        self._dead: BaseException | None = None  # what a batch raised: the writer runs no more
 
     def run_batch(self, commands: Sequence[Command[Any]]) -> None:
+        """Run the batch; raises only when the connection or the protocol broke, and from then on
+        raises that again for every batch without running it (its actor may have handed on more
+        before it heard: `StoreActor(gather=False)`)."""
+        if self._dead is not None:
+            raise self._dead
         start = 0
-        while start < len(commands):
-            start = self._run_transaction(commands, start)
+        try:
+            while start < len(commands):
+                start = self._run_transaction(commands, start)
+        except BaseException as exc:
+            self._dead = exc
+            raise
 
     def _run_transaction(self, commands: Sequence[Command[Any]], start: int) -> int:
         """Run `commands[start:]` in one transaction; return where the next transaction starts."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from anyio.abc import TaskGroup
 
@@ -94,12 +95,23 @@ async def test_every_command_of_both_files_runs_on_the_one_thread(tmp_path: Path
     assert len(seen) == 1 and threading.get_ident() not in seen
 
 
-async def test_a_file_whose_connection_dies_does_not_touch_the_other(tmp_path: Path) -> None:
+async def handed_on() -> None:
+    """Let the loop run the hand-over callbacks the commands just queued scheduled (a plain
+    callback on asyncio, which `wait_all_tasks_blocked` does not wait for)."""
+    for _ in range(3):
+        await anyio.lowlevel.checkpoint()
+
+
+@pytest.mark.parametrize("gather", [True, False])
+async def test_a_file_whose_connection_dies_does_not_touch_the_other(tmp_path: Path, gather: bool) -> None:
+    """Not gathering, the command after the one that kills the connection is on the thread
+    already when the connection dies: it is refused there, never run."""
+
     def kill(conn: sqlite3.Connection) -> None:
         conn.close()
 
     results: Results = {}
-    async with two_files(tmp_path) as (a, b, _thread):
+    async with two_files(tmp_path, gather=gather) as (a, b, _thread):
         await b.execute(insert("b0"))
         async with anyio.create_task_group() as tg:
             gate = Gate("b-gate")
@@ -107,6 +119,8 @@ async def test_a_file_whose_connection_dies_does_not_touch_the_other(tmp_path: P
             await gate.wait_entered()
             await queue(tg, a, "kill", kill, results)
             await queue(tg, a, "a-after", insert("a-after"), results)
+            await handed_on()
+            assert a.queue_depth() == (1 if gather else 0)
             await queue(tg, b, "b1", insert("b1"), results)
             gate.open()
         assert a.broken and not b.broken
@@ -197,3 +211,75 @@ async def test_a_landed_batch_hands_on_the_next_after_or_before_the_answered_cal
             assert a.statistics().batches == (2 if gather else 3)
         assert stored_tags(a.path) == ["first", "a", "b"]
         assert (results["first"], isinstance(results["a"], int), isinstance(results["b"], int)) == ("first", True, True)
+
+
+@pytest.mark.parametrize("gather", [True, False])
+async def test_a_file_that_does_not_gather_hands_each_batch_to_the_thread_at_once(tmp_path: Path, gather: bool) -> None:
+    """While the shared thread is held, a file that gathers keeps its later commands queued for
+    one batch; a file that does not (a brain) hands each to the thread as it comes, and the
+    thread runs them in the order they came. Either way each commits, in order."""
+    results: Results = {}
+    async with two_files(tmp_path, gather=gather) as (a, b, _thread):
+        async with anyio.create_task_group() as tg:
+            gate = Gate("b-gate")
+            tg.start_soon(record, b, "b-gate", gate, results)
+            await gate.wait_entered()
+            for i in range(3):
+                await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
+            await handed_on()
+            # the first went to the thread at once either way (the file was idle)
+            assert a.queue_depth() == (2 if gather else 0)
+            gate.open()
+        # not gathering, a2 may have joined a1's batch before the loop's hand-over callback ran
+        assert a.statistics().batches in ((2,) if gather else (2, 3))
+    assert stored_tags(tmp_path / "a.db") == ["a0", "a1", "a2"]
+    assert [isinstance(results[f"a{i}"], int) for i in range(3)] == [True] * 3
+
+
+async def test_a_close_waits_for_every_batch_handed_over(tmp_path: Path) -> None:
+    """A file that does not gather may have several batches on the thread when it is closed:
+    each runs and its caller is answered before the file closes."""
+    results: Results = {}
+    async with two_files(tmp_path, gather=False) as (a, b, _thread):
+        async with anyio.create_task_group() as tg:
+            gate = Gate("b-gate")
+            tg.start_soon(record, b, "b-gate", gate, results)
+            await gate.wait_entered()
+            for i in range(3):
+                await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
+            await handed_on()
+            assert a.queue_depth() == 0
+            tg.start_soon(a.aclose)
+            await anyio.wait_all_tasks_blocked()
+            assert not a.stopped  # the batches on the thread hold the close
+            gate.open()
+        assert a.stopped and not a.broken
+        with pytest.raises(StoreClosed):
+            await a.execute(insert("a-late"))
+    assert stored_tags(tmp_path / "a.db") == ["a0", "a1", "a2"]
+    assert [isinstance(results[f"a{i}"], int) for i in range(3)] == [True] * 3
+
+
+async def test_a_batch_handed_on_behind_a_protocol_break_never_runs(tmp_path: Path) -> None:
+    """A command that commits by itself breaks the protocol with the connection still open: the
+    batch a file that does not gather had already handed on behind it is refused on the thread,
+    not run on that connection."""
+
+    def commit_itself(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO item (tag) VALUES ('rogue')")
+        conn.execute("COMMIT")
+
+    results: Results = {}
+    async with two_files(tmp_path, gather=False) as (a, b, _thread):
+        async with anyio.create_task_group() as tg:
+            gate = Gate("b-gate")
+            tg.start_soon(record, b, "b-gate", gate, results)
+            await gate.wait_entered()
+            await queue(tg, a, "rogue", commit_itself, results)
+            await queue(tg, a, "a-after", insert("a-after"), results)
+            await handed_on()
+            assert a.queue_depth() == 0  # on the thread behind the rogue command
+            gate.open()
+        assert a.broken and not b.broken
+        assert isinstance(results["rogue"], StoreBroken) and isinstance(results["a-after"], StoreBroken)
+    assert "a-after" not in stored_tags(tmp_path / "a.db")

@@ -105,10 +105,11 @@ class Gate:
         await anyio.to_thread.run_sync(self.entered.wait, 10)
 
     async def queued(self, depth: int) -> None:
-        """Wait until `depth` commands are queued behind the gate."""
+        """Wait until `depth` commands wait behind the gate (queued, or on the writer thread after
+        it: a brain hands each batch on at once)."""
         actor = self.actor
         assert actor is not None
-        await wait_until(lambda: actor.queue_depth() == depth, f"{depth} commands queued")
+        await wait_until(lambda: actor.unanswered() == depth + 1, f"{depth} commands behind the gate")
 
 
 class HeldWrite:
