@@ -48,6 +48,7 @@ _.record_call  # hubcore/services/brains.py: the replay log's direct write (test
 _.streams_of  # hubcore/services/changes.py: open streams per holder (tests/feed/test_wait.py)
 _.listeners  # hubcore/services/changes.py: waits plus streams open (tests/feed)
 _.queue_depth  # hubcore/store/actor.py: commands queued on a writer (tests/core/test_store_actor.py)
+_.unanswered  # hubcore/store/actor.py: commands queued or on the writer thread (tests/sessions/test_seal.py)
 _.peak_depth  # hubcore/store/actor.py ActorStats (tests/core/test_store_actor.py)
 _.waiting_for_room  # hubcore/store/actor.py ActorStats (tests/core/test_store_actor.py)
 _.failed_commands  # hubcore/store/actor.py ActorStats (tests/core/test_store_actor.py)
