@@ -29,7 +29,15 @@ def crowd(hub: Hub) -> dict[str, Any]:
     later = hub.question(second, there, "Due later", expires_in_seconds=24 * 3600)
     long_body = "Line of context.\n" * 12 + "<b>the end</b>"
     wordy = hub.question(first, here, "A wordy question", body=long_body)
-    return {"made": made, "soon": soon, "later": later, "wordy": wordy, "long": long_body, "projects": (here, there)}
+    return {
+        "made": made,
+        "soon": soon,
+        "later": later,
+        "wordy": wordy,
+        "long": long_body,
+        "projects": (here, there),
+        "agent": first,
+    }
 
 
 def waiting_rows(page: Any) -> Any:
@@ -76,6 +84,40 @@ def test_every_waiting_item_is_counted_and_reachable(
         first.locator("textarea.answer")
     ).to_be_visible()
     assert first.locator("summary", has_text="Answer").count() == (1 if compact else 0)
+
+
+def test_load_more_survives_a_live_change_that_lands_while_it_loads(
+    opener: Any, hub: Hub, crowd: dict[str, Any]
+) -> None:
+    """A question arrives while Load more's page is on its way: the live change redraws the list
+    with as many rows as Load more asked for (that page's own answer, now stale, is dropped), so
+    the press is not lost."""
+    page = opener(viewport=DESKTOP)
+    held: list[Any] = []
+
+    def hold_load_more(route: Any) -> None:
+        if held:  # only Load more's own page waits; the refresh's reads go on
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(lambda url: "/api/v1/inbox?" in url and "cursor=" in url, hold_load_more)
+    open_inbox(page)
+    total = hub.rest("GET", "/home")["waiting"]
+    expect(waiting_rows(page)).to_have_count(50)
+    page.locator('[data-list="sec-waiting"] .load-more button').click()
+    expect(page.locator('[data-list="sec-waiting"] .load-more button')).to_be_disabled()
+    arrived = hub.question(crowd["agent"], crowd["projects"][0], "Arrived while loading more")
+    try:
+        expect(page.locator("#sec-waiting")).to_have_text(f"Waiting on you ({total + 1})")  # the refresh drew
+        expect(waiting_rows(page)).to_have_count(min(total + 1, 100))
+        assert len(held) == 1
+        with page.expect_response(lambda response: "cursor=" in response.url):
+            held[0].continue_()
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        expect(waiting_rows(page)).to_have_count(min(total + 1, 100))  # the stale page added nothing
+    finally:
+        hub.rest("POST", f"/questions/{arrived}/answer", {"body": "done"})
 
 
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])

@@ -70,6 +70,7 @@ export default {
     let rows = [];
     let selected = -1;
     let state = new Map(); // list id -> {items, total, cursor}
+    const asked = new Map(); // list id -> items a Load more under way asked to show (a refresh reads as many)
 
     const projectSelect = h("select", { class: "field", id: "filter-project" }, h("option", { value: "" }, "All projects"));
     const statusSelect = h("select", { class: "field", id: "filter-status" },
@@ -192,7 +193,8 @@ export default {
       stopTick = tickCountdowns(body, refresh);
     }
 
-    // Re-read every list, as many items as are shown now (a live change keeps what was loaded).
+    // Re-read every list, as many items as are shown now, or as a Load more under way asked for (a
+    // live change keeps what was loaded, and what is loading: that Load more's answer is dropped).
     async function refresh() {
       const mine = ++seq;
       lists = listsFor(filters, prefs);
@@ -200,7 +202,7 @@ export default {
       try {
         data = await Promise.all(lists.map((list) => {
           const shown = state.has(list.id) ? state.get(list.id).items.length : 0;
-          return fetchList(app, list, filters.project, Math.max(PAGE, shown));
+          return fetchList(app, list, filters.project, Math.max(PAGE, shown, asked.get(list.id) || 0));
         }));
       } catch (err) {
         if (mine !== seq) return;
@@ -220,10 +222,11 @@ export default {
       if (!have || !have.cursor) return;
       button.disabled = true;
       const mine = seq;
+      asked.set(list.id, have.items.length + PAGE);
       try {
         const page = await app.api.get("/inbox", { ...list.query, project: filters.project || undefined,
           cursor: have.cursor, limit: PAGE });
-        if (mine !== seq) return; // a refresh redrew meanwhile; its lists stand
+        if (mine !== seq) return; // a refresh redrew meanwhile, as many rows as this asked for
         const known = new Set(have.items.map((i) => i.event_id));
         const fresh = page.items.filter((i) => !known.has(i.event_id));
         const data = { items: [...have.items, ...fresh], total: page.total, cursor: page.next_cursor };
@@ -233,6 +236,7 @@ export default {
         const next = fresh[0] && rows.find((r) => r.item.event_id === fresh[0].event_id);
         if (next) { next.node.focus({ preventScroll: true }); } // the keyboard carries on from the new rows
       } catch (err) {
+        asked.delete(list.id);
         button.disabled = false;
         app.toast(err instanceof ApiError ? err.message : "Loading more failed.", { kind: "error" });
       }
