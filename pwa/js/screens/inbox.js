@@ -236,9 +236,10 @@ export default {
         const next = fresh[0] && rows.find((r) => r.item.event_id === fresh[0].event_id);
         if (next) { next.node.focus({ preventScroll: true }); } // the keyboard carries on from the new rows
       } catch (err) {
-        asked.delete(list.id);
         button.disabled = false;
         app.toast(err instanceof ApiError ? err.message : "Loading more failed.", { kind: "error" });
+      } finally {
+        asked.delete(list.id); // drawn, dropped for a refresh that read as many, or failed
       }
     }
 
