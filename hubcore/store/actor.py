@@ -328,6 +328,8 @@ class StoreActor:
         there is more to do."""
         self._in_flight -= 1
         self._on_thread -= len(batch.commands)
+        if not self._gather:
+            self._grant_room()  # landed commands held room
         if error is not None and error is self._broken:  # handed over before the writer died: never run
             batch.fail(self._refusal)
             self._land()
@@ -485,7 +487,7 @@ class StoreActor:
     async def _call(self, cmd: Command[T]) -> T:
         if not self._accepting:
             raise self._refusal()
-        if self._depth < self._capacity and not self._room_waiters:
+        if self._room() and not self._room_waiters:
             batch = self._enqueue(cmd)
         else:
             batch = await self._wait_for_room(cmd)
@@ -525,8 +527,15 @@ class StoreActor:
             raise self._refusal()
         return waiter.batch
 
+    def _room(self) -> bool:
+        """Whether the mailbox takes a command: fewer than `mailbox_size` are queued, counting,
+        when not gathering, those handed to the thread and not yet landed (which gathering holds
+        to one batch), so back-pressure bounds a busy file's commands either way."""
+        held = self._depth if self._gather else self._depth + self._on_thread
+        return held < self._capacity
+
     def _grant_room(self) -> None:
-        while self._room_waiters and self._depth < self._capacity:
+        while self._room_waiters and self._room():
             waiter = self._room_waiters.popleft()
             waiter.batch = self._enqueue(waiter.command)
             waiter.event.set()

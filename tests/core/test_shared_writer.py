@@ -283,3 +283,22 @@ async def test_a_batch_handed_on_behind_a_protocol_break_never_runs(tmp_path: Pa
         assert a.broken and not b.broken
         assert isinstance(results["rogue"], StoreBroken) and isinstance(results["a-after"], StoreBroken)
     assert "a-after" not in stored_tags(tmp_path / "a.db")
+
+
+async def test_a_file_that_does_not_gather_counts_its_commands_on_the_thread_against_its_mailbox(
+    tmp_path: Path,
+) -> None:
+    """Handed over at once, a busy file's commands still meet back-pressure: those on the thread
+    hold their room in the mailbox until they land, and the callers past it wait for room."""
+    results: Results = {}
+    async with two_files(tmp_path, gather=False, mailbox_size=2) as (a, b, _thread), anyio.create_task_group() as tg:
+        gate = Gate("b-gate")
+        tg.start_soon(record, b, "b-gate", gate, results)
+        await gate.wait_entered()
+        for i in range(4):
+            await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
+        await handed_on()
+        assert (a.unanswered(), a.statistics().waiting_for_room) == (2, 2)
+        gate.open()
+    assert stored_tags(tmp_path / "a.db") == ["a0", "a1", "a2", "a3"]
+    assert [isinstance(results[f"a{i}"], int) for i in range(4)] == [True] * 4
