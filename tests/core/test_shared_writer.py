@@ -95,6 +95,14 @@ async def test_every_command_of_both_files_runs_on_the_one_thread(tmp_path: Path
     assert len(seen) == 1 and threading.get_ident() not in seen
 
 
+async def hold_thread(tg: TaskGroup, b: StoreActor, results: Results) -> Gate:
+    """A command of b's holding the shared thread (so a's commands wait behind it) until opened."""
+    gate = Gate("b-gate")
+    tg.start_soon(record, b, "b-gate", gate, results)
+    await gate.wait_entered()
+    return gate
+
+
 async def handed_on() -> None:
     """Let the loop run the hand-over callbacks the commands just queued scheduled (a plain
     callback on asyncio, which `wait_all_tasks_blocked` does not wait for)."""
@@ -114,9 +122,7 @@ async def test_a_file_whose_connection_dies_does_not_touch_the_other(tmp_path: P
     async with two_files(tmp_path, gather=gather) as (a, b, _thread):
         await b.execute(insert("b0"))
         async with anyio.create_task_group() as tg:
-            gate = Gate("b-gate")
-            tg.start_soon(record, b, "b-gate", gate, results)
-            await gate.wait_entered()
+            gate = await hold_thread(tg, b, results)
             await queue(tg, a, "kill", kill, results)
             await queue(tg, a, "a-after", insert("a-after"), results)
             await handed_on()
@@ -221,9 +227,7 @@ async def test_a_file_that_does_not_gather_hands_each_batch_to_the_thread_at_onc
     results: Results = {}
     async with two_files(tmp_path, gather=gather) as (a, b, _thread):
         async with anyio.create_task_group() as tg:
-            gate = Gate("b-gate")
-            tg.start_soon(record, b, "b-gate", gate, results)
-            await gate.wait_entered()
+            gate = await hold_thread(tg, b, results)
             for i in range(3):
                 await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
             await handed_on()
@@ -242,9 +246,7 @@ async def test_a_close_waits_for_every_batch_handed_over(tmp_path: Path) -> None
     results: Results = {}
     async with two_files(tmp_path, gather=False) as (a, b, _thread):
         async with anyio.create_task_group() as tg:
-            gate = Gate("b-gate")
-            tg.start_soon(record, b, "b-gate", gate, results)
-            await gate.wait_entered()
+            gate = await hold_thread(tg, b, results)
             for i in range(3):
                 await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
             await handed_on()
@@ -272,9 +274,7 @@ async def test_a_batch_handed_on_behind_a_protocol_break_never_runs(tmp_path: Pa
     results: Results = {}
     async with two_files(tmp_path, gather=False) as (a, b, _thread):
         async with anyio.create_task_group() as tg:
-            gate = Gate("b-gate")
-            tg.start_soon(record, b, "b-gate", gate, results)
-            await gate.wait_entered()
+            gate = await hold_thread(tg, b, results)
             await queue(tg, a, "rogue", commit_itself, results)
             await queue(tg, a, "a-after", insert("a-after"), results)
             await handed_on()
@@ -292,9 +292,7 @@ async def test_a_file_that_does_not_gather_counts_its_commands_on_the_thread_aga
     hold their room in the mailbox until they land, and the callers past it wait for room."""
     results: Results = {}
     async with two_files(tmp_path, gather=False, mailbox_size=2) as (a, b, _thread), anyio.create_task_group() as tg:
-        gate = Gate("b-gate")
-        tg.start_soon(record, b, "b-gate", gate, results)
-        await gate.wait_entered()
+        gate = await hold_thread(tg, b, results)
         for i in range(4):
             await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
         await handed_on()
