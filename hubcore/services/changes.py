@@ -23,8 +23,7 @@ import asyncio
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, cast
 from weakref import WeakSet
 
 import anyio
@@ -39,7 +38,6 @@ Topic = Literal["feed", "inbox", "artifact-live"]
 LOG_CAPACITY = 4096
 STREAM_RETRY_AFTER_SECS = 5
 ANY_PROJECT = "*"
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -62,29 +60,22 @@ class Change:
     version: int = 0
     live_rev: int = 0
 
-    @cached_property
+    @property
     def ids(self) -> bytes:
         """`{"project_id", "event_id"}` as JSON (for `artifact-live`, `{"artifact_id", "version",
-        "live_rev"}`): what a stream hands on, rendered once per change however many streams hand
-        it on."""
+        "live_rev"}`): what a stream hands on."""
         if self.topic == "artifact-live":
             live = {"artifact_id": self.event_id, "version": self.version, "live_rev": self.live_rev}
-            return exact(orjson.dumps(live))
-        return exact(orjson.dumps({"project_id": self.project_id, "event_id": self.event_id}))
+            return orjson.dumps(live)
+        return orjson.dumps({"project_id": self.project_id, "event_id": self.event_id})
 
-    @cached_property
+    @property
     def frame(self) -> bytes:
-        """This change as one Server-Sent Events message (`event: <topic>`, `data: <ids>`): encoded
-        once, when the change log takes it, so that 500 streams handing it on copy bytes instead
-        of each rendering it again (docs/benchmarks.md, "Third session: stream fan-out")."""
+        """This change as one Server-Sent Events message (`event: <topic>`, `data: <ids>`). The
+        change log encodes it once, when it takes the change, and keeps only those bytes (in
+        its byte buffer, not on the change), so that 500 streams handing it on copy bytes
+        instead of each rendering it again (docs/benchmarks.md, "Third session: stream fan-out")."""
         return b"event: " + self.topic.encode() + b"\ndata: " + self.ids + b"\n\n"
-
-
-def exact(data: bytes) -> bytes:
-    """`data` in a bytes object of its own size. orjson hands back its working buffer, at least
-    4 KiB however short the JSON (orjson 3.13); the change log keeps 4,096 changes with their `ids`,
-    which held 16 MiB that way (the soak, docs/benchmarks.md, issue 28 part 4)."""
-    return bytes(memoryview(data))
 
 
 def owner_key(actor: str) -> Hashable:
@@ -138,27 +129,38 @@ class Waiter:
 
 @dataclass(frozen=True)
 class Span:
-    """The changes numbered `start` to `end` (exclusive) as one stream's turn takes them: the
-    changes, their SSE frames, and the projects they name, all read at once so a later append
-    that wraps the ring cannot change them."""
+    """The changes numbered `start` to `end` (exclusive) as one stream's turn takes them: their
+    SSE frames end to end (`data`) and the projects they name, both read at once so a later
+    append that wraps the ring cannot change them. The changes themselves are read only for a
+    stream that may see some of those projects and not others (`ChangeLog.changes`)."""
 
     start: int
     end: int
-    changes: list[Change]
-    frames: list[bytes]
+    data: bytes
     projects: frozenset[str]
+
+    @property
+    def count(self) -> int:
+        return self.end - self.start
 
 
 class ChangeLog:
     """The last `capacity` changes in a fixed ring, numbered from 0 in the order published, with
-    each change's SSE frame beside it and, per project, the number of its latest change: a
-    stream's turn then costs a few slices and a walk over the projects it names, never a loop in
-    Python over every change it carries."""
+    their SSE frames end to end in one byte buffer and, per project, the number of its latest
+    change: a stream's turn then costs one copy of bytes and a walk over the projects it names,
+    never a step per change it carries. (Joining a turn's frames one by one touched every
+    change's bytes object: with 500 streams, each turn carried some 2,000 changes, and the slices
+    and the join were most of what a turn cost; docs/benchmarks.md, thirteenth session.)"""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._slots: list[Change | None] = [None] * capacity
-        self._frames: list[bytes] = [b""] * capacity
+        # The frames of the changes held, oldest first, from the byte offset `_base` on (offsets
+        # count every byte ever appended): the bytes of changes that left the ring are cut off
+        # the front once they are an eighth of the buffer.
+        self._bytes = bytearray()
+        self._base = 0
+        self._starts: list[int] = [0] * capacity  # where each slot's frame begins (an offset)
         # project id -> number of its latest change, oldest first (re-inserted on every change);
         # entries that fell out of the ring are dropped as new changes come, so it stays small.
         self._latest: dict[str, int] = {}
@@ -167,19 +169,52 @@ class ChangeLog:
     def append(self, change: Change) -> None:
         slot = self.head % self.capacity
         self._slots[slot] = change
-        self._frames[slot] = change.frame
+        self._starts[slot] = self._base + len(self._bytes)
+        self._bytes += change.frame
         self._latest.pop(change.project_id, None)
         self._latest[change.project_id] = self.head
         self.head += 1
         oldest = next(iter(self._latest))
         if self._latest[oldest] < self.head - self.capacity:
             del self._latest[oldest]
+        if self.head >= self.capacity:
+            # The oldest change held is the one the next append overwrites.
+            dead = self._starts[self.head % self.capacity] - self._base
+            if 8 * dead > len(self._bytes):
+                del self._bytes[:dead]  # CPython moves the buffer's start; no bytes are copied
+                self._base += dead
 
     def since(self, position: int) -> list[Change] | None:
         """The changes numbered `position` and later, oldest first; None when some of them were
         already overwritten."""
-        span = self.span(position)
-        return None if span is None else span.changes
+        return self.changes(position, self.head)
+
+    def changes(self, start: int, end: int) -> list[Change] | None:
+        """The changes numbered `start` to `end` (exclusive, at most the head), oldest first;
+        None when some of them were already overwritten."""
+        if self.head - start > self.capacity:
+            return None
+        if end <= start:
+            return []
+        first, stop = start % self.capacity, end % self.capacity
+        slots = self._slots[first:stop] if first < stop else self._slots[first:] + self._slots[:stop]
+        return cast("list[Change]", slots)
+
+    def filtered(self, start: int, end: int, allowed: frozenset[str]) -> bytes | None:
+        """The frames of the changes numbered `start` to `end` (exclusive) that name a project in
+        `allowed`, end to end; None when some of those changes were already overwritten."""
+        changes = self.changes(start, end)
+        if changes is None:
+            return None
+        kept = [self._frame(n) for n, change in enumerate(changes, start) if change.project_id in allowed]
+        return b"".join(kept)
+
+    def _frame(self, number: int) -> bytearray:
+        """The frame of the change numbered `number` (held in the ring)."""
+        begin = self._starts[number % self.capacity] - self._base
+        if number + 1 == self.head:
+            return self._bytes[begin:]
+        return self._bytes[begin : self._starts[(number + 1) % self.capacity] - self._base]
 
     def span(self, position: int) -> Span | None:
         """Everything from `position` to the head as a `Span`; None when some of it was already
@@ -188,18 +223,16 @@ class ChangeLog:
         if count > self.capacity:
             return None
         if count <= 0:
-            return Span(position, position, [], [], frozenset())
-        changes = cast("list[Change]", self._ring(self._slots, position))
+            return Span(position, position, b"", frozenset())
         projects: list[str] = []
         for project_id, latest in reversed(self._latest.items()):
             if latest < position:
                 break
             projects.append(project_id)
-        return Span(position, self.head, changes, self._ring(self._frames, position), frozenset(projects))
-
-    def _ring(self, slots: list[T], position: int) -> list[T]:
-        start, end = position % self.capacity, self.head % self.capacity
-        return slots[start:end] if start < end else slots[start:] + slots[:end]
+        begin = self._starts[position % self.capacity] - self._base
+        with memoryview(self._bytes) as held:  # one copy, and no export left behind to block appends
+            data = bytes(held[begin:])
+        return Span(position, self.head, data, frozenset(projects))
 
 
 class Reader:

@@ -99,31 +99,30 @@ class Visible:
 
 
 class Chunks:
-    """Chunks rendered once and shared by the streams. A change's SSE frame is encoded once, when
-    the change log takes it (`Change.frame`); a turn's chunk is those frames joined (in C, no
-    Python step per change) when the stream may see every project its span names, and filtered
-    only when it may see some of them. Streams woken by the same publish take the same span, so
-    a span is joined once per set of visible projects, not once per stream."""
+    """Chunks filtered for streams that may see some of a span's projects and not others, kept
+    for the streams that take the same span. A change's SSE frame is encoded once, when the change
+    log takes it, and a span carries its frames already end to end, so a stream that may see
+    every project its span names sends the span's bytes as they are."""
 
-    SIZE = 16  # spans remembered; streams out of step with the rest just join their own
+    SIZE = 16  # spans remembered; streams out of step with the rest just filter their own
 
     def __init__(self, log: ChangeLog) -> None:
         self.log = log  # positions are numbers in this log only
-        self._chunks: OrderedDict[tuple[int, int, frozenset[str] | None], bytes] = OrderedDict()
+        self._chunks: OrderedDict[tuple[int, int, frozenset[str]], bytes] = OrderedDict()
 
-    def render(self, span: Span, allowed: frozenset[str] | None) -> bytes:
-        """The SSE text of the changes in `span` that name a project in `allowed` (None: all)."""
-        if allowed is not None and span.projects <= allowed:
-            allowed = None  # sees all of it: the same chunk as the admin's
-        elif allowed is not None and not span.projects & allowed:
+    def render(self, span: Span, allowed: frozenset[str] | None) -> bytes | None:
+        """The SSE text of the changes in `span` that name a project in `allowed` (None: all);
+        None when the log has already overwritten changes a filter needed (the stream refreshes)."""
+        if allowed is None or span.projects <= allowed:
+            return span.data  # sees all of it: the same chunk as the admin's
+        if not span.projects & allowed:
             return b""
         key = (span.start, span.end, allowed)
         found = self._chunks.get(key)
         if found is None:
-            if allowed is None:
-                found = b"".join(span.frames)
-            else:
-                found = b"".join([f for c, f in zip(span.changes, span.frames, strict=True) if c.project_id in allowed])
+            found = self.log.filtered(span.start, span.end, allowed)
+            if found is None:
+                return None
             self._chunks[key] = found
             if len(self._chunks) > self.SIZE:
                 self._chunks.popitem(last=False)
@@ -173,19 +172,18 @@ async def messages(
                         return
             queued = False
             span = reader.take()
-            if span is None:
-                chunk = REFRESH
-            elif span.changes:
+            chunk: bytes | None = b""
+            if span is not None and span.count:
                 chunk = chunks.render(span, await visible.allowed(span.projects))
-            else:
-                chunk = b""
+            if span is None or chunk is None:  # fell behind the ring, or it wrapped past what a filter needed
+                chunk, span = REFRESH, None
             now = clock()
             if not chunk and now - sent_at >= KEEPALIVE_SECS:
                 chunk = KEEPALIVE
             if chunk:
                 yield chunk
                 sent_at = now
-            if span is None or span.changes:  # let the next changes of a burst gather into one chunk
+            if span is None or span.count:  # let the next changes of a burst gather into one chunk
                 delay = rest
                 if budget is not None and reader.pending:
                     # Changes already wait: queue for the next turn while resting, one pause

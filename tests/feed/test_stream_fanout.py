@@ -1,7 +1,8 @@
-"""Stream fan-out (issue 27 part 5): each change is encoded once in the change log, a turn's chunk
-is a join of those frames, the projects a span names come from a per-project index, and a stream
-pauses once a turn. These pin what a subscriber sees through that structure: exactly its own
-changes, in order, none twice, none lost, whatever the turns and the ring's wrap."""
+"""Stream fan-out (issue 27 part 5): each change is encoded once into the change log's byte buffer,
+a turn's chunk is one slice of it (filtered only for a stream that may not see every project), the
+projects a span names come from a per-project index, and a stream pauses once a turn. These pin
+what a subscriber sees through that structure: exactly its own changes, in order, none twice,
+none lost, whatever the turns and the ring's wrap."""
 
 from __future__ import annotations
 
@@ -47,13 +48,16 @@ def test_a_span_carries_each_change_frame_and_exactly_the_projects_it_names() ->
     assert log.span(2) is None  # overwritten: the stream refreshes instead
     span = log.span(3)
     assert span is not None and (span.start, span.end) == (3, 11)
-    assert [c.event_id for c in span.changes] == [f"{p}-{n:04d}" for n, p in enumerate("abacabdaeab") if n >= 3]
-    assert span.frames == [c.frame for c in span.changes]
+    held = log.since(3)
+    assert held is not None and held == log.changes(3, 11)
+    assert [c.event_id for c in held] == [f"{p}-{n:04d}" for n, p in enumerate("abacabdaeab") if n >= 3]
+    assert span.data == b"".join(c.frame for c in held) and span.count == 8
     assert span.projects == {"a", "b", "c", "d", "e"}
     assert log.span(7) is not None and log.span(7).projects == {"a", "b", "e"}  # type: ignore[union-attr]
     assert log.span(10) is not None and log.span(10).projects == {"b"}  # type: ignore[union-attr]
     empty = log.span(11)
-    assert empty is not None and empty.changes == [] and empty.projects == frozenset()
+    assert empty is not None and empty.count == 0 and empty.data == b"" and empty.projects == frozenset()
+    assert log.changes(11, 11) == [] and log.changes(2, 11) is None
     assert feed("p", 1).frame == b'event: feed\ndata: {"project_id":"p","event_id":"p-0001"}\n\n'
 
 
@@ -75,9 +79,50 @@ def test_a_chunk_keeps_only_the_allowed_projects_and_is_shared_when_all_are_allo
     chunks = stream_module.Chunks(log)
     everything = chunks.render(span, None)
     assert everything == feed("a", 0).frame + feed("b", 1).frame + feed("a", 2).frame
+    assert everything is span.data  # the span's own bytes, not a copy
     assert chunks.render(span, frozenset({"a", "b", "z"})) is everything  # sees all it names: shared
     assert chunks.render(span, frozenset({"a"})) == feed("a", 0).frame + feed("a", 2).frame
     assert chunks.render(span, frozenset({"z"})) == b""
+
+
+def test_the_byte_buffer_holds_every_span_exactly_and_stays_bounded_however_often_it_wraps() -> None:
+    """Frames of many lengths, seven times round a ring of 64: every span's bytes and every
+    filtered chunk equal the frames of exactly its changes, and the buffer never holds much more
+    than the frames of the changes in the ring."""
+    log = ChangeLog(64)
+    projects = ["p", "project-" + "x" * 40, "q" * 90]
+    for n in range(7 * 64):
+        log.append(Change("feed", projects[n % 3 if n % 7 else 2], f"e{n}"))
+        held = log.since(max(0, log.head - 64))
+        assert held is not None
+        ring_bytes = sum(len(c.frame) for c in held)
+        assert ring_bytes <= len(log._bytes) <= ring_bytes * 9 // 8 + 200, (n, len(log._bytes), ring_bytes)
+        for back in (1, 2, 33, 64):
+            position = log.head - back
+            if position < 0:
+                continue
+            span = log.span(position)
+            changes = log.since(position)
+            assert span is not None and changes is not None
+            assert span.data == b"".join(c.frame for c in changes)
+            some = frozenset({projects[0]})
+            assert log.filtered(position, log.head, some) == b"".join(c.frame for c in changes if c.project_id in some)
+    assert log.span(log.head - 65) is None and log.filtered(log.head - 65, log.head, frozenset({"p"})) is None
+
+
+def test_a_filtered_chunk_whose_changes_left_the_ring_meanwhile_is_a_refresh() -> None:
+    """A stream that may see some of its span's projects filters after it learns which (an
+    await): if the ring wrapped past the span meanwhile, the chunk is None and the stream refreshes."""
+    log = ChangeLog(4)
+    for n, project in enumerate(["a", "b"]):
+        log.append(feed(project, n))
+    span = log.span(0)
+    assert span is not None
+    for n in range(4):
+        log.append(feed("c", 10 + n))  # the span's changes are overwritten
+    chunks = stream_module.Chunks(log)
+    assert chunks.render(span, frozenset({"a"})) is None
+    assert chunks.render(span, None) == feed("a", 0).frame + feed("b", 1).frame  # its bytes were taken whole
 
 
 async def test_a_project_filtered_subscriber_gets_exactly_its_events_in_order_none_twice(
@@ -168,3 +213,22 @@ async def test_shutdown_cuts_a_pause_short_and_a_cancelled_pause_leaves_nothing_
             notifier.close()
     assert not notifier._sleepers
     await notifier.until_closed(60)  # closed: returns at once
+
+
+async def test_a_stream_whose_span_left_the_ring_while_it_learned_what_it_may_see_refreshes(hub: Hub) -> None:
+    notifier = Notifier(capacity=4)
+
+    class Busy(stream_module.Visible):
+        """Sees only project a; while it answers, the hub writes past the whole ring."""
+
+        async def allowed(self, projects: frozenset[str]) -> frozenset[str] | None:
+            notifier.publish([feed("c", 100 + n) for n in range(4)])
+            return frozenset({"a"})
+
+    reader = notifier.open_stream("agent:x", 0)
+    messages = stream_module.messages(reader, Busy(hub, Caller.admin()), stream_module.Chunks(notifier.log), None, 0.0)
+    assert await anext(messages) == stream_module.CONNECTED
+    notifier.publish([feed("a", 0), feed("b", 1)])
+    with anyio.fail_after(2):
+        assert await anext(messages) == stream_module.REFRESH  # not a chunk missing what went past
+    await messages.aclose()
