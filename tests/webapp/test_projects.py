@@ -40,6 +40,22 @@ def test_the_list_shows_unseen_and_waiting_badges_and_folds_personal_spaces(app_
     no_script_ran(app_page)
 
 
+def test_the_personal_spaces_fold_is_the_same_and_stays_open_across_a_live_redraw(app_page: Any, hub: Hub) -> None:
+    """A redraw that rebuilt the fold lost a click on its summary that straddled it (pressed on the
+    old summary, released on the new): the fold and its summary are kept, only their rows redrawn."""
+    token = hub.new_agent("folder")
+    project = hub.new_project("fold")
+    go(app_page, "#/projects", "Projects")
+    spaces = app_page.locator("details.spaces")
+    spaces.locator("summary").click()
+    expect(spaces.locator(".row-link", has_text="space-folder")).to_be_visible()
+    spaces.evaluate("el => { el.__kept = el.querySelector('summary'); }")
+    signals(hub, token, project, 1)  # a live change: the list redraws
+    expect(app_page.locator(".row-link", has_text=project).locator(".badge.unseen")).to_have_text("1 unseen")
+    assert spaces.evaluate("el => el.open && el.__kept === el.querySelector('summary')")
+    expect(spaces.locator(".row-link", has_text="space-folder")).to_be_visible()
+
+
 def test_create_rename_and_delete_with_typed_confirmation(app_page: Any, hub: Hub) -> None:
     go(app_page, "#/projects", "Projects")
     app_page.get_by_label("Id", exact=True).fill("garden-plan")

@@ -65,21 +65,27 @@ export default {
     const listNode = h("div", {}, loading("Loading projects"));
     root.append(h("p", { class: "screen-links" }, h("a", { href: "#/feed" }, "All projects' feed")),
       listNode, createForm(app));
+    const ordinaryNode = h("div", {});
+    // The personal spaces' fold is built once and kept across live redraws: a redraw that
+    // replaced it lost its open state, and a click on its summary that straddled the redraw
+    // (pressed on the old one, released on the new) opened nothing.
+    const summary = h("summary", {});
+    const spacesList = h("ul", { class: "rows list", "aria-label": "Personal spaces" });
+    const spacesNode = h("details", { class: "spaces" }, summary, spacesList);
     const draw = async () => {
       try {
         const [{ projects }, waiting] = await Promise.all([app.api.get("/projects"), waitingCounts(app)]);
         const ordinary = projects.filter((p) => !p.is_personal);
         const spaces = projects.filter((p) => p.is_personal);
         const focused = listNode.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
-        const wasOpen = listNode.querySelector("details.spaces")?.open || false;
-        fill(listNode,
+        fill(ordinaryNode,
           ordinary.length
             ? h("ul", { class: "rows list", "aria-label": "Projects" }, ordinary.map((p) => projectRow(p, waiting)))
-            : h("p", { class: "empty" }, "No projects yet. Create one below, or let an agent create it."),
-          spaces.length ? h("details", { class: "spaces", open: wasOpen },
-            h("summary", {}, `Personal spaces (${spaces.length})`),
-            h("ul", { class: "rows list", "aria-label": "Personal spaces" }, spaces.map((p) => projectRow(p, waiting))))
-            : null);
+            : h("p", { class: "empty" }, "No projects yet. Create one below, or let an agent create it."));
+        summary.textContent = `Personal spaces (${spaces.length})`;
+        fill(spacesList, ...spaces.map((p) => projectRow(p, waiting)));
+        spacesNode.hidden = !spaces.length;
+        if (ordinaryNode.parentNode !== listNode) fill(listNode, ordinaryNode, spacesNode); // first draw, or after an error
         if (focused) listNode.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
       } catch (err) {
         fill(listNode, errorBox(err));
