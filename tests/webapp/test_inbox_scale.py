@@ -120,29 +120,6 @@ def test_load_more_survives_a_live_change_that_lands_while_it_loads(
         hub.rest("POST", f"/questions/{arrived}/answer", {"body": "done"})
 
 
-def test_the_load_more_button_is_the_same_after_a_live_redraw(opener: Any, hub: Hub, crowd: dict[str, Any]) -> None:
-    """A live redraw refills the Load more button instead of replacing it: a press that straddled
-    a replacement (pressed on the old button, released on the new one) was lost."""
-    page = opener(viewport=DESKTOP)
-    open_inbox(page)
-    total = hub.rest("GET", "/home")["waiting"]
-    button = page.locator('[data-list="sec-waiting"] .load-more button')
-    expect(button).to_have_text(f"Load more ({total - 50} more)")
-    button.evaluate("b => { window.__more = b; }")
-    arrived = hub.question(crowd["agent"], crowd["projects"][0], "Arrived before Load more")
-    try:
-        expect(page.locator("#sec-waiting")).to_have_text(f"Waiting on you ({total + 1})")  # the redraw
-        expect(button).to_have_text(f"Load more ({total + 1 - 50} more)")
-        assert page.evaluate(
-            "() => document.querySelector('[data-list=\"sec-waiting\"] .load-more button') === window.__more"
-        )
-        expect(button).to_be_enabled()
-        button.click()
-        expect(waiting_rows(page)).to_have_count(min(total + 1, 100))
-    finally:
-        hub.rest("POST", f"/questions/{arrived}/answer", {"body": "done"})
-
-
 @pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390", "1280"])
 def test_newest_first_and_grouping_are_remembered(
     opener: Any, hub: Hub, crowd: dict[str, Any], viewport: dict[str, int]

@@ -160,22 +160,11 @@ export default {
         h("ul", { class: "rows", "aria-labelledby": gid }, g.rows.map((r) => r.node)));
       });
     };
-    // Each list's Load more button is made once and kept across redraws (its label and state
-    // refilled): a live redraw that replaced it lost a press that straddled it (pressed on the
-    // old button, released on the new one), as a bare-clone run under load showed.
-    const moreButtons = new Map(); // list id -> its button
     const moreButton = (list, data) => {
       if (!data.cursor) return null;
       const left = Math.max(data.total - data.items.length, 0);
-      let button = moreButtons.get(list.id);
-      if (!button) {
-        button = h("button", { type: "button", class: "btn", "aria-describedby": list.id,
-          onclick: () => loadMore(lists.find((l) => l.id === list.id) || list, button) });
-        moreButtons.set(list.id, button);
-      }
-      button.textContent = `Load more (${left.toLocaleString()} more)`;
-      button.disabled = asked.has(list.id); // a Load more under way
-      return h("div", { class: "btn-row load-more" }, button);
+      return h("div", { class: "btn-row load-more" }, h("button", { type: "button", class: "btn",
+        "aria-describedby": list.id, onclick: (e) => loadMore(list, e.currentTarget) }, `Load more (${left.toLocaleString()} more)`));
     };
     const byList = new Map(); // list id -> its rows, in order (rows is their concatenation)
 
@@ -247,10 +236,10 @@ export default {
         const next = fresh[0] && rows.find((r) => r.item.event_id === fresh[0].event_id);
         if (next) { next.node.focus({ preventScroll: true }); } // the keyboard carries on from the new rows
       } catch (err) {
+        button.disabled = false;
         app.toast(err instanceof ApiError ? err.message : "Loading more failed.", { kind: "error" });
       } finally {
         asked.delete(list.id); // drawn, dropped for a refresh that read as many, or failed
-        button.disabled = false;
       }
     }
 
