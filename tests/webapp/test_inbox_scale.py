@@ -44,6 +44,14 @@ def waiting_rows(page: Any) -> Any:
     return page.locator('[data-list="sec-waiting"] li.row')
 
 
+def press_load_more(page: Any) -> None:
+    """Load more's click, dispatched on the button itself. A mouse click is a press and a release:
+    a live redraw between the two (another test's item expiring in this worker's hub) replaces the
+    button, and the browser then fires no click at all. That race is the screen's (docs/decisions.md
+    notes it), not what these tests are about."""
+    page.locator('[data-list="sec-waiting"] .load-more button').dispatch_event("click")
+
+
 def open_inbox(page: Any) -> None:
     page.evaluate("() => { localStorage.removeItem('agent-hub.inbox'); location.hash = '#/inbox'; }")
     expect(page.locator("h1")).to_have_text("Inbox")
@@ -65,11 +73,11 @@ def test_every_waiting_item_is_counted_and_reachable(
     expect(waiting_rows(page)).to_have_count(50)
     more = page.locator('[data-list="sec-waiting"] .load-more button')
     expect(more).to_have_text(f"Load more ({total - 50} more)")
-    more.click()
+    press_load_more(page)
     expect(waiting_rows(page)).to_have_count(min(total, 100))
     while page.locator('[data-list="sec-waiting"] .load-more button').count():
         count = waiting_rows(page).count()
-        page.locator('[data-list="sec-waiting"] .load-more button').click()
+        press_load_more(page)
         expect(waiting_rows(page)).not_to_have_count(count)
     expect(waiting_rows(page)).to_have_count(total)
     order = waiting_rows(page).evaluate_all("rows => rows.map(r => r.dataset.eventId)")
@@ -105,7 +113,7 @@ def test_load_more_survives_a_live_change_that_lands_while_it_loads(
     open_inbox(page)
     total = hub.rest("GET", "/home")["waiting"]
     expect(waiting_rows(page)).to_have_count(50)
-    page.locator('[data-list="sec-waiting"] .load-more button').click()
+    press_load_more(page)
     expect(page.locator('[data-list="sec-waiting"] .load-more button')).to_be_disabled()
     arrived = hub.question(crowd["agent"], crowd["projects"][0], "Arrived while loading more")
     try:
