@@ -110,6 +110,16 @@ async def handed_on() -> None:
         await anyio.lowlevel.checkpoint()
 
 
+async def three_behind_held_thread(tg: TaskGroup, a: StoreActor, b: StoreActor, results: Results) -> Gate:
+    """b's command holding the shared thread, then a's inserts a0, a1, a2 sent and their
+    hand-over callbacks run; the gate that frees the thread."""
+    gate = await hold_thread(tg, b, results)
+    for i in range(3):
+        await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
+    await handed_on()
+    return gate
+
+
 @pytest.mark.parametrize("gather", [True, False])
 async def test_a_file_whose_connection_dies_does_not_touch_the_other(tmp_path: Path, gather: bool) -> None:
     """Not gathering, the command after the one that kills the connection is on the thread
@@ -227,10 +237,7 @@ async def test_a_file_that_does_not_gather_hands_each_batch_to_the_thread_at_onc
     results: Results = {}
     async with two_files(tmp_path, gather=gather) as (a, b, _thread):
         async with anyio.create_task_group() as tg:
-            gate = await hold_thread(tg, b, results)
-            for i in range(3):
-                await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
-            await handed_on()
+            gate = await three_behind_held_thread(tg, a, b, results)
             # the first went to the thread at once either way (the file was idle)
             assert a.queue_depth() == (2 if gather else 0)
             gate.open()
@@ -246,10 +253,7 @@ async def test_a_close_waits_for_every_batch_handed_over(tmp_path: Path) -> None
     results: Results = {}
     async with two_files(tmp_path, gather=False) as (a, b, _thread):
         async with anyio.create_task_group() as tg:
-            gate = await hold_thread(tg, b, results)
-            for i in range(3):
-                await queue(tg, a, f"a{i}", insert(f"a{i}"), results)
-            await handed_on()
+            gate = await three_behind_held_thread(tg, a, b, results)
             assert a.queue_depth() == 0
             tg.start_soon(a.aclose)
             await anyio.wait_all_tasks_blocked()
