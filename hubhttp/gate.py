@@ -129,15 +129,15 @@ def _declared_length(heads: Heads) -> int | None:
     return int(raw)
 
 
-def _has_body(heads: Heads) -> bool:
-    length = _declared_length(heads)
+def _has_body(heads: Heads, length: int | None) -> bool:
+    """Whether body bytes follow, given the declared length (`_declared_length`)."""
     if length is not None:
         return length > 0
     return b"transfer-encoding" in heads
 
 
-def check_content_type(scope: Scope, heads: Heads) -> None:
-    if scope["method"] not in BODY_METHODS or not _has_body(heads):
+def check_content_type(scope: Scope, heads: Heads, has_body: bool) -> None:
+    if scope["method"] not in BODY_METHODS or not has_body:
         return
     path = scope["path"]
     if path == "/mcp":
@@ -197,14 +197,19 @@ async def read_capped(receive: Receive, limit: int, pace: BodyPace) -> bytes:
     chunks: list[bytes] = []
     size = 0
     started = last = clock()
+    held = _held_messages(receive)
     while True:
-        deadline = pace.deadline(started, last, size)
-        if loop is not None and math.isfinite(deadline):
-            message = await _receive_by_asyncio(loop, receive, deadline)
+        message: Message | None
+        if held is not None and held.qsize():
+            message = held.get_nowait()  # already here: no deadline to watch
         else:
-            message = await _receive_by(receive, deadline)
-        if message is None:
-            raise too_slow(pace)
+            deadline = pace.deadline(started, last, size)
+            if loop is not None and math.isfinite(deadline):
+                message = await _receive_by_asyncio(loop, receive, deadline)
+            else:
+                message = await _receive_by(receive, deadline)
+            if message is None:
+                raise too_slow(pace)
         if message["type"] == "http.disconnect":
             raise HubError("invalid_argument", "the client went away before sending its body")
         chunk = message.get("body", b"")
@@ -216,6 +221,16 @@ async def read_capped(receive: Receive, limit: int, pace: BodyPace) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _held_messages(receive: Receive) -> asyncio.Queue[Message] | None:
+    """The queue behind `receive` when it is an asyncio queue's `get` (Hypercorn's is: the server
+    puts a request's body there as it parses it). A small body is usually all there by the time
+    the gate reads it, and taking it from the queue needs no timer: arming and cancelling the
+    pace's timer was a tenth of what the gate costs a request (docs/benchmarks.md, issue 27).
+    Any other `receive` is awaited under the pace's deadline."""
+    queue = getattr(receive, "__self__", None)
+    return queue if type(queue) is asyncio.Queue else None
 
 
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -285,7 +300,7 @@ def _closing(send: Send) -> Send:
 
 def _body_expected(heads: Heads) -> bool:
     try:
-        return _has_body(heads)
+        return _has_body(heads, _declared_length(heads))
     except HubError:
         return True  # an unreadable Content-Length: assume bytes follow
 
@@ -359,11 +374,12 @@ class Gate:
         try:
             check_target(scope)
             caller = await self._caller(hub, scope, heads)
-            check_content_type(scope, heads)
             length = _declared_length(heads)
+            has_body = _has_body(heads, length)
+            check_content_type(scope, heads, has_body)
             if length is not None and length > MAX_BODY:
                 raise too_large()
-            if scope["method"] in BODY_METHODS and _has_body(heads):
+            if has_body and scope["method"] in BODY_METHODS:
                 body = await read_capped(receive, MAX_BODY, self._pace_of(hub.settings))
                 receive = replay(body, receive)
         except HubError as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -256,6 +257,49 @@ async def test_an_honest_slow_link_is_never_cut(anyio_backend: Any) -> None:
     chunks = [(12.0, b"x" * 100)] + [(2.0, b"x" * 8192)] * 200 + [(20.0, b"x" * 8192)] + [(1.0, b"x" * 8192)] * 40
     body = await read_capped(trickle(chunks), MAX_BODY, PACE)
     assert len(body) == 100 + 241 * 8192
+
+
+def held(*chunks: bytes, more: bool = False) -> asyncio.Queue[dict[str, Any]]:
+    """A body already received, as Hypercorn holds it: its `receive` is this queue's `get`."""
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    for i, chunk in enumerate(chunks):
+        queue.put_nowait({"type": "http.request", "body": chunk, "more_body": more or i < len(chunks) - 1})
+    return queue
+
+
+async def test_a_body_the_server_already_holds_is_read_without_arming_the_pace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop = asyncio.get_running_loop()
+    armed: list[float] = []
+    call_at = loop.call_at
+    monkeypatch.setattr(loop, "call_at", lambda when, *rest: armed.append(when) or call_at(when, *rest))
+    queue = held(b'{"a":', b" 1}", b"")
+    assert await read_capped(queue.get, MAX_BODY, PACE) == b'{"a": 1}'
+    assert armed == [] and queue.empty()
+
+
+async def test_a_held_start_then_the_rest_is_read_under_the_pace() -> None:
+    queue = held(b"x" * 10, more=True)
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.05, queue.put_nowait, {"type": "http.request", "body": b"y", "more_body": False})
+    assert await read_capped(queue.get, MAX_BODY, PACE) == b"x" * 10 + b"y"
+    # A held start whose rest never comes is cut by the pace, counted from the first wait.
+    with pytest.raises(HubError) as cut:
+        await read_capped(held(b"x" * 10, more=True).get, MAX_BODY, BodyPace(idle_secs=0.05, min_rate=0))
+    assert cut.value.status == 408
+
+
+async def test_a_held_body_over_the_limit_or_a_held_disconnect_is_refused_at_once() -> None:
+    queue = held(b"x" * 6, b"x" * 6, b"x" * 6)
+    with pytest.raises(HubError) as cut:
+        await read_capped(queue.get, 10, PACE)
+    assert cut.value.code == "payload_too_large" and queue.qsize() == 1  # the third chunk is never read
+    queue = held(b"x" * 6, more=True)
+    queue.put_nowait({"type": "http.disconnect"})
+    with pytest.raises(HubError) as gone:
+        await read_capped(queue.get, MAX_BODY, PACE)
+    assert gone.value.code == "invalid_argument" and "went away" in gone.value.message
 
 
 async def test_a_slow_body_is_answered_408_and_the_connection_closed(tmp_path: Any) -> None:
