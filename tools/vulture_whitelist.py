@@ -17,6 +17,7 @@ _.certfile  # hubcli/serve.py: hypercorn's Config (TLS)
 _.keyfile  # hubcli/serve.py: hypercorn's Config (TLS)
 _.alpn_protocols  # hubcli/serve.py: hypercorn's Config (HTTP/2 over TLS)
 _.url_rule_class  # hubhttp/app.py: Quart builds every route's rule with this class (LazyRule)
+_.request_class  # hubhttp/app.py: Quart makes every request with this class (HubRequest)
 _.row_factory  # hubcore/store/connection.py: sqlite3 builds every row with it
 
 # -- called by a framework, by protocol -----------------------------------------------------------
