@@ -74,11 +74,10 @@ class LazyRule(QuartRule):
 
 
 class HubRequest(Request):
-    """A request that works out its blueprints' names once. Quart asks for them on every request
-    to look up hooks (before, after, teardown, context processors), each time splitting the
-    endpoint's name anew: a sixth of what the hub's routing cost a no-op request over a bare
-    app's (docs/benchmarks.md, issue 27). Keyed by the matched rule, which is set after the
-    request is made."""
+    """A request that works out its blueprints' names once. Quart asks for them several times a
+    request to look up hooks (before, after, teardown), each time splitting the endpoint's name
+    anew: about a quarter of what the hub cost a no-op request over a bare app (docs/benchmarks.md,
+    fourteenth session). Kept per matched rule, which is set after the request is made."""
 
     _blueprints: tuple[Rule | None, list[str]] = (None, [])
 

@@ -226,9 +226,9 @@ async def read_capped(receive: Receive, limit: int, pace: BodyPace) -> bytes:
 def _held_messages(receive: Receive) -> asyncio.Queue[Message] | None:
     """The queue behind `receive` when it is an asyncio queue's `get` (Hypercorn's is: the server
     puts a request's body there as it parses it). A small body is usually all there by the time
-    the gate reads it, and taking it from the queue needs no timer: arming and cancelling the
-    pace's timer was a tenth of what the gate costs a request (docs/benchmarks.md, issue 27).
-    Any other `receive` is awaited under the pace's deadline."""
+    the gate reads it, and taking it from the queue needs no timer (arming and cancelling the
+    pace's timer for each message was about 5% of a no-op request's instructions;
+    docs/benchmarks.md, fourteenth session). Any other `receive` is awaited under the pace."""
     queue = getattr(receive, "__self__", None)
     return queue if type(queue) is asyncio.Queue else None
 
