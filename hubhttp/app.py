@@ -9,7 +9,6 @@ from typing import Any
 from quart import Quart, Request, Response
 from quart.routing import QuartRule
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
-from werkzeug.routing import Rule
 
 from hubcore import __version__
 from hubcore.errors import HubError, is_volume_full, volume_full
@@ -79,7 +78,9 @@ class HubRequest(Request):
     anew: about a quarter of what the hub cost a no-op request over a bare app (docs/benchmarks.md,
     fourteenth session). Kept per matched rule, which is set after the request is made."""
 
-    _blueprints: tuple[Rule | None, list[str]] = (None, [])
+    # (the rule the names were worked out for, the names): the default names no rule, so a
+    # request works them out on its first look
+    _blueprints: tuple[object, list[str]] = (object(), [])
 
     @property
     def blueprints(self) -> list[str]:
